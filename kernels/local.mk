@@ -1,0 +1,1 @@
+# kernels: rules added with its first files.

@@ -1,0 +1,55 @@
+/*
+ * Small definitions shared by every part of graphshim: visibility, branch
+ * hints and the hash used for record shapes and argument bytes.  This file
+ * and the rest of shim/core/ never include a vendor header.
+ */
+#ifndef GS_COMMON_H
+#define GS_COMMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define GS_EXPORT __attribute__((visibility("default")))
+#define GS_LIKELY(x) __builtin_expect(!!(x), 1)
+#define GS_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define GS_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* A 64-bit mix (the murmur3 finaliser); good enough to spread handles. */
+static inline uint64_t gs_mix64(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	h ^= h >> 33;
+	return h;
+}
+
+/* Combine a running hash with one more 64-bit word. */
+static inline uint64_t gs_hash_step(uint64_t h, uint64_t v)
+{
+	return gs_mix64(h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)));
+}
+
+/* Hash a byte buffer 8 bytes at a time; the tail is zero padded. */
+static inline uint64_t gs_hash_bytes(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = (const unsigned char *)p;
+	while (n >= 8) {
+		uint64_t w;
+		memcpy(&w, b, 8);
+		h = gs_hash_step(h, w);
+		b += 8;
+		n -= 8;
+	}
+	if (n) {
+		uint64_t w = 0;
+		memcpy(&w, b, n);
+		h = gs_hash_step(h, w ^ ((uint64_t)n << 56));
+	}
+	return h;
+}
+
+#endif /* GS_COMMON_H */

@@ -1,0 +1,92 @@
+/*
+ * Configuration from GRAPHSHIM_* environment variables.  Each variable is
+ * listed once in GS_CONFIG_VARS; the parser, the defaults, the validation
+ * and the reference in docs/configuration.md all follow that list.  A bad
+ * value prints one `graphshim:` line and the default is kept.  Nothing is
+ * read in secure-execution mode (setuid programs).
+ */
+#ifndef GS_CONFIG_H
+#define GS_CONFIG_H
+
+#include "gs_common.h"
+
+/*
+ * X(field, NAME, type, default, min, max, help)
+ * type: INT (long long within [min, max]), BOOL (0/1/yes/no/on/off/true/false),
+ *       REAL (double within [min, max]), PATH (string), LEVEL (log level).
+ */
+#define GS_CONFIG_VARS(X)                                                                     \
+	X(enable, "GRAPHSHIM_ENABLE", BOOL, 1, 0, 1,                                          \
+	  "0 turns graphshim into a pure pass-through")                                      \
+	X(learn_reps, "GRAPHSHIM_LEARN_REPS", INT, 2, 1, 1000,                                \
+	  "identical repetitions of a sequence before it is built into a graph")             \
+	X(min_seq, "GRAPHSHIM_MIN_SEQ", INT, 4, 1, 1000000,                                   \
+	  "shortest sequence worth a graph (launches)")                                       \
+	X(max_seq, "GRAPHSHIM_MAX_SEQ", INT, 4096, 2, 1000000,                                \
+	  "longest sequence learned; also the per-stream history kept")                       \
+	X(max_seqs, "GRAPHSHIM_MAX_SEQS", INT, 64, 1, 100000,                                 \
+	  "sequences cached per stream (least recently used evicted)")                       \
+	X(max_nodes, "GRAPHSHIM_MAX_NODES", INT, 65536, 1, 100000000,                         \
+	  "graph nodes kept per stream (least recently used evicted)")                       \
+	X(period, "GRAPHSHIM_PERIOD", BOOL, 1, 0, 1,                                          \
+	  "detect repeating periods in streams that never synchronize")                      \
+	X(mismatch_limit, "GRAPHSHIM_MISMATCH_LIMIT", INT, 3, 1, 1000000,                     \
+	  "consecutive mismatches that retire a sequence to eager")                          \
+	X(cooldown, "GRAPHSHIM_COOLDOWN", INT, 0, 0, 1000000000,                              \
+	  "sightings of a retired sequence before it may be learned again (0: never)")       \
+	X(patch_cost, "GRAPHSHIM_PATCH_COST", REAL, 0.5, 0.0, 1000.0,                         \
+	  "cost of patching one node, in eager launches")                                    \
+	X(graph_cost, "GRAPHSHIM_GRAPH_COST", REAL, 2.0, 0.0, 1000000.0,                      \
+	  "fixed cost of one graph launch, in eager launches")                               \
+	X(log_level, "GRAPHSHIM_LOG", LEVEL, 1, 0, 4,                                         \
+	  "stderr verbosity: off, error, warn, info, debug")                                 \
+	X(summary, "GRAPHSHIM_SUMMARY", BOOL, 0, 0, 1,                                        \
+	  "print a one-line summary on stderr at exit")                                      \
+	X(stats_path, "GRAPHSHIM_STATS", PATH, 0, 0, 0,                                       \
+	  "write statistics as JSON to this file at exit (%p: pid)")                         \
+	X(trace_path, "GRAPHSHIM_TRACE", PATH, 0, 0, 0,                                       \
+	  "write a Chrome trace-event JSON file (%p: pid)")                                  \
+	X(trace_max, "GRAPHSHIM_TRACE_MAX", INT, 1000000, 1, 1000000000,                      \
+	  "trace events written at most")                                                    \
+	X(overwrite, "GRAPHSHIM_OVERWRITE", BOOL, 0, 0, 1,                                    \
+	  "replace existing stats and trace files instead of refusing")
+
+typedef struct gs_config {
+	bool enable;
+	long long learn_reps;
+	long long min_seq;
+	long long max_seq;
+	long long max_seqs;
+	long long max_nodes;
+	bool period;
+	long long mismatch_limit;
+	long long cooldown;
+	double patch_cost;
+	double graph_cost;
+	int log_level;
+	bool summary;
+	char stats_path[512];
+	char trace_path[512];
+	long long trace_max;
+	bool overwrite;
+} gs_config_t;
+
+/* The configuration in force (defaults until gs_config_load). */
+extern gs_config_t gs_config;
+
+/* Set every field to its default. */
+void gs_config_defaults(gs_config_t *c);
+
+/*
+ * Fill c from a lookup function (getenv in production, a table in tests).
+ * Returns the number of variables that were set but rejected.
+ */
+int gs_config_parse(gs_config_t *c, const char *(*lookup)(const char *name));
+
+/* Load gs_config from the environment, unless in secure-execution mode. */
+void gs_config_load(void);
+
+/* True in secure-execution mode (AT_SECURE), where nothing is read or written. */
+bool gs_config_secure(void);
+
+#endif /* GS_CONFIG_H */

@@ -1,0 +1,103 @@
+/*
+ * The engine: what a backend calls from its hooks.  A backend classifies
+ * every vendor entry point into one of four classes (gs_class_t) and calls
+ * the matching function below before or instead of calling the vendor:
+ *
+ *   element     -> gs_engine_launch() with a filled record
+ *   flush stream-> gs_engine_flush_stream() then the vendor call
+ *   flush all   -> gs_engine_flush_all() then the vendor call
+ *   harmless    -> the vendor call alone
+ *
+ * The engine is thread-safe.  It never calls back into a hook: the backend's
+ * ops call the real vendor functions directly.
+ */
+#ifndef GS_ENGINE_H
+#define GS_ENGINE_H
+
+#include "gs_ops.h"
+
+typedef enum gs_class {
+	GS_CLASS_ELEMENT = 1, /* may be held and become a graph node */
+	GS_CLASS_STREAM = 2,  /* ordered on one stream: submit that stream first */
+	GS_CLASS_ALL = 3,     /* cross-stream or host-visible: submit everything first */
+	GS_CLASS_HARMLESS = 4 /* touches no stream-ordered state */
+} gs_class_t;
+
+/* Why held work was submitted; X(name, "text").  The list is the reference. */
+#define GS_FLUSH_REASONS(X)                                                   \
+	X(SYNC, "stream or device synchronize")                               \
+	X(EVENT, "event record, wait, query or synchronize")                  \
+	X(COPY, "synchronous or pageable copy or memset")                     \
+	X(FREE, "free or allocation that synchronizes")                       \
+	X(QUERY, "stream query")                                              \
+	X(HOSTFN, "host function or callback")                                \
+	X(MODULE, "module load or unload")                                    \
+	X(CAPTURE, "the application's own stream capture")                    \
+	X(CONTEXT, "context or device state change")                          \
+	X(LEGACY, "legacy default stream ordering")                           \
+	X(ATTR, "launch the core cannot graph")                               \
+	X(STREAM, "stream created, destroyed or reconfigured")                \
+	X(UNKNOWN, "unclassified entry point")                                \
+	X(EXIT, "process exit or fork")                                       \
+	X(OTHER, "other stream-ordered operation")
+
+typedef enum gs_flush_reason {
+#define GS_X(n, s) GS_FLUSH_##n,
+	GS_FLUSH_REASONS(GS_X)
+#undef GS_X
+	GS_FLUSH_NREASONS
+} gs_flush_reason_t;
+
+const char *gs_flush_reason_name(gs_flush_reason_t r);
+
+/* Stream kinds, given when the backend first names a stream. */
+enum {
+	GS_STREAM_BLOCKING = 1u << 0, /* synchronizes with the legacy default stream */
+	GS_STREAM_LEGACY = 1u << 1,   /* the legacy default stream itself */
+	GS_STREAM_PASSTHRU = 1u << 2, /* never hold work here (e.g. per-thread default stream) */
+};
+
+/*
+ * Start the engine with a backend's table.  Reads the configuration once.
+ * Idempotent; returns true on failure (the backend then passes through).
+ */
+bool gs_engine_init(const gs_ops_t *ops);
+
+/* Submit everything held, release graphs and state (at exit). */
+void gs_engine_fini(void);
+
+/* True when the engine is up and enabled. */
+bool gs_engine_active(void);
+
+/*
+ * A stream-ordered operation that may be held.  rec is usually the scratch
+ * record (gs_rec_scratch), sealed; handle and ctx name the stream, and
+ * sflags (GS_STREAM_*) describe it the first time it is seen.  Returns the
+ * vendor status of a pass-through submission, or 0 when the record was held
+ * or replayed.  `api` names the entry point for the trace.
+ */
+int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags,
+		     gs_rec_t *rec, const char *api);
+
+/*
+ * Submit the held work of one stream (and what the legacy-stream rules tie
+ * to it) and end its learning segment.  Call before the vendor function.
+ */
+void gs_engine_flush_stream(uintptr_t handle, void *ctx, unsigned sflags,
+			    gs_flush_reason_t why, const char *api);
+
+/* Submit the held work of every stream and end every learning segment. */
+void gs_engine_flush_all(gs_flush_reason_t why, const char *api);
+
+/* Flush and forget a stream that is being destroyed. */
+void gs_engine_stream_destroy(uintptr_t handle, void *ctx, const char *api);
+
+/*
+ * The application began or ended its own stream capture.  While any capture
+ * is active the engine holds nothing and learns nothing (work it held could
+ * not join the capture, and work it replayed would escape it).
+ */
+void gs_engine_capture_begin(const char *api);
+void gs_engine_capture_end(const char *api);
+
+#endif /* GS_ENGINE_H */

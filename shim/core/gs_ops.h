@@ -1,0 +1,43 @@
+/*
+ * The operations table a backend fills for the core.  The core decides what
+ * to hold, learn and replay; the backend is the only part that talks to a
+ * vendor library.  Every function returns the vendor's status as an int
+ * (0 is success for both CUDA and HIP).
+ */
+#ifndef GS_OPS_H
+#define GS_OPS_H
+
+#include "gs_rec.h"
+
+typedef struct gs_ops {
+	const char *name; /* "cuda", "hip", "test" */
+
+	/*
+	 * Submit one record now, eagerly, on the stream it was recorded for.
+	 * When rec->orig is set the backend may use the caller's own arguments.
+	 * Returns the vendor status, which reaches the application unchanged
+	 * when the record is a pass-through.
+	 */
+	int (*submit)(const gs_rec_t *rec, uintptr_t stream);
+
+	/*
+	 * Build a graph of n records, node i made from recs[i] and depending on
+	 * node i-1, and instantiate it.  *graph receives a backend object that
+	 * owns the graph, its nodes and the executable graph.
+	 */
+	int (*graph_build)(const gs_rec_t *const *recs, size_t n, void **graph);
+
+	/* Launch an instantiated graph on a stream. */
+	int (*graph_launch)(void *graph, uintptr_t stream);
+
+	/*
+	 * Patch node i of the instantiated graph with rec's operands (same
+	 * shape as the baked record).  Affects only launches made after it.
+	 */
+	int (*graph_patch)(void *graph, size_t node, const gs_rec_t *rec);
+
+	/* Release a graph; work already launched from it still completes. */
+	void (*graph_destroy)(void *graph);
+} gs_ops_t;
+
+#endif /* GS_OPS_H */

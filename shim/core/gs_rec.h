@@ -1,0 +1,91 @@
+/*
+ * Launch records: one stream-ordered operation that may become a graph node.
+ * A backend fills a record at call time (arguments are copied then, exactly
+ * as the driver does, because callers reuse their parameter arrays); the core
+ * keeps it, compares it, and hands it back to the backend to submit or bake.
+ */
+#ifndef GS_REC_H
+#define GS_REC_H
+
+#include "gs_common.h"
+
+typedef enum gs_rec_kind {
+	GS_REC_KERNEL = 1, /* a kernel launch; args[] is the packed parameter image */
+	GS_REC_COPY = 2,   /* a copy; args[] holds the patchable operands (dst, src) */
+	GS_REC_SET = 3,    /* a memset; args[] holds the patchable operands (dst, value) */
+} gs_rec_kind_t;
+
+/* One kernel parameter: its offset and size inside the packed image. */
+typedef struct gs_arg {
+	uint32_t off;
+	uint32_t size;
+} gs_arg_t;
+
+/*
+ * The parameter layout of one kernel.  Backends cache one per function
+ * handle and never free it while a record may point at it, so records
+ * compare and copy layouts by pointer.
+ */
+typedef struct gs_layout {
+	uint32_t nargs;
+	uint32_t total; /* bytes of the packed image */
+	gs_arg_t arg[];
+} gs_layout_t;
+
+typedef struct gs_rec {
+	uint64_t shape;  /* hash of every structural field (not args[]) */
+	uint64_t hash;   /* shape combined with the bytes of args[] */
+	uint32_t kind;   /* gs_rec_kind_t */
+	uint32_t nbytes; /* bytes used in args[] */
+	uint32_t cap;    /* bytes allocated for args[] (owned by the core) */
+	uint32_t shmem;  /* dynamic shared memory, kernels only */
+	uint32_t grid[3];
+	uint32_t block[3];
+	uint32_t flags;  /* backend-defined structural flags (handle kind, copy kind) */
+	void *func;      /* kernel handle; NULL for copies and memsets */
+	void *ctx;       /* the context the operation belongs to */
+	const gs_layout_t *layout; /* kernels only; NULL when the image is opaque */
+	uint64_t aux[4]; /* backend-defined structural words (copy size, memset shape) */
+	/*
+	 * The backend's own view of the call that produced this record, valid
+	 * only while that call is in progress: a pass-through submission uses it
+	 * to call the vendor with the caller's own arguments.  NULL otherwise.
+	 */
+	const void *orig;
+	unsigned char args[];
+} gs_rec_t;
+
+/* Compute shape and hash from the fields; call after filling a record. */
+void gs_rec_seal(gs_rec_t *r);
+
+/* Bytes needed for a record holding nbytes of operands. */
+static inline size_t gs_rec_size(uint32_t nbytes)
+{
+	return sizeof(gs_rec_t) + nbytes;
+}
+
+/*
+ * A per-thread scratch record with room for nbytes of operands, reset to
+ * zero.  Backends fill it in a hook and pass it to gs_engine_launch(), which
+ * copies what it keeps.  Returns NULL when memory cannot be had.
+ */
+gs_rec_t *gs_rec_scratch(uint32_t nbytes);
+
+/* Copy src into *dst, growing *dst when it is too small; true on failure. */
+bool gs_rec_copy(gs_rec_t **dst, const gs_rec_t *src);
+
+/* True when a and b have the same structure (everything but args[]). */
+bool gs_rec_same_shape(const gs_rec_t *a, const gs_rec_t *b);
+
+/*
+ * Compare the operands of two records of the same shape.  Returns -1 when
+ * every byte is equal, otherwise the index of the first parameter that
+ * differs (the byte offset's parameter for kernels with a layout, 0 for
+ * opaque images and for copy/memset operands).
+ */
+int gs_rec_first_diff(const gs_rec_t *a, const gs_rec_t *b);
+
+/* Which structural field differs between a and b, for diagnostics. */
+const char *gs_rec_diff_field(const gs_rec_t *a, const gs_rec_t *b);
+
+#endif /* GS_REC_H */

@@ -1,0 +1,113 @@
+/*
+ * Counters for the summary at exit and the JSON statistics file.  Counters
+ * are process-wide and updated with relaxed atomics; per-sequence figures
+ * are gathered from the engine when the file is written.
+ */
+#ifndef GS_STATS_H
+#define GS_STATS_H
+
+#include "gs_engine.h"
+
+/* X(field, "meaning"); the JSON keys are the field names. */
+#define GS_COUNTERS(X)                                                        \
+	X(launches, "sequence elements seen (kernels, copies, memsets)")     \
+	X(passed, "submitted eagerly as they came")                           \
+	X(held, "held while matching an armed sequence")                      \
+	X(replayed, "submitted as nodes of a graph replay")                   \
+	X(released, "held, then submitted eagerly (divergence, flush, drift)")\
+	X(boundary_launches, "launches the core cannot graph (boundaries)")   \
+	X(sequences, "sequences learned (seen once)")                         \
+	X(periods, "sequences found by period detection")                    \
+	X(graphs, "graphs built and instantiated")                            \
+	X(build_ns, "nanoseconds spent building and instantiating graphs")    \
+	X(build_max_ns, "longest single graph build, nanoseconds")            \
+	X(replays, "graph launches")                                          \
+	X(patches, "graph nodes patched in place")                            \
+	X(patched_replays, "replays that needed at least one patch")          \
+	X(mismatches, "replays abandoned (structure or drift)")               \
+	X(retirements, "sequences retired to eager")                          \
+	X(relearned, "retired sequences allowed to learn again")              \
+	X(evictions, "sequences evicted from a full cache")                   \
+	X(fallbacks, "backend failures handled by going eager")               \
+	X(flushes, "flushes that submitted held work")
+
+#define GS_MISMATCH_REASONS(X)                                                \
+	X(STRUCTURE, "a launch differed in function, grid, block, shared memory or kind") \
+	X(CUT, "a flush arrived before the sequence was complete")            \
+	X(DRIFT, "too many arguments changed to patch cheaply")               \
+	X(PATCH_FAILED, "the backend could not patch a node")                 \
+	X(LAUNCH_FAILED, "the backend could not launch the graph")
+
+typedef enum gs_mismatch_reason {
+#define GS_X(n, s) GS_MISMATCH_##n,
+	GS_MISMATCH_REASONS(GS_X)
+#undef GS_X
+	GS_MISMATCH_NREASONS
+} gs_mismatch_reason_t;
+
+const char *gs_mismatch_reason_name(gs_mismatch_reason_t r);
+
+typedef struct gs_stats {
+#define GS_X(f, s) uint64_t f;
+	GS_COUNTERS(GS_X)
+#undef GS_X
+	uint64_t mismatch_by[GS_MISMATCH_NREASONS];
+	uint64_t flush_by[GS_FLUSH_NREASONS];
+} gs_stats_t;
+
+extern gs_stats_t gs_stats;
+
+#define GS_STAT_ADD(field, n) __atomic_fetch_add(&gs_stats.field, (n), __ATOMIC_RELAXED)
+#define GS_STAT_INC(field) GS_STAT_ADD(field, 1)
+
+/* Raise gs_stats.field to v when v is larger. */
+void gs_stats_max(uint64_t *field, uint64_t v);
+
+/* Reset every counter (tests). */
+void gs_stats_reset(void);
+
+/* The state of a sequence, for the statistics and the trace. */
+typedef enum gs_seq_state {
+	GS_SEQ_LEARNING = 0, /* seen, not yet repeated enough */
+	GS_SEQ_ARMED = 1,    /* has a graph; incoming launches are matched */
+	GS_SEQ_RETIRED = 2,  /* too many mismatches: eager */
+	GS_SEQ_FAILED = 3    /* the backend could not build its graph: eager */
+} gs_seq_state_t;
+
+const char *gs_seq_state_name(gs_seq_state_t s);
+
+/* Per-sequence figures, gathered by gs_engine_seq_info(). */
+typedef struct gs_seq_info {
+	uint64_t id;        /* the sequence's hash (shape of every record) */
+	uintptr_t stream;
+	uint32_t length;
+	uint32_t state;     /* gs_seq_state_t */
+	bool periodic;      /* found by period detection rather than boundaries */
+	uint64_t seen;      /* times the sequence was observed or replayed */
+	uint64_t replays;
+	uint64_t patches;
+	uint64_t mismatches;
+	uint64_t retirements;
+	uint64_t build_ns;
+} gs_seq_info_t;
+
+/*
+ * Fill up to max entries with the current sequences; returns how many there
+ * are in all (which may exceed max).
+ */
+size_t gs_engine_seq_info(gs_seq_info_t *out, size_t max);
+
+/* Coverage: replayed launches over launches seen, in [0, 1]. */
+double gs_stats_coverage(const gs_stats_t *s);
+
+/* Format the one-line summary ("graphshim: ...") into buf. */
+void gs_stats_summary(char *buf, size_t len);
+
+/*
+ * Write the statistics JSON (process figures and per-sequence figures) to
+ * path, expanding %p to the pid.  Refuses to replace an existing file unless
+ * overwrite is set, and never follows a symlink.  True on failure.
+ */
+bool gs_stats_write_json(const char *path, bool overwrite);
+
+#endif /* GS_STATS_H */

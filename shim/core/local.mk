@@ -1,0 +1,16 @@
+# The vendor-neutral core, built without any vendor include path.
+noinst_LTLIBRARIES += libgscore.la
+libgscore_la_CPPFLAGS = $(CORE_CPPFLAGS)
+libgscore_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
+libgscore_la_SOURCES = \
+	shim/core/gs_common.h \
+	shim/core/gs_rec.h shim/core/gs_rec.c \
+	shim/core/gs_ops.h \
+	shim/core/gs_engine.h shim/core/gs_engine.c \
+	shim/core/gs_engine_int.h \
+	shim/core/gs_seq.c \
+	shim/core/gs_period.c \
+	shim/core/gs_config.h shim/core/gs_config.c \
+	shim/core/gs_log.h shim/core/gs_log.c \
+	shim/core/gs_stats.h shim/core/gs_stats.c \
+	shim/core/gs_trace.h shim/core/gs_trace.c

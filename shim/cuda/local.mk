@@ -1,0 +1,1 @@
+# CUDA driver backend (rules added with its first files; appends to GS_BACKEND_LIBS).

@@ -1,0 +1,1 @@
+# HIP runtime backend (not yet written).

@@ -1,0 +1,1 @@
+# tests/cuda: rules added with its first files.

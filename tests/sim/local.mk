@@ -1,0 +1,1 @@
+# tests/sim: rules added with its first files.

@@ -1,0 +1,1 @@
+# Criterion unit tests of the core (rules added with the tests).
