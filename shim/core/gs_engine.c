@@ -154,6 +154,9 @@ static void gs_match_clear(gs_stream_t *s)
 {
 	s->ncands = 0;
 	s->done = NULL;
+	s->chunk = 0;
+	s->submitted = 0;
+	s->pass_clean = true;
 	gs_note_held(s, 0);
 }
 
@@ -209,76 +212,93 @@ static bool gs_patch_worth(uint32_t n, uint32_t ndiff)
 }
 
 /*
- * Replay q over the first q->n held records: revalidate every byte, patch
- * what drifted, launch.  Anything that fails releases the same records
- * eagerly, so the program's results never depend on the graph.
+ * Submit chunk j of q over the held records it covers: revalidate every
+ * byte, patch what drifted, launch the chunk's graph.  Drift past the cost
+ * rule releases the chunk's records eagerly.  A backend failure releases
+ * them too and retires q; then the function returns true and the caller
+ * ends the match.  The program's results never depend on the graph.
  */
-static void gs_replay(gs_stream_t *s, gs_seq_t *q)
+static bool gs_replay_chunk(gs_stream_t *s, gs_seq_t *q, uint32_t j)
 {
-	uint32_t n = q->n, ndiff = 0;
-	for (uint32_t i = 0; i < n; i++)
+	uint32_t b = gs_chunk_begin(q, j), e = q->chunk_end[j], ndiff = 0;
+	for (uint32_t i = b; i < e; i++)
 		if (gs_rec_first_diff(q->recs[i], gs_ring_at(s, s->held_start + i)) >= 0)
 			s->diffs[ndiff++] = i;
-	if (ndiff && !gs_patch_worth(n, ndiff)) {
+	s->submitted = e;
+	if (ndiff && !gs_patch_worth(e - b, ndiff)) {
+		s->pass_clean = false;
 		gs_mismatch(s, q, GS_MISMATCH_DRIFT, s->diffs[0], gs_ring_at(s, s->held_start + s->diffs[0]));
-		gs_release(s, 0, n);
-		return;
+		gs_release(s, b, e);
+		return q->state != GS_SEQ_ARMED;
 	}
 	for (uint32_t k = 0; k < ndiff; k++) {
 		uint32_t i = s->diffs[k];
 		const gs_rec_t *r = gs_ring_at(s, s->held_start + i);
-		int rc = gs_engine_ops->graph_patch(q->graph, i, r);
+		int rc = gs_engine_ops->graph_patch(q->graphs[j], i - b, r);
 		if (rc) {
 			GS_STAT_INC(fallbacks);
 			gs_trace_fallback("graph_patch", rc);
 			gs_log_once(GS_LOG_WARN, "patching a graph node failed (status %d); going eager", rc);
-			gs_release(s, 0, n);
+			gs_release(s, b, e);
 			gs_mismatch(s, q, GS_MISMATCH_PATCH_FAILED, i, r);
 			gs_seq_retire(s, q);
-			return;
+			return true;
 		}
 		/* The baked record follows the graph: same shape, new bytes. */
 		memcpy(q->recs[i]->args, r->args, r->nbytes);
 		q->recs[i]->hash = r->hash;
 	}
-	int rc = gs_engine_ops->graph_launch(q->graph, s->key.handle);
+	int rc = gs_engine_ops->graph_launch(q->graphs[j], s->key.handle);
 	if (rc) {
 		GS_STAT_INC(fallbacks);
 		gs_trace_fallback("graph_launch", rc);
 		gs_log_once(GS_LOG_WARN, "launching a graph failed (status %d); going eager", rc);
-		gs_release(s, 0, n);
-		gs_mismatch(s, q, GS_MISMATCH_LAUNCH_FAILED, 0, NULL);
+		gs_release(s, b, e);
+		gs_mismatch(s, q, GS_MISMATCH_LAUNCH_FAILED, b, NULL);
 		gs_seq_retire(s, q);
-		return;
+		return true;
 	}
 	GS_STAT_INC(replays);
-	GS_STAT_ADD(replayed, n);
+	GS_STAT_ADD(replayed, e - b);
 	if (ndiff) {
 		GS_STAT_ADD(patches, ndiff);
 		GS_STAT_INC(patched_replays);
+		q->patches += ndiff;
 	}
-	q->replays++;
-	q->patches += ndiff;
-	q->mismatch_run = 0;
-	gs_seq_touch(s, q);
-	gs_trace_replay(s->key.handle, q->id, n, ndiff, 1);
+	if (gs_trace_on)
+		gs_trace_replay(s->key.handle, q->id, e - b, ndiff, j);
+	return false;
+}
+
+/* Submit every complete chunk of q not yet submitted; true on failure. */
+static bool gs_replay_ready(gs_stream_t *s, gs_seq_t *q)
+{
+	while (s->chunk < q->nchunks && q->chunk_end[s->chunk] <= s->nheld)
+		if (gs_replay_chunk(s, q, s->chunk++))
+			return true;
+	if (s->chunk == q->nchunks) {
+		q->replays++;
+		if (s->pass_clean)
+			q->mismatch_run = 0;
+		gs_seq_touch(s, q);
+	}
+	return false;
 }
 
 /*
  * End the current match.  A complete candidate is replayed; held records
- * past it (or all of them, when none completed) go eagerly.  `why` is the
- * mismatch to charge when nothing completed.
+ * not yet submitted go eagerly, in order.  `why` is the mismatch charged
+ * when the sequence being matched did not complete.
  */
 static void gs_match_end(gs_stream_t *s, gs_mismatch_reason_t why, const gs_rec_t *got)
 {
-	uint32_t nheld = s->nheld, from = 0;
+	uint32_t nheld = s->nheld;
 	if (s->done) {
-		gs_replay(s, s->done);
-		from = s->done->n;
-	} else if (s->ncands) {
+		gs_replay_ready(s, s->done);
+	} else if (s->ncands && s->cands[0]->state == GS_SEQ_ARMED) {
 		gs_mismatch(s, s->cands[0], why, nheld, got);
 	}
-	gs_release(s, from, nheld);
+	gs_release(s, s->submitted, nheld);
 	gs_match_clear(s);
 }
 
@@ -311,11 +331,24 @@ static bool gs_match_next(gs_stream_t *s, gs_rec_t *r, uint64_t at)
 		else
 			longer = true;
 	}
-	if (s->done && !longer) {
-		gs_replay(s, s->done);
-		gs_release(s, s->done->n, s->nheld); /* nothing: done covers all held */
+	/*
+	 * With one candidate left (or one complete and none longer), its
+	 * complete chunks go now; once the longer one commits a chunk, a
+	 * shorter complete candidate can no longer be replayed on its own.
+	 */
+	gs_seq_t *q = !longer ? s->done : (keep == 1 ? s->cands[0] : NULL);
+	if (!q)
+		return true;
+	uint32_t before = s->chunk;
+	if (gs_replay_ready(s, q)) {
+		gs_release(s, s->submitted, s->nheld);
 		gs_match_clear(s);
+		return true;
 	}
+	if (s->chunk > before && q != s->done)
+		s->done = NULL;
+	if (s->chunk == q->nchunks)
+		gs_match_clear(s);
 	return true;
 }
 
@@ -332,10 +365,9 @@ static bool gs_try_start(gs_stream_t *s, gs_rec_t *r, uint64_t at)
 			s->cands[n++] = q;
 	if (!n)
 		return false;
+	gs_match_clear(s);
 	s->ncands = n;
-	s->done = NULL;
 	s->held_start = at;
-	gs_note_held(s, 0);
 	return gs_match_next(s, r, at);
 }
 

@@ -25,7 +25,14 @@ struct gs_seq {
 	gs_seq_state_t state;
 	bool periodic;   /* may begin anywhere, not only after a boundary */
 	gs_rec_t **recs; /* baked records (armed only) */
-	void *graph;     /* the backend's instantiated graph (armed only) */
+	/*
+	 * A replay is submitted in chunks, one graph each, so the GPU starts on
+	 * the first chunk while the host is still issuing the rest.  Chunk j
+	 * covers records [chunk_end[j-1], chunk_end[j]).
+	 */
+	uint32_t nchunks;
+	uint32_t *chunk_end;
+	void **graphs;   /* the backend's instantiated graphs (armed only) */
 	uint64_t seen, replays, patches, mismatches, retirements, build_ns;
 	uint32_t mismatch_run;  /* consecutive mismatches; a clean replay resets it */
 	long long cooldown_left;/* sightings until a retired sequence may learn again */
@@ -77,6 +84,9 @@ typedef struct gs_stream {
 	uint32_t ncands;
 	gs_seq_t *cands[GS_MAX_CANDS];
 	gs_seq_t *done; /* a candidate already complete while longer ones go on */
+	uint32_t chunk; /* next chunk of the sole candidate to submit */
+	uint32_t submitted; /* held records already submitted (graph or eager) */
+	bool pass_clean;/* no mismatch so far in this pass over the sequence */
 	uint32_t *diffs;/* scratch: indices of records that need a patch */
 
 	/* Sequences: hashed by id, and an LRU list. */
@@ -111,6 +121,12 @@ bool gs_seq_arm(gs_stream_t *s, gs_seq_t *q, uint64_t from);
 void gs_seq_retire(gs_stream_t *s, gs_seq_t *q);
 void gs_seq_free_all(gs_stream_t *s, bool release_graphs);
 void gs_seq_rebuild_bloom(gs_stream_t *s);
+/* The first record of chunk j of q. */
+static inline uint32_t gs_chunk_begin(const gs_seq_t *q, uint32_t j)
+{
+	return j ? q->chunk_end[j - 1] : 0;
+}
+
 /* The ring slot of absolute position i. */
 static inline gs_rec_t *gs_ring_at(const gs_stream_t *s, uint64_t i)
 {

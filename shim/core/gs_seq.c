@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <utlist.h>
 
+
+
 uint64_t gs_seq_id(const gs_stream_t *s, uint64_t from, uint32_t n)
 {
 	uint64_t h = 0x73657175656e6365ULL;
@@ -44,10 +46,16 @@ static bool gs_seq_is_cand(const gs_stream_t *s, const gs_seq_t *q)
 
 static void gs_seq_release_graph(gs_stream_t *s, gs_seq_t *q)
 {
-	if (q->graph) {
-		gs_engine_ops->graph_destroy(q->graph);
-		q->graph = NULL;
+	if (q->graphs) {
+		for (uint32_t j = 0; j < q->nchunks; j++)
+			if (q->graphs[j])
+				gs_engine_ops->graph_destroy(q->graphs[j]);
+		free(q->graphs);
+		q->graphs = NULL;
 	}
+	free(q->chunk_end);
+	q->chunk_end = NULL;
+	q->nchunks = 0;
 	if (q->recs) {
 		for (uint32_t i = 0; i < q->n; i++)
 			free(q->recs[i]);
@@ -128,6 +136,39 @@ void gs_seq_rebuild_bloom(gs_stream_t *s)
 	s->first_bloom = b;
 }
 
+/*
+ * Cut q into chunks: GRAPHSHIM_CHUNK_FIRST launches, then twice as many each
+ * time up to GRAPHSHIM_CHUNK_MAX.  A last chunk shorter than half the one
+ * before is merged into it, so no graph is launched for a handful of nodes.
+ */
+static bool gs_seq_plan(gs_seq_t *q)
+{
+	uint32_t *end = NULL, count = 0;
+	for (int pass = 0; pass < 2; pass++) { /* count, then fill */
+		uint32_t size = (uint32_t)gs_config.chunk_first, at = 0, k = 0, prev = 0;
+		while (at < q->n) {
+			uint32_t len = size < q->n - at ? size : q->n - at;
+			if (k && len < prev / 2) {
+				if (end)
+					end[k - 1] = q->n;
+				break;
+			}
+			at += len;
+			if (end)
+				end[k] = at;
+			k++;
+			prev = len;
+			size = size * 2 < (uint32_t)gs_config.chunk_max ? size * 2 : (uint32_t)gs_config.chunk_max;
+		}
+		if (pass == 0 && !(end = calloc(count = k, sizeof(*end))))
+			return true;
+	}
+	q->nchunks = count;
+	q->chunk_end = end;
+	q->graphs = calloc(count, sizeof(*q->graphs));
+	return q->graphs == NULL;
+}
+
 bool gs_seq_arm(gs_stream_t *s, gs_seq_t *q, uint64_t from)
 {
 	uint32_t n = q->n;
@@ -143,8 +184,18 @@ bool gs_seq_arm(gs_stream_t *s, gs_seq_t *q, uint64_t from)
 			return true;
 		}
 	}
+	if (gs_seq_plan(q)) {
+		q->state = GS_SEQ_LEARNING;
+		gs_seq_release_graph(s, q);
+		return true;
+	}
 	uint64_t t0 = gs_now_ns();
-	int rc = gs_engine_ops->graph_build((const gs_rec_t *const *)q->recs, n, &q->graph);
+	int rc = 0;
+	for (uint32_t j = 0; j < q->nchunks && !rc; j++) {
+		uint32_t b = gs_chunk_begin(q, j);
+		rc = gs_engine_ops->graph_build((const gs_rec_t *const *)q->recs + b,
+						q->chunk_end[j] - b, &q->graphs[j]);
+	}
 	uint64_t dt = gs_now_ns() - t0;
 	GS_STAT_ADD(build_ns, dt);
 	gs_stats_max(&gs_stats.build_max_ns, dt);
@@ -154,7 +205,6 @@ bool gs_seq_arm(gs_stream_t *s, gs_seq_t *q, uint64_t from)
 		GS_STAT_INC(fallbacks);
 		gs_log_once(GS_LOG_WARN, "building a graph of %u nodes failed (status %d); that sequence stays eager",
 			    n, rc);
-		q->graph = NULL;
 		q->state = GS_SEQ_FAILED;
 		gs_seq_release_graph(s, q);
 		return true;
