@@ -626,6 +626,7 @@ static void gs_engine_atexit(void)
 static void gs_fork_prepare(void)
 {
 	gs_engine_flush_all(GS_FLUSH_EXIT, "fork");
+	gs_build_wait(); /* no build may be half done in the child's copy */
 	pthread_mutex_lock(&gs_table_lock);
 }
 
@@ -648,6 +649,7 @@ static void gs_fork_child(void)
 	__atomic_fetch_add(&gs_generation, 1, __ATOMIC_ACQ_REL);
 	gs_held_streams = 0;
 	gs_trace_on = false;
+	gs_build_forget();
 }
 
 static pthread_mutex_t gs_init_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -689,6 +691,7 @@ void gs_engine_fini(void)
 		return;
 	}
 	gs_engine_flush_all(GS_FLUSH_EXIT, "exit");
+	gs_build_stop(); /* graphs being built are published or freed first */
 	__atomic_store_n(&gs_active, false, __ATOMIC_RELEASE);
 	if (gs_config.summary) {
 		char line[512];

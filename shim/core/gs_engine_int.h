@@ -38,6 +38,10 @@ struct gs_seq {
 	long long cooldown_left;/* sightings until a retired sequence may learn again */
 	uint64_t retired_at;    /* stream position at retirement */
 	gs_seq_t *prev, *next;  /* LRU list, most recent first */
+	struct gs_stream *owner;/* for the background builder */
+	bool cancelled;         /* dropped while building: the builder frees it */
+	bool counted;           /* its nodes are in the owner's budget */
+	gs_seq_t *job_next;     /* the builder's queue */
 	UT_hash_handle hh;
 };
 
@@ -121,6 +125,21 @@ bool gs_seq_arm(gs_stream_t *s, gs_seq_t *q, uint64_t from);
 void gs_seq_retire(gs_stream_t *s, gs_seq_t *q);
 void gs_seq_free_all(gs_stream_t *s, bool release_graphs);
 void gs_seq_rebuild_bloom(gs_stream_t *s);
+/* Build q's graphs now (the caller's thread); 0 or the backend's status. */
+int gs_seq_build(gs_seq_t *q);
+/* Publish the result of a build; stream lock held. */
+void gs_seq_built(gs_stream_t *s, gs_seq_t *q, int rc, uint64_t ns);
+void gs_seq_free(gs_seq_t *q);
+
+/* gs_build.c: the background builder. */
+/* Queue q (state BUILDING) for the builder; true when no thread could run. */
+bool gs_build_submit(gs_seq_t *q);
+/* Wait until every queued build is published. */
+void gs_build_wait(void);
+/* Wait, then stop the builder thread. */
+void gs_build_stop(void);
+/* In a forked child: forget the builder without touching its locks. */
+void gs_build_forget(void);
 /* The first record of chunk j of q. */
 static inline uint32_t gs_chunk_begin(const gs_seq_t *q, uint32_t j)
 {

@@ -1,8 +1,8 @@
 /*
  * The per-stream sequence cache: sequences hashed by id (uthash) and kept
- * on an LRU list, bounded in count (GRAPHSHIM_MAX_SEQS) and in armed nodes
- * (GRAPHSHIM_MAX_NODES); building a sequence's graph from the records in a
- * stream's ring; retiring a sequence to eager.
+ * on an LRU list, bounded in count (GRAPHSHIM_MAX_SEQS) and in the nodes of
+ * armed or building sequences (GRAPHSHIM_MAX_NODES); cutting a sequence
+ * into chunks and building a graph per chunk; retiring a sequence to eager.
  */
 #include "gs_engine_int.h"
 #include "gs_log.h"
@@ -11,11 +11,9 @@
 #include <stdlib.h>
 #include <utlist.h>
 
-
-
 uint64_t gs_seq_id(const gs_stream_t *s, uint64_t from, uint32_t n)
 {
-	uint64_t h = 0x73657175656e6365ULL;
+	uint64_t h = 0;
 	for (uint32_t i = 0; i < n; i++)
 		h = gs_hash_step(h, gs_ring_at(s, from + i)->shape);
 	return gs_hash_step(h, n);
@@ -44,7 +42,8 @@ static bool gs_seq_is_cand(const gs_stream_t *s, const gs_seq_t *q)
 	return s->done == q;
 }
 
-static void gs_seq_release_graph(gs_stream_t *s, gs_seq_t *q)
+/* Destroy q's graphs and baked records; touches nothing of its stream. */
+static void gs_seq_release(gs_seq_t *q)
 {
 	if (q->graphs) {
 		for (uint32_t j = 0; j < q->nchunks; j++)
@@ -56,29 +55,43 @@ static void gs_seq_release_graph(gs_stream_t *s, gs_seq_t *q)
 	free(q->chunk_end);
 	q->chunk_end = NULL;
 	q->nchunks = 0;
-	if (q->recs) {
-		for (uint32_t i = 0; i < q->n; i++)
-			free(q->recs[i]);
-		free(q->recs);
-		q->recs = NULL;
-	}
-	if (q->state == GS_SEQ_ARMED)
-		s->nodes -= q->n;
+	free(q->recs); /* the records live in the same block */
+	q->recs = NULL;
 }
 
-static void gs_seq_drop(gs_stream_t *s, gs_seq_t *q, bool release_graph)
+static void gs_seq_uncount(gs_stream_t *s, gs_seq_t *q)
 {
-	if (release_graph)
-		gs_seq_release_graph(s, q);
+	if (q->counted) {
+		s->nodes -= q->n;
+		q->counted = false;
+	}
+}
+
+void gs_seq_free(gs_seq_t *q)
+{
+	gs_seq_release(q);
+	free(q);
+}
+
+static void gs_seq_drop(gs_stream_t *s, gs_seq_t *q, bool release)
+{
 	HASH_DELETE(hh, s->seqs, q);
 	DL_DELETE2(s->lru, q, prev, next);
 	s->nseqs--;
-	free(q);
+	gs_seq_uncount(s, q);
+	if (q->state == GS_SEQ_BUILDING) {
+		q->cancelled = true; /* the builder owns it now */
+		return;
+	}
+	if (release)
+		gs_seq_free(q);
+	else
+		free(q);
 }
 
 /*
  * Evict least recently used sequences until `want` returns false.  The
- * sequences in the current match are never evicted.
+ * sequences in the current match, `keep`, and those being built stay.
  */
 static bool gs_seq_evict(gs_stream_t *s, bool (*want)(const gs_stream_t *, const void *),
 			 const void *arg, const gs_seq_t *keep)
@@ -86,7 +99,7 @@ static bool gs_seq_evict(gs_stream_t *s, bool (*want)(const gs_stream_t *, const
 	gs_seq_t *q = s->lru ? s->lru->prev : NULL; /* the tail: least recent */
 	while (q && want(s, arg)) {
 		gs_seq_t *older = (q == s->lru) ? NULL : q->prev;
-		if (q != keep && !gs_seq_is_cand(s, q)) {
+		if (q != keep && q->state != GS_SEQ_BUILDING && !gs_seq_is_cand(s, q)) {
 			bool armed = q->state == GS_SEQ_ARMED;
 			gs_seq_drop(s, q, true);
 			GS_STAT_INC(evictions);
@@ -120,6 +133,7 @@ gs_seq_t *gs_seq_add(gs_stream_t *s, uint64_t id, uint32_t n, uint64_t first_sha
 	q->n = n;
 	q->first_shape = first_shape;
 	q->state = GS_SEQ_LEARNING;
+	q->owner = s;
 	HASH_ADD(hh, s->seqs, id, sizeof(q->id), q);
 	DL_PREPEND2(s->lru, q, prev, next);
 	s->nseqs++;
@@ -169,59 +183,87 @@ static bool gs_seq_plan(gs_seq_t *q)
 	return q->graphs == NULL;
 }
 
-bool gs_seq_arm(gs_stream_t *s, gs_seq_t *q, uint64_t from)
+/* Copy ring[from .. from+n) into one block: the pointer array, then the records. */
+static bool gs_seq_bake(gs_stream_t *s, gs_seq_t *q, uint64_t from)
 {
-	uint32_t n = q->n;
-	if (gs_seq_evict(s, gs_seq_too_big, &n, q))
-		return true; /* cannot fit even alone: stays learning */
-	q->recs = calloc(n, sizeof(*q->recs));
-	if (!q->recs)
+	size_t total = ((size_t)q->n * sizeof(gs_rec_t *) + 15) & ~(size_t)15;
+	for (uint32_t i = 0; i < q->n; i++)
+		total += (gs_rec_size(gs_ring_at(s, from + i)->nbytes) + 15) & ~(size_t)15;
+	char *block = malloc(total);
+	if (!block)
 		return true;
-	for (uint32_t i = 0; i < n; i++) {
-		if (gs_rec_copy(&q->recs[i], gs_ring_at(s, from + i))) {
-			q->state = GS_SEQ_LEARNING; /* nodes not yet counted */
-			gs_seq_release_graph(s, q);
-			return true;
-		}
+	q->recs = (gs_rec_t **)block;
+	char *at = block + (((size_t)q->n * sizeof(gs_rec_t *) + 15) & ~(size_t)15);
+	for (uint32_t i = 0; i < q->n; i++) {
+		const gs_rec_t *r = gs_ring_at(s, from + i);
+		gs_rec_t *d = (gs_rec_t *)at;
+		memcpy(d, r, gs_rec_size(r->nbytes));
+		d->cap = r->nbytes;
+		d->orig = NULL;
+		q->recs[i] = d;
+		at += (gs_rec_size(r->nbytes) + 15) & ~(size_t)15;
 	}
-	if (gs_seq_plan(q)) {
-		q->state = GS_SEQ_LEARNING;
-		gs_seq_release_graph(s, q);
-		return true;
-	}
-	uint64_t t0 = gs_now_ns();
+	return false;
+}
+
+int gs_seq_build(gs_seq_t *q)
+{
 	int rc = 0;
 	for (uint32_t j = 0; j < q->nchunks && !rc; j++) {
 		uint32_t b = gs_chunk_begin(q, j);
 		rc = gs_engine_ops->graph_build((const gs_rec_t *const *)q->recs + b,
 						q->chunk_end[j] - b, &q->graphs[j]);
 	}
-	uint64_t dt = gs_now_ns() - t0;
-	GS_STAT_ADD(build_ns, dt);
-	gs_stats_max(&gs_stats.build_max_ns, dt);
-	q->build_ns += dt;
-	gs_trace_built(s->key.handle, q->id, n, dt, rc);
+	return rc;
+}
+
+void gs_seq_built(gs_stream_t *s, gs_seq_t *q, int rc, uint64_t ns)
+{
+	GS_STAT_ADD(build_ns, ns);
+	gs_stats_max(&gs_stats.build_max_ns, ns);
+	q->build_ns += ns;
+	gs_trace_built(s->key.handle, q->id, q->n, ns, rc);
 	if (rc) {
 		GS_STAT_INC(fallbacks);
 		gs_log_once(GS_LOG_WARN, "building a graph of %u nodes failed (status %d); that sequence stays eager",
-			    n, rc);
+			    q->n, rc);
 		q->state = GS_SEQ_FAILED;
-		gs_seq_release_graph(s, q);
-		return true;
+		gs_seq_uncount(s, q);
+		gs_seq_release(q);
+		return;
 	}
 	GS_STAT_INC(graphs);
 	q->state = GS_SEQ_ARMED;
 	q->mismatch_run = 0;
-	s->nodes += n;
 	s->first_bloom |= 1ULL << (q->first_shape & 63);
-	return false;
+}
+
+bool gs_seq_arm(gs_stream_t *s, gs_seq_t *q, uint64_t from)
+{
+	uint32_t n = q->n;
+	if (gs_seq_evict(s, gs_seq_too_big, &n, q))
+		return true; /* cannot fit even alone: stays learning */
+	if (gs_seq_bake(s, q, from) || gs_seq_plan(q)) {
+		gs_seq_release(q);
+		return true;
+	}
+	s->nodes += n;
+	q->counted = true;
+	q->state = GS_SEQ_BUILDING;
+	if (gs_config.async_build && !gs_build_submit(q))
+		return false;
+	uint64_t t0 = gs_now_ns();
+	int rc = gs_seq_build(q);
+	gs_seq_built(s, q, rc, gs_now_ns() - t0);
+	return rc != 0;
 }
 
 void gs_seq_retire(gs_stream_t *s, gs_seq_t *q)
 {
 	if (q->state != GS_SEQ_ARMED)
 		return;
-	gs_seq_release_graph(s, q);
+	gs_seq_uncount(s, q);
+	gs_seq_release(q);
 	q->state = GS_SEQ_RETIRED;
 	q->retirements++;
 	q->cooldown_left = gs_config.cooldown;

@@ -71,7 +71,8 @@ typedef enum gs_seq_state {
 	GS_SEQ_LEARNING = 0, /* seen, not yet repeated enough */
 	GS_SEQ_ARMED = 1,    /* has a graph; incoming launches are matched */
 	GS_SEQ_RETIRED = 2,  /* too many mismatches: eager */
-	GS_SEQ_FAILED = 3    /* the backend could not build its graph: eager */
+	GS_SEQ_FAILED = 3,   /* the backend could not build its graph: eager */
+	GS_SEQ_BUILDING = 4  /* its graphs are being built in the background */
 } gs_seq_state_t;
 
 const char *gs_seq_state_name(gs_seq_state_t s);

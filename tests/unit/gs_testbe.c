@@ -5,6 +5,7 @@
 #include <criterion/criterion.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 tb_state_t tb;
 
@@ -47,14 +48,16 @@ static int tb_submit(const gs_rec_t *r, uintptr_t stream)
 
 static int tb_build(const gs_rec_t *const *recs, size_t n, void **out)
 {
-	if (++tb.builds == tb.fail_build_at)
+	if (__atomic_add_fetch(&tb.builds, 1, __ATOMIC_RELAXED) == tb.fail_build_at)
 		return 2;
+	if (tb.build_sleep_ms)
+		usleep((useconds_t)tb.build_sleep_ms * 1000);
 	tb_graph_t *g = calloc(1, sizeof(*g));
 	g->n = n;
 	g->nodes = calloc(n, sizeof(*g->nodes));
 	for (size_t i = 0; i < n; i++)
 		cr_assert(!gs_rec_copy(&g->nodes[i], recs[i]));
-	tb.live_graphs++;
+	__atomic_add_fetch(&tb.live_graphs, 1, __ATOMIC_RELAXED);
 	*out = g;
 	return 0;
 }
@@ -97,6 +100,8 @@ void tb_start(const char *first, ...)
 {
 	memset(&tb, 0, sizeof(tb));
 	gs_stats_reset();
+	/* Deterministic by default: tests of the background builder opt in. */
+	setenv("GRAPHSHIM_ASYNC_BUILD", "0", 1);
 	va_list ap;
 	va_start(ap, first);
 	for (const char *k = first; k; k = va_arg(ap, const char *))

@@ -28,6 +28,7 @@ typedef struct tb_state {
 	/* Fault injection: fail the Nth call (1-based; 0 = never). */
 	int fail_build_at, fail_launch_at, fail_patch_at, fail_submit_at;
 	int submit_status; /* returned by every submit that is not failed */
+	int build_sleep_ms; /* make graph builds slow */
 } tb_state_t;
 
 extern tb_state_t tb;

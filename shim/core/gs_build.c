@@ -1,0 +1,112 @@
+/*
+ * The background builder: one thread that builds and instantiates graphs,
+ * so that learning a long sequence never stalls the application's launch
+ * path.  A sequence waits in state BUILDING (never matched, never evicted)
+ * and is published under its stream's lock when its graphs are ready.  A
+ * sequence dropped meanwhile is marked cancelled and freed here.
+ */
+#include "gs_engine_int.h"
+#include "gs_log.h"
+
+#include <stdlib.h>
+
+static pthread_mutex_t gs_build_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gs_build_cv = PTHREAD_COND_INITIALIZER;   /* work queued */
+static pthread_cond_t gs_build_idle = PTHREAD_COND_INITIALIZER; /* queue drained */
+static gs_seq_t *gs_build_head, *gs_build_tail;
+static bool gs_build_running, gs_build_busy, gs_build_quit;
+static pthread_t gs_build_thread;
+
+static void *gs_build_main(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&gs_build_lock);
+	for (;;) {
+		while (!gs_build_head && !gs_build_quit)
+			pthread_cond_wait(&gs_build_cv, &gs_build_lock);
+		if (!gs_build_head)
+			break;
+		gs_seq_t *q = gs_build_head;
+		gs_build_head = q->job_next;
+		if (!gs_build_head)
+			gs_build_tail = NULL;
+		gs_build_busy = true;
+		pthread_mutex_unlock(&gs_build_lock);
+
+		uint64_t t0 = gs_now_ns();
+		int rc = gs_seq_build(q);
+		uint64_t dt = gs_now_ns() - t0;
+		gs_stream_t *s = q->owner;
+		pthread_mutex_lock(&s->lock);
+		bool cancelled = q->cancelled;
+		if (!cancelled)
+			gs_seq_built(s, q, rc, dt);
+		pthread_mutex_unlock(&s->lock);
+		if (cancelled)
+			gs_seq_free(q);
+
+		pthread_mutex_lock(&gs_build_lock);
+		gs_build_busy = false;
+		if (!gs_build_head)
+			pthread_cond_broadcast(&gs_build_idle);
+	}
+	pthread_cond_broadcast(&gs_build_idle);
+	pthread_mutex_unlock(&gs_build_lock);
+	return NULL;
+}
+
+bool gs_build_submit(gs_seq_t *q)
+{
+	pthread_mutex_lock(&gs_build_lock);
+	if (!gs_build_running) {
+		gs_build_quit = false;
+		if (pthread_create(&gs_build_thread, NULL, gs_build_main, NULL)) {
+			pthread_mutex_unlock(&gs_build_lock);
+			gs_log_once(GS_LOG_WARN, "cannot start the builder thread; building in place");
+			return true;
+		}
+		gs_build_running = true;
+	}
+	q->job_next = NULL;
+	if (gs_build_tail)
+		gs_build_tail->job_next = q;
+	else
+		gs_build_head = q;
+	gs_build_tail = q;
+	pthread_cond_signal(&gs_build_cv);
+	pthread_mutex_unlock(&gs_build_lock);
+	return false;
+}
+
+void gs_build_wait(void)
+{
+	pthread_mutex_lock(&gs_build_lock);
+	while (gs_build_running && (gs_build_head || gs_build_busy))
+		pthread_cond_wait(&gs_build_idle, &gs_build_lock);
+	pthread_mutex_unlock(&gs_build_lock);
+}
+
+void gs_build_stop(void)
+{
+	pthread_mutex_lock(&gs_build_lock);
+	if (!gs_build_running) {
+		pthread_mutex_unlock(&gs_build_lock);
+		return;
+	}
+	gs_build_quit = true;
+	pthread_cond_signal(&gs_build_cv);
+	pthread_mutex_unlock(&gs_build_lock);
+	pthread_join(gs_build_thread, NULL); /* it drains the queue first */
+	pthread_mutex_lock(&gs_build_lock);
+	gs_build_running = false;
+	pthread_mutex_unlock(&gs_build_lock);
+}
+
+void gs_build_forget(void)
+{
+	pthread_mutex_init(&gs_build_lock, NULL);
+	pthread_cond_init(&gs_build_cv, NULL);
+	pthread_cond_init(&gs_build_idle, NULL);
+	gs_build_head = gs_build_tail = NULL;
+	gs_build_running = gs_build_busy = gs_build_quit = false;
+}
