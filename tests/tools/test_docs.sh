@@ -1,0 +1,48 @@
+#!/bin/sh
+# The documentation follows the headers: every GRAPHSHIM_* variable of
+# GS_CONFIG_VARS is in docs/configuration.md and docs/graphshim.7, every
+# flush and mismatch reason in docs/troubleshooting.md and graphshim.7, and
+# every counter of GS_COUNTERS in docs/tools.md.
+set -u
+: "${top_srcdir:=.}"
+S=$top_srcdir
+fail=0
+
+# names HEADER MACRO: the first argument of each X(...) entry of MACRO.
+names() {
+	sed -n "/#define $2(X)/,/^\$/p" "$1" | grep -o 'X([A-Za-z_]*' | sed 's/^X(//'
+}
+
+check() { # check NAME FILE...
+	n=$1
+	shift
+	for f in "$@"; do
+		grep -q -w -e "$n" "$f" || { echo "FAIL: $n is not documented in $f"; fail=1; }
+	done
+}
+
+vars=$(grep -o '"GRAPHSHIM_[A-Z_]*"' "$S/shim/core/gs_config.h" | tr -d '"')
+[ -n "$vars" ] || { echo "FAIL: no GRAPHSHIM_ variables found in gs_config.h"; exit 1; }
+for v in $vars; do
+	check "$v" "$S/docs/configuration.md" "$S/docs/graphshim.7"
+done
+# And nothing documented that the header does not have (graphshim(1)'s own
+# GRAPHSHIM_LIB excepted).
+for v in $(grep -o 'GRAPHSHIM_[A-Z_]*[A-Z]' "$S/docs/configuration.md" "$S/docs/graphshim.7" |
+	   sed 's/.*://' | sort -u); do
+	[ "$v" = GRAPHSHIM_LIB ] && continue
+	echo "$vars" | grep -q -x "$v" || { echo "FAIL: $v is documented but not in gs_config.h"; fail=1; }
+done
+
+flush=$(names "$S/shim/core/gs_engine.h" GS_FLUSH_REASONS)
+mism=$(names "$S/shim/core/gs_stats.h" GS_MISMATCH_REASONS)
+counters=$(names "$S/shim/core/gs_stats.h" GS_COUNTERS)
+[ -n "$flush" ] && [ -n "$mism" ] && [ -n "$counters" ] || { echo "FAIL: header lists not found"; exit 1; }
+for r in $flush $mism; do
+	check "$r" "$S/docs/troubleshooting.md" "$S/docs/graphshim.7"
+done
+for c in $counters; do
+	check "$c" "$S/docs/tools.md"
+done
+[ $fail -eq 0 ] && echo "ok: $(echo $vars | wc -w) variables, $(echo $flush $mism | wc -w) reasons, $(echo $counters | wc -w) counters documented"
+exit $fail
