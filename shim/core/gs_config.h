@@ -38,7 +38,7 @@
 	  "cost of patching one node, in eager launches")                                    \
 	X(graph_cost, "GRAPHSHIM_GRAPH_COST", REAL, 2.0, 0.0, 1000000.0,                      \
 	  "fixed cost of one graph launch, in eager launches")                               \
-	X(log_level, "GRAPHSHIM_LOG", LEVEL, 1, 0, 4,                                         \
+	X(log_level, "GRAPHSHIM_LOG", LEVEL, 2, 0, 4,                                         \
 	  "stderr verbosity: off, error, warn, info, debug")                                 \
 	X(summary, "GRAPHSHIM_SUMMARY", BOOL, 0, 0, 1,                                        \
 	  "print a one-line summary on stderr at exit")                                      \
