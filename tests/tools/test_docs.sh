@@ -34,6 +34,27 @@ for v in $(grep -o 'GRAPHSHIM_[A-Z_]*[A-Z]' "$S/docs/configuration.md" "$S/docs/
 	echo "$vars" | grep -q -x "$v" || { echo "FAIL: $v is documented but not in gs_config.h"; fail=1; }
 done
 
+# Defaults and ranges: the table row of configuration.md and the entry of
+# graphshim(7) give the header's numbers (compared as numbers: 2 == 2.0).
+sed -n 's/^[[:space:]]*X([a-z_]*, *"\(GRAPHSHIM_[A-Z_]*\)", *\([A-Z]*\), *\([-0-9.]*\), *\([-0-9.]*\), *\([-0-9.]*\),.*/\1 \2 \3 \4 \5/p' \
+	"$S/shim/core/gs_config.h" >"${TMPDIR:-/tmp}/gs-vars.$$"
+while read -r name type def lo hi; do
+	[ "$type" = PATH ] && continue
+	row=$(grep "^| \`$name\`" "$S/docs/configuration.md")
+	man=$(sed -n "/^\.B $name\$/{n;p;}" "$S/docs/graphshim.7")
+	echo "$row" | awk -F'|' -v d="$def" -v lo="$lo" -v hi="$hi" -v t="$type" '
+		{ c = $4; gsub(/[`( ]/, "", c); sub(/[a-z]+\)?$/, "", c)
+		  if (t == "BOOL") { ok = (c + 0 == d + 0); }
+		  else { r = $5; gsub(/ /, "", r); split(r, a, "-")
+			 ok = (c + 0 == d + 0 && a[1] + 0 == lo + 0 && a[2] + 0 == hi + 0) }
+		  exit !ok }' ||
+		{ echo "FAIL: configuration.md: $name should say default $def, range $lo - $hi: $row"; fail=1; }
+	echo "$man" | grep -q "default $def[,)]" ||
+		{ echo "FAIL: graphshim.7: $name should say default $def: $man"; fail=1; }
+done <"${TMPDIR:-/tmp}/gs-vars.$$"
+[ -s "${TMPDIR:-/tmp}/gs-vars.$$" ] || { echo "FAIL: could not read GS_CONFIG_VARS"; fail=1; }
+rm -f "${TMPDIR:-/tmp}/gs-vars.$$"
+
 flush=$(names "$S/shim/core/gs_engine.h" GS_FLUSH_REASONS)
 mism=$(names "$S/shim/core/gs_stats.h" GS_MISMATCH_REASONS)
 counters=$(names "$S/shim/core/gs_stats.h" GS_COUNTERS)
