@@ -437,7 +437,9 @@ static void gs_setstr(char **dst, const char *v)
 /* -------------------------------------------------------- trace summarize */
 
 typedef struct gs_summary {
-	long long events, meta, ignored, launches;
+	long long events, meta, ignored;
+	long long launches; /* launch events, less the second event of a released launch */
+	long long replays, replayed; /* replay events, and launches they covered */
 	long long by_state[6];
 	long long cap, dropped;
 	bool closed; /* a graphshim_trace end record was found */
@@ -484,12 +486,17 @@ static void gs_summary_event(gs_summary_t *S, json_t *ev)
 		while (k < 5 && strcmp(gs_states[k], st))
 			k++;
 		S->by_state[k]++;
-		S->launches++;
+		/* A released launch was traced once already, when it was held. */
+		if (k != 3)
+			S->launches++;
 	} else if (!strcmp(name, "learned") || !strcmp(name, "built") ||
 		   !strcmp(name, "replay") || !strcmp(name, "retired") ||
 		   (!strcmp(name, "mismatch") && json_object_get(args, "id"))) {
-		const char *id = gs_jstr(args, "id", "?");
-		gs_ent_t *s = gs_tab_get(&S->seqs, id);
+		/* The same shape on two streams is two sequences. */
+		char key[160];
+		snprintf(key, sizeof(key), "%.60s %.60s", gs_jstr(args, "id", "?"),
+			 gs_jstr(args, "stream", "?"));
+		gs_ent_t *s = gs_tab_get(&S->seqs, key);
 		gs_setstr(&s->s1, gs_jstr(args, "stream", NULL));
 		if (json_object_get(args, "length"))
 			s->aux = gs_jint(args, "length");
@@ -500,8 +507,11 @@ static void gs_summary_event(gs_summary_t *S, json_t *ev)
 			if (s->state < 3)
 				s->state = gs_jint(args, "status") ? 2 : 1;
 		}
-		else if (!strcmp(name, "replay"))
+		else if (!strcmp(name, "replay")) {
 			s->n++;
+			S->replays++;
+			S->replayed += gs_jint(args, "length");
+		}
 		else if (!strcmp(name, "mismatch"))
 			s->aux2++;
 		else if (!strcmp(name, "retired"))
@@ -742,13 +752,17 @@ static int gs_cmd_trace(int argc, char **argv)
 		       S.dropped);
 	if (S.ignored)
 		printf("  %lld entries were not events and were ignored\n", S.ignored);
-	printf("  launches %lld:", S.launches);
-	for (int k = 0; k < 6; k++)
-		if (S.by_state[k])
-			printf(" %s %lld", gs_states[k], S.by_state[k]);
-	printf("\n");
+	printf("  launches %lld (", S.launches);
+	for (int k = 0, first = 1; k < 6; k++)
+		if (S.by_state[k]) {
+			printf("%s%s %lld", first ? "" : ", ", gs_states[k], S.by_state[k]);
+			first = 0;
+		}
+	printf(")\n");
+	printf("  replayed %lld launches in %lld graph replays", S.replayed, S.replays);
 	if (S.launches)
-		printf("  replayed share %.1f%%\n", 100.0 * (double)S.by_state[2] / (double)S.launches);
+		printf(" (%.1f%% of launches)", 100.0 * (double)S.replayed / (double)S.launches);
+	printf("\n");
 
 	printf("\nsequences (%zu)\n", S.seqs.n);
 	if (S.seqs.n) {
@@ -764,8 +778,11 @@ static int gs_cmd_trace(int argc, char **argv)
 			if (S.launches)
 				snprintf(cov, sizeof(cov), "%.1f%%",
 					 100.0 * (double)(e->n * e->aux) / (double)S.launches);
+			char id[80];
+			snprintf(id, sizeof(id), "%s", e->key);
+			id[strcspn(id, " ")] = '\0';
 			printf("  %-18s  %-14s  %6lld  %-8s  %-7s  %8.3f  %8lld  %10lld  %8s\n",
-			       e->key, e->s1 ? e->s1 : "?", e->aux, e->s2 ? e->s2 : "?",
+			       id, e->s1 ? e->s1 : "?", e->aux, e->s2 ? e->s2 : "?",
 			       st[e->state], e->ms, e->n, e->aux2, cov);
 		}
 		printf("  (coverage: replays x length over the launches in the trace)\n");

@@ -28,6 +28,16 @@ tests_tools_test_trace_SOURCES = tests/tools/test_trace.c $(GS_TOOLS_TEST_SRC)
 tests_tools_test_trace_CPPFLAGS = $(CORE_CPPFLAGS) -I$(top_srcdir)/tests/tools
 tests_tools_test_trace_CFLAGS = $(AM_CFLAGS) $(CRITERION_CFLAGS) $(JANSSON_CFLAGS)
 tests_tools_test_trace_LDADD = $(CRITERION_LIBS) $(JANSSON_LIBS)
+
+# End to end: the real engine on the recording test backend of tests/unit,
+# writing stats and trace files that the command then reads.
+check_PROGRAMS += tests/tools/test_e2e
+TESTS += tests/tools/test_e2e
+tests_tools_test_e2e_SOURCES = tests/tools/test_e2e.c \
+	tests/unit/gs_testbe.h tests/unit/gs_testbe.c
+tests_tools_test_e2e_CPPFLAGS = $(CORE_CPPFLAGS) -I$(top_srcdir)/tests/unit
+tests_tools_test_e2e_CFLAGS = $(AM_CFLAGS) $(CRITERION_CFLAGS) $(JANSSON_CFLAGS)
+tests_tools_test_e2e_LDADD = libgscore.la $(CRITERION_LIBS) $(JANSSON_LIBS)
 endif
 endif
 

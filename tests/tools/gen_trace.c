@@ -1,5 +1,7 @@
 /*
- * Writes a small, realistic trace through the gs_trace API (two streams,
+ * Writes a small, realistic trace through the gs_trace API, shaped as the
+ * engine emits it (launches traced eager or held; held ones then either a
+ * replay event or a second, "released" launch event): two streams,
  * sequences learned, built, replayed, a mismatch, a retirement, flushes and
  * a fallback) for the `graphshim trace summarize` tests.  With -k the
  * process kills itself before closing the trace, leaving the unterminated
@@ -50,7 +52,7 @@ int main(int argc, char **argv)
 	gs_trace_built(a, sa, 8, 2000000, 0);
 	int reps = kill_self ? 400 : 10;
 	for (int rep = 0; rep < reps; rep++) {
-		gs_gen_step(a, r, 8, "replayed");
+		gs_gen_step(a, r, 8, "held");
 		gs_trace_replay(a, sa, 8, rep == 3 ? 1 : 0, 1);
 		gs_trace_flush(a, GS_FLUSH_SYNC, "cuStreamSynchronize", 8);
 	}
@@ -64,7 +66,7 @@ int main(int argc, char **argv)
 	gs_trace_learned(b, sb, 4, "period");
 	gs_trace_built(b, sb, 4, 500000, 0);
 	for (int rep = 0; rep < 2; rep++) {
-		gs_gen_step(b, r, 4, "replayed");
+		gs_gen_step(b, r, 4, "held");
 		gs_trace_replay(b, sb, 4, 0, 1);
 	}
 	for (int m = 0; m < 3; m++) {
