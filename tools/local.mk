@@ -1,1 +1,57 @@
-# tools: rules added with its first files.
+# tools: the `graphshim` command, its man page, and the tests of the tools
+# and of the diagnostics writers (gs_stats.c, gs_trace.c) in tests/tools/.
+
+if HAVE_JANSSON
+bin_PROGRAMS += tools/graphshim
+tools_graphshim_SOURCES = tools/graphshim.c
+# GS_LIBDIR: where `make install` puts libgraphshim.so, the last place
+# `graphshim run` looks (see tools/graphshim.1).
+tools_graphshim_CPPFLAGS = -I$(top_builddir) -DGS_LIBDIR='"$(libdir)"'
+tools_graphshim_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
+tools_graphshim_LDADD = $(JANSSON_LIBS) -lm
+endif
+dist_man_MANS += tools/graphshim.1
+
+# Unit tests of the writers, against test-only engine stubs (no libgscore:
+# the real engine would clash with the stubs).
+GS_TOOLS_TEST_SRC = shim/core/gs_stats.c shim/core/gs_trace.c \
+	tests/tools/gs_tools_stub.c tests/tools/gs_tools_stub.h
+if HAVE_CRITERION
+if HAVE_JANSSON
+check_PROGRAMS += tests/tools/test_stats tests/tools/test_trace
+TESTS += tests/tools/test_stats tests/tools/test_trace
+tests_tools_test_stats_SOURCES = tests/tools/test_stats.c $(GS_TOOLS_TEST_SRC)
+tests_tools_test_stats_CPPFLAGS = $(CORE_CPPFLAGS) -I$(top_srcdir)/tests/tools
+tests_tools_test_stats_CFLAGS = $(AM_CFLAGS) $(CRITERION_CFLAGS) $(JANSSON_CFLAGS)
+tests_tools_test_stats_LDADD = $(CRITERION_LIBS) $(JANSSON_LIBS)
+tests_tools_test_trace_SOURCES = tests/tools/test_trace.c $(GS_TOOLS_TEST_SRC)
+tests_tools_test_trace_CPPFLAGS = $(CORE_CPPFLAGS) -I$(top_srcdir)/tests/tools
+tests_tools_test_trace_CFLAGS = $(AM_CFLAGS) $(CRITERION_CFLAGS) $(JANSSON_CFLAGS)
+tests_tools_test_trace_LDADD = $(CRITERION_LIBS) $(JANSSON_LIBS)
+
+# End to end: the real engine on the recording test backend of tests/unit,
+# writing stats and trace files that the command then reads.
+check_PROGRAMS += tests/tools/test_e2e
+TESTS += tests/tools/test_e2e
+tests_tools_test_e2e_SOURCES = tests/tools/test_e2e.c \
+	tests/unit/gs_testbe.h tests/unit/gs_testbe.c
+tests_tools_test_e2e_CPPFLAGS = $(CORE_CPPFLAGS) -I$(top_srcdir)/tests/unit
+tests_tools_test_e2e_CFLAGS = $(AM_CFLAGS) $(CRITERION_CFLAGS) $(JANSSON_CFLAGS)
+tests_tools_test_e2e_LDADD = libgscore.la $(CRITERION_LIBS) $(JANSSON_LIBS)
+endif
+endif
+
+# gen_trace writes sample traces for the command-line tests.
+check_PROGRAMS += tests/tools/gen_trace
+tests_tools_gen_trace_SOURCES = tests/tools/gen_trace.c $(GS_TOOLS_TEST_SRC)
+tests_tools_gen_trace_CPPFLAGS = $(CORE_CPPFLAGS) -I$(top_srcdir)/tests/tools
+
+# The command-line tests (exit 77, skipped, when the command is not built).
+TESTS += tests/tools/test_cli.sh tests/tools/test_docs.sh
+EXTRA_DIST += tests/tools/test_cli.sh tests/tools/test_docs.sh \
+	tests/tools/data/base.json tests/tools/data/same.json \
+	tests/tools/data/regress.json tests/tools/data/steps_base.json \
+	tests/tools/data/steps_new.json tests/tools/data/missing_key.json \
+	tests/tools/data/wrong_type.json tests/tools/data/malformed.json \
+	tests/tools/data/empty.json tests/tools/data/bad_trace.json \
+	tests/tools/data/object_form.json

@@ -1,22 +1,491 @@
-/* Placeholder until the trace writer lands (tools branch). */
+/*
+ * The trace dump: Chrome trace-event JSON in the array form, which Perfetto
+ * (ui.perfetto.dev) and chrome://tracing open.
+ *
+ * File layout: "[\n", then one event object per line, each followed by
+ * ",\n"; gs_trace_close() ends with metadata events, the last one without a
+ * comma, and "]\n", so a closed trace is strict JSON.  Events are formatted
+ * into one buffer (allocated at open, guarded by a mutex) and written with
+ * write(2) when 64 KiB have accumulated and at close.  Only whole events
+ * are ever written, so a process that dies leaves a file that ends in
+ * "},\n"; removing the trailing comma and appending "]" makes it strict JSON
+ * again (the viewers accept it as it is; `graphshim trace summarize` does
+ * that repair).
+ *
+ * Tracks: an event that concerns a stream (launch, flush, learned, built,
+ * replay, mismatch, retired) carries as "tid" a synthetic track number for
+ * that stream, GS_TRACE_STREAM_TID + the order in which the stream was
+ * first seen, and the first such event is preceded by a "thread_name"
+ * metadata event naming the track "stream 0x...".  Perfetto thus shows one
+ * track per stream.  Synthetic numbers start at 2^24, above any Linux
+ * thread id (pid_max is at most 2^22).  Events without a stream (fallback)
+ * use the calling thread's id.  Every event also names its stream in args.
+ *
+ * Timestamps are CLOCK_MONOTONIC in microseconds, with nanosecond decimals.
+ * The number of events is capped; metadata events are not counted, and
+ * events past the cap are counted as dropped.  A forked child stops tracing
+ * (its events would interleave with the parent's in one file); use %p in
+ * the path and an exec'd child writes its own file.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
 #include "gs_trace.h"
+
+/* From gs_stats.c: the shared output-file rules (see there). */
+int gs_stats_open_fd(const char *path, bool overwrite, char *expanded, size_t len);
+bool gs_stats_write_all(int fd, const char *buf, size_t n);
+
+#define GS_TRACE_FLUSH_AT (64u * 1024u)
+#define GS_TRACE_EVENT_MAX 4096u /* one formatted event, strings bounded below */
+#define GS_TRACE_BUF_SIZE (GS_TRACE_FLUSH_AT + 2u * GS_TRACE_EVENT_MAX)
+#define GS_TRACE_STREAM_TID (1u << 24)
+#define GS_TRACE_NSTREAMS 1024u /* tracks named; later streams share one */
+#define GS_TRACE_STR_MAX 256u    /* escaped user-supplied strings, bytes */
 
 bool gs_trace_on;
 
+static pthread_mutex_t gs_trace_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t gs_trace_once = PTHREAD_ONCE_INIT;
+static int gs_trace_fd = -1;
+static char *gs_trace_buf;
+static size_t gs_trace_len;
+static long long gs_trace_max;
+static long long gs_trace_count;
+static long long gs_trace_dropped;
+static bool gs_trace_err;
+static long gs_trace_pid;
+
+/* Open-addressed table of the streams seen: handle -> track index + 1. */
+static struct {
+	uintptr_t handle;
+	uint32_t idx1;
+} gs_trace_streams[GS_TRACE_NSTREAMS * 2];
+static uint32_t gs_trace_nstreams;
+static bool gs_trace_overflow_named;
+
+static uint64_t gs_trace_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Microseconds with three decimals, from nanoseconds, without floating point. */
+static void gs_trace_us(char *out, size_t len, uint64_t ns)
+{
+	snprintf(out, len, "%llu.%03llu", (unsigned long long)(ns / 1000),
+		 (unsigned long long)(ns % 1000));
+}
+
+/*
+ * Quote s as a JSON string into out (at most GS_TRACE_STR_MAX bytes used),
+ * truncating long input; NULL becomes null.  Bytes outside printable ASCII
+ * are escaped or replaced by '?', so the output is valid JSON whatever the
+ * input (the strings are entry-point names and diagnostics, all ASCII).
+ */
+static void gs_trace_quote(char *out, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0;
+	if (!s) {
+		memcpy(out, "null", 5);
+		return;
+	}
+	out[o++] = '"';
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		/* Room for the longest escape, the closing quote and the NUL. */
+		if (o + 6 + 2 > GS_TRACE_STR_MAX)
+			break;
+		unsigned char c = *p;
+		if (c == '"' || c == '\\') {
+			out[o++] = '\\';
+			out[o++] = (char)c;
+		} else if (c < 0x20) {
+			out[o++] = '\\';
+			out[o++] = 'u';
+			out[o++] = '0';
+			out[o++] = '0';
+			out[o++] = hex[c >> 4];
+			out[o++] = hex[c & 15];
+		} else {
+			out[o++] = c < 0x7f ? (char)c : '?';
+		}
+	}
+	out[o++] = '"';
+	out[o] = '\0';
+}
+
+/* Append formatted text to the buffer; the caller holds the lock. */
+static void gs_trace_append(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void gs_trace_append(const char *fmt, ...)
+{
+	va_list ap;
+	size_t room = GS_TRACE_BUF_SIZE - gs_trace_len;
+	va_start(ap, fmt);
+	int n = vsnprintf(gs_trace_buf + gs_trace_len, room, fmt, ap);
+	va_end(ap);
+	/* Never keep a partial event: a too-long one is dropped whole. */
+	if (n < 0 || (size_t)n >= room) {
+		gs_trace_buf[gs_trace_len] = '\0';
+		gs_trace_dropped++;
+		return;
+	}
+	gs_trace_len += (size_t)n;
+}
+
+/* Write the buffer out; the caller holds the lock.  A failure stops tracing. */
+static void gs_trace_flush_locked(void)
+{
+	if (!gs_trace_len || gs_trace_fd < 0)
+		return;
+	if (!gs_trace_err && gs_stats_write_all(gs_trace_fd, gs_trace_buf, gs_trace_len)) {
+		static const char msg[] = "graphshim: trace: write failed; tracing stopped\n";
+		gs_trace_err = true;
+		__atomic_store_n(&gs_trace_on, false, __ATOMIC_RELAXED);
+		if (write(2, msg, sizeof(msg) - 1) < 0) {
+			/* Nothing more can be done about it. */
+		}
+	}
+	gs_trace_len = 0;
+}
+
+static long gs_trace_gettid(void)
+{
+	return (long)syscall(SYS_gettid);
+}
+
+/*
+ * The track of a stream; names it with a metadata event the first time.
+ * The caller holds the lock and has room in the buffer for two events.
+ */
+static unsigned long gs_trace_stream_tid(uintptr_t stream, const char *ts)
+{
+	size_t mask = GS_ARRAY_SIZE(gs_trace_streams) - 1;
+	size_t i = (size_t)gs_mix64((uint64_t)stream) & mask;
+	for (;; i = (i + 1) & mask) {
+		if (gs_trace_streams[i].idx1 && gs_trace_streams[i].handle == stream)
+			return GS_TRACE_STREAM_TID + gs_trace_streams[i].idx1 - 1;
+		if (!gs_trace_streams[i].idx1)
+			break;
+	}
+	/* The table is at most half full, so probing always ends at a hole. */
+	if (gs_trace_nstreams >= GS_TRACE_NSTREAMS) {
+		unsigned long tid = GS_TRACE_STREAM_TID + GS_TRACE_NSTREAMS;
+		if (!gs_trace_overflow_named) {
+			gs_trace_overflow_named = true;
+			gs_trace_append("{\"name\":\"thread_name\",\"ph\":\"M\",\"ts\":%s,\"pid\":%ld,"
+					"\"tid\":%lu,\"args\":{\"name\":\"other streams\"}},\n",
+					ts, gs_trace_pid, tid);
+		}
+		return tid;
+	}
+	uint32_t idx = gs_trace_nstreams++;
+	gs_trace_streams[i].handle = stream;
+	gs_trace_streams[i].idx1 = idx + 1;
+	unsigned long tid = GS_TRACE_STREAM_TID + idx;
+	gs_trace_append("{\"name\":\"thread_name\",\"ph\":\"M\",\"ts\":%s,\"pid\":%ld,\"tid\":%lu,"
+			"\"args\":{\"name\":\"stream 0x%llx\"}},\n"
+			"{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"ts\":%s,\"pid\":%ld,\"tid\":%lu,"
+			"\"args\":{\"sort_index\":%u}},\n",
+			ts, gs_trace_pid, tid, (unsigned long long)stream, ts, gs_trace_pid, tid, idx);
+	return tid;
+}
+
+/*
+ * Format and buffer one event.  name and cat are literal identifiers; ph is
+ * "i" (instant, thread scope) or "X" (complete, with dur_ns).  args is the
+ * body of the "args" object.  has_stream selects the stream's track.
+ */
+static void gs_trace_event(const char *name_json, const char *cat, char ph, uint64_t ts_ns,
+			   uint64_t dur_ns, bool has_stream, uintptr_t stream, const char *args_fmt,
+			   ...) __attribute__((format(printf, 8, 9)));
+
+static void gs_trace_event(const char *name_json, const char *cat, char ph, uint64_t ts_ns,
+			   uint64_t dur_ns, bool has_stream, uintptr_t stream, const char *args_fmt,
+			   ...)
+{
+	char args[GS_TRACE_EVENT_MAX - 512];
+	char ts[32], dur[40] = "";
+	va_list ap;
+	va_start(ap, args_fmt);
+	int n = vsnprintf(args, sizeof(args), args_fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(args))
+		args[0] = '\0';
+	gs_trace_us(ts, sizeof(ts), ts_ns);
+	if (ph == 'X') {
+		char d[32];
+		gs_trace_us(d, sizeof(d), dur_ns);
+		snprintf(dur, sizeof(dur), ",\"dur\":%s", d);
+	}
+	long tid = has_stream ? 0 : gs_trace_gettid();
+
+	pthread_mutex_lock(&gs_trace_mu);
+	if (gs_trace_fd < 0 || gs_trace_err) {
+		pthread_mutex_unlock(&gs_trace_mu);
+		return;
+	}
+	if (gs_trace_count >= gs_trace_max) {
+		gs_trace_dropped++;
+		pthread_mutex_unlock(&gs_trace_mu);
+		return;
+	}
+	gs_trace_count++;
+	unsigned long t = has_stream ? gs_trace_stream_tid(stream, ts) : (unsigned long)tid;
+	gs_trace_append("{\"name\":%s,\"cat\":\"%s\",\"ph\":\"%c\"%s,\"ts\":%s%s,\"pid\":%ld,"
+			"\"tid\":%lu,\"args\":{%s}},\n",
+			name_json, cat, ph, ph == 'i' ? ",\"s\":\"t\"" : "", ts, dur, gs_trace_pid,
+			t, args);
+	if (gs_trace_len >= GS_TRACE_FLUSH_AT)
+		gs_trace_flush_locked();
+	pthread_mutex_unlock(&gs_trace_mu);
+}
+
+static bool gs_trace_enabled(void)
+{
+	return __atomic_load_n(&gs_trace_on, __ATOMIC_RELAXED);
+}
+
+/*
+ * fork: the buffer is written out before the fork (so the parent's events
+ * are written once), and the child closes its copy of the file and stops.
+ */
+static void gs_trace_atfork_prepare(void)
+{
+	pthread_mutex_lock(&gs_trace_mu);
+	gs_trace_flush_locked();
+}
+
+static void gs_trace_atfork_parent(void)
+{
+	pthread_mutex_unlock(&gs_trace_mu);
+}
+
+static void gs_trace_atfork_child(void)
+{
+	__atomic_store_n(&gs_trace_on, false, __ATOMIC_RELAXED);
+	if (gs_trace_fd >= 0)
+		close(gs_trace_fd);
+	gs_trace_fd = -1;
+	gs_trace_len = 0;
+	free(gs_trace_buf);
+	gs_trace_buf = NULL;
+	pthread_mutex_unlock(&gs_trace_mu);
+}
+
+static void gs_trace_register_atfork(void)
+{
+	pthread_atfork(gs_trace_atfork_prepare, gs_trace_atfork_parent, gs_trace_atfork_child);
+}
+
 bool gs_trace_open(const char *path, long long max_events, bool overwrite)
 {
-	(void)path;
-	(void)max_events;
-	(void)overwrite;
-	return true;
+	char expanded[1024];
+	pthread_once(&gs_trace_once, gs_trace_register_atfork);
+
+	pthread_mutex_lock(&gs_trace_mu);
+	if (gs_trace_fd >= 0) {
+		/* Already open: one trace per process. */
+		pthread_mutex_unlock(&gs_trace_mu);
+		errno = EBUSY;
+		return true;
+	}
+	char *buf = malloc(GS_TRACE_BUF_SIZE);
+	if (!buf) {
+		pthread_mutex_unlock(&gs_trace_mu);
+		return true;
+	}
+	int fd = gs_stats_open_fd(path, overwrite, expanded, sizeof(expanded));
+	if (fd < 0) {
+		int e = errno;
+		free(buf);
+		pthread_mutex_unlock(&gs_trace_mu);
+		errno = e;
+		return true;
+	}
+	gs_trace_fd = fd;
+	gs_trace_buf = buf;
+	gs_trace_len = 0;
+	gs_trace_max = max_events > 0 ? max_events : 0;
+	gs_trace_count = 0;
+	gs_trace_dropped = 0;
+	gs_trace_err = false;
+	gs_trace_pid = (long)getpid();
+	memset(gs_trace_streams, 0, sizeof(gs_trace_streams));
+	gs_trace_nstreams = 0;
+	gs_trace_overflow_named = false;
+
+	char ts[32];
+	gs_trace_us(ts, sizeof(ts), gs_trace_now_ns());
+	/* The process name first as well, so that a killed process's trace has it. */
+	gs_trace_append("[\n{\"name\":\"process_name\",\"ph\":\"M\",\"ts\":%s,\"pid\":%ld,\"tid\":0,"
+			"\"args\":{\"name\":\"graphshim\"}},\n",
+			ts, gs_trace_pid);
+	gs_trace_flush_locked();
+	bool err = gs_trace_err;
+	if (!err)
+		__atomic_store_n(&gs_trace_on, true, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&gs_trace_mu);
+	if (err)
+		gs_trace_close();
+	return err;
 }
-void gs_trace_close(void) {}
-void gs_trace_launch(const char *api, uintptr_t stream, const gs_rec_t *r, const char *state) {}
-void gs_trace_flush(uintptr_t stream, gs_flush_reason_t why, const char *api, uint32_t nheld) {}
-void gs_trace_learned(uintptr_t stream, uint64_t id, uint32_t length, const char *how) {}
-void gs_trace_built(uintptr_t stream, uint64_t id, uint32_t length, uint64_t ns, int status) {}
-void gs_trace_replay(uintptr_t stream, uint64_t id, uint32_t length, uint32_t patches, uint32_t chunks) {}
+
+void gs_trace_close(void)
+{
+	pthread_mutex_lock(&gs_trace_mu);
+	__atomic_store_n(&gs_trace_on, false, __ATOMIC_RELAXED);
+	if (gs_trace_fd < 0) {
+		pthread_mutex_unlock(&gs_trace_mu);
+		return;
+	}
+	if (!gs_trace_err) {
+		char ts[32];
+		gs_trace_us(ts, sizeof(ts), gs_trace_now_ns());
+		if (gs_trace_len + GS_TRACE_EVENT_MAX > GS_TRACE_BUF_SIZE)
+			gs_trace_flush_locked();
+		/* The last event has no trailing comma: a closed trace is strict JSON. */
+		gs_trace_append("{\"name\":\"process_name\",\"ph\":\"M\",\"ts\":%s,\"pid\":%ld,"
+				"\"tid\":0,\"args\":{\"name\":\"graphshim\"}},\n"
+				"{\"name\":\"graphshim_trace\",\"ph\":\"M\",\"ts\":%s,\"pid\":%ld,"
+				"\"tid\":0,\"args\":{\"events\":%lld,\"dropped\":%lld,\"cap\":%lld}}\n"
+				"]\n",
+				ts, gs_trace_pid, ts, gs_trace_pid, gs_trace_count, gs_trace_dropped,
+				gs_trace_max);
+		gs_trace_flush_locked();
+	}
+	close(gs_trace_fd);
+	gs_trace_fd = -1;
+	free(gs_trace_buf);
+	gs_trace_buf = NULL;
+	gs_trace_len = 0;
+	pthread_mutex_unlock(&gs_trace_mu);
+}
+
+static const char *gs_trace_kind_name(uint32_t kind)
+{
+	switch (kind) {
+	case GS_REC_KERNEL:
+		return "kernel";
+	case GS_REC_COPY:
+		return "copy";
+	case GS_REC_SET:
+		return "memset";
+	default:
+		return "unknown";
+	}
+}
+
+void gs_trace_launch(const char *api, uintptr_t stream, const gs_rec_t *r, const char *state)
+{
+	if (!gs_trace_enabled())
+		return;
+	char name[GS_TRACE_STR_MAX], st[GS_TRACE_STR_MAX];
+	uint64_t now = gs_trace_now_ns();
+	gs_trace_quote(name, api ? api : "launch");
+	gs_trace_quote(st, state);
+	if (!r) {
+		gs_trace_event(name, "launch", 'i', now, 0, true, stream,
+			       "\"stream\":\"0x%llx\",\"state\":%s", (unsigned long long)stream, st);
+		return;
+	}
+	gs_trace_event(name, "launch", 'i', now, 0, true, stream,
+		       "\"stream\":\"0x%llx\",\"state\":%s,\"kind\":\"%s\",\"func\":\"0x%llx\","
+		       "\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u],\"shmem\":%u,\"nbytes\":%u",
+		       (unsigned long long)stream, st, gs_trace_kind_name(r->kind),
+		       (unsigned long long)(uintptr_t)r->func, r->grid[0], r->grid[1], r->grid[2],
+		       r->block[0], r->block[1], r->block[2], r->shmem, r->nbytes);
+}
+
+void gs_trace_flush(uintptr_t stream, gs_flush_reason_t why, const char *api, uint32_t nheld)
+{
+	if (!gs_trace_enabled())
+		return;
+	char a[GS_TRACE_STR_MAX];
+	gs_trace_quote(a, api);
+	gs_trace_event("\"flush\"", "flush", 'i', gs_trace_now_ns(), 0, true, stream,
+		       "\"stream\":\"0x%llx\",\"reason\":\"%s\",\"api\":%s,\"nheld\":%u",
+		       (unsigned long long)stream, gs_flush_reason_name(why), a, nheld);
+}
+
+void gs_trace_learned(uintptr_t stream, uint64_t id, uint32_t length, const char *how)
+{
+	if (!gs_trace_enabled())
+		return;
+	char h[GS_TRACE_STR_MAX];
+	gs_trace_quote(h, how);
+	gs_trace_event("\"learned\"", "sequence", 'i', gs_trace_now_ns(), 0, true, stream,
+		       "\"stream\":\"0x%llx\",\"id\":\"0x%016llx\",\"length\":%u,\"how\":%s",
+		       (unsigned long long)stream, (unsigned long long)id, length, h);
+}
+
+void gs_trace_built(uintptr_t stream, uint64_t id, uint32_t length, uint64_t ns, int status)
+{
+	if (!gs_trace_enabled())
+		return;
+	/* A complete event that ends now and lasted as long as the build. */
+	uint64_t now = gs_trace_now_ns();
+	uint64_t start = ns < now ? now - ns : 0;
+	gs_trace_event("\"built\"", "sequence", 'X', start, ns, true, stream,
+		       "\"stream\":\"0x%llx\",\"id\":\"0x%016llx\",\"length\":%u,\"status\":%d,"
+		       "\"build_ms\":%.3f",
+		       (unsigned long long)stream, (unsigned long long)id, length, status,
+		       (double)ns / 1e6);
+}
+
+void gs_trace_replay(uintptr_t stream, uint64_t id, uint32_t length, uint32_t patches,
+		     uint32_t chunks)
+{
+	if (!gs_trace_enabled())
+		return;
+	gs_trace_event("\"replay\"", "replay", 'i', gs_trace_now_ns(), 0, true, stream,
+		       "\"stream\":\"0x%llx\",\"id\":\"0x%016llx\",\"length\":%u,\"patches\":%u,"
+		       "\"chunks\":%u",
+		       (unsigned long long)stream, (unsigned long long)id, length, patches, chunks);
+}
+
 void gs_trace_mismatch(uintptr_t stream, uint64_t id, uint32_t pos, gs_mismatch_reason_t why,
-		       const char *field, const char *expected, const char *got) {}
-void gs_trace_retired(uintptr_t stream, uint64_t id, uint64_t mismatches) {}
-void gs_trace_fallback(const char *what, int status) {}
+		       const char *field, const char *expected, const char *got)
+{
+	if (!gs_trace_enabled())
+		return;
+	char f[GS_TRACE_STR_MAX], e[GS_TRACE_STR_MAX], g[GS_TRACE_STR_MAX];
+	gs_trace_quote(f, field);
+	gs_trace_quote(e, expected);
+	gs_trace_quote(g, got);
+	gs_trace_event("\"mismatch\"", "mismatch", 'i', gs_trace_now_ns(), 0, true, stream,
+		       "\"stream\":\"0x%llx\",\"id\":\"0x%016llx\",\"position\":%u,\"reason\":\"%s\","
+		       "\"field\":%s,\"expected\":%s,\"got\":%s",
+		       (unsigned long long)stream, (unsigned long long)id, pos,
+		       gs_mismatch_reason_name(why), f, e, g);
+}
+
+void gs_trace_retired(uintptr_t stream, uint64_t id, uint64_t mismatches)
+{
+	if (!gs_trace_enabled())
+		return;
+	gs_trace_event("\"retired\"", "sequence", 'i', gs_trace_now_ns(), 0, true, stream,
+		       "\"stream\":\"0x%llx\",\"id\":\"0x%016llx\",\"mismatches\":%llu",
+		       (unsigned long long)stream, (unsigned long long)id,
+		       (unsigned long long)mismatches);
+}
+
+void gs_trace_fallback(const char *what, int status)
+{
+	if (!gs_trace_enabled())
+		return;
+	char w[GS_TRACE_STR_MAX];
+	gs_trace_quote(w, what);
+	gs_trace_event("\"fallback\"", "fallback", 'i', gs_trace_now_ns(), 0, false, 0,
+		       "\"what\":%s,\"status\":%d", w, status);
+}

@@ -1,0 +1,195 @@
+#!/bin/sh
+# Tests of the `graphshim` command: exit codes and output of run, trace
+# summarize and compare on good, regressed, malformed, missing and empty
+# inputs.  Runs from `make check` (top_builddir/top_srcdir exported).
+set -u
+: "${top_builddir:=.}" "${top_srcdir:=.}"
+GS=$top_builddir/tools/graphshim
+GEN=$top_builddir/tests/tools/gen_trace
+DATA=$top_srcdir/tests/tools/data
+[ -x "$GS" ] || { echo "SKIP: $GS not built (jansson missing?)"; exit 77; }
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/gs-cli.XXXXXX") || exit 99
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+
+# expect STATUS COMMAND...: run it, keep stdout/stderr in $tmp/out, $tmp/err.
+expect() {
+	want=$1
+	shift
+	"$@" >"$tmp/out" 2>"$tmp/err"
+	got=$?
+	if [ "$got" -ne "$want" ]; then
+		echo "FAIL: $* -> exit $got, expected $want"
+		sed 's/^/  out: /' "$tmp/out"
+		sed 's/^/  err: /' "$tmp/err"
+		fail=1
+	else
+		echo "ok: exit $got: $*"
+	fi
+}
+
+# has FILE PATTERN: the last command's stdout or stderr matches.
+has() {
+	if ! grep -q -e "$2" "$tmp/$1"; then
+		echo "FAIL: $1 of the last command lacks: $2"
+		sed "s/^/  $1: /" "$tmp/$1"
+		fail=1
+	fi
+}
+
+# --- general
+expect 0 "$GS" --version
+has out "^graphshim [0-9]"
+expect 0 "$GS" --help
+has out "compare"
+expect 2 "$GS"
+expect 2 "$GS" frobnicate
+has err "unknown command"
+for c in run trace compare; do
+	expect 0 "$GS" $c --help
+	has out "^Usage: graphshim $c"
+done
+
+# --- compare
+expect 0 "$GS" compare "$DATA/base.json" "$DATA/same.json"
+has out "verdict: ok"
+expect 0 "$GS" compare "$DATA/base.json" "$DATA/base.json"
+expect 1 "$GS" compare "$DATA/base.json" "$DATA/regress.json"
+has out "verdict: REGRESSION (3 limits exceeded)"
+has out "coverage.*REGRESSION"
+has out "mismatches.*REGRESSION"
+expect 0 "$GS" compare --max-coverage-drop 10 --max-launches-increase 20 \
+	--max-mismatch-increase 7 "$DATA/base.json" "$DATA/regress.json"
+expect 1 "$GS" compare "$DATA/base.json" "$DATA/regress.json" --max-coverage-drop=10 \
+	--max-launches-increase=20 --max-mismatch-increase=6
+has out "mismatches.*REGRESSION"
+# An improvement is never a regression.
+expect 0 "$GS" compare "$DATA/regress.json" "$DATA/base.json"
+# Launches per step: 100 -> 110 per step is +10%.
+expect 1 "$GS" compare "$DATA/steps_base.json" "$DATA/steps_new.json"
+has out "launches/step.*REGRESSION"
+expect 0 "$GS" compare "$DATA/steps_base.json" "$DATA/steps_new.json" --max-launches-increase 10
+for bad in malformed empty missing_key wrong_type does_not_exist; do
+	expect 2 "$GS" compare "$DATA/base.json" "$DATA/$bad.json"
+	has err "$bad.json"
+	expect 2 "$GS" compare "$DATA/$bad.json" "$DATA/base.json"
+done
+expect 2 "$GS" compare "$DATA/base.json" "$DATA/missing_key.json"
+has err "missing key counters.graphs"
+expect 2 "$GS" compare "$DATA/base.json" "$DATA/wrong_type.json"
+has err "counters.launches: expected"
+expect 2 "$GS" compare "$DATA/base.json" "$DATA/empty.json"
+has err "empty"
+printf '[1, 2]\n' >"$tmp/array.json"
+expect 2 "$GS" compare "$DATA/base.json" "$tmp/array.json"
+has err "expected a JSON object"
+expect 2 "$GS" compare "$DATA/base.json"
+expect 2 "$GS" compare "$DATA/base.json" "$DATA/same.json" "$DATA/same.json"
+expect 2 "$GS" compare "$DATA/base.json" "$DATA/same.json" --max-coverage-drop -1
+expect 2 "$GS" compare "$DATA/base.json" "$DATA/same.json" --max-mismatch-increase 1.5
+expect 2 "$GS" compare "$DATA/base.json" "$DATA/same.json" --max-launches-increase
+expect 2 "$GS" compare "$DATA/base.json" "$DATA/same.json" --bogus
+
+# --- trace summarize
+if [ -x "$GEN" ]; then
+	"$GEN" "$tmp/t.json" || fail=1
+	expect 0 "$GS" trace summarize "$tmp/t.json"
+	has out "0x000000000000aaaa  0x1000 .* 8  boundary  built "
+	has out "0x000000000000bbbb  0x2000 .* 4  period    retired"
+	has out "^  DRIFT .* 3  arg 2 (3)"
+	has out "^  STRUCTURE .* 1  grid (1)"
+	has out "^  SYNC .* 12 .* cuStreamSynchronize (12)"
+	has out "^  EVENT .* 3 .* cuEventRecord (3)"
+	has out "^  graph_instantiate .* 1  2"
+	has out "events 161 (cap 1000000, dropped 0)"
+	# A trace left by a killed process: no "]" and a trailing comma.
+	"$GEN" -k "$tmp/killed.json" 2>/dev/null
+	tail -c 3 "$tmp/killed.json" | od -c | grep -q '}   ,  \\n' || {
+		echo "FAIL: the killed trace does not end at a whole event"; fail=1; }
+	expect 0 "$GS" trace summarize "$tmp/killed.json"
+	has out "not closed"
+	has out "0x000000000000aaaa"
+	# The same, cut after a comma by hand, and after a brace without one.
+	head -n 40 "$tmp/t.json" >"$tmp/cut.json"
+	expect 0 "$GS" trace summarize "$tmp/cut.json"
+	head -n 40 "$tmp/t.json" | sed '$ s/,$//' >"$tmp/cut2.json"
+	expect 0 "$GS" trace summarize "$tmp/cut2.json"
+	# Cut in the middle of an event: a clear error, not a crash.
+	head -c 3000 "$tmp/t.json" >"$tmp/mid.json"
+	expect 2 "$GS" trace summarize "$tmp/mid.json"
+	has err "mid.json: not valid JSON"
+else
+	echo "SKIP: $GEN not built"
+fi
+expect 0 "$GS" trace summarize "$DATA/object_form.json"
+has out "^  SYNC .* 2 .* cuCtxSynchronize (2)"
+expect 2 "$GS" trace summarize "$DATA/bad_trace.json"
+has err "bad_trace.json: not valid JSON .*line 3"
+expect 2 "$GS" trace summarize "$DATA/empty.json"
+has err "empty"
+expect 2 "$GS" trace summarize "$DATA/does_not_exist.json"
+has err "does_not_exist.json: No such file"
+expect 2 "$GS" trace summarize "$DATA/base.json"
+has err "not a trace"
+expect 2 "$GS" trace summarize
+expect 2 "$GS" trace
+expect 2 "$GS" trace frobnicate x
+
+# --- run
+# Most checks preload a stand-in that is not a shared object: ld.so reports
+# it and runs the program anyway, so they do not depend on what the real
+# library does when loaded (sanitizer builds cannot be preloaded into
+# uninstrumented programs).
+fake=$tmp/libfake.so
+echo "not a library" >"$fake"
+expect 0 env GRAPHSHIM_LIB="$fake" "$GS" run --stats "$tmp/s-%p.json" --trace "$tmp/t-%p.json" \
+	--trace-max 50 --log debug --summary --overwrite --disable -- env
+has out "^GRAPHSHIM_STATS=$tmp/s-%p.json\$"
+has out "^GRAPHSHIM_TRACE=$tmp/t-%p.json\$"
+has out "^GRAPHSHIM_TRACE_MAX=50\$"
+has out "^GRAPHSHIM_LOG=debug\$"
+has out "^GRAPHSHIM_SUMMARY=1\$"
+has out "^GRAPHSHIM_OVERWRITE=1\$"
+has out "^GRAPHSHIM_ENABLE=0\$"
+has out "^LD_PRELOAD=$fake\$"
+# An existing LD_PRELOAD is kept after the shim; a second copy is not added.
+expect 0 env LD_PRELOAD="$fake" "$GS" run --lib "$fake" -- env
+has out "^LD_PRELOAD=$fake\$"
+other=$tmp/libother.so
+echo "not a library" >"$other"
+expect 0 env LD_PRELOAD="$other $fake" "$GS" run --lib "$fake" -- env
+has out "^LD_PRELOAD=$fake:$other\$"
+expect 0 env GRAPHSHIM_LIB="$fake" "$GS" run -- sh -c 'echo "args:$0:$1"' a b
+has out "^args:a:b\$"
+# Options after the program belong to the program.
+expect 0 env GRAPHSHIM_LIB="$fake" "$GS" run sh -c 'echo "$0 $LD_PRELOAD"' --stats
+has out "^--stats $fake\$"
+# The program's own exit status comes back.
+expect 3 env GRAPHSHIM_LIB="$fake" "$GS" run -- sh -c 'exit 3'
+expect 127 env GRAPHSHIM_LIB="$fake" "$GS" run -- /nonexistent/program
+has err "command not found"
+expect 127 env GRAPHSHIM_LIB="$fake" "$GS" run -- graphshim-no-such-command
+expect 126 env GRAPHSHIM_LIB="$fake" "$GS" run -- "$fake"
+expect 2 env GRAPHSHIM_LIB="$tmp/nope.so" "$GS" run -- true
+has err "nope.so"
+expect 2 "$GS" run --lib "$tmp/nope.so" -- true
+expect 2 "$GS" run --log loud -- true
+expect 2 "$GS" run --trace-max 0 -- true
+expect 2 "$GS" run --stats
+expect 2 "$GS" run --bogus -- true
+expect 2 "$GS" run --
+
+# The search finds the library built next to the command.  Loading it into
+# a plain program is skipped for sanitizer builds, which cannot be preloaded
+# into an uninstrumented program.
+built=$top_builddir/.libs/libgraphshim.so
+[ -f "$built" ] || built=$top_builddir/shim/.libs/libgraphshim.so
+if [ -f "$built" ] && ! ldd "$built" 2>/dev/null | grep -q -e libasan -e libubsan -e libtsan; then
+	expect 0 env -u GRAPHSHIM_LIB "$GS" run --disable -- sh -c 'echo "$LD_PRELOAD"'
+	has out "^/.*libgraphshim\.so\$"
+else
+	echo "SKIP: the built library is absent or sanitized: search not exercised"
+fi
+
+exit $fail

@@ -1,0 +1,69 @@
+#!/bin/sh
+# The documentation follows the headers: every GRAPHSHIM_* variable of
+# GS_CONFIG_VARS is in docs/configuration.md and docs/graphshim.7, every
+# flush and mismatch reason in docs/troubleshooting.md and graphshim.7, and
+# every counter of GS_COUNTERS in docs/tools.md.
+set -u
+: "${top_srcdir:=.}"
+S=$top_srcdir
+fail=0
+
+# names HEADER MACRO: the first argument of each X(...) entry of MACRO.
+names() {
+	sed -n "/#define $2(X)/,/^\$/p" "$1" | grep -o 'X([A-Za-z_]*' | sed 's/^X(//'
+}
+
+check() { # check NAME FILE...
+	n=$1
+	shift
+	for f in "$@"; do
+		grep -q -w -e "$n" "$f" || { echo "FAIL: $n is not documented in $f"; fail=1; }
+	done
+}
+
+vars=$(grep -o '"GRAPHSHIM_[A-Z_]*"' "$S/shim/core/gs_config.h" | tr -d '"')
+[ -n "$vars" ] || { echo "FAIL: no GRAPHSHIM_ variables found in gs_config.h"; exit 1; }
+for v in $vars; do
+	check "$v" "$S/docs/configuration.md" "$S/docs/graphshim.7"
+done
+# And nothing documented that the header does not have (graphshim(1)'s own
+# GRAPHSHIM_LIB excepted).
+for v in $(grep -o 'GRAPHSHIM_[A-Z_]*[A-Z]' "$S/docs/configuration.md" "$S/docs/graphshim.7" |
+	   sed 's/.*://' | sort -u); do
+	[ "$v" = GRAPHSHIM_LIB ] && continue
+	echo "$vars" | grep -q -x "$v" || { echo "FAIL: $v is documented but not in gs_config.h"; fail=1; }
+done
+
+# Defaults and ranges: the table row of configuration.md and the entry of
+# graphshim(7) give the header's numbers (compared as numbers: 2 == 2.0).
+sed -n 's/^[[:space:]]*X([a-z_]*, *"\(GRAPHSHIM_[A-Z_]*\)", *\([A-Z]*\), *\([-0-9.]*\), *\([-0-9.]*\), *\([-0-9.]*\),.*/\1 \2 \3 \4 \5/p' \
+	"$S/shim/core/gs_config.h" >"${TMPDIR:-/tmp}/gs-vars.$$"
+while read -r name type def lo hi; do
+	[ "$type" = PATH ] && continue
+	row=$(grep "^| \`$name\`" "$S/docs/configuration.md")
+	man=$(sed -n "/^\.B $name\$/{n;p;}" "$S/docs/graphshim.7")
+	echo "$row" | awk -F'|' -v d="$def" -v lo="$lo" -v hi="$hi" -v t="$type" '
+		{ c = $4; gsub(/[`( ]/, "", c); sub(/[a-z]+\)?$/, "", c)
+		  if (t == "BOOL") { ok = (c + 0 == d + 0); }
+		  else { r = $5; gsub(/ /, "", r); split(r, a, "-")
+			 ok = (c + 0 == d + 0 && a[1] + 0 == lo + 0 && a[2] + 0 == hi + 0) }
+		  exit !ok }' ||
+		{ echo "FAIL: configuration.md: $name should say default $def, range $lo - $hi: $row"; fail=1; }
+	echo "$man" | grep -q "default $def[,)]" ||
+		{ echo "FAIL: graphshim.7: $name should say default $def: $man"; fail=1; }
+done <"${TMPDIR:-/tmp}/gs-vars.$$"
+[ -s "${TMPDIR:-/tmp}/gs-vars.$$" ] || { echo "FAIL: could not read GS_CONFIG_VARS"; fail=1; }
+rm -f "${TMPDIR:-/tmp}/gs-vars.$$"
+
+flush=$(names "$S/shim/core/gs_engine.h" GS_FLUSH_REASONS)
+mism=$(names "$S/shim/core/gs_stats.h" GS_MISMATCH_REASONS)
+counters=$(names "$S/shim/core/gs_stats.h" GS_COUNTERS)
+[ -n "$flush" ] && [ -n "$mism" ] && [ -n "$counters" ] || { echo "FAIL: header lists not found"; exit 1; }
+for r in $flush $mism; do
+	check "$r" "$S/docs/troubleshooting.md" "$S/docs/graphshim.7"
+done
+for c in $counters; do
+	check "$c" "$S/docs/tools.md"
+done
+[ $fail -eq 0 ] && echo "ok: $(echo $vars | wc -w) variables, $(echo $flush $mism | wc -w) reasons, $(echo $counters | wc -w) counters documented"
+exit $fail
