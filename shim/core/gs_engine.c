@@ -323,7 +323,7 @@ static bool gs_match_next(gs_stream_t *s, gs_rec_t *r, uint64_t at)
 	gs_note_held(s, k + 1);
 	GS_STAT_INC(held);
 	if (gs_trace_on)
-		gs_trace_launch("held", s->key.handle, r, "held");
+		gs_trace_launch(s->api ? s->api : "held", s->key.handle, r, "held");
 	bool longer = false;
 	for (uint32_t i = 0; i < keep; i++) {
 		if (s->cands[i]->n == k + 1)
@@ -508,6 +508,7 @@ int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec
 	}
 	gs_rec_t *r = *slot;
 	r->orig = rec->orig; /* valid until this call returns */
+	s->api = api;
 	s->pos++;
 	int rc = 0;
 	bool held = s->ncands ? gs_match_next(s, r, at) : gs_try_start(s, r, at);
@@ -517,6 +518,7 @@ int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec
 			s->seg_bad = true; /* a failed launch is no sequence element */
 	}
 	r->orig = NULL;
+	s->api = NULL;
 	gs_learn_record(s, r, at);
 	pthread_mutex_unlock(&s->lock);
 	return rc;

@@ -91,6 +91,7 @@ typedef struct gs_stream {
 	uint32_t chunk; /* next chunk of the sole candidate to submit */
 	uint32_t submitted; /* held records already submitted (graph or eager) */
 	bool pass_clean;/* no mismatch so far in this pass over the sequence */
+	const char *api;/* the entry point of the launch in progress, for the trace */
 	uint32_t *diffs;/* scratch: indices of records that need a patch */
 
 	/* Sequences: hashed by id, and an LRU list. */
