@@ -545,6 +545,20 @@ void gs_engine_flush_all(gs_flush_reason_t why, const char *api)
 	pthread_mutex_unlock(&gs_table_lock);
 }
 
+void gs_engine_forget_funcs(const char *api)
+{
+	if (!gs_engine_active())
+		return;
+	pthread_mutex_lock(&gs_table_lock);
+	for (gs_stream_t *s = gs_streams; s; s = s->hh.next) {
+		pthread_mutex_lock(&s->lock);
+		gs_flush_locked(s, GS_FLUSH_MODULE, api);
+		gs_seq_free_all(s, true);
+		pthread_mutex_unlock(&s->lock);
+	}
+	pthread_mutex_unlock(&gs_table_lock);
+}
+
 void gs_engine_stream_destroy(uintptr_t handle, void *ctx, const char *api)
 {
 	if (!gs_engine_active())

@@ -89,6 +89,13 @@ void gs_engine_flush_stream(uintptr_t handle, void *ctx, unsigned sflags,
 /* Submit the held work of every stream and end every learning segment. */
 void gs_engine_flush_all(gs_flush_reason_t why, const char *api);
 
+/*
+ * Submit everything held, then forget every learned sequence and graph on
+ * every stream: function handles may have been unloaded and may be reused
+ * (module or library unload, context destroy).
+ */
+void gs_engine_forget_funcs(const char *api);
+
 /* Flush and forget a stream that is being destroyed. */
 void gs_engine_stream_destroy(uintptr_t handle, void *ctx, const char *api);
 

@@ -160,3 +160,19 @@ Test(order, fini_submits_held_work)
 	cr_expect_eq(tb.nexec, 8 + 2);
 	cr_expect_eq(tb.live_graphs, 0, "graphs are released at teardown");
 }
+
+Test(order, forget_funcs_drops_every_sequence)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", NULL);
+	arm_and_hold(NBK, 0);
+	gs_engine_forget_funcs("cuModuleUnload");
+	cr_expect_eq(gs_stats.released, 2, "held work is submitted first");
+	cr_expect_eq(tb.live_graphs, 0);
+	gs_seq_info_t info[4];
+	cr_expect_eq(gs_engine_seq_info(info, 4), 0);
+	/* A function handle reused after the unload must not match old graphs. */
+	for (int k = 0; k < 4; k++)
+		tb_launch_on(NBK, 0, F[k], k, 0);
+	cr_expect_eq(gs_stats.held, 2);
+	tb_check();
+}
