@@ -1,1 +1,156 @@
-/* in progress */
+/*
+ * GRAPHSHIM_* environment variables: parsed once, validated, defaulted.
+ * The variable list lives in GS_CONFIG_VARS (gs_config.h); this file only
+ * knows how to parse each type.
+ */
+#include "gs_config.h"
+#include "gs_log.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <strings.h>
+#include <sys/auxv.h>
+
+gs_config_t gs_config = {
+	.enable = true, .learn_reps = 2, .min_seq = 4, .max_seq = 4096, .max_seqs = 64,
+	.max_nodes = 65536, .period = true, .mismatch_limit = 3, .cooldown = 0,
+	.patch_cost = 0.5, .graph_cost = 2.0, .chunk_first = 32, .chunk_max = 512, .async_build = true, .log_level = GS_LOG_WARN, .trace_max = 1000000,
+};
+
+#define GS_DEF_INT(f, def) c->f = (def);
+#define GS_DEF_BOOL(f, def) c->f = (def) != 0;
+#define GS_DEF_REAL(f, def) c->f = (def);
+#define GS_DEF_PATH(f, def) c->f[0] = '\0';
+#define GS_DEF_LEVEL(f, def) c->f = (int)(def);
+
+void gs_config_defaults(gs_config_t *c)
+{
+#define GS_X(f, name, type, def, lo, hi, help) GS_DEF_##type(f, def)
+	GS_CONFIG_VARS(GS_X)
+#undef GS_X
+}
+
+static bool gs_config_int(const char *name, const char *v, long long lo, long long hi, long long *out)
+{
+	char *end;
+	errno = 0;
+	long long x = strtoll(v, &end, 10);
+	if (errno || end == v || *end != '\0' || x < lo || x > hi) {
+		gs_log(GS_LOG_ERROR, "%s=\"%s\" is not a whole number in [%lld, %lld]; using %lld",
+		       name, v, lo, hi, *out);
+		return true;
+	}
+	*out = x;
+	return false;
+}
+
+static bool gs_config_real(const char *name, const char *v, double lo, double hi, double *out)
+{
+	char *end;
+	errno = 0;
+	double x = strtod(v, &end);
+	if (errno || end == v || *end != '\0' || !(x >= lo && x <= hi)) {
+		gs_log(GS_LOG_ERROR, "%s=\"%s\" is not a number in [%g, %g]; using %g", name, v, lo, hi,
+		       *out);
+		return true;
+	}
+	*out = x;
+	return false;
+}
+
+static bool gs_config_bool(const char *name, const char *v, bool *out)
+{
+	static const char *const yes[] = {"1", "yes", "on", "true"};
+	static const char *const no[] = {"0", "no", "off", "false"};
+	for (size_t i = 0; i < GS_ARRAY_SIZE(yes); i++) {
+		if (!strcasecmp(v, yes[i])) {
+			*out = true;
+			return false;
+		}
+		if (!strcasecmp(v, no[i])) {
+			*out = false;
+			return false;
+		}
+	}
+	gs_log(GS_LOG_ERROR, "%s=\"%s\" is not one of 0/1/yes/no/on/off/true/false; using %d", name,
+	       v, *out);
+	return true;
+}
+
+static bool gs_config_level_quiet(const char *name, const char *v, int *out, bool quiet)
+{
+	static const char *const names[] = {"off", "error", "warn", "info", "debug"};
+	for (int i = 0; i < (int)GS_ARRAY_SIZE(names); i++) {
+		if (!strcasecmp(v, names[i]) || (v[0] == '0' + i && v[1] == '\0')) {
+			*out = i;
+			return false;
+		}
+	}
+	if (!quiet)
+		gs_log(GS_LOG_ERROR,
+		       "%s=\"%s\" is not one of off/error/warn/info/debug (or 0-4); using %s", name,
+		       v, names[*out]);
+	return true;
+}
+
+static bool gs_config_level(const char *name, const char *v, int *out)
+{
+	return gs_config_level_quiet(name, v, out, false);
+}
+
+static bool gs_config_path(const char *name, const char *v, char *out, size_t cap)
+{
+	size_t n = strlen(v);
+	if (n == 0 || n >= cap) {
+		gs_log(GS_LOG_ERROR, "%s is %s; ignored", name, n ? "too long" : "empty");
+		return true;
+	}
+	memcpy(out, v, n + 1);
+	return false;
+}
+
+#define GS_PARSE_INT(f, name, v, lo, hi) gs_config_int(name, v, lo, hi, &c->f)
+#define GS_PARSE_BOOL(f, name, v, lo, hi) gs_config_bool(name, v, &c->f)
+#define GS_PARSE_REAL(f, name, v, lo, hi) gs_config_real(name, v, lo, hi, &c->f)
+#define GS_PARSE_PATH(f, name, v, lo, hi) gs_config_path(name, v, c->f, sizeof(c->f))
+#define GS_PARSE_LEVEL(f, name, v, lo, hi) gs_config_level(name, v, &c->f)
+
+int gs_config_parse(gs_config_t *c, const char *(*lookup)(const char *name))
+{
+	int bad = 0;
+	const char *v;
+#define GS_X(f, name, type, def, lo, hi, help)                                \
+	if ((v = lookup(name)) != NULL)                                       \
+		bad += GS_PARSE_##type(f, name, v, lo, hi);
+	GS_CONFIG_VARS(GS_X)
+#undef GS_X
+	if (c->min_seq > c->max_seq) {
+		gs_log(GS_LOG_ERROR, "GRAPHSHIM_MIN_SEQ (%lld) exceeds GRAPHSHIM_MAX_SEQ (%lld); using %lld for both",
+		       c->min_seq, c->max_seq, c->max_seq);
+		c->min_seq = c->max_seq;
+		bad++;
+	}
+	return bad;
+}
+
+bool gs_config_secure(void)
+{
+	return getauxval(AT_SECURE) != 0;
+}
+
+static const char *gs_config_getenv(const char *name)
+{
+	return getenv(name);
+}
+
+void gs_config_load(void)
+{
+	gs_config_defaults(&gs_config);
+	if (gs_config_secure())
+		return; /* setuid: the environment is the attacker's, read none of it */
+	/* The log level first (quietly), so that messages about the others obey it. */
+	const char *lvl = getenv("GRAPHSHIM_LOG");
+	if (lvl)
+		gs_config_level_quiet("GRAPHSHIM_LOG", lvl, &gs_config.log_level, true);
+	gs_config_parse(&gs_config, gs_config_getenv);
+}

@@ -38,7 +38,13 @@
 	  "cost of patching one node, in eager launches")                                    \
 	X(graph_cost, "GRAPHSHIM_GRAPH_COST", REAL, 2.0, 0.0, 1000000.0,                      \
 	  "fixed cost of one graph launch, in eager launches")                               \
-	X(log_level, "GRAPHSHIM_LOG", LEVEL, 1, 0, 4,                                         \
+	X(chunk_first, "GRAPHSHIM_CHUNK_FIRST", INT, 32, 1, 1000000,                          \
+	  "launches in the first graph of a chunked replay (later chunks double)")          \
+	X(chunk_max, "GRAPHSHIM_CHUNK_MAX", INT, 512, 1, 1000000,                             \
+	  "most launches in one chunk of a replay")                                          \
+	X(async_build, "GRAPHSHIM_ASYNC_BUILD", BOOL, 1, 0, 1,                                \
+	  "build and instantiate graphs on a background thread")                             \
+	X(log_level, "GRAPHSHIM_LOG", LEVEL, 2, 0, 4,                                         \
 	  "stderr verbosity: off, error, warn, info, debug")                                 \
 	X(summary, "GRAPHSHIM_SUMMARY", BOOL, 0, 0, 1,                                        \
 	  "print a one-line summary on stderr at exit")                                      \
@@ -63,6 +69,9 @@ typedef struct gs_config {
 	long long cooldown;
 	double patch_cost;
 	double graph_cost;
+	long long chunk_first;
+	long long chunk_max;
+	bool async_build;
 	int log_level;
 	bool summary;
 	char stats_path[512];

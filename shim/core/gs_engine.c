@@ -1,1 +1,719 @@
-/* in progress */
+/*
+ * The engine: per-stream state, the launch path (learn, hold, match,
+ * replay), flushes, and the process lifecycle.
+ *
+ * Locking: a global mutex guards the stream table; each stream has its own
+ * mutex guarding everything in it.  A thread holds at most one stream lock
+ * at a time and never takes the table lock while holding a stream lock, so
+ * there is no lock-order cycle.  Backend ops are called with the stream
+ * lock held; they call the vendor directly and never come back in.
+ */
+#include "gs_engine_int.h"
+#include "gs_log.h"
+#include "gs_trace.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+#include <utlist.h>
+
+const gs_ops_t *gs_engine_ops;
+
+static pthread_mutex_t gs_table_lock = PTHREAD_MUTEX_INITIALIZER;
+static gs_stream_t *gs_streams;       /* uthash by key */
+static bool gs_active;                /* init done and enabled */
+static int gs_capturing;              /* application captures in progress */
+static unsigned gs_generation;        /* bumped when a stream is forgotten */
+static unsigned gs_held_streams;      /* streams with held work (a hint) */
+/*
+ * Stream states are never freed while the engine runs: a thread may hold a
+ * pointer from its cache.  A destroyed stream's state is emptied and kept
+ * here for the next stream created.
+ */
+static gs_stream_t *gs_stream_pool;
+
+static _Thread_local struct {
+	gs_skey_t key;
+	unsigned gen;
+	gs_stream_t *s;
+} gs_tls_stream;
+
+static const char *const gs_flush_names[] = {
+#define GS_X(n, s) #n,
+	GS_FLUSH_REASONS(GS_X)
+#undef GS_X
+};
+
+const char *gs_flush_reason_name(gs_flush_reason_t r)
+{
+	return (unsigned)r < GS_FLUSH_NREASONS ? gs_flush_names[r] : "?";
+}
+
+uint64_t gs_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+bool gs_engine_active(void)
+{
+	return __atomic_load_n(&gs_active, __ATOMIC_ACQUIRE);
+}
+
+/* ---- streams ----------------------------------------------------------- */
+
+static void gs_stream_free(gs_stream_t *s, bool release_graphs)
+{
+	gs_seq_free_all(s, release_graphs);
+	if (s->ring) {
+		for (uint32_t i = 0; i < s->cap; i++)
+			free(s->ring[i]);
+		free(s->ring);
+	}
+	free(s->diffs);
+	gs_period_free(&s->period);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}
+
+static gs_stream_t *gs_stream_new(gs_skey_t key, unsigned flags)
+{
+	gs_stream_t *s = gs_stream_pool;
+	if (s) {
+		/* Positions keep counting, so nothing stale can match. */
+		gs_stream_pool = s->hh.next;
+		pthread_mutex_lock(&s->lock);
+		s->key = key;
+		s->flags = flags;
+		s->seg_start = s->pos;
+		s->seg_hash = 0;
+		s->seg_bad = false;
+		s->ncands = 0;
+		s->done = NULL;
+		s->nheld = 0;
+		gs_period_reset(&s->period);
+		pthread_mutex_unlock(&s->lock);
+		return s;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->key = key;
+	s->flags = flags;
+	s->cap = (uint32_t)gs_config.max_seq + 1;
+	s->seg_hash = 0;
+	pthread_mutex_init(&s->lock, NULL);
+	s->ring = calloc(s->cap, sizeof(*s->ring));
+	s->diffs = calloc(s->cap, sizeof(*s->diffs));
+	if (!s->ring || !s->diffs || (gs_config.period && gs_period_init(&s->period, s->cap))) {
+		gs_stream_free(s, false);
+		return NULL;
+	}
+	return s;
+}
+
+/* Find or create the state of a stream; NULL when memory is short. */
+static gs_stream_t *gs_stream_get(uintptr_t handle, void *ctx, unsigned flags)
+{
+	unsigned gen = __atomic_load_n(&gs_generation, __ATOMIC_ACQUIRE);
+	if (gs_tls_stream.s && gs_tls_stream.key.handle == handle && gs_tls_stream.key.ctx == ctx &&
+	    gs_tls_stream.gen == gen)
+		return gs_tls_stream.s;
+	gs_skey_t key;
+	memset(&key, 0, sizeof(key));
+	key.handle = handle;
+	key.ctx = ctx;
+	gs_stream_t *s;
+	pthread_mutex_lock(&gs_table_lock);
+	HASH_FIND(hh, gs_streams, &key, sizeof(key), s);
+	if (!s && (s = gs_stream_new(key, flags)) != NULL)
+		HASH_ADD(hh, gs_streams, key, sizeof(key), s);
+	gen = __atomic_load_n(&gs_generation, __ATOMIC_ACQUIRE);
+	pthread_mutex_unlock(&gs_table_lock);
+	gs_tls_stream.key = key;
+	gs_tls_stream.gen = gen;
+	gs_tls_stream.s = s;
+	return s;
+}
+
+/* ---- submission of held work -------------------------------------------- */
+
+static void gs_note_held(gs_stream_t *s, uint32_t nheld)
+{
+	uint32_t before = s->nheld;
+	__atomic_store_n(&s->nheld, nheld, __ATOMIC_RELEASE);
+	if (!before && nheld)
+		__atomic_fetch_add(&gs_held_streams, 1, __ATOMIC_RELAXED);
+	else if (before && !nheld)
+		__atomic_fetch_sub(&gs_held_streams, 1, __ATOMIC_RELAXED);
+}
+
+static void gs_match_clear(gs_stream_t *s)
+{
+	s->ncands = 0;
+	s->done = NULL;
+	s->chunk = 0;
+	s->submitted = 0;
+	s->pass_clean = true;
+	gs_note_held(s, 0);
+}
+
+/* Submit held records [from, to) eagerly, in order. */
+static void gs_release(gs_stream_t *s, uint32_t from, uint32_t to)
+{
+	for (uint32_t i = from; i < to; i++) {
+		gs_rec_t *r = gs_ring_at(s, s->held_start + i);
+		int rc = gs_engine_ops->submit(r, s->key.handle);
+		GS_STAT_INC(released);
+		if (gs_trace_on)
+			gs_trace_launch("release", s->key.handle, r, "released");
+		if (rc) {
+			/* The launch already returned success to the application, as a
+			 * launch whose failure shows up asynchronously would. */
+			GS_STAT_INC(fallbacks);
+			gs_log_once(GS_LOG_WARN, "a held launch failed when submitted (status %d)", rc);
+		}
+	}
+}
+
+static void gs_mismatch(gs_stream_t *s, gs_seq_t *q, gs_mismatch_reason_t why, uint32_t pos,
+			const gs_rec_t *got)
+{
+	GS_STAT_INC(mismatches);
+	GS_STAT_INC(mismatch_by[why]);
+	q->mismatches++;
+	q->mismatch_run++;
+	if (gs_trace_on) {
+		const gs_rec_t *want = pos < q->n && q->recs ? q->recs[pos] : NULL;
+		const char *field = "length";
+		char e[64] = "", g[64] = "";
+		if (want && got) {
+			field = gs_rec_diff_field(want, got);
+			if (!strcmp(field, "args")) {
+				int a = gs_rec_first_diff(want, got);
+				snprintf(e, sizeof(e), "arg %d", a);
+				field = e;
+			}
+			snprintf(g, sizeof(g), "%016llx", (unsigned long long)got->hash);
+		}
+		gs_trace_mismatch(s->key.handle, q->id, pos, why, field, NULL, got ? g : NULL);
+	}
+	if (q->mismatch_run >= (uint64_t)gs_config.mismatch_limit)
+		gs_seq_retire(s, q);
+}
+
+/* Patching is worth it while a graph launch plus the patches cost less than
+ * submitting every record eagerly (costs in units of one eager launch). */
+static bool gs_patch_worth(uint32_t n, uint32_t ndiff)
+{
+	return gs_config.graph_cost + ndiff * gs_config.patch_cost < (double)n;
+}
+
+/*
+ * Submit chunk j of q over the held records it covers: revalidate every
+ * byte, patch what drifted, launch the chunk's graph.  Drift past the cost
+ * rule releases the chunk's records eagerly.  A backend failure releases
+ * them too and retires q; then the function returns true and the caller
+ * ends the match.  The program's results never depend on the graph.
+ */
+static bool gs_replay_chunk(gs_stream_t *s, gs_seq_t *q, uint32_t j)
+{
+	uint32_t b = gs_chunk_begin(q, j), e = q->chunk_end[j], ndiff = 0;
+	for (uint32_t i = b; i < e; i++)
+		if (gs_rec_first_diff(q->recs[i], gs_ring_at(s, s->held_start + i)) >= 0)
+			s->diffs[ndiff++] = i;
+	s->submitted = e;
+	if (ndiff && !gs_patch_worth(e - b, ndiff)) {
+		s->pass_clean = false;
+		gs_mismatch(s, q, GS_MISMATCH_DRIFT, s->diffs[0], gs_ring_at(s, s->held_start + s->diffs[0]));
+		gs_release(s, b, e);
+		return q->state != GS_SEQ_ARMED;
+	}
+	for (uint32_t k = 0; k < ndiff; k++) {
+		uint32_t i = s->diffs[k];
+		const gs_rec_t *r = gs_ring_at(s, s->held_start + i);
+		int rc = gs_engine_ops->graph_patch(q->graphs[j], i - b, r);
+		if (rc) {
+			GS_STAT_INC(fallbacks);
+			gs_trace_fallback("graph_patch", rc);
+			gs_log_once(GS_LOG_WARN, "patching a graph node failed (status %d); going eager", rc);
+			gs_release(s, b, e);
+			gs_mismatch(s, q, GS_MISMATCH_PATCH_FAILED, i, r);
+			gs_seq_retire(s, q);
+			return true;
+		}
+		/* The baked record follows the graph: same shape, new bytes. */
+		memcpy(q->recs[i]->args, r->args, r->nbytes);
+		q->recs[i]->hash = r->hash;
+	}
+	int rc = gs_engine_ops->graph_launch(q->graphs[j], s->key.handle);
+	if (rc) {
+		GS_STAT_INC(fallbacks);
+		gs_trace_fallback("graph_launch", rc);
+		gs_log_once(GS_LOG_WARN, "launching a graph failed (status %d); going eager", rc);
+		gs_release(s, b, e);
+		gs_mismatch(s, q, GS_MISMATCH_LAUNCH_FAILED, b, NULL);
+		gs_seq_retire(s, q);
+		return true;
+	}
+	GS_STAT_INC(replays);
+	GS_STAT_ADD(replayed, e - b);
+	if (ndiff) {
+		GS_STAT_ADD(patches, ndiff);
+		GS_STAT_INC(patched_replays);
+		q->patches += ndiff;
+	}
+	if (gs_trace_on)
+		gs_trace_replay(s->key.handle, q->id, e - b, ndiff, j);
+	return false;
+}
+
+/* Submit every complete chunk of q not yet submitted; true on failure. */
+static bool gs_replay_ready(gs_stream_t *s, gs_seq_t *q)
+{
+	while (s->chunk < q->nchunks && q->chunk_end[s->chunk] <= s->nheld)
+		if (gs_replay_chunk(s, q, s->chunk++))
+			return true;
+	if (s->chunk == q->nchunks) {
+		q->replays++;
+		if (s->pass_clean)
+			q->mismatch_run = 0;
+		gs_seq_touch(s, q);
+	}
+	return false;
+}
+
+/*
+ * End the current match.  A complete candidate is replayed; held records
+ * not yet submitted go eagerly, in order.  `why` is the mismatch charged
+ * when the sequence being matched did not complete.
+ */
+static void gs_match_end(gs_stream_t *s, gs_mismatch_reason_t why, const gs_rec_t *got)
+{
+	uint32_t nheld = s->nheld;
+	if (s->done) {
+		gs_replay_ready(s, s->done);
+	} else if (s->ncands && s->cands[0]->state == GS_SEQ_ARMED) {
+		gs_mismatch(s, s->cands[0], why, nheld, got);
+	}
+	gs_release(s, s->submitted, nheld);
+	gs_match_clear(s);
+}
+
+/* ---- the launch path ----------------------------------------------------- */
+
+static bool gs_try_start(gs_stream_t *s, gs_rec_t *r, uint64_t at);
+
+/* Hold r as the next record of the current match, or end the match. */
+static bool gs_match_next(gs_stream_t *s, gs_rec_t *r, uint64_t at)
+{
+	uint32_t k = s->nheld, keep = 0;
+	for (uint32_t i = 0; i < s->ncands; i++) {
+		gs_seq_t *q = s->cands[i];
+		if (q->state == GS_SEQ_ARMED && q->n > k && gs_rec_same_shape(q->recs[k], r))
+			s->cands[keep++] = q;
+	}
+	if (!keep) {
+		gs_match_end(s, GS_MISMATCH_STRUCTURE, r);
+		return gs_try_start(s, r, at);
+	}
+	s->ncands = keep;
+	gs_note_held(s, k + 1);
+	GS_STAT_INC(held);
+	if (gs_trace_on)
+		gs_trace_launch("held", s->key.handle, r, "held");
+	bool longer = false;
+	for (uint32_t i = 0; i < keep; i++) {
+		if (s->cands[i]->n == k + 1)
+			s->done = s->cands[i];
+		else
+			longer = true;
+	}
+	/*
+	 * With one candidate left (or one complete and none longer), its
+	 * complete chunks go now; once the longer one commits a chunk, a
+	 * shorter complete candidate can no longer be replayed on its own.
+	 */
+	gs_seq_t *q = !longer ? s->done : (keep == 1 ? s->cands[0] : NULL);
+	if (!q)
+		return true;
+	uint32_t before = s->chunk;
+	if (gs_replay_ready(s, q)) {
+		gs_release(s, s->submitted, s->nheld);
+		gs_match_clear(s);
+		return true;
+	}
+	if (s->chunk > before && q != s->done)
+		s->done = NULL;
+	if (s->chunk == q->nchunks)
+		gs_match_clear(s);
+	return true;
+}
+
+/* Begin matching at r if an armed sequence may start there. */
+static bool gs_try_start(gs_stream_t *s, gs_rec_t *r, uint64_t at)
+{
+	if (!(s->first_bloom & (1ULL << (r->shape & 63))))
+		return false;
+	bool anchored = at == s->seg_start;
+	uint32_t n = 0;
+	for (gs_seq_t *q = s->lru; q && n < GS_MAX_CANDS; q = q->next)
+		if (q->state == GS_SEQ_ARMED && q->first_shape == r->shape && (q->periodic || anchored) &&
+		    gs_rec_same_shape(q->recs[0], r))
+			s->cands[n++] = q;
+	if (!n)
+		return false;
+	gs_match_clear(s);
+	s->ncands = n;
+	s->held_start = at;
+	return gs_match_next(s, r, at);
+}
+
+/* Learning on every record: the segment hash and period detection. */
+static void gs_learn_record(gs_stream_t *s, const gs_rec_t *r, uint64_t at)
+{
+	s->seg_hash = gs_hash_step(s->seg_hash, r->shape);
+	if (at - s->seg_start + 1 >= s->cap)
+		s->seg_bad = true; /* older records of the segment are overwritten */
+	if (!gs_config.period)
+		return;
+	uint32_t len = gs_period_push(&s->period, r->hash, (uint32_t)gs_config.min_seq,
+				      (uint32_t)gs_config.learn_reps);
+	if (!len || len > (uint32_t)gs_config.max_seq)
+		return;
+	uint64_t from = at + 1 - len;
+	uint64_t id = gs_seq_id(s, from, len);
+	gs_seq_t *q = gs_seq_find(s, id);
+	if (q && q->state != GS_SEQ_LEARNING) {
+		q->periodic = true;
+		return;
+	}
+	if (!q && !(q = gs_seq_add(s, id, len, gs_ring_at(s, from)->shape)))
+		return;
+	q->periodic = true;
+	q->seen += (uint64_t)gs_config.learn_reps;
+	GS_STAT_INC(periods);
+	gs_trace_learned(s->key.handle, id, len, "period");
+	gs_seq_arm(s, q, from);
+}
+
+/* The end of a segment: learn it, then start the next one. */
+static void gs_segment_end(gs_stream_t *s)
+{
+	uint64_t len = s->pos - s->seg_start;
+	if (len >= (uint64_t)gs_config.min_seq && !s->seg_bad) {
+		uint64_t id = gs_hash_step(s->seg_hash, len);
+		gs_seq_t *q = gs_seq_find(s, id);
+		if (!q) {
+			q = gs_seq_add(s, id, (uint32_t)len, gs_ring_at(s, s->seg_start)->shape);
+			if (q)
+				gs_trace_learned(s->key.handle, id, (uint32_t)len, "boundary");
+		}
+		if (q) {
+			q->seen++;
+			gs_seq_touch(s, q);
+			if (q->state == GS_SEQ_LEARNING && q->seen >= (uint64_t)gs_config.learn_reps)
+				gs_seq_arm(s, q, s->seg_start);
+			else if (q->state == GS_SEQ_RETIRED && q->cooldown_left > 0 &&
+				 q->retired_at <= s->seg_start && --q->cooldown_left == 0) {
+				/* Sightings after the segment that retired it count. */
+				q->state = GS_SEQ_LEARNING;
+				q->seen = 1;
+				q->mismatch_run = 0;
+				GS_STAT_INC(relearned);
+			}
+		}
+	}
+	s->seg_start = s->pos;
+	s->seg_hash = 0;
+	s->seg_bad = false;
+	gs_period_reset(&s->period);
+}
+
+/* Submit what the stream holds and end its segment; lock held. */
+static void gs_flush_locked(gs_stream_t *s, gs_flush_reason_t why, const char *api)
+{
+	if (s->nheld || s->ncands) {
+		GS_STAT_INC(flushes);
+		GS_STAT_INC(flush_by[why]);
+		gs_trace_flush(s->key.handle, why, api, s->nheld);
+		gs_match_end(s, GS_MISMATCH_CUT, NULL);
+	}
+	gs_segment_end(s);
+}
+
+static void gs_flush_one(gs_stream_t *s, gs_flush_reason_t why, const char *api)
+{
+	pthread_mutex_lock(&s->lock);
+	gs_flush_locked(s, why, api);
+	pthread_mutex_unlock(&s->lock);
+}
+
+/*
+ * The legacy default stream waits for all blocking streams of its context,
+ * and blocking streams wait for it.  Before work on one side is submitted
+ * (or held behind work that will be), held work on the other side must go.
+ * The table lock is held across the flushes: the only lock order in the
+ * engine is table, then stream.
+ */
+static void gs_flush_legacy_peers(gs_stream_t *self, void *ctx, unsigned flags, const char *api)
+{
+	if (!(flags & (GS_STREAM_LEGACY | GS_STREAM_BLOCKING)) ||
+	    !__atomic_load_n(&gs_held_streams, __ATOMIC_RELAXED))
+		return;
+	pthread_mutex_lock(&gs_table_lock);
+	for (gs_stream_t *s = gs_streams; s; s = s->hh.next) {
+		if (s == self || s->key.ctx != ctx || !__atomic_load_n(&s->nheld, __ATOMIC_ACQUIRE))
+			continue;
+		bool tied = (flags & GS_STREAM_LEGACY) ? (s->flags & GS_STREAM_BLOCKING) != 0
+						       : (s->flags & GS_STREAM_LEGACY) != 0;
+		if (tied)
+			gs_flush_one(s, GS_FLUSH_LEGACY, api);
+	}
+	pthread_mutex_unlock(&gs_table_lock);
+}
+
+static int gs_pass(gs_stream_t *s, gs_rec_t *r, const char *api)
+{
+	int rc = gs_engine_ops->submit(r, s ? s->key.handle : 0);
+	GS_STAT_INC(passed);
+	if (gs_trace_on)
+		gs_trace_launch(api, s ? s->key.handle : 0, r, "eager");
+	return rc;
+}
+
+int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec, const char *api)
+{
+	GS_STAT_INC(launches);
+	gs_stream_t *s = NULL;
+	if (!gs_engine_active() || __atomic_load_n(&gs_capturing, __ATOMIC_ACQUIRE) ||
+	    (sflags & GS_STREAM_PASSTHRU) || !(s = gs_stream_get(handle, ctx, sflags))) {
+		gs_flush_legacy_peers(NULL, ctx, sflags, api);
+		int rc = gs_engine_ops ? gs_engine_ops->submit(rec, handle) : -1;
+		GS_STAT_INC(passed);
+		return rc;
+	}
+	gs_flush_legacy_peers(s, ctx, s->flags, api);
+
+	pthread_mutex_lock(&s->lock);
+	uint64_t at = s->pos;
+	gs_rec_t **slot = &s->ring[at % s->cap];
+	if (gs_rec_copy(slot, rec)) {
+		/* No memory for the history: submit everything and pass through. */
+		gs_flush_locked(s, GS_FLUSH_OTHER, api);
+		pthread_mutex_unlock(&s->lock);
+		return gs_pass(NULL, rec, api);
+	}
+	gs_rec_t *r = *slot;
+	r->orig = rec->orig; /* valid until this call returns */
+	s->pos++;
+	int rc = 0;
+	bool held = s->ncands ? gs_match_next(s, r, at) : gs_try_start(s, r, at);
+	if (!held) {
+		rc = gs_pass(s, r, api);
+		if (rc)
+			s->seg_bad = true; /* a failed launch is no sequence element */
+	}
+	r->orig = NULL;
+	gs_learn_record(s, r, at);
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+void gs_engine_flush_stream(uintptr_t handle, void *ctx, unsigned sflags, gs_flush_reason_t why,
+			    const char *api)
+{
+	if (!gs_engine_active())
+		return;
+	gs_stream_t *s = gs_stream_get(handle, ctx, sflags);
+	gs_flush_legacy_peers(s, ctx, s ? s->flags : sflags, api);
+	if (s)
+		gs_flush_one(s, why, api);
+}
+
+void gs_engine_flush_all(gs_flush_reason_t why, const char *api)
+{
+	if (!gs_engine_active())
+		return;
+	pthread_mutex_lock(&gs_table_lock);
+	for (gs_stream_t *s = gs_streams; s; s = s->hh.next)
+		gs_flush_one(s, why, api);
+	pthread_mutex_unlock(&gs_table_lock);
+}
+
+void gs_engine_stream_destroy(uintptr_t handle, void *ctx, const char *api)
+{
+	if (!gs_engine_active())
+		return;
+	gs_skey_t key;
+	memset(&key, 0, sizeof(key));
+	key.handle = handle;
+	key.ctx = ctx;
+	gs_stream_t *s;
+	pthread_mutex_lock(&gs_table_lock);
+	HASH_FIND(hh, gs_streams, &key, sizeof(key), s);
+	if (s) {
+		HASH_DELETE(hh, gs_streams, s);
+		__atomic_fetch_add(&gs_generation, 1, __ATOMIC_ACQ_REL);
+		pthread_mutex_lock(&s->lock);
+		gs_flush_locked(s, GS_FLUSH_STREAM, api);
+		gs_seq_free_all(s, true);
+		s->nseqs = 0;
+		s->nodes = 0;
+		pthread_mutex_unlock(&s->lock);
+		s->hh.next = gs_stream_pool;
+		gs_stream_pool = s;
+	}
+	pthread_mutex_unlock(&gs_table_lock);
+}
+
+void gs_engine_capture_begin(const char *api)
+{
+	if (!gs_engine_active())
+		return;
+	gs_engine_flush_all(GS_FLUSH_CAPTURE, api);
+	__atomic_fetch_add(&gs_capturing, 1, __ATOMIC_ACQ_REL);
+}
+
+void gs_engine_capture_end(const char *api)
+{
+	(void)api;
+	if (!gs_engine_active())
+		return;
+	int n = __atomic_load_n(&gs_capturing, __ATOMIC_ACQUIRE);
+	while (n > 0 && !__atomic_compare_exchange_n(&gs_capturing, &n, n - 1, false,
+						     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		;
+}
+
+size_t gs_engine_seq_info(gs_seq_info_t *out, size_t max)
+{
+	size_t n = 0;
+	pthread_mutex_lock(&gs_table_lock);
+	for (gs_stream_t *s = gs_streams; s; s = s->hh.next) {
+		pthread_mutex_lock(&s->lock);
+		for (gs_seq_t *q = s->lru; q; q = q->next, n++) {
+			if (n >= max)
+				continue;
+			gs_seq_info_t *i = &out[n];
+			i->id = q->id;
+			i->stream = s->key.handle;
+			i->length = q->n;
+			i->state = q->state;
+			i->periodic = q->periodic;
+			i->seen = q->seen;
+			i->replays = q->replays;
+			i->patches = q->patches;
+			i->mismatches = q->mismatches;
+			i->retirements = q->retirements;
+			i->build_ns = q->build_ns;
+		}
+		pthread_mutex_unlock(&s->lock);
+	}
+	pthread_mutex_unlock(&gs_table_lock);
+	return n;
+}
+
+/* ---- lifecycle ------------------------------------------------------------ */
+
+static void gs_engine_atexit(void)
+{
+	gs_engine_fini();
+}
+
+static void gs_fork_prepare(void)
+{
+	gs_engine_flush_all(GS_FLUSH_EXIT, "fork");
+	pthread_mutex_lock(&gs_table_lock);
+}
+
+static void gs_fork_parent(void)
+{
+	pthread_mutex_unlock(&gs_table_lock);
+}
+
+/*
+ * The child starts clean: a GPU context does not survive fork, so the
+ * child's copy of the streams and graphs is dropped without a vendor call,
+ * and the engine stays off there.
+ */
+static void gs_fork_child(void)
+{
+	pthread_mutex_init(&gs_table_lock, NULL);
+	gs_streams = NULL;
+	gs_stream_pool = NULL;
+	__atomic_store_n(&gs_active, false, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&gs_generation, 1, __ATOMIC_ACQ_REL);
+	gs_held_streams = 0;
+	gs_trace_on = false;
+}
+
+static pthread_mutex_t gs_init_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool gs_inited;
+
+bool gs_engine_init(const gs_ops_t *ops)
+{
+	pthread_mutex_lock(&gs_init_lock);
+	if (gs_inited) {
+		pthread_mutex_unlock(&gs_init_lock);
+		return !gs_engine_active();
+	}
+	gs_inited = true;
+	gs_config_load();
+	gs_engine_ops = ops;
+	if (gs_config.enable) {
+		if (gs_config.trace_path[0] && !gs_config_secure() &&
+		    gs_trace_open(gs_config.trace_path, gs_config.trace_max, gs_config.overwrite))
+			gs_log(GS_LOG_WARN, "cannot write the trace to %s; tracing is off",
+			       gs_config.trace_path);
+		static bool registered;
+		if (!registered) {
+			registered = true;
+			atexit(gs_engine_atexit);
+			pthread_atfork(gs_fork_prepare, gs_fork_parent, gs_fork_child);
+		}
+		__atomic_store_n(&gs_active, true, __ATOMIC_RELEASE);
+		gs_log(GS_LOG_INFO, "active with the %s backend", ops->name);
+	}
+	pthread_mutex_unlock(&gs_init_lock);
+	return !gs_config.enable;
+}
+
+void gs_engine_fini(void)
+{
+	pthread_mutex_lock(&gs_init_lock);
+	if (!gs_engine_active()) {
+		pthread_mutex_unlock(&gs_init_lock);
+		return;
+	}
+	gs_engine_flush_all(GS_FLUSH_EXIT, "exit");
+	__atomic_store_n(&gs_active, false, __ATOMIC_RELEASE);
+	if (gs_config.summary) {
+		char line[512];
+		gs_stats_summary(line, sizeof(line) - 1);
+		size_t len = strlen(line);
+		line[len++] = '\n';
+		ssize_t w = write(STDERR_FILENO, line, len);
+		(void)w;
+	}
+	if (gs_config.stats_path[0] && !gs_config_secure() &&
+	    gs_stats_write_json(gs_config.stats_path, gs_config.overwrite))
+		gs_log(GS_LOG_WARN, "cannot write statistics to %s", gs_config.stats_path);
+	gs_trace_close();
+	pthread_mutex_lock(&gs_table_lock);
+	gs_stream_t *s, *tmp;
+	HASH_ITER(hh, gs_streams, s, tmp) {
+		HASH_DELETE(hh, gs_streams, s);
+		gs_stream_free(s, true);
+	}
+	while ((s = gs_stream_pool) != NULL) {
+		gs_stream_pool = s->hh.next;
+		gs_stream_free(s, true);
+	}
+	__atomic_fetch_add(&gs_generation, 1, __ATOMIC_ACQ_REL);
+	pthread_mutex_unlock(&gs_table_lock);
+	gs_inited = false; /* a test may start the engine again */
+	pthread_mutex_unlock(&gs_init_lock);
+}

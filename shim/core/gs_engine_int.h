@@ -1,1 +1,139 @@
-/* in progress */
+/*
+ * The engine's internal types, shared by gs_engine.c (streams, matching,
+ * replay), gs_seq.c (the sequence cache and graph building) and
+ * gs_period.c (period detection).  Not for backends.
+ */
+#ifndef GS_ENGINE_INT_H
+#define GS_ENGINE_INT_H
+
+#include "gs_config.h"
+#include "gs_engine.h"
+#include "gs_stats.h"
+
+#include <pthread.h>
+#include <uthash.h>
+
+/* Armed sequences that may match one prefix at once. */
+#define GS_MAX_CANDS 8
+
+typedef struct gs_seq gs_seq_t;
+
+struct gs_seq {
+	uint64_t id;          /* hash of every record's shape and the length */
+	uint64_t first_shape; /* shape of record 0, where matching may begin */
+	uint32_t n;
+	gs_seq_state_t state;
+	bool periodic;   /* may begin anywhere, not only after a boundary */
+	gs_rec_t **recs; /* baked records (armed only) */
+	/*
+	 * A replay is submitted in chunks, one graph each, so the GPU starts on
+	 * the first chunk while the host is still issuing the rest.  Chunk j
+	 * covers records [chunk_end[j-1], chunk_end[j]).
+	 */
+	uint32_t nchunks;
+	uint32_t *chunk_end;
+	void **graphs;   /* the backend's instantiated graphs (armed only) */
+	uint64_t seen, replays, patches, mismatches, retirements, build_ns;
+	uint32_t mismatch_run;  /* consecutive mismatches; a clean replay resets it */
+	long long cooldown_left;/* sightings until a retired sequence may learn again */
+	uint64_t retired_at;    /* stream position at retirement */
+	gs_seq_t *prev, *next;  /* LRU list, most recent first */
+	UT_hash_handle hh;
+};
+
+/*
+ * Period detection over the full hashes (shape and argument bytes) of the
+ * records of a stream that does not reach a boundary.  O(1) a record.
+ */
+typedef struct gs_period {
+	uint64_t *sig;   /* ring of the last `cap` hashes */
+	uint64_t *tkey;  /* direct-mapped table: hash -> last absolute position */
+	uint64_t *tpos;
+	uint32_t cap;
+	uint32_t tmask;
+	uint64_t pos;    /* records pushed in all */
+	uint64_t base;   /* pos at the last reset: older history does not count */
+	uint64_t per;    /* candidate period, 0 when none */
+	uint64_t run;    /* consecutive records equal to the one `per` earlier */
+	uint64_t fired;  /* run length at which the current period was reported */
+} gs_period_t;
+
+typedef struct gs_skey {
+	uintptr_t handle;
+	void *ctx;
+} gs_skey_t;
+
+typedef struct gs_stream {
+	gs_skey_t key;
+	unsigned flags; /* GS_STREAM_* */
+	pthread_mutex_t lock;
+
+	/* Every record the stream saw, newest at pos-1; cap = max_seq + 1. */
+	gs_rec_t **ring;
+	uint32_t cap;
+	uint64_t pos;
+
+	/* The learning segment: records since the last boundary. */
+	uint64_t seg_start;
+	uint64_t seg_hash;
+	bool seg_bad; /* overflowed, or held a failed launch: not learnable */
+
+	/* Matching: held records are ring[held_start .. held_start + nheld). */
+	uint32_t nheld; /* read without the lock by cross-stream flushes */
+	uint64_t held_start;
+	uint32_t ncands;
+	gs_seq_t *cands[GS_MAX_CANDS];
+	gs_seq_t *done; /* a candidate already complete while longer ones go on */
+	uint32_t chunk; /* next chunk of the sole candidate to submit */
+	uint32_t submitted; /* held records already submitted (graph or eager) */
+	bool pass_clean;/* no mismatch so far in this pass over the sequence */
+	uint32_t *diffs;/* scratch: indices of records that need a patch */
+
+	/* Sequences: hashed by id, and an LRU list. */
+	gs_seq_t *seqs;
+	gs_seq_t *lru;
+	uint32_t nseqs;
+	uint64_t nodes;      /* nodes of armed sequences */
+	uint64_t first_bloom;/* bit (first_shape & 63) of every armed sequence */
+
+	gs_period_t period;
+	UT_hash_handle hh;
+} gs_stream_t;
+
+/* gs_period.c */
+bool gs_period_init(gs_period_t *p, uint32_t cap);
+void gs_period_free(gs_period_t *p);
+void gs_period_reset(gs_period_t *p);
+/*
+ * Push the next record's hash.  Returns the length L of a sequence that the
+ * last L*reps records repeat (L a multiple of the period, at least min_len,
+ * below cap), once per periodic run; 0 otherwise.
+ */
+uint32_t gs_period_push(gs_period_t *p, uint64_t hash, uint32_t min_len, uint32_t reps);
+
+/* gs_seq.c */
+uint64_t gs_seq_id(const gs_stream_t *s, uint64_t from, uint32_t n);
+gs_seq_t *gs_seq_find(gs_stream_t *s, uint64_t id);
+gs_seq_t *gs_seq_add(gs_stream_t *s, uint64_t id, uint32_t n, uint64_t first_shape);
+void gs_seq_touch(gs_stream_t *s, gs_seq_t *q);
+/* Build the graph of q from ring[from .. from+n); true when it failed. */
+bool gs_seq_arm(gs_stream_t *s, gs_seq_t *q, uint64_t from);
+void gs_seq_retire(gs_stream_t *s, gs_seq_t *q);
+void gs_seq_free_all(gs_stream_t *s, bool release_graphs);
+void gs_seq_rebuild_bloom(gs_stream_t *s);
+/* The first record of chunk j of q. */
+static inline uint32_t gs_chunk_begin(const gs_seq_t *q, uint32_t j)
+{
+	return j ? q->chunk_end[j - 1] : 0;
+}
+
+/* The ring slot of absolute position i. */
+static inline gs_rec_t *gs_ring_at(const gs_stream_t *s, uint64_t i)
+{
+	return s->ring[i % s->cap];
+}
+
+extern const gs_ops_t *gs_engine_ops;
+uint64_t gs_now_ns(void);
+
+#endif /* GS_ENGINE_INT_H */

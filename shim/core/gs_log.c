@@ -1,1 +1,33 @@
-/* in progress */
+/*
+ * stderr logging for code that runs inside other people's programs: one
+ * stack buffer, one write(2), no stdio and no allocation.
+ */
+#include "gs_log.h"
+#include "gs_config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <unistd.h>
+
+static const char *const gs_log_names[] = {"off", "error", "warn", "info", "debug"};
+
+void gs_log(int level, const char *fmt, ...)
+{
+	if (level > gs_config.log_level || level <= GS_LOG_OFF)
+		return;
+	char buf[512];
+	int n = snprintf(buf, sizeof(buf), "graphshim: %s: ", gs_log_names[level]);
+	va_list ap;
+	va_start(ap, fmt);
+	int m = vsnprintf(buf + n, sizeof(buf) - (size_t)n - 1, fmt, ap);
+	va_end(ap);
+	size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m);
+	if (len > sizeof(buf) - 2)
+		len = sizeof(buf) - 2;
+	buf[len++] = '\n';
+	int saved = errno; /* never disturb the application's errno */
+	ssize_t w = write(STDERR_FILENO, buf, len);
+	(void)w;
+	errno = saved;
+}

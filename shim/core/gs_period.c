@@ -1,1 +1,85 @@
-/* in progress */
+/*
+ * Period detection for streams that never reach a boundary (a decode loop
+ * with no sync inside).  Each record's full hash (shape and argument bytes)
+ * is pushed; a candidate period comes from the last position the same hash
+ * was seen (a direct-mapped table, so a collision only delays detection),
+ * and a run counts how many records in a row equal the one a period
+ * earlier.  Using the full hash rather than the shape keeps the repeated
+ * layers of a model (same kernels, different weights) from passing for the
+ * period of the whole step.
+ */
+#include "gs_engine_int.h"
+
+#include <stdlib.h>
+
+bool gs_period_init(gs_period_t *p, uint32_t cap)
+{
+	memset(p, 0, sizeof(*p));
+	uint32_t t = 16;
+	while (t < 2 * cap)
+		t <<= 1;
+	p->sig = calloc(cap, sizeof(*p->sig));
+	p->tkey = calloc(t, sizeof(*p->tkey));
+	p->tpos = calloc(t, sizeof(*p->tpos));
+	if (!p->sig || !p->tkey || !p->tpos) {
+		gs_period_free(p);
+		return true;
+	}
+	p->cap = cap;
+	p->tmask = t - 1;
+	return false;
+}
+
+void gs_period_free(gs_period_t *p)
+{
+	free(p->sig);
+	free(p->tkey);
+	free(p->tpos);
+	memset(p, 0, sizeof(*p));
+}
+
+void gs_period_reset(gs_period_t *p)
+{
+	/* Positions keep counting; table entries older than base are stale,
+	 * which makes a reset O(1) (streams that sync every step reset often). */
+	p->per = p->run = p->fired = 0;
+	p->base = p->pos;
+}
+
+uint32_t gs_period_push(gs_period_t *p, uint64_t hash, uint32_t min_len, uint32_t reps)
+{
+	if (!p->cap)
+		return 0;
+	uint64_t i = p->pos++;
+	p->sig[i % p->cap] = hash;
+	if (p->per && i >= p->base + p->per && p->sig[(i - p->per) % p->cap] == hash) {
+		p->run++;
+	} else {
+		uint32_t slot = (uint32_t)gs_mix64(hash) & p->tmask;
+		p->per = 0;
+		p->run = 0;
+		p->fired = 0;
+		if (p->tkey[slot] == hash && p->tpos[slot] >= 1) {
+			uint64_t j = p->tpos[slot] - 1; /* stored +1 so 0 means empty */
+			if (j >= p->base && j < i && i - j < p->cap) {
+				p->per = i - j;
+				p->run = 1;
+			}
+		}
+	}
+	uint32_t slot = (uint32_t)gs_mix64(hash) & p->tmask;
+	p->tkey[slot] = hash;
+	p->tpos[slot] = i + 1;
+
+	if (!p->per || p->fired)
+		return 0;
+	uint64_t len = p->per * ((min_len + p->per - 1) / p->per);
+	if (len >= p->cap)
+		return 0;
+	/* After `run` matches the last run + per records repeat with period per. */
+	if (p->run + p->per >= len * reps) {
+		p->fired = p->run;
+		return (uint32_t)len;
+	}
+	return 0;
+}

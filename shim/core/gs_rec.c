@@ -1,1 +1,113 @@
-/* in progress */
+/*
+ * Launch records: sealing (the two hashes), copying, and comparing.  The
+ * comparisons here are what every replay's revalidation is made of.
+ */
+#include "gs_rec.h"
+
+#include <stdlib.h>
+
+void gs_rec_seal(gs_rec_t *r)
+{
+	uint64_t h = gs_hash_step(0x6773687368617065ULL, r->kind);
+	h = gs_hash_step(h, (uintptr_t)r->func);
+	h = gs_hash_step(h, (uintptr_t)r->ctx);
+	h = gs_hash_step(h, ((uint64_t)r->grid[0] << 32) | r->grid[1]);
+	h = gs_hash_step(h, ((uint64_t)r->grid[2] << 32) | r->block[0]);
+	h = gs_hash_step(h, ((uint64_t)r->block[1] << 32) | r->block[2]);
+	h = gs_hash_step(h, ((uint64_t)r->shmem << 32) | r->flags);
+	h = gs_hash_step(h, ((uint64_t)r->nbytes << 32) ^ (uintptr_t)r->layout);
+	for (int i = 0; i < 4; i++)
+		h = gs_hash_step(h, r->aux[i]);
+	r->shape = h;
+	r->hash = gs_hash_bytes(h, r->args, r->nbytes);
+}
+
+/*
+ * Scratch records are per thread and live for the thread's lifetime.  The
+ * buffer is leaked at thread exit by design: a destructor would have to run
+ * inside the application's thread teardown, and it is one allocation.
+ */
+static _Thread_local gs_rec_t *gs_rec_tls;
+
+gs_rec_t *gs_rec_scratch(uint32_t nbytes)
+{
+	gs_rec_t *r = gs_rec_tls;
+	if (GS_UNLIKELY(!r || r->cap < nbytes)) {
+		uint32_t cap = nbytes < 256 ? 256 : nbytes;
+		gs_rec_t *n = realloc(r, gs_rec_size(cap));
+		if (!n)
+			return NULL;
+		r = gs_rec_tls = n;
+		r->cap = cap;
+	}
+	uint32_t cap = r->cap;
+	memset(r, 0, sizeof(*r));
+	r->cap = cap;
+	r->nbytes = nbytes;
+	return r;
+}
+
+bool gs_rec_copy(gs_rec_t **dst, const gs_rec_t *src)
+{
+	gs_rec_t *d = *dst;
+	if (!d || d->cap < src->nbytes) {
+		uint32_t cap = src->nbytes < 64 ? 64 : src->nbytes;
+		gs_rec_t *n = realloc(d, gs_rec_size(cap));
+		if (!n)
+			return true;
+		d = *dst = n;
+		d->cap = cap;
+	}
+	uint32_t cap = d->cap;
+	memcpy(d, src, gs_rec_size(src->nbytes));
+	d->cap = cap;
+	d->orig = NULL; /* the caller's arguments die with its call */
+	return false;
+}
+
+bool gs_rec_same_shape(const gs_rec_t *a, const gs_rec_t *b)
+{
+	return a->shape == b->shape && a->kind == b->kind && a->func == b->func &&
+	       a->ctx == b->ctx && a->nbytes == b->nbytes && a->layout == b->layout &&
+	       a->shmem == b->shmem && a->flags == b->flags &&
+	       !memcmp(a->grid, b->grid, sizeof(a->grid)) &&
+	       !memcmp(a->block, b->block, sizeof(a->block)) &&
+	       !memcmp(a->aux, b->aux, sizeof(a->aux));
+}
+
+int gs_rec_first_diff(const gs_rec_t *a, const gs_rec_t *b)
+{
+	if (a->nbytes == b->nbytes && !memcmp(a->args, b->args, a->nbytes))
+		return -1;
+	uint32_t n = a->nbytes < b->nbytes ? a->nbytes : b->nbytes;
+	uint32_t at = 0;
+	while (at < n && a->args[at] == b->args[at])
+		at++;
+	if (a->kind != GS_REC_KERNEL || !a->layout)
+		return a->kind == GS_REC_KERNEL ? 0 : (int)(at / 8);
+	for (uint32_t i = 0; i < a->layout->nargs; i++)
+		if (at < a->layout->arg[i].off + a->layout->arg[i].size)
+			return (int)i;
+	return (int)a->layout->nargs;
+}
+
+const char *gs_rec_diff_field(const gs_rec_t *a, const gs_rec_t *b)
+{
+	if (a->kind != b->kind)
+		return "kind";
+	if (a->func != b->func)
+		return "function";
+	if (a->ctx != b->ctx)
+		return "context";
+	if (memcmp(a->grid, b->grid, sizeof(a->grid)))
+		return "grid";
+	if (memcmp(a->block, b->block, sizeof(a->block)))
+		return "block";
+	if (a->shmem != b->shmem)
+		return "shmem";
+	if (a->nbytes != b->nbytes || a->layout != b->layout)
+		return "layout";
+	if (a->flags != b->flags || memcmp(a->aux, b->aux, sizeof(a->aux)))
+		return "operation";
+	return "args";
+}

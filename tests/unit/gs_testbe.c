@@ -1,0 +1,202 @@
+/* The recording test backend (see gs_testbe.h). */
+#include "gs_testbe.h"
+#include "gs_rec.h"
+
+#include <criterion/criterion.h>
+#include <stdarg.h>
+#include <stdlib.h>
+
+tb_state_t tb;
+
+typedef struct tb_graph {
+	size_t n;
+	gs_rec_t **nodes;
+} tb_graph_t;
+
+static const gs_layout_t *tb_layout(void)
+{
+	static struct {
+		gs_layout_t l;
+		gs_arg_t a[2];
+	} lay = {{2, 16}, {{0, 8}, {8, 8}}};
+	return &lay.l;
+}
+
+static void tb_exec_rec(const gs_rec_t *r, uintptr_t stream, bool from_graph)
+{
+	cr_assert_lt(tb.nexec, TB_MAX_EXEC);
+	tb_exec_t *e = &tb.exec[tb.nexec++];
+	e->stream = stream;
+	e->func = (uintptr_t)r->func;
+	if (r->kind == GS_REC_COPY)
+		e->func = 0xc0b1;
+	memcpy(&e->a0, r->args, 8);
+	memcpy(&e->a1, r->args + 8, 8);
+	e->from_graph = from_graph;
+}
+
+static int tb_submit(const gs_rec_t *r, uintptr_t stream)
+{
+	if (++tb.submits == tb.fail_submit_at)
+		return 99;
+	if (tb.submit_status)
+		return tb.submit_status;
+	tb_exec_rec(r, stream, false);
+	return 0;
+}
+
+static int tb_build(const gs_rec_t *const *recs, size_t n, void **out)
+{
+	if (++tb.builds == tb.fail_build_at)
+		return 2;
+	tb_graph_t *g = calloc(1, sizeof(*g));
+	g->n = n;
+	g->nodes = calloc(n, sizeof(*g->nodes));
+	for (size_t i = 0; i < n; i++)
+		cr_assert(!gs_rec_copy(&g->nodes[i], recs[i]));
+	tb.live_graphs++;
+	*out = g;
+	return 0;
+}
+
+static int tb_glaunch(void *graph, uintptr_t stream)
+{
+	if (++tb.launches == tb.fail_launch_at)
+		return 3;
+	tb_graph_t *g = graph;
+	for (size_t i = 0; i < g->n; i++)
+		tb_exec_rec(g->nodes[i], stream, true);
+	return 0;
+}
+
+static int tb_patch(void *graph, size_t node, const gs_rec_t *r)
+{
+	if (++tb.patches == tb.fail_patch_at)
+		return 4;
+	tb_graph_t *g = graph;
+	cr_assert_lt(node, g->n);
+	cr_assert(gs_rec_same_shape(g->nodes[node], r), "patch must keep the node's shape");
+	memcpy(g->nodes[node]->args, r->args, r->nbytes);
+	return 0;
+}
+
+static void tb_destroy(void *graph)
+{
+	tb_graph_t *g = graph;
+	for (size_t i = 0; i < g->n; i++)
+		free(g->nodes[i]);
+	free(g->nodes);
+	free(g);
+	tb.destroys++;
+	tb.live_graphs--;
+}
+
+const gs_ops_t tb_ops = {"test", tb_submit, tb_build, tb_glaunch, tb_patch, tb_destroy};
+
+void tb_start(const char *first, ...)
+{
+	memset(&tb, 0, sizeof(tb));
+	gs_stats_reset();
+	va_list ap;
+	va_start(ap, first);
+	for (const char *k = first; k; k = va_arg(ap, const char *))
+		setenv(k, va_arg(ap, const char *), 1);
+	va_end(ap);
+	gs_engine_init(&tb_ops); /* true when GRAPHSHIM_ENABLE=0: everything passes */
+}
+
+static int tb_rec(uintptr_t stream, unsigned sflags, uint32_t kind, uintptr_t func, uint64_t a0,
+		  uint64_t a1, uint64_t aux)
+{
+	gs_rec_t *r = gs_rec_scratch(16);
+	r->kind = kind;
+	r->func = (void *)func;
+	r->grid[0] = r->grid[1] = r->grid[2] = 1;
+	r->block[0] = 32;
+	r->block[1] = r->block[2] = 1;
+	r->layout = kind == GS_REC_KERNEL ? tb_layout() : NULL;
+	r->aux[0] = aux;
+	memcpy(r->args, &a0, 8);
+	memcpy(r->args + 8, &a1, 8);
+	gs_rec_seal(r);
+	if (tb.submit_status == 0) {
+		tb_exec_t *e = &tb.issued[tb.nissued++];
+		e->stream = stream;
+		e->func = kind == GS_REC_COPY ? 0xc0b1 : func;
+		e->a0 = a0;
+		e->a1 = a1;
+	}
+	return gs_engine_launch(stream, NULL, sflags, r, "tb_launch");
+}
+
+int tb_launch_on(uintptr_t stream, unsigned sflags, uintptr_t func, uint64_t a0, uint64_t a1)
+{
+	return tb_rec(stream, sflags, GS_REC_KERNEL, func, a0, a1, 0);
+}
+
+int tb_launch(uintptr_t stream, uintptr_t func, uint64_t a0, uint64_t a1)
+{
+	return tb_launch_on(stream, 0, func, a0, a1);
+}
+
+int tb_copy(uintptr_t stream, uint64_t dst, uint64_t src, uint64_t bytes)
+{
+	return tb_rec(stream, 0, GS_REC_COPY, 0, dst, src, bytes);
+}
+
+void tb_step(uintptr_t stream, const uintptr_t *funcs, size_t n, uint64_t a1)
+{
+	for (size_t i = 0; i < n; i++)
+		cr_assert_eq(tb_launch(stream, funcs[i], 1000 + i, a1), 0);
+}
+
+void tb_expect_exec(const tb_exec_t *want, size_t n)
+{
+	cr_assert_eq(tb.nexec, n, "executed %zu records, expected %zu", tb.nexec, n);
+	for (size_t i = 0; i < n; i++) {
+		cr_assert(tb.exec[i].stream == want[i].stream && tb.exec[i].func == want[i].func &&
+				  tb.exec[i].a0 == want[i].a0 && tb.exec[i].a1 == want[i].a1,
+			  "record %zu: got stream %lx func %lx (%llu, %llu), want stream %lx func %lx (%llu, %llu)",
+			  i, (unsigned long)tb.exec[i].stream, (unsigned long)tb.exec[i].func,
+			  (unsigned long long)tb.exec[i].a0, (unsigned long long)tb.exec[i].a1,
+			  (unsigned long)want[i].stream, (unsigned long)want[i].func,
+			  (unsigned long long)want[i].a0, (unsigned long long)want[i].a1);
+	}
+}
+
+void tb_check(void)
+{
+	gs_engine_flush_all(GS_FLUSH_SYNC, "tb_check");
+	cr_assert_eq(tb.nexec, tb.nissued, "executed %zu records, issued %zu", tb.nexec, tb.nissued);
+	uintptr_t streams[16];
+	size_t ns = 0;
+	for (size_t i = 0; i < tb.nissued; i++) {
+		size_t k = 0;
+		while (k < ns && streams[k] != tb.issued[i].stream)
+			k++;
+		if (k == ns) {
+			cr_assert_lt(ns, 16);
+			streams[ns++] = tb.issued[i].stream;
+		}
+	}
+	/* Per stream, the executed subsequence equals the issued one. */
+	for (size_t si = 0; si < ns; si++) {
+		uintptr_t st = streams[si];
+		size_t ki = 0, k = 0;
+		for (size_t j = 0; j < tb.nexec; j++) {
+			if (tb.exec[j].stream != st)
+				continue;
+			while (ki < tb.nissued && tb.issued[ki].stream != st)
+				ki++;
+			cr_assert_lt(ki, tb.nissued, "stream %lx ran more than was issued", (unsigned long)st);
+			const tb_exec_t *a = &tb.exec[j], *b = &tb.issued[ki];
+			cr_assert(a->func == b->func && a->a0 == b->a0 && a->a1 == b->a1,
+				  "stream %lx record %zu: ran func %lx (%llu, %llu), issued func %lx (%llu, %llu)",
+				  (unsigned long)st, k, (unsigned long)a->func, (unsigned long long)a->a0,
+				  (unsigned long long)a->a1, (unsigned long)b->func,
+				  (unsigned long long)b->a0, (unsigned long long)b->a1);
+			k++;
+			ki++;
+		}
+	}
+}

@@ -1,0 +1,58 @@
+/*
+ * A recording test backend for the core: no GPU, no vendor library.  Every
+ * submission and graph launch "executes" synchronously by appending to an
+ * execution log, so a test can check that what ran, and in what order, is
+ * exactly what the program issued, with or without graphs.
+ */
+#ifndef GS_TESTBE_H
+#define GS_TESTBE_H
+
+#include "gs_engine.h"
+#include "gs_stats.h"
+
+typedef struct tb_exec {
+	uintptr_t stream;
+	uintptr_t func;
+	uint64_t a0, a1;
+	bool from_graph;
+} tb_exec_t;
+
+#define TB_MAX_EXEC 200000
+
+typedef struct tb_state {
+	tb_exec_t exec[TB_MAX_EXEC];
+	size_t nexec;
+	tb_exec_t issued[TB_MAX_EXEC]; /* what the program issued, in program order */
+	size_t nissued;
+	int builds, launches, patches, destroys, submits, live_graphs;
+	/* Fault injection: fail the Nth call (1-based; 0 = never). */
+	int fail_build_at, fail_launch_at, fail_patch_at, fail_submit_at;
+	int submit_status; /* returned by every submit that is not failed */
+} tb_state_t;
+
+extern tb_state_t tb;
+extern const gs_ops_t tb_ops;
+
+/* Reset the backend, set GRAPHSHIM_* from pairs ("NAME", "value", ..., NULL), init the engine. */
+void tb_start(const char *first, ...);
+
+/* A kernel launch of function `func` with two 8-byte arguments. */
+int tb_launch(uintptr_t stream, uintptr_t func, uint64_t a0, uint64_t a1);
+/* The same on a stream of the given GS_STREAM_* kind. */
+int tb_launch_on(uintptr_t stream, unsigned sflags, uintptr_t func, uint64_t a0, uint64_t a1);
+/* A copy record (dst, src) of `bytes`. */
+int tb_copy(uintptr_t stream, uint64_t dst, uint64_t src, uint64_t bytes);
+
+/* Issue the steps `nsteps` times: funcs[0..n) with a0 = base + i, a1 = step*arg_stride. */
+void tb_step(uintptr_t stream, const uintptr_t *funcs, size_t n, uint64_t a1);
+
+/*
+ * Flush everything, then check that on every stream what executed is what
+ * was issued, in the same order, with the same arguments.
+ */
+void tb_check(void);
+
+/* Check the execution log equals what a reference run without graphs gives. */
+void tb_expect_exec(const tb_exec_t *want, size_t n);
+
+#endif

@@ -1,0 +1,166 @@
+/* Learning: boundaries, repetitions, periods, several sequences. */
+#include "gs_testbe.h"
+
+#include <criterion/criterion.h>
+
+static const uintptr_t F[] = {0xf1, 0xf2, 0xf3, 0xf4, 0xf5, 0xf6, 0xf7, 0xf8};
+#define S1 ((uintptr_t)0x5001)
+#define S2 ((uintptr_t)0x5002)
+
+static void sync_stream(uintptr_t s)
+{
+	gs_engine_flush_stream(s, NULL, 0, GS_FLUSH_SYNC, "sync");
+}
+
+Test(learn, graph_built_after_two_repetitions_and_replayed_on_the_third)
+{
+	tb_start("GRAPHSHIM_LEARN_REPS", "2", NULL);
+	tb_step(S1, F, 6, 0);
+	sync_stream(S1);
+	cr_expect_eq(tb.builds, 0);
+	tb_step(S1, F, 6, 0);
+	sync_stream(S1);
+	cr_expect_eq(tb.builds, 1);
+	cr_expect_eq(gs_stats.replayed, 0);
+	tb_step(S1, F, 6, 0);
+	cr_expect_eq(gs_stats.replayed, 6, "the third step replays as soon as it is complete");
+	cr_expect_eq(gs_stats.replays, 1);
+	tb_check();
+}
+
+Test(learn, repetitions_are_configurable)
+{
+	tb_start("GRAPHSHIM_LEARN_REPS", "4", NULL);
+	for (int i = 0; i < 3; i++) {
+		tb_step(S1, F, 6, 0);
+		sync_stream(S1);
+	}
+	cr_expect_eq(tb.builds, 0);
+	tb_step(S1, F, 6, 0);
+	sync_stream(S1);
+	cr_expect_eq(tb.builds, 1);
+	tb_check();
+}
+
+Test(learn, short_sequences_are_not_learned)
+{
+	tb_start("GRAPHSHIM_MIN_SEQ", "8", NULL);
+	for (int i = 0; i < 10; i++) {
+		tb_step(S1, F, 6, 0);
+		sync_stream(S1);
+	}
+	cr_expect_eq(tb.builds, 0);
+	cr_expect_eq(gs_stats.held, 0);
+	tb_check();
+}
+
+Test(learn, period_without_boundaries)
+{
+	tb_start(NULL);
+	for (int i = 0; i < 50; i++)
+		tb_step(S1, F, 5, 0);
+	cr_expect_eq(tb.builds, 1);
+	cr_expect_eq(gs_stats.periods, 1);
+	cr_expect_geq(gs_stats.replayed, 5 * 47, "replayed %llu", (unsigned long long)gs_stats.replayed);
+	tb_check();
+}
+
+Test(learn, period_detection_can_be_turned_off)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", NULL);
+	for (int i = 0; i < 50; i++)
+		tb_step(S1, F, 5, 0);
+	cr_expect_eq(tb.builds, 0);
+	tb_check();
+}
+
+Test(learn, repeated_layers_with_different_args_are_not_a_period)
+{
+	/* A step of 4 layers of the same 3 kernels with per-layer weights, then a
+	 * tail; the step repeats exactly.  The period found must be the step. */
+	tb_start(NULL);
+	for (int step = 0; step < 20; step++) {
+		for (int layer = 0; layer < 4; layer++)
+			for (int k = 0; k < 3; k++)
+				tb_launch(S1, F[k], 100 * layer + k, 0);
+		tb_launch(S1, F[7], 0, 0);
+	}
+	cr_expect_eq(tb.builds, 1);
+	gs_seq_info_t info[4];
+	cr_assert_eq(gs_engine_seq_info(info, 4), 1);
+	cr_expect_eq(info[0].length, 13);
+	cr_expect(info[0].periodic);
+	tb_check();
+}
+
+Test(learn, several_sequences_on_one_stream)
+{
+	/* A host-side branch: every third step runs a different tail. */
+	tb_start(NULL);
+	for (int step = 0; step < 30; step++) {
+		tb_step(S1, F, 4, 0);
+		if (step % 3 == 2)
+			tb_step(S1, F + 5, 3, 0);
+		else
+			tb_step(S1, F + 4, 2, 0);
+		sync_stream(S1);
+	}
+	cr_expect_eq(tb.builds, 2);
+	cr_expect_geq(gs_stats.replays, 20);
+	tb_check();
+}
+
+Test(learn, interleaved_streams_learn_separately)
+{
+	tb_start(NULL);
+	for (int step = 0; step < 10; step++) {
+		for (int i = 0; i < 5; i++) {
+			tb_launch(S1, F[i], i, 1);
+			tb_launch(S2, F[7 - i], i, 2);
+		}
+		sync_stream(S1);
+		sync_stream(S2);
+	}
+	cr_expect_eq(tb.builds, 2);
+	cr_expect_eq(gs_stats.replayed, 2 * 5 * 8);
+	tb_check();
+}
+
+Test(learn, copies_are_sequence_elements)
+{
+	tb_start(NULL);
+	for (int step = 0; step < 6; step++) {
+		tb_launch(S1, F[0], 1, 0);
+		tb_copy(S1, 0x1000, 0x2000, 64);
+		tb_launch(S1, F[1], 1, 0);
+		tb_copy(S1, 0x3000, 0x1000, 64);
+		sync_stream(S1);
+	}
+	cr_expect_eq(tb.builds, 1);
+	cr_expect_eq(gs_stats.replayed, 4 * 4);
+	tb_check();
+}
+
+Test(learn, a_failed_launch_is_not_learned)
+{
+	tb_start(NULL);
+	for (int step = 0; step < 6; step++) {
+		tb_step(S1, F, 4, 0);
+		tb.submit_status = 700; /* the vendor refuses this launch */
+		cr_expect_eq(tb_launch(S1, F[5], 0, 0), 700, "the vendor's status reaches the caller");
+		tb.submit_status = 0;
+		sync_stream(S1);
+	}
+	cr_expect_eq(tb.builds, 0);
+}
+
+Test(learn, disabled_engine_passes_everything)
+{
+	tb_start("GRAPHSHIM_ENABLE", "0", NULL);
+	for (int step = 0; step < 6; step++) {
+		tb_step(S1, F, 5, 0);
+		sync_stream(S1);
+	}
+	cr_expect_eq(tb.builds, 0);
+	cr_expect_eq(tb.nexec, 30);
+}

@@ -1,0 +1,162 @@
+/* The ordering contract as the core sees it: legacy stream, flushes, capture. */
+#include "gs_testbe.h"
+
+#include <criterion/criterion.h>
+
+static const uintptr_t F[] = {0xf1, 0xf2, 0xf3, 0xf4, 0xf5, 0xf6, 0xf7, 0xf8};
+#define LEG ((uintptr_t)0)
+#define BLK ((uintptr_t)0xb10c)
+#define NBK ((uintptr_t)0x0b1c)
+
+static void sync_on(uintptr_t s, unsigned flags)
+{
+	gs_engine_flush_stream(s, NULL, flags, GS_FLUSH_SYNC, "sync");
+}
+
+/* Arm F[0..4) on stream s and leave a step half held (2 launches). */
+static void arm_and_hold(uintptr_t s, unsigned flags)
+{
+	for (int i = 0; i < 2; i++) {
+		for (int k = 0; k < 4; k++)
+			tb_launch_on(s, flags, F[k], k, 0);
+		sync_on(s, flags);
+	}
+	cr_assert_eq(tb.builds, 1);
+	tb_launch_on(s, flags, F[0], 0, 0);
+	tb_launch_on(s, flags, F[1], 1, 0);
+	cr_assert_eq(gs_stats.held, 2);
+}
+
+static size_t find_exec(uintptr_t stream, uintptr_t func, uint64_t a0)
+{
+	for (size_t i = 0; i < tb.nexec; i++)
+		if (tb.exec[i].stream == stream && tb.exec[i].func == func && tb.exec[i].a0 == a0)
+			return i;
+	cr_assert_fail("no such record ran");
+	return 0;
+}
+
+Test(order, legacy_launch_submits_held_work_of_blocking_streams_first)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", NULL);
+	arm_and_hold(BLK, GS_STREAM_BLOCKING);
+	tb_launch_on(LEG, GS_STREAM_LEGACY, F[7], 77, 0);
+	cr_expect_eq(gs_stats.flush_by[GS_FLUSH_LEGACY], 1);
+	size_t held1 = find_exec(BLK, F[1], 1), leg = find_exec(LEG, F[7], 77);
+	cr_expect_lt(held1, leg, "the blocking stream's held launch ran before the legacy one");
+	tb_check();
+}
+
+Test(order, blocking_launch_submits_held_legacy_work_first)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", NULL);
+	arm_and_hold(LEG, GS_STREAM_LEGACY);
+	tb_launch_on(BLK, GS_STREAM_BLOCKING, F[7], 77, 0);
+	size_t held1 = find_exec(LEG, F[1], 1), blk = find_exec(BLK, F[7], 77);
+	cr_expect_lt(held1, blk);
+	tb_check();
+}
+
+Test(order, non_blocking_streams_are_not_tied_to_legacy)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", NULL);
+	arm_and_hold(NBK, 0);
+	tb_launch_on(LEG, GS_STREAM_LEGACY, F[7], 77, 0);
+	cr_expect_eq(gs_stats.released, 0, "non-blocking held work stays held");
+	cr_expect_eq(gs_stats.flush_by[GS_FLUSH_LEGACY], 0);
+	tb_check();
+}
+
+Test(order, a_legacy_sync_flushes_blocking_streams)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", NULL);
+	arm_and_hold(BLK, GS_STREAM_BLOCKING);
+	sync_on(LEG, GS_STREAM_LEGACY);
+	cr_expect_eq(gs_stats.released, 2);
+	tb_check();
+}
+
+Test(order, a_stream_flush_leaves_other_streams_held)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", NULL);
+	arm_and_hold(NBK, 0);
+	sync_on(0x777, 0);
+	cr_expect_eq(gs_stats.released, 0);
+	tb_check();
+}
+
+Test(order, flush_all_submits_every_stream)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", NULL);
+	arm_and_hold(NBK, 0);
+	gs_engine_flush_all(GS_FLUSH_EVENT, "cuEventSynchronize");
+	cr_expect_eq(gs_stats.released, 2);
+	cr_expect_eq(gs_stats.flush_by[GS_FLUSH_EVENT], 1);
+	tb_check();
+}
+
+Test(order, stream_destroy_submits_and_forgets)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", NULL);
+	arm_and_hold(NBK, 0);
+	gs_engine_stream_destroy(NBK, NULL, "cuStreamDestroy");
+	cr_expect_eq(gs_stats.released, 2);
+	cr_expect_eq(tb.live_graphs, 0);
+	/* A new stream with the same handle starts from nothing. */
+	for (int k = 0; k < 4; k++)
+		tb_launch_on(NBK, 0, F[k], k, 0);
+	cr_expect_eq(gs_stats.held, 2);
+	tb_check();
+}
+
+Test(order, passthru_streams_never_hold)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", NULL);
+	for (int i = 0; i < 10; i++) {
+		for (int k = 0; k < 4; k++)
+			tb_launch_on(0x2, GS_STREAM_PASSTHRU | GS_STREAM_BLOCKING, F[k], k, 0);
+		sync_on(0x2, GS_STREAM_PASSTHRU | GS_STREAM_BLOCKING);
+	}
+	cr_expect_eq(tb.builds, 0);
+	cr_expect_eq(gs_stats.held, 0);
+	tb_check();
+}
+
+Test(order, passthru_blocking_launch_flushes_legacy)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", NULL);
+	arm_and_hold(LEG, GS_STREAM_LEGACY);
+	tb_launch_on(0x2, GS_STREAM_PASSTHRU | GS_STREAM_BLOCKING, F[7], 77, 0);
+	cr_expect_lt(find_exec(LEG, F[1], 1), find_exec(0x2, F[7], 77));
+	tb_check();
+}
+
+Test(order, capture_flushes_and_suspends_everything)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", NULL);
+	arm_and_hold(NBK, 0);
+	gs_engine_capture_begin("cuStreamBeginCapture");
+	cr_expect_eq(gs_stats.released, 2, "held work is submitted before a capture begins");
+	uint64_t held = gs_stats.held;
+	for (int i = 0; i < 3; i++) {
+		for (int k = 0; k < 4; k++)
+			tb_launch_on(NBK, 0, F[k], k, 0);
+		sync_on(NBK, 0);
+	}
+	cr_expect_eq(gs_stats.held, held, "nothing is held during a capture");
+	cr_expect_eq(gs_stats.replays, 0);
+	gs_engine_capture_end("cuStreamEndCapture");
+	for (int k = 0; k < 4; k++)
+		tb_launch_on(NBK, 0, F[k], k, 0);
+	cr_expect_eq(gs_stats.replays, 1, "after the capture the sequence replays again");
+	tb_check();
+}
+
+Test(order, fini_submits_held_work)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", NULL);
+	arm_and_hold(NBK, 0);
+	gs_engine_fini();
+	cr_expect_eq(tb.nexec, 8 + 2);
+	cr_expect_eq(tb.live_graphs, 0, "graphs are released at teardown");
+}

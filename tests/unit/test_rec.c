@@ -1,0 +1,120 @@
+/* Records: hashing, copying, comparing. */
+#include "gs_rec.h"
+
+#include <criterion/criterion.h>
+#include <stdlib.h>
+
+static gs_rec_t *mk(uint64_t a0, uint64_t a1)
+{
+	static struct {
+		gs_layout_t l;
+		gs_arg_t a[2];
+	} lay = {{2, 16}, {{0, 8}, {8, 8}}};
+	gs_rec_t *r = calloc(1, gs_rec_size(16));
+	r->cap = 16;
+	r->nbytes = 16;
+	r->kind = GS_REC_KERNEL;
+	r->func = (void *)0x1234;
+	r->grid[0] = r->grid[1] = r->grid[2] = 1;
+	r->block[0] = 64;
+	r->block[1] = r->block[2] = 1;
+	r->layout = &lay.l;
+	memcpy(r->args, &a0, 8);
+	memcpy(r->args + 8, &a1, 8);
+	gs_rec_seal(r);
+	return r;
+}
+
+Test(rec, shape_ignores_args_hash_does_not)
+{
+	gs_rec_t *a = mk(1, 2), *b = mk(1, 3);
+	cr_expect_eq(a->shape, b->shape);
+	cr_expect_neq(a->hash, b->hash);
+	cr_expect(gs_rec_same_shape(a, b));
+	free(a);
+	free(b);
+}
+
+Test(rec, shape_covers_every_structural_field)
+{
+	gs_rec_t *a = mk(1, 2), *b = mk(1, 2);
+	b->grid[2] = 2;
+	gs_rec_seal(b);
+	cr_expect_neq(a->shape, b->shape);
+	cr_expect_str_eq(gs_rec_diff_field(a, b), "grid");
+	b->grid[2] = 1;
+	b->block[0] = 128;
+	gs_rec_seal(b);
+	cr_expect_str_eq(gs_rec_diff_field(a, b), "block");
+	b->block[0] = 64;
+	b->shmem = 16;
+	gs_rec_seal(b);
+	cr_expect_not(gs_rec_same_shape(a, b));
+	cr_expect_str_eq(gs_rec_diff_field(a, b), "shmem");
+	b->shmem = 0;
+	b->func = (void *)0x99;
+	gs_rec_seal(b);
+	cr_expect_str_eq(gs_rec_diff_field(a, b), "function");
+	free(a);
+	free(b);
+}
+
+Test(rec, first_diff_names_the_parameter)
+{
+	gs_rec_t *a = mk(1, 2), *b = mk(1, 3), *c = mk(7, 2);
+	cr_expect_eq(gs_rec_first_diff(a, a), -1);
+	cr_expect_eq(gs_rec_first_diff(a, b), 1);
+	cr_expect_eq(gs_rec_first_diff(a, c), 0);
+	free(a);
+	free(b);
+	free(c);
+}
+
+Test(rec, first_diff_sees_a_change_in_the_last_byte)
+{
+	gs_rec_t *a = mk(1, 2), *b = mk(1, 2 | (1ULL << 63));
+	cr_expect_eq(gs_rec_first_diff(a, b), 1);
+	free(a);
+	free(b);
+}
+
+Test(rec, copy_grows_and_drops_orig)
+{
+	gs_rec_t *a = mk(5, 6);
+	a->orig = a;
+	gs_rec_t *d = NULL;
+	cr_assert(!gs_rec_copy(&d, a));
+	cr_expect_eq(d->hash, a->hash);
+	cr_expect_null(d->orig);
+	cr_expect_eq(gs_rec_first_diff(a, d), -1);
+	gs_rec_t *big = gs_rec_scratch(4000);
+	memcpy(big, a, sizeof(*a));
+	big->cap = 4000;
+	big->nbytes = 4000;
+	memset(big->args, 0xab, 4000);
+	gs_rec_seal(big);
+	cr_assert(!gs_rec_copy(&d, big));
+	cr_expect_geq(d->cap, 4000);
+	cr_expect_eq(d->args[3999], 0xab);
+	free(a);
+	free(d);
+}
+
+Test(rec, scratch_is_zeroed_and_reused)
+{
+	gs_rec_t *r = gs_rec_scratch(32);
+	r->kind = 7;
+	r->args[5] = 1;
+	gs_rec_t *s = gs_rec_scratch(16);
+	cr_expect_eq(r, s);
+	cr_expect_eq(s->kind, 0);
+	cr_expect_eq(s->nbytes, 16);
+}
+
+Test(rec, hash_bytes_sees_the_tail)
+{
+	unsigned char x[11] = {0}, y[11] = {0};
+	y[10] = 1;
+	cr_expect_neq(gs_hash_bytes(0, x, 11), gs_hash_bytes(0, y, 11));
+	cr_expect_neq(gs_hash_bytes(0, x, 10), gs_hash_bytes(0, x, 11));
+}

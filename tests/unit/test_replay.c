@@ -1,0 +1,166 @@
+/* Replay: revalidation, patching, the cost rule, retirement, cool-down. */
+#include "gs_testbe.h"
+
+#include <criterion/criterion.h>
+
+static const uintptr_t F[] = {0xf1, 0xf2, 0xf3, 0xf4, 0xf5, 0xf6, 0xf7, 0xf8};
+#define S1 ((uintptr_t)0x5001)
+
+static void sync_s1(void)
+{
+	gs_engine_flush_stream(S1, NULL, 0, GS_FLUSH_SYNC, "sync");
+}
+
+/* One step of n launches; launch `drift_at` (if >= 0) gets a1 = v. */
+static void step(int n, int drift_from, int drift_to, uint64_t v)
+{
+	for (int i = 0; i < n; i++)
+		tb_launch(S1, F[i], 1000 + i, (i >= drift_from && i < drift_to) ? v : 0);
+	sync_s1();
+}
+
+static void learn(int n, const char *limit, const char *cooldown)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_MISMATCH_LIMIT", limit, "GRAPHSHIM_COOLDOWN",
+		 cooldown, NULL);
+	step(n, 0, 0, 0);
+	step(n, 0, 0, 0);
+	cr_assert_eq(tb.builds, 1);
+}
+
+Test(replay, clean_replay_patches_nothing)
+{
+	learn(8, "3", "0");
+	step(8, 0, 0, 0);
+	cr_expect_eq(gs_stats.replays, 1);
+	cr_expect_eq(tb.patches, 0);
+	tb_check();
+}
+
+Test(replay, argument_drift_is_patched_and_runs_with_new_values)
+{
+	learn(8, "3", "0");
+	step(8, 2, 3, 42);
+	cr_expect_eq(gs_stats.replays, 1);
+	cr_expect_eq(gs_stats.patches, 1);
+	cr_expect_eq(gs_stats.patched_replays, 1);
+	cr_expect_eq(tb.exec[16 + 2].a1, 42);
+	cr_expect(tb.exec[16 + 2].from_graph);
+	/* Drift back: patched again, to the old value. */
+	step(8, 0, 0, 0);
+	cr_expect_eq(gs_stats.patches, 2);
+	cr_expect_eq(tb.exec[24 + 2].a1, 0);
+	tb_check();
+}
+
+Test(replay, every_byte_is_compared_including_pointers)
+{
+	learn(8, "3", "0");
+	step(8, 7, 8, 1ULL << 60); /* only the high byte of the last pointer changes */
+	cr_expect_eq(gs_stats.patches, 1);
+	cr_expect_eq(tb.exec[16 + 7].a1, 1ULL << 60);
+	tb_check();
+}
+
+Test(replay, drift_past_the_cost_rule_goes_eager)
+{
+	/* 4 launches, all drifting: 2 + 4 * 0.5 = 4 is not cheaper than 4. */
+	learn(4, "3", "0");
+	step(4, 0, 4, 9);
+	cr_expect_eq(gs_stats.replays, 0);
+	cr_expect_eq(gs_stats.mismatch_by[GS_MISMATCH_DRIFT], 1);
+	cr_expect_eq(gs_stats.released, 4);
+	tb_check();
+}
+
+Test(replay, drift_within_the_cost_rule_is_patched)
+{
+	/* 4 launches, 3 drifting: 2 + 3 * 0.5 = 3.5 < 4. */
+	learn(4, "3", "0");
+	step(4, 0, 3, 9);
+	cr_expect_eq(gs_stats.replays, 1);
+	cr_expect_eq(gs_stats.patches, 3);
+	tb_check();
+}
+
+Test(replay, patch_cost_is_configurable)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_PATCH_COST", "10", NULL);
+	step(8, 0, 0, 0);
+	step(8, 0, 0, 0);
+	step(8, 1, 2, 5); /* 2 + 10 > 8: eager */
+	cr_expect_eq(gs_stats.mismatch_by[GS_MISMATCH_DRIFT], 1);
+	tb_check();
+}
+
+Test(replay, consecutive_mismatches_retire_the_sequence)
+{
+	learn(4, "3", "0");
+	for (int i = 0; i < 3; i++)
+		step(4, 0, 4, 100 + i);
+	cr_expect_eq(gs_stats.retirements, 1);
+	cr_expect_eq(tb.destroys, 1, "the retired sequence's graph is released");
+	cr_expect_eq(tb.live_graphs, 0);
+	uint64_t held = gs_stats.held;
+	step(4, 0, 0, 0);
+	step(4, 0, 0, 0);
+	cr_expect_eq(gs_stats.replays, 0, "a retired sequence stays eager");
+	cr_expect_eq(gs_stats.held, held, "nothing is held for a retired sequence");
+	tb_check();
+}
+
+Test(replay, the_limit_is_configurable)
+{
+	learn(4, "1", "0");
+	step(4, 0, 4, 100);
+	cr_expect_eq(gs_stats.retirements, 1);
+}
+
+Test(replay, a_clean_replay_resets_the_count)
+{
+	learn(4, "3", "0");
+	step(4, 0, 4, 100);
+	step(4, 0, 4, 101);
+	step(4, 0, 0, 0); /* clean */
+	step(4, 0, 4, 102);
+	step(4, 0, 4, 103);
+	cr_expect_eq(gs_stats.retirements, 0);
+	cr_expect_eq(gs_stats.mismatches, 4);
+	step(4, 0, 4, 104);
+	cr_expect_eq(gs_stats.retirements, 1);
+	tb_check();
+}
+
+Test(replay, a_patched_replay_also_resets_the_count)
+{
+	learn(4, "2", "0");
+	step(4, 0, 4, 100); /* drift past the rule: mismatch 1 */
+	step(4, 0, 1, 7);   /* patched: reset */
+	step(4, 0, 4, 101); /* mismatch 1 again */
+	cr_expect_eq(gs_stats.retirements, 0);
+	tb_check();
+}
+
+Test(replay, cooldown_lets_a_retired_sequence_learn_again)
+{
+	learn(4, "1", "2");
+	step(4, 0, 4, 100);
+	cr_assert_eq(gs_stats.retirements, 1);
+	step(4, 0, 0, 0); /* sighting 1 */
+	step(4, 0, 0, 0); /* sighting 2: learning again, seen once */
+	cr_expect_eq(gs_stats.relearned, 1);
+	step(4, 0, 0, 0); /* seen twice: armed */
+	cr_expect_eq(tb.builds, 2);
+	step(4, 0, 0, 0);
+	cr_expect_eq(gs_stats.replays, 1);
+	tb_check();
+}
+
+Test(replay, coverage_of_a_stable_loop)
+{
+	tb_start(NULL);
+	for (int i = 0; i < 100; i++)
+		step(8, 0, 0, 0);
+	cr_expect_geq(gs_stats_coverage(&gs_stats), 0.97);
+	tb_check();
+}

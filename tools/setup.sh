@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Set up a fresh machine and build graphshim in place: install the Debian
+# packages the build needs (when run as root), generate the build system,
+# configure and compile.  Safe to run again; it redoes only what is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PKGS="autoconf automake libtool pkg-config make gcc uthash-dev libcriterion-dev libjansson-dev"
+missing=""
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	if [ "$(id -u)" = 0 ]; then
+		echo "setup: installing$missing"
+		export DEBIAN_FRONTEND=noninteractive
+		apt-get update -qq
+		apt-get install -y -qq $missing >/dev/null
+	else
+		echo "setup: missing packages:$missing" >&2
+		echo "setup: run: sudo apt-get install -y$missing" >&2
+		exit 1
+	fi
+fi
+
+[ -x configure ] || autoreconf -fi
+[ -f Makefile ] || ./configure ${GS_CONFIGURE_FLAGS:-}
+make -j"$(nproc)"
