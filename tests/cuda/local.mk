@@ -19,3 +19,19 @@ tests_cuda_test_cuda_CFLAGS = $(AM_CFLAGS) $(CRITERION_CFLAGS)
 tests_cuda_test_cuda_LDADD = $(CRITERION_LIBS)
 endif
 endif
+
+# Interposition through dlsym and cuGetProcAddress, end to end, against a
+# fake libcuda.so.1 (test-only; never installed).
+EXTRA_DIST += tests/cuda/test-cu-preload
+if HAVE_CUDA
+check_LTLIBRARIES += tests/cuda/libfakecuda.la
+tests_cuda_libfakecuda_la_SOURCES = tests/cuda/fake_libcuda.c
+tests_cuda_libfakecuda_la_CPPFLAGS = $(CUDA_CPPFLAGS)
+tests_cuda_libfakecuda_la_CFLAGS = $(AM_CFLAGS) -Wno-missing-prototypes
+tests_cuda_libfakecuda_la_LDFLAGS = -module -avoid-version -rpath /nowhere \
+	-Wl,-soname,libcuda.so.1
+check_PROGRAMS += tests/cuda/test_procaddr
+tests_cuda_test_procaddr_SOURCES = tests/cuda/test_procaddr.c
+tests_cuda_test_procaddr_CPPFLAGS = $(CUDA_CPPFLAGS)
+TESTS += tests/cuda/test-cu-preload
+endif
