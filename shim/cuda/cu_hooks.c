@@ -1,0 +1,93 @@
+/*
+ * The exported CUDA driver entry points, one per name in cu_api.def.  Each
+ * is a hidden function gs_cu_w_<name> plus an exported alias <name>, so the
+ * table below can point at our own wrapper whatever the dynamic linker binds
+ * <name> to.  What a wrapper does depends on its class:
+ *
+ *   HARMLESS  call the real function (no engine, no TLS)
+ *   STREAM    submit the held work of the stream argument, then call it
+ *   ALL       submit all held work, then call it
+ *   FORGET    as ALL, then drop cached handles (module or context gone)
+ *   CUSTOM    forward to a hand-written gs_cu_x_<name>(per_thread, ...)
+ */
+#include "cu_internal.h"
+
+gs_cu_real_t gs_cu_real;
+
+/* Prototypes first (the wrappers are hidden, not static: aliases need them). */
+#define GS_HOOK(cls, why, wrap, ret, name, base, params, args, strm, pt) \
+	ret gs_cu_w_##name params;
+#include "cu_api.def"
+#undef GS_HOOK
+
+#define GS_CU_WRAP_HARMLESS(why, ret, name, base, params, args, strm, pt)   \
+	ret gs_cu_w_##name params                                           \
+	{                                                                   \
+		GS_CU_READY();                                              \
+		if (GS_UNLIKELY(!gs_cu_real.name))                          \
+			return gs_cu_missing(GS_CU_IDX_##name);             \
+		return gs_cu_real.name args;                                \
+	}
+
+#define GS_CU_WRAP_STREAM(why, ret, name, base, params, args, strm, pt)     \
+	ret gs_cu_w_##name params                                           \
+	{                                                                   \
+		GS_CU_READY();                                              \
+		if (GS_UNLIKELY(!gs_cu_real.name))                          \
+			return gs_cu_missing(GS_CU_IDX_##name);             \
+		if (gs_cu_engine_ok())                                      \
+			gs_cu_flush_stream(strm, pt, GS_FLUSH_##why, #name); \
+		return gs_cu_real.name args;                                \
+	}
+
+#define GS_CU_WRAP_ALL(why, ret, name, base, params, args, strm, pt)        \
+	ret gs_cu_w_##name params                                           \
+	{                                                                   \
+		GS_CU_READY();                                              \
+		if (GS_UNLIKELY(!gs_cu_real.name))                          \
+			return gs_cu_missing(GS_CU_IDX_##name);             \
+		if (gs_cu_engine_ok())                                      \
+			gs_cu_flush_all(GS_FLUSH_##why, #name);             \
+		return gs_cu_real.name args;                                \
+	}
+
+/*
+ * The handles this call may invalidate are forgotten after it returns, so a
+ * launch racing with it on another thread cannot re-cache a dying handle.
+ */
+#define GS_CU_WRAP_FORGET(why, ret, name, base, params, args, strm, pt)     \
+	ret gs_cu_w_##name params                                           \
+	{                                                                   \
+		GS_CU_READY();                                              \
+		if (GS_UNLIKELY(!gs_cu_real.name))                          \
+			return gs_cu_missing(GS_CU_IDX_##name);             \
+		if (gs_cu_engine_ok())                                      \
+			gs_cu_flush_all(GS_FLUSH_##why, #name);             \
+		ret r_ = gs_cu_real.name args;                              \
+		gs_cu_forget();                                             \
+		return r_;                                                  \
+	}
+
+#define GS_CU_WRAP_CUSTOM(why, ret, name, base, params, args, strm, pt)     \
+	ret gs_cu_w_##name params                                           \
+	{                                                                   \
+		return gs_cu_x_##base(pt, GS_CU_UNPAREN args);              \
+	}
+
+#define GS_HOOK(cls, why, wrap, ret, name, base, params, args, strm, pt) \
+	GS_CU_WRAP_##wrap(why, ret, name, base, params, args, strm, pt)
+#include "cu_api.def"
+#undef GS_HOOK
+
+/* The exported names. */
+#define GS_HOOK(cls, why, wrap, ret, name, base, params, args, strm, pt) \
+	GS_EXPORT ret name params __attribute__((alias("gs_cu_w_" #name)));
+#include "cu_api.def"
+#undef GS_HOOK
+
+const gs_cu_hook_t gs_cu_hooks[GS_CU_NHOOKS] = {
+#define GS_HOOK(cls, why, wrap, ret, name, base, params, args, strm, pt)  \
+	{ #name, (void *)gs_cu_w_##name, GS_CLASS_##cls, GS_FLUSH_##why, pt },
+#include "cu_api.def"
+#undef GS_HOOK
+};

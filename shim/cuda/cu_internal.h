@@ -1,0 +1,232 @@
+/*
+ * The CUDA driver backend's internal header: the real driver functions
+ * (typed, one per exported name, generated from cu_api.def), the backend's
+ * state machine, and the helpers its hooks share.  Only shim/cuda/ includes
+ * it; the core never sees a CUDA type.
+ */
+#ifndef GS_CU_INTERNAL_H
+#define GS_CU_INTERNAL_H
+
+#include <cuda.h>
+#if __has_include(<cudaProfiler.h>)
+#include <cudaProfiler.h>
+#endif
+/* Every exported name is defined as itself, so cuda.h's renames must go. */
+#include "cu_api_undef.h"
+
+#include "gs_engine.h"
+#include "gs_log.h"
+
+/*
+ * Types that only cuda.h's internal ABI block declares; the old unversioned
+ * entry points (32-bit device pointers) use them.  Incomplete struct types
+ * are enough: graphshim only passes the pointers through.
+ */
+typedef unsigned int CUdeviceptr_v1;
+typedef struct CUDA_MEMCPY2D_v1_st CUDA_MEMCPY2D_v1;
+typedef struct CUDA_MEMCPY3D_v1_st CUDA_MEMCPY3D_v1;
+typedef struct CUDA_ARRAY_DESCRIPTOR_v1_st CUDA_ARRAY_DESCRIPTOR_v1;
+typedef struct CUDA_ARRAY3D_DESCRIPTOR_v1_st CUDA_ARRAY3D_DESCRIPTOR_v1;
+
+#define GS_CU_UNPAREN(...) __VA_ARGS__
+
+/* One typed pointer type per exported name: gs_cu_pfn_<name>. */
+#define GS_HOOK(cls, why, wrap, ret, name, base, params, args, strm, pt) \
+	typedef ret(*gs_cu_pfn_##name) params;
+#include "cu_api.def"
+#undef GS_HOOK
+
+/* The real functions, in cu_api.def order (an array of pointers in effect). */
+typedef struct gs_cu_real {
+#define GS_HOOK(cls, why, wrap, ret, name, base, params, args, strm, pt) \
+	gs_cu_pfn_##name name;
+#include "cu_api.def"
+#undef GS_HOOK
+} gs_cu_real_t;
+
+enum {
+#define GS_HOOK(cls, why, wrap, ret, name, base, params, args, strm, pt) \
+	GS_CU_IDX_##name,
+#include "cu_api.def"
+#undef GS_HOOK
+	GS_CU_NHOOKS
+};
+
+/* What the generated table knows of each exported name. */
+typedef struct gs_cu_hook {
+	const char *name;
+	void *wrapper;       /* our exported function of that name */
+	unsigned char cls;   /* gs_class_t */
+	unsigned char why;   /* gs_flush_reason_t */
+	unsigned char pt;    /* a _ptsz/_ptds variant: stream 0 is per-thread */
+} gs_cu_hook_t;
+
+extern gs_cu_real_t gs_cu_real;
+extern const gs_cu_hook_t gs_cu_hooks[GS_CU_NHOOKS];
+
+/* Hand-written hooks: gs_cu_x_<unsuffixed name>(per_thread, args...). */
+#define GS_HOOK(cls, why, wrap, ret, name, base, params, args, strm, pt) \
+	GS_CU_PROTO_##wrap(ret, base, params)
+#define GS_CU_PROTO_CUSTOM(ret, base, params) \
+	ret gs_cu_x_##base(int pt, GS_CU_UNPAREN params);
+#define GS_CU_PROTO_ELEMENT(ret, base, params)
+#define GS_CU_PROTO_STREAM(ret, base, params)
+#define GS_CU_PROTO_ALL(ret, base, params)
+#define GS_CU_PROTO_FORGET(ret, base, params)
+#define GS_CU_PROTO_HARMLESS(ret, base, params)
+#include "cu_api.def"
+#undef GS_HOOK
+
+/* ---- state (cu_init.c) --------------------------------------------------- */
+
+enum {
+	GS_CU_NONE = 0,     /* nothing resolved yet */
+	GS_CU_RESOLVED = 1, /* real functions known; engine not (yet) on */
+	GS_CU_ON = 2,       /* engine running: hooks may hold work */
+	GS_CU_OFF = 3,      /* engine refused or absent: pass everything through */
+};
+
+extern int gs_cu_state;
+/* Raised while graphshim itself is in the engine or the driver. */
+extern __thread int gs_cu_depth __attribute__((tls_model("initial-exec")));
+
+/* Initialise once (dlopen, resolve, engine); returns at once on re-entry. */
+void gs_cu_init(void);
+/* The status to return when a real function is missing; logs once. */
+CUresult gs_cu_missing(int idx);
+/* The wrapper for a real libcuda function pointer, or NULL. */
+void *gs_cu_wrapper_for(const void *real);
+/* The real dlsym (never ours). */
+void *gs_cu_dlsym_real(void *handle, const char *name);
+
+#define GS_CU_READY()                                                         \
+	do {                                                                  \
+		if (GS_UNLIKELY(__atomic_load_n(&gs_cu_state,                 \
+						__ATOMIC_ACQUIRE) == GS_CU_NONE)) \
+			gs_cu_init();                                         \
+	} while (0)
+
+/* True when a hook may involve the engine. */
+static inline bool gs_cu_engine_ok(void)
+{
+	return __atomic_load_n(&gs_cu_state, __ATOMIC_ACQUIRE) == GS_CU_ON &&
+	       gs_cu_depth == 0;
+}
+
+/* ---- streams (cu_stream.c) ---------------------------------------------- */
+
+/* Record flags (gs_rec_t.flags) the backend defines. */
+enum {
+	GS_CU_RF_KERNEL = 1u << 0,    /* func is a CUkernel, not a CUfunction */
+	GS_CU_RF_EXTRA = 1u << 1,     /* args[] is the opaque `extra` buffer */
+	GS_CU_RF_PERTHREAD = 1u << 2, /* the stream is the per-thread default */
+};
+
+/* How the engine names one application stream. */
+typedef struct gs_cu_sref {
+	uintptr_t handle; /* engine key: CU_STREAM_LEGACY, a CUstream, or a per-thread key */
+	unsigned sflags;  /* GS_STREAM_* */
+	uint32_t rflags;  /* GS_CU_RF_PERTHREAD or 0 */
+} gs_cu_sref_t;
+
+void gs_cu_stream_ref(CUstream s, int pt, gs_cu_sref_t *out);
+/* The CUstream to give the driver for an engine handle. */
+CUstream gs_cu_stream_of(uintptr_t handle, uint32_t rflags);
+void gs_cu_stream_forget(CUstream s);
+void gs_cu_streams_clear(void);
+
+/* The calling thread's current context (NULL when none). */
+CUcontext gs_cu_ctx_current(void);
+/* Make ctx current for the length of an operation; returns true when pushed. */
+bool gs_cu_ctx_enter(CUcontext ctx);
+void gs_cu_ctx_leave(bool pushed);
+
+/* Engine calls with the reentrancy depth raised. */
+void gs_cu_flush_stream(CUstream s, int pt, gs_flush_reason_t why, const char *api);
+void gs_cu_flush_all(gs_flush_reason_t why, const char *api);
+/* Drop cached function layouts and stream flags (handles may be reused). */
+void gs_cu_forget(void);
+
+/* ---- functions and layouts (cu_layout.c) ---------------------------------- */
+
+typedef struct gs_cu_fn {
+	const void *func;
+	uint32_t gen;              /* gs_cu_fn_gen when cached */
+	uint32_t rflags;           /* GS_CU_RF_KERNEL or 0 */
+	const gs_layout_t *layout; /* NULL: the layout could not be had */
+	uint32_t max_threads;      /* per block; UINT32_MAX when unknown */
+	uint32_t max_dyn_shmem;    /* bytes; UINT32_MAX when unknown */
+} gs_cu_fn_t;
+
+/* The cached description of a function handle (never NULL once warmed). */
+const gs_cu_fn_t *gs_cu_fn_get(CUfunction f);
+/* Intern a layout: equal layouts share one never-freed copy. */
+const gs_layout_t *gs_cu_layout_intern(const gs_arg_t *arg, uint32_t nargs);
+/* Re-read the limits of f after cuFuncSetAttribute (if it is cached). */
+void gs_cu_fn_refresh(CUfunction f);
+/* Make every cached entry stale (module unloaded, context destroyed). */
+void gs_cu_fn_forget(void);
+
+/* ---- records and the original call (cu_launch.c) ------------------------ */
+
+enum { GS_CU_OP_LAUNCH = 1, GS_CU_OP_LAUNCHEX, GS_CU_OP_COPY, GS_CU_OP_SET };
+
+/* Copy kinds kept in aux[1] of a copy record. */
+enum {
+	GS_CU_COPY_HTOD = 1,
+	GS_CU_COPY_DTOH = 2,
+	GS_CU_COPY_DTOD = 3,
+	GS_CU_COPY_ANY = 4, /* cuMemcpyAsync; aux[2] holds (src type << 8 | dst type) */
+};
+
+/* The caller's own arguments, for a pass-through submission. */
+typedef struct gs_cu_orig {
+	int op;
+	int pt;
+	union {
+		struct {
+			CUfunction f;
+			unsigned grid[3], block[3], shmem;
+			CUstream s;
+			void **kp, **extra;
+			const CUlaunchConfig *cfg;
+		} k;
+		struct {
+			int kind;
+			CUdeviceptr dst, src;
+			size_t n;
+			CUstream s;
+		} c;
+		struct {
+			unsigned width, value;
+			CUdeviceptr dst;
+			size_t n;
+			CUstream s;
+		} m;
+	} u;
+} gs_cu_orig_t;
+
+/* Call the real function the application called, with its own arguments. */
+CUresult gs_cu_orig_call(const gs_cu_orig_t *o);
+
+/*
+ * Fill the per-thread scratch record for a kernel launch; NULL when the
+ * launch cannot be a sequence element (the caller then passes it through).
+ */
+gs_rec_t *gs_cu_rec_kernel(const gs_cu_fn_t *fn, CUfunction f,
+			   const unsigned grid[3], const unsigned block[3],
+			   unsigned shmem, void **kp, void **extra);
+/* Parse an `extra` array; true on failure (not the buffer form). */
+bool gs_cu_extra_parse(void **extra, void **buf, size_t *size);
+
+/* The backend's operations table (cu_ops.c). */
+extern const gs_ops_t gs_cu_ops;
+
+/* True when name is a CUDA driver name: "cu" and an upper-case letter. */
+static inline bool gs_cu_name_is_cu(const char *name)
+{
+	return name && name[0] == 'c' && name[1] == 'u' && name[2] >= 'A' &&
+	       name[2] <= 'Z';
+}
+
+#endif /* GS_CU_INTERNAL_H */

@@ -1,0 +1,373 @@
+/*
+ * The sequence elements: kernel launches (cuLaunchKernel, cuLaunchKernelEx
+ * without attributes), async copies that a graph memcpy node can carry
+ * (device-to-device and pinned host memory) and 8/16/32-bit async memsets.
+ * Each hook copies the operation into the per-thread scratch record and
+ * hands it to the engine, with the caller's own arguments attached so a
+ * pass-through submission calls the driver exactly as the application did.
+ * Anything the record cannot express (attributes, pageable memory, an
+ * unreadable parameter layout, a launch the driver would reject) is a
+ * boundary: its stream's held work is submitted and the call passes through.
+ */
+#include "cu_internal.h"
+
+/* ---- the original call --------------------------------------------------- */
+
+CUresult gs_cu_orig_call(const gs_cu_orig_t *o)
+{
+	const gs_cu_real_t *R = &gs_cu_real;
+	switch (o->op) {
+	case GS_CU_OP_LAUNCH: {
+		gs_cu_pfn_cuLaunchKernel fn = o->pt ? R->cuLaunchKernel_ptsz : R->cuLaunchKernel;
+		if (!fn)
+			return gs_cu_missing(o->pt ? GS_CU_IDX_cuLaunchKernel_ptsz
+						   : GS_CU_IDX_cuLaunchKernel);
+		return fn(o->u.k.f, o->u.k.grid[0], o->u.k.grid[1], o->u.k.grid[2],
+			  o->u.k.block[0], o->u.k.block[1], o->u.k.block[2], o->u.k.shmem,
+			  o->u.k.s, o->u.k.kp, o->u.k.extra);
+	}
+	case GS_CU_OP_LAUNCHEX: {
+		gs_cu_pfn_cuLaunchKernelEx fn = o->pt ? R->cuLaunchKernelEx_ptsz : R->cuLaunchKernelEx;
+		if (!fn)
+			return gs_cu_missing(o->pt ? GS_CU_IDX_cuLaunchKernelEx_ptsz
+						   : GS_CU_IDX_cuLaunchKernelEx);
+		return fn(o->u.k.cfg, o->u.k.f, o->u.k.kp, o->u.k.extra);
+	}
+	case GS_CU_OP_COPY: {
+		const CUdeviceptr d = o->u.c.dst, s = o->u.c.src;
+		const size_t n = o->u.c.n;
+		CUstream st = o->u.c.s;
+#define GS_CU_PICK(name) (o->pt ? R->name##_ptsz : R->name)
+		switch (o->u.c.kind) {
+		case GS_CU_COPY_HTOD: {
+			gs_cu_pfn_cuMemcpyHtoDAsync_v2 fn = GS_CU_PICK(cuMemcpyHtoDAsync_v2);
+			return fn ? fn(d, (const void *)(uintptr_t)s, n, st)
+				  : gs_cu_missing(GS_CU_IDX_cuMemcpyHtoDAsync_v2);
+		}
+		case GS_CU_COPY_DTOH: {
+			gs_cu_pfn_cuMemcpyDtoHAsync_v2 fn = GS_CU_PICK(cuMemcpyDtoHAsync_v2);
+			return fn ? fn((void *)(uintptr_t)d, s, n, st)
+				  : gs_cu_missing(GS_CU_IDX_cuMemcpyDtoHAsync_v2);
+		}
+		case GS_CU_COPY_DTOD: {
+			gs_cu_pfn_cuMemcpyDtoDAsync_v2 fn = GS_CU_PICK(cuMemcpyDtoDAsync_v2);
+			return fn ? fn(d, s, n, st) : gs_cu_missing(GS_CU_IDX_cuMemcpyDtoDAsync_v2);
+		}
+		default: {
+			gs_cu_pfn_cuMemcpyAsync fn = GS_CU_PICK(cuMemcpyAsync);
+			return fn ? fn(d, s, n, st) : gs_cu_missing(GS_CU_IDX_cuMemcpyAsync);
+		}
+		}
+	}
+	case GS_CU_OP_SET: {
+		const CUdeviceptr d = o->u.m.dst;
+		const size_t n = o->u.m.n;
+		CUstream st = o->u.m.s;
+		switch (o->u.m.width) {
+		case 1: {
+			gs_cu_pfn_cuMemsetD8Async fn = GS_CU_PICK(cuMemsetD8Async);
+			return fn ? fn(d, (unsigned char)o->u.m.value, n, st)
+				  : gs_cu_missing(GS_CU_IDX_cuMemsetD8Async);
+		}
+		case 2: {
+			gs_cu_pfn_cuMemsetD16Async fn = GS_CU_PICK(cuMemsetD16Async);
+			return fn ? fn(d, (unsigned short)o->u.m.value, n, st)
+				  : gs_cu_missing(GS_CU_IDX_cuMemsetD16Async);
+		}
+		default: {
+			gs_cu_pfn_cuMemsetD32Async fn = GS_CU_PICK(cuMemsetD32Async);
+			return fn ? fn(d, o->u.m.value, n, st)
+				  : gs_cu_missing(GS_CU_IDX_cuMemsetD32Async);
+		}
+		}
+#undef GS_CU_PICK
+	}
+	}
+	return CUDA_ERROR_INVALID_VALUE;
+}
+
+/* ---- records --------------------------------------------------------------- */
+
+bool gs_cu_extra_parse(void **extra, void **buf, size_t *size)
+{
+	void *b = NULL;
+	const size_t *sz = NULL;
+	for (unsigned i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+		if (i >= 64)
+			return true;
+		if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+			b = extra[i + 1];
+		else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE)
+			sz = (const size_t *)extra[i + 1];
+		else
+			return true; /* an option we do not know how to replay */
+	}
+	if (!b || !sz || *sz > UINT32_MAX)
+		return true;
+	*buf = b;
+	*size = *sz;
+	return false;
+}
+
+gs_rec_t *gs_cu_rec_kernel(const gs_cu_fn_t *fn, CUfunction f,
+			   const unsigned grid[3], const unsigned block[3],
+			   unsigned shmem, void **kp, void **extra)
+{
+	const gs_layout_t *lay = NULL;
+	void *buf = NULL;
+	size_t nbytes;
+	uint32_t rflags = fn ? fn->rflags : 0;
+
+	if (extra) {
+		if (kp || gs_cu_extra_parse(extra, &buf, &nbytes))
+			return NULL;
+		rflags |= GS_CU_RF_EXTRA;
+	} else {
+		if (!fn || !fn->layout)
+			return NULL;
+		lay = fn->layout;
+		if (!kp && lay->nargs)
+			return NULL;
+		nbytes = lay->total;
+	}
+	gs_rec_t *r = gs_rec_scratch((uint32_t)nbytes);
+	if (!r)
+		return NULL;
+	r->kind = GS_REC_KERNEL;
+	r->func = f;
+	r->layout = lay;
+	r->flags = rflags;
+	r->shmem = shmem;
+	for (int i = 0; i < 3; i++) {
+		r->grid[i] = grid[i];
+		r->block[i] = block[i];
+	}
+	r->nbytes = (uint32_t)nbytes;
+	if (lay) {
+		for (uint32_t i = 0; i < lay->nargs; i++)
+			memcpy(r->args + lay->arg[i].off, kp[i], lay->arg[i].size);
+	} else if (nbytes) {
+		memcpy(r->args, buf, nbytes);
+	}
+	return r;
+}
+
+/* Submit the stream's held work and call the driver as the caller did. */
+static CUresult gs_cu_boundary(const gs_cu_orig_t *o, const gs_cu_sref_t *sr,
+			       CUcontext ctx, gs_flush_reason_t why, const char *api)
+{
+	gs_cu_depth++;
+	gs_engine_flush_stream(sr->handle, ctx, sr->sflags, why, api);
+	gs_cu_depth--;
+	return gs_cu_orig_call(o);
+}
+
+static CUresult gs_cu_hold(gs_rec_t *r, const gs_cu_orig_t *o,
+			   const gs_cu_sref_t *sr, CUcontext ctx, const char *api)
+{
+	r->ctx = ctx;
+	r->flags |= sr->rflags;
+	gs_rec_seal(r);
+	r->orig = o;
+	gs_cu_depth++;
+	int st = gs_engine_launch(sr->handle, ctx, sr->sflags, r, api);
+	gs_cu_depth--;
+	return (CUresult)st;
+}
+
+static CUresult gs_cu_kernel(const gs_cu_orig_t *o, CUfunction f, const unsigned grid[3],
+			     const unsigned block[3], unsigned shmem, CUstream s,
+			     void **kp, void **extra, const char *api)
+{
+	gs_cu_sref_t sr;
+	gs_cu_stream_ref(s, o->pt, &sr);
+	CUcontext ctx = gs_cu_ctx_current();
+	if (!f || !ctx)
+		return gs_cu_boundary(o, &sr, ctx, GS_FLUSH_ATTR, api);
+	const gs_cu_fn_t *fn = gs_cu_fn_get(f);
+	/*
+	 * A launch the driver would reject must reach it now, so the
+	 * application sees the error where it made it.
+	 */
+	uint64_t threads = (uint64_t)block[0] * block[1] * block[2];
+	if (!fn || !grid[0] || !grid[1] || !grid[2] || !threads ||
+	    threads > __atomic_load_n(&fn->max_threads, __ATOMIC_RELAXED) ||
+	    shmem > __atomic_load_n(&fn->max_dyn_shmem, __ATOMIC_RELAXED))
+		return gs_cu_boundary(o, &sr, ctx, GS_FLUSH_ATTR, api);
+	gs_rec_t *r = gs_cu_rec_kernel(fn, f, grid, block, shmem, kp, extra);
+	if (!r)
+		return gs_cu_boundary(o, &sr, ctx, GS_FLUSH_ATTR, api);
+	return gs_cu_hold(r, o, &sr, ctx, api);
+}
+
+CUresult gs_cu_x_cuLaunchKernel(int pt, CUfunction f, unsigned int gx, unsigned int gy,
+				unsigned int gz, unsigned int bx, unsigned int by,
+				unsigned int bz, unsigned int shmem, CUstream s,
+				void **kp, void **extra)
+{
+	GS_CU_READY();
+	gs_cu_orig_t o = { .op = GS_CU_OP_LAUNCH, .pt = pt };
+	o.u.k.f = f;
+	o.u.k.grid[0] = gx, o.u.k.grid[1] = gy, o.u.k.grid[2] = gz;
+	o.u.k.block[0] = bx, o.u.k.block[1] = by, o.u.k.block[2] = bz;
+	o.u.k.shmem = shmem;
+	o.u.k.s = s;
+	o.u.k.kp = kp;
+	o.u.k.extra = extra;
+	if (!gs_cu_engine_ok())
+		return gs_cu_orig_call(&o);
+	return gs_cu_kernel(&o, f, o.u.k.grid, o.u.k.block, shmem, s, kp, extra,
+			    pt ? "cuLaunchKernel_ptsz" : "cuLaunchKernel");
+}
+
+CUresult gs_cu_x_cuLaunchKernelEx(int pt, const CUlaunchConfig *cfg, CUfunction f,
+				  void **kp, void **extra)
+{
+	GS_CU_READY();
+	gs_cu_orig_t o = { .op = GS_CU_OP_LAUNCHEX, .pt = pt };
+	o.u.k.cfg = cfg;
+	o.u.k.f = f;
+	o.u.k.kp = kp;
+	o.u.k.extra = extra;
+	if (!gs_cu_engine_ok() || !cfg)
+		return gs_cu_orig_call(&o);
+	const char *api = pt ? "cuLaunchKernelEx_ptsz" : "cuLaunchKernelEx";
+	if (cfg->numAttrs) {
+		/* A graph kernel node cannot carry launch attributes (yet). */
+		gs_cu_sref_t sr;
+		gs_cu_stream_ref(cfg->hStream, pt, &sr);
+		return gs_cu_boundary(&o, &sr, gs_cu_ctx_current(), GS_FLUSH_ATTR, api);
+	}
+	const unsigned grid[3] = { cfg->gridDimX, cfg->gridDimY, cfg->gridDimZ };
+	const unsigned block[3] = { cfg->blockDimX, cfg->blockDimY, cfg->blockDimZ };
+	return gs_cu_kernel(&o, f, grid, block, cfg->sharedMemBytes, cfg->hStream, kp,
+			    extra, api);
+}
+
+/* ---- copies and memsets ---------------------------------------------------- */
+
+/* The memory type of p (CU_MEMORYTYPE_HOST only for pinned memory), or 0. */
+static unsigned gs_cu_memtype(CUdeviceptr p)
+{
+	unsigned int t = 0;
+	if (!gs_cu_real.cuPointerGetAttribute ||
+	    gs_cu_real.cuPointerGetAttribute(&t, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, p) !=
+		    CUDA_SUCCESS)
+		return 0; /* pageable host memory, or not a pointer at all */
+	return (t == CU_MEMORYTYPE_HOST || t == CU_MEMORYTYPE_DEVICE) ? t : 0;
+}
+
+/* Both ends of [p, p+n) are pinned host memory. */
+static bool gs_cu_pinned(CUdeviceptr p, size_t n)
+{
+	return gs_cu_memtype(p) == CU_MEMORYTYPE_HOST &&
+	       gs_cu_memtype(p + n - 1) == CU_MEMORYTYPE_HOST;
+}
+
+static CUresult gs_cu_copy(gs_cu_orig_t *o, const char *api)
+{
+	gs_cu_sref_t sr;
+	gs_cu_stream_ref(o->u.c.s, o->pt, &sr);
+	CUcontext ctx = gs_cu_ctx_current();
+	const CUdeviceptr d = o->u.c.dst, s = o->u.c.src;
+	const size_t n = o->u.c.n;
+	unsigned types = 0;
+	bool ok = ctx && n;
+	if (ok) {
+		switch (o->u.c.kind) {
+		case GS_CU_COPY_HTOD:
+			ok = gs_cu_pinned(s, n);
+			break;
+		case GS_CU_COPY_DTOH:
+			ok = gs_cu_pinned(d, n);
+			break;
+		case GS_CU_COPY_DTOD:
+			break;
+		default: {
+			unsigned ts = gs_cu_memtype(s), td = gs_cu_memtype(d);
+			ok = ts && td &&
+			     (ts != CU_MEMORYTYPE_HOST || gs_cu_pinned(s, n)) &&
+			     (td != CU_MEMORYTYPE_HOST || gs_cu_pinned(d, n));
+			types = ts << 8 | td;
+		}
+		}
+	}
+	if (!ok)
+		return gs_cu_boundary(o, &sr, ctx, GS_FLUSH_COPY, api);
+	gs_rec_t *r = gs_rec_scratch(16);
+	if (!r)
+		return gs_cu_boundary(o, &sr, ctx, GS_FLUSH_COPY, api);
+	r->kind = GS_REC_COPY;
+	r->nbytes = 16;
+	r->aux[0] = n;
+	r->aux[1] = (uint64_t)o->u.c.kind;
+	r->aux[2] = types;
+	memcpy(r->args, &d, 8);
+	memcpy(r->args + 8, &s, 8);
+	return gs_cu_hold(r, o, &sr, ctx, api);
+}
+
+#define GS_CU_COPY_HOOK(name, kind_, dtype, stype, dexpr, sexpr)                    \
+	CUresult gs_cu_x_##name(int pt, dtype dst, stype src, size_t n, CUstream s) \
+	{                                                                           \
+		GS_CU_READY();                                                      \
+		gs_cu_orig_t o = { .op = GS_CU_OP_COPY, .pt = pt };                 \
+		o.u.c.kind = kind_;                                                 \
+		o.u.c.dst = dexpr;                                                  \
+		o.u.c.src = sexpr;                                                  \
+		o.u.c.n = n;                                                        \
+		o.u.c.s = s;                                                        \
+		if (!gs_cu_engine_ok())                                             \
+			return gs_cu_orig_call(&o);                                 \
+		return gs_cu_copy(&o, pt ? #name "_ptsz" : #name);                  \
+	}
+
+GS_CU_COPY_HOOK(cuMemcpyHtoDAsync_v2, GS_CU_COPY_HTOD, CUdeviceptr, const void *,
+		dst, (CUdeviceptr)(uintptr_t)src)
+GS_CU_COPY_HOOK(cuMemcpyDtoHAsync_v2, GS_CU_COPY_DTOH, void *, CUdeviceptr,
+		(CUdeviceptr)(uintptr_t)dst, src)
+GS_CU_COPY_HOOK(cuMemcpyDtoDAsync_v2, GS_CU_COPY_DTOD, CUdeviceptr, CUdeviceptr,
+		dst, src)
+GS_CU_COPY_HOOK(cuMemcpyAsync, GS_CU_COPY_ANY, CUdeviceptr, CUdeviceptr, dst, src)
+
+static CUresult gs_cu_set(gs_cu_orig_t *o, const char *api)
+{
+	gs_cu_sref_t sr;
+	gs_cu_stream_ref(o->u.m.s, o->pt, &sr);
+	CUcontext ctx = gs_cu_ctx_current();
+	/* Misaligned or empty: the driver's own answer, now. */
+	if (!ctx || !o->u.m.n || (o->u.m.dst & (o->u.m.width - 1)) ||
+	    gs_cu_memtype(o->u.m.dst) != CU_MEMORYTYPE_DEVICE)
+		return gs_cu_boundary(o, &sr, ctx, GS_FLUSH_COPY, api);
+	gs_rec_t *r = gs_rec_scratch(16);
+	if (!r)
+		return gs_cu_boundary(o, &sr, ctx, GS_FLUSH_COPY, api);
+	r->kind = GS_REC_SET;
+	r->nbytes = 16;
+	r->aux[0] = o->u.m.n;
+	r->aux[1] = o->u.m.width;
+	uint64_t v = o->u.m.value;
+	memcpy(r->args, &o->u.m.dst, 8);
+	memcpy(r->args + 8, &v, 8);
+	return gs_cu_hold(r, o, &sr, ctx, api);
+}
+
+#define GS_CU_SET_HOOK(name, width_, vtype)                                         \
+	CUresult gs_cu_x_##name(int pt, CUdeviceptr dst, vtype value, size_t n,     \
+				CUstream s)                                         \
+	{                                                                           \
+		GS_CU_READY();                                                      \
+		gs_cu_orig_t o = { .op = GS_CU_OP_SET, .pt = pt };                  \
+		o.u.m.width = width_;                                               \
+		o.u.m.value = value;                                                \
+		o.u.m.dst = dst;                                                    \
+		o.u.m.n = n;                                                        \
+		o.u.m.s = s;                                                        \
+		if (!gs_cu_engine_ok())                                             \
+			return gs_cu_orig_call(&o);                                 \
+		return gs_cu_set(&o, pt ? #name "_ptsz" : #name);                   \
+	}
+
+GS_CU_SET_HOOK(cuMemsetD8Async, 1, unsigned char)
+GS_CU_SET_HOOK(cuMemsetD16Async, 2, unsigned short)
+GS_CU_SET_HOOK(cuMemsetD32Async, 4, unsigned int)

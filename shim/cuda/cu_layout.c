@@ -1,0 +1,231 @@
+/*
+ * What graphshim knows of each kernel handle: its parameter layout (from
+ * cuFuncGetParamInfo, or cuKernelGetParamInfo for CUkernel handles), whether
+ * it is a CUkernel, and the limits a launch must respect to succeed.  Looked
+ * up on every launch, so reads take no lock: slots hold pointers to
+ * immutable entries, published with a release store and never freed (a
+ * record or another thread may still hold one).  Module unload and context
+ * destroy bump a generation, which turns every entry stale at once.
+ *
+ * Layouts are interned by content: equal layouts share one copy that lives
+ * for the process, which is what gs_rec.h asks of a backend.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <uthash.h>
+
+#include "cu_internal.h"
+
+#define GS_CU_FN_SLOTS 16384u /* power of two; at most 3/4 used */
+#define GS_CU_MAX_PARAMS 8192u
+
+static gs_cu_fn_t *gs_cu_fn_tab[GS_CU_FN_SLOTS];
+static unsigned gs_cu_fn_used;
+static uint32_t gs_cu_fn_gen = 1;
+static pthread_mutex_t gs_cu_fn_lock = PTHREAD_MUTEX_INITIALIZER;
+
+typedef struct gs_cu_ilayout {
+	UT_hash_handle hh;
+	gs_layout_t l; /* must be last: flexible array */
+} gs_cu_ilayout_t;
+static gs_cu_ilayout_t *gs_cu_layouts;
+
+const gs_layout_t *gs_cu_layout_intern(const gs_arg_t *arg, uint32_t nargs)
+{
+	size_t klen = sizeof(gs_layout_t) + nargs * sizeof(gs_arg_t);
+	gs_cu_ilayout_t *it = calloc(1, sizeof(*it) + nargs * sizeof(gs_arg_t));
+	if (!it)
+		return NULL;
+	it->l.nargs = nargs;
+	for (uint32_t i = 0; i < nargs; i++) {
+		it->l.arg[i] = arg[i];
+		if (arg[i].off + arg[i].size > it->l.total)
+			it->l.total = arg[i].off + arg[i].size;
+	}
+	gs_cu_ilayout_t *old = NULL;
+	pthread_mutex_lock(&gs_cu_fn_lock);
+	HASH_FIND(hh, gs_cu_layouts, &it->l, klen, old);
+	if (!old)
+		HASH_ADD_KEYPTR(hh, gs_cu_layouts, &it->l, klen, it);
+	pthread_mutex_unlock(&gs_cu_fn_lock);
+	if (old) {
+		free(it);
+		return &old->l;
+	}
+	return &it->l;
+}
+
+/* Ask the driver; returns true on failure (the handle is not a kernel). */
+static bool gs_cu_query_params(CUfunction f, bool kernel, gs_arg_t **out, uint32_t *n)
+{
+	uint32_t cap = 16, k = 0;
+	gs_arg_t *a = malloc(cap * sizeof(*a));
+	if (!a)
+		return true;
+	for (;;) {
+		size_t off = 0, size = 0;
+		CUresult r = kernel
+			? (gs_cu_real.cuKernelGetParamInfo
+				   ? gs_cu_real.cuKernelGetParamInfo((CUkernel)f, k, &off, &size)
+				   : CUDA_ERROR_NOT_SUPPORTED)
+			: (gs_cu_real.cuFuncGetParamInfo
+				   ? gs_cu_real.cuFuncGetParamInfo(f, k, &off, &size)
+				   : CUDA_ERROR_NOT_SUPPORTED);
+		/* The index past the last parameter is an invalid value. */
+		if (r == CUDA_ERROR_INVALID_VALUE)
+			break;
+		if (r != CUDA_SUCCESS || k >= GS_CU_MAX_PARAMS || off > UINT32_MAX ||
+		    size > UINT32_MAX) {
+			free(a);
+			return true;
+		}
+		if (k == cap) {
+			gs_arg_t *b = realloc(a, 2 * cap * sizeof(*a));
+			if (!b) {
+				free(a);
+				return true;
+			}
+			a = b;
+			cap *= 2;
+		}
+		a[k].off = (uint32_t)off;
+		a[k].size = (uint32_t)size;
+		k++;
+	}
+	*out = a;
+	*n = k;
+	return false;
+}
+
+/*
+ * Limits change with cuFuncSetAttribute while readers use the entry, so
+ * they are the one part of an entry stored in place (atomically).
+ */
+static void gs_cu_fn_limits(gs_cu_fn_t *e, CUfunction f)
+{
+	int v = 0;
+	uint32_t mt = UINT32_MAX, ms = UINT32_MAX;
+	if (e->rflags & GS_CU_RF_KERNEL) {
+		CUdevice dev;
+		if (gs_cu_real.cuKernelGetAttribute && gs_cu_real.cuCtxGetDevice &&
+		    gs_cu_real.cuCtxGetDevice(&dev) == CUDA_SUCCESS) {
+			if (gs_cu_real.cuKernelGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+							    (CUkernel)f, dev) == CUDA_SUCCESS && v > 0)
+				mt = (uint32_t)v;
+			if (gs_cu_real.cuKernelGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+							    (CUkernel)f, dev) == CUDA_SUCCESS && v >= 0)
+				ms = (uint32_t)v;
+		}
+	} else if (gs_cu_real.cuFuncGetAttribute) {
+		if (gs_cu_real.cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f) ==
+			    CUDA_SUCCESS && v > 0)
+			mt = (uint32_t)v;
+		if (gs_cu_real.cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, f) ==
+			    CUDA_SUCCESS && v >= 0)
+			ms = (uint32_t)v;
+	}
+	__atomic_store_n(&e->max_threads, mt, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->max_dyn_shmem, ms, __ATOMIC_RELAXED);
+}
+
+static gs_cu_fn_t *gs_cu_fn_make(CUfunction f, uint32_t gen)
+{
+	gs_cu_fn_t *e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	e->func = f;
+	e->gen = gen;
+	gs_arg_t *a = NULL;
+	uint32_t n = 0;
+	if (!gs_cu_query_params(f, false, &a, &n)) {
+		e->layout = gs_cu_layout_intern(a, n);
+	} else if (!gs_cu_query_params(f, true, &a, &n)) {
+		e->rflags = GS_CU_RF_KERNEL;
+		e->layout = gs_cu_layout_intern(a, n);
+	}
+	free(a);
+	if (e->layout)
+		gs_cu_fn_limits(e, f);
+	else
+		gs_log_once(GS_LOG_INFO, "graphshim: cuda: a kernel's parameter layout "
+			    "could not be read; its launches pass through");
+	return e;
+}
+
+static unsigned gs_cu_fn_slot(const void *f)
+{
+	return (unsigned)gs_mix64((uint64_t)(uintptr_t)f) & (GS_CU_FN_SLOTS - 1);
+}
+
+const gs_cu_fn_t *gs_cu_fn_get(CUfunction f)
+{
+	uint32_t gen = __atomic_load_n(&gs_cu_fn_gen, __ATOMIC_ACQUIRE);
+	unsigned i = gs_cu_fn_slot(f);
+	for (unsigned probe = 0; probe < GS_CU_FN_SLOTS; probe++) {
+		gs_cu_fn_t *e = __atomic_load_n(&gs_cu_fn_tab[i], __ATOMIC_ACQUIRE);
+		if (!e)
+			break;
+		if (e->func == f) {
+			if (GS_LIKELY(e->gen == gen))
+				return e;
+			break;
+		}
+		i = (i + 1) & (GS_CU_FN_SLOTS - 1);
+	}
+
+	/* Miss: query without the lock (the driver may be slow), then publish. */
+	gs_cu_fn_t *e = gs_cu_fn_make(f, gen);
+	if (!e)
+		return NULL;
+	pthread_mutex_lock(&gs_cu_fn_lock);
+	i = gs_cu_fn_slot(f);
+	for (;;) {
+		gs_cu_fn_t *o = gs_cu_fn_tab[i];
+		if (!o) {
+			if (gs_cu_fn_used >= GS_CU_FN_SLOTS / 4 * 3) {
+				/*
+				 * Full: start over.  Entries are never freed,
+				 * so readers holding one are unaffected.
+				 */
+				for (unsigned j = 0; j < GS_CU_FN_SLOTS; j++)
+					__atomic_store_n(&gs_cu_fn_tab[j], NULL,
+							 __ATOMIC_RELAXED);
+				gs_cu_fn_used = 0;
+				i = gs_cu_fn_slot(f);
+			}
+			gs_cu_fn_used++;
+			__atomic_store_n(&gs_cu_fn_tab[i], e, __ATOMIC_RELEASE);
+			break;
+		}
+		if (o->func == f) {
+			/* The old entry is leaked on purpose: a reader may hold it. */
+			__atomic_store_n(&gs_cu_fn_tab[i], e, __ATOMIC_RELEASE);
+			break;
+		}
+		i = (i + 1) & (GS_CU_FN_SLOTS - 1);
+	}
+	pthread_mutex_unlock(&gs_cu_fn_lock);
+	return e;
+}
+
+void gs_cu_fn_refresh(CUfunction f)
+{
+	uint32_t gen = __atomic_load_n(&gs_cu_fn_gen, __ATOMIC_ACQUIRE);
+	unsigned i = gs_cu_fn_slot(f);
+	for (unsigned probe = 0; probe < GS_CU_FN_SLOTS; probe++) {
+		gs_cu_fn_t *e = __atomic_load_n(&gs_cu_fn_tab[i], __ATOMIC_ACQUIRE);
+		if (!e)
+			return;
+		if (e->func == f) {
+			if (e->gen == gen && e->layout)
+				gs_cu_fn_limits(e, f);
+			return;
+		}
+		i = (i + 1) & (GS_CU_FN_SLOTS - 1);
+	}
+}
+
+void gs_cu_fn_forget(void)
+{
+	__atomic_add_fetch(&gs_cu_fn_gen, 1, __ATOMIC_ACQ_REL);
+}

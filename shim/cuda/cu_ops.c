@@ -1,0 +1,348 @@
+/*
+ * The operations the core asks of the CUDA backend: submit one record
+ * eagerly, and build, launch, patch and destroy a graph of records.  All of
+ * them call the real driver functions (never our hooks) in the record's
+ * context, and return the driver's status as an int.
+ */
+#include <stdlib.h>
+
+#include "cu_internal.h"
+
+/* Graph objects handed to the core. */
+typedef struct gs_cu_graph {
+	CUgraph g;
+	CUgraphExec x;
+	CUcontext ctx;
+	size_t n;
+	CUgraphNode node[];
+} gs_cu_graph_t;
+
+/* Up to this many parameters, pointer arrays live on the stack. */
+#define GS_CU_STACK_PARAMS 64
+
+/*
+ * Kernel launch parameters for a record: either kernelParams pointing into
+ * the image, or the `extra` buffer form.  kp must hold layout->nargs slots.
+ */
+typedef struct gs_cu_kargs {
+	void **kp;
+	void *extra[5];
+	size_t size;
+} gs_cu_kargs_t;
+
+static void gs_cu_kargs_fill(const gs_rec_t *r, gs_cu_kargs_t *a, void **kp)
+{
+	a->kp = NULL;
+	if (r->flags & GS_CU_RF_EXTRA) {
+		a->size = r->nbytes;
+		a->extra[0] = CU_LAUNCH_PARAM_BUFFER_POINTER;
+		a->extra[1] = (void *)r->args;
+		a->extra[2] = CU_LAUNCH_PARAM_BUFFER_SIZE;
+		a->extra[3] = &a->size;
+		a->extra[4] = CU_LAUNCH_PARAM_END;
+		return;
+	}
+	if (r->layout) {
+		for (uint32_t i = 0; i < r->layout->nargs; i++)
+			kp[i] = (void *)(r->args + r->layout->arg[i].off);
+		a->kp = kp;
+	}
+}
+
+static void **gs_cu_kp_alloc(const gs_rec_t *r, void **stack)
+{
+	uint32_t n = (r->layout && !(r->flags & GS_CU_RF_EXTRA)) ? r->layout->nargs : 0;
+	if (n <= GS_CU_STACK_PARAMS)
+		return stack;
+	return malloc(n * sizeof(void *));
+}
+
+static void gs_cu_kp_free(void **kp, void **stack)
+{
+	if (kp != stack)
+		free(kp);
+}
+
+static uint64_t gs_cu_u64(const unsigned char *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static CUresult gs_cu_submit_kernel(const gs_rec_t *r, CUstream s)
+{
+	void *stack[GS_CU_STACK_PARAMS];
+	void **kp = gs_cu_kp_alloc(r, stack);
+	if (!kp)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	gs_cu_kargs_t a;
+	gs_cu_kargs_fill(r, &a, kp);
+	CUresult st = gs_cu_real.cuLaunchKernel
+		? gs_cu_real.cuLaunchKernel((CUfunction)r->func, r->grid[0], r->grid[1],
+					    r->grid[2], r->block[0], r->block[1], r->block[2],
+					    r->shmem, s, a.kp,
+					    (r->flags & GS_CU_RF_EXTRA) ? a.extra : NULL)
+		: CUDA_ERROR_NOT_SUPPORTED;
+	gs_cu_kp_free(kp, stack);
+	return st;
+}
+
+/* Rebuild the call a held copy or memset record came from. */
+static void gs_cu_orig_from_rec(const gs_rec_t *r, CUstream s, gs_cu_orig_t *o)
+{
+	memset(o, 0, sizeof(*o));
+	if (r->kind == GS_REC_COPY) {
+		o->op = GS_CU_OP_COPY;
+		o->u.c.kind = (int)r->aux[1];
+		o->u.c.dst = gs_cu_u64(r->args);
+		o->u.c.src = gs_cu_u64(r->args + 8);
+		o->u.c.n = r->aux[0];
+		o->u.c.s = s;
+	} else {
+		o->op = GS_CU_OP_SET;
+		o->u.m.width = (unsigned)r->aux[1];
+		o->u.m.dst = gs_cu_u64(r->args);
+		o->u.m.value = (unsigned)gs_cu_u64(r->args + 8);
+		o->u.m.n = r->aux[0];
+		o->u.m.s = s;
+	}
+}
+
+static int gs_cu_submit(const gs_rec_t *r, uintptr_t stream)
+{
+	/* A pass-through: exactly what the application called. */
+	if (r->orig)
+		return (int)gs_cu_orig_call((const gs_cu_orig_t *)r->orig);
+	CUstream s = gs_cu_stream_of(stream, r->flags);
+	bool pushed = gs_cu_ctx_enter((CUcontext)r->ctx);
+	CUresult st;
+	if (r->kind == GS_REC_KERNEL) {
+		st = gs_cu_submit_kernel(r, s);
+	} else {
+		gs_cu_orig_t o;
+		gs_cu_orig_from_rec(r, s, &o);
+		st = gs_cu_orig_call(&o);
+	}
+	gs_cu_ctx_leave(pushed);
+	return (int)st;
+}
+
+static void gs_cu_kernel_params(const gs_rec_t *r, const gs_cu_kargs_t *a,
+				CUDA_KERNEL_NODE_PARAMS *p)
+{
+	memset(p, 0, sizeof(*p));
+	if (r->flags & GS_CU_RF_KERNEL) {
+		p->kern = (CUkernel)r->func;
+		p->ctx = (CUcontext)r->ctx;
+	} else {
+		p->func = (CUfunction)r->func;
+	}
+	p->gridDimX = r->grid[0];
+	p->gridDimY = r->grid[1];
+	p->gridDimZ = r->grid[2];
+	p->blockDimX = r->block[0];
+	p->blockDimY = r->block[1];
+	p->blockDimZ = r->block[2];
+	p->sharedMemBytes = r->shmem;
+	p->kernelParams = a->kp;
+	p->extra = (r->flags & GS_CU_RF_EXTRA) ? (void **)a->extra : NULL;
+}
+
+static unsigned gs_cu_src_type(const gs_rec_t *r)
+{
+	switch (r->aux[1]) {
+	case GS_CU_COPY_HTOD:
+		return CU_MEMORYTYPE_HOST;
+	case GS_CU_COPY_DTOH:
+	case GS_CU_COPY_DTOD:
+		return CU_MEMORYTYPE_DEVICE;
+	default:
+		return (unsigned)(r->aux[2] >> 8);
+	}
+}
+
+static unsigned gs_cu_dst_type(const gs_rec_t *r)
+{
+	switch (r->aux[1]) {
+	case GS_CU_COPY_DTOH:
+		return CU_MEMORYTYPE_HOST;
+	case GS_CU_COPY_HTOD:
+	case GS_CU_COPY_DTOD:
+		return CU_MEMORYTYPE_DEVICE;
+	default:
+		return (unsigned)(r->aux[2] & 0xff);
+	}
+}
+
+static void gs_cu_copy_params(const gs_rec_t *r, CUDA_MEMCPY3D *c)
+{
+	memset(c, 0, sizeof(*c));
+	uint64_t d = gs_cu_u64(r->args), s = gs_cu_u64(r->args + 8);
+	c->srcMemoryType = (CUmemorytype)gs_cu_src_type(r);
+	if (c->srcMemoryType == CU_MEMORYTYPE_HOST)
+		c->srcHost = (const void *)(uintptr_t)s;
+	else
+		c->srcDevice = (CUdeviceptr)s;
+	c->dstMemoryType = (CUmemorytype)gs_cu_dst_type(r);
+	if (c->dstMemoryType == CU_MEMORYTYPE_HOST)
+		c->dstHost = (void *)(uintptr_t)d;
+	else
+		c->dstDevice = (CUdeviceptr)d;
+	c->WidthInBytes = (size_t)r->aux[0];
+	c->Height = 1;
+	c->Depth = 1;
+}
+
+static void gs_cu_set_params(const gs_rec_t *r, CUDA_MEMSET_NODE_PARAMS *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->dst = (CUdeviceptr)gs_cu_u64(r->args);
+	p->value = (unsigned)gs_cu_u64(r->args + 8);
+	p->elementSize = (unsigned)r->aux[1];
+	p->width = (size_t)r->aux[0];
+	p->height = 1;
+}
+
+static CUresult gs_cu_add_node(CUgraph g, const CUgraphNode *dep, size_t ndep,
+			       const gs_rec_t *r, CUgraphNode *out)
+{
+	const gs_cu_real_t *R = &gs_cu_real;
+	if (r->kind == GS_REC_KERNEL) {
+		if (!R->cuGraphAddKernelNode_v2)
+			return CUDA_ERROR_NOT_SUPPORTED;
+		void *stack[GS_CU_STACK_PARAMS];
+		void **kp = gs_cu_kp_alloc(r, stack);
+		if (!kp)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		gs_cu_kargs_t a;
+		CUDA_KERNEL_NODE_PARAMS p;
+		gs_cu_kargs_fill(r, &a, kp);
+		gs_cu_kernel_params(r, &a, &p);
+		CUresult st = R->cuGraphAddKernelNode_v2(out, g, dep, ndep, &p);
+		gs_cu_kp_free(kp, stack);
+		return st;
+	}
+	if (r->kind == GS_REC_COPY) {
+		if (!R->cuGraphAddMemcpyNode)
+			return CUDA_ERROR_NOT_SUPPORTED;
+		CUDA_MEMCPY3D c;
+		gs_cu_copy_params(r, &c);
+		return R->cuGraphAddMemcpyNode(out, g, dep, ndep, &c, (CUcontext)r->ctx);
+	}
+	if (r->kind == GS_REC_SET) {
+		if (!R->cuGraphAddMemsetNode)
+			return CUDA_ERROR_NOT_SUPPORTED;
+		CUDA_MEMSET_NODE_PARAMS p;
+		gs_cu_set_params(r, &p);
+		return R->cuGraphAddMemsetNode(out, g, dep, ndep, &p, (CUcontext)r->ctx);
+	}
+	return CUDA_ERROR_INVALID_VALUE;
+}
+
+static void gs_cu_graph_release(gs_cu_graph_t *G)
+{
+	if (G->x && gs_cu_real.cuGraphExecDestroy)
+		gs_cu_real.cuGraphExecDestroy(G->x);
+	if (G->g && gs_cu_real.cuGraphDestroy)
+		gs_cu_real.cuGraphDestroy(G->g);
+	free(G);
+}
+
+static int gs_cu_graph_build(const gs_rec_t *const *recs, size_t n, void **graph)
+{
+	const gs_cu_real_t *R = &gs_cu_real;
+	*graph = NULL;
+	if (!n || !R->cuGraphCreate || !R->cuGraphInstantiateWithFlags)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	/* One graph, one context: a sequence that spans two stays eager. */
+	for (size_t i = 1; i < n; i++)
+		if (recs[i]->ctx != recs[0]->ctx)
+			return CUDA_ERROR_NOT_SUPPORTED;
+	gs_cu_graph_t *G = calloc(1, sizeof(*G) + n * sizeof(CUgraphNode));
+	if (!G)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	G->ctx = (CUcontext)recs[0]->ctx;
+	G->n = n;
+	bool pushed = gs_cu_ctx_enter(G->ctx);
+	CUresult st = R->cuGraphCreate(&G->g, 0);
+	for (size_t i = 0; st == CUDA_SUCCESS && i < n; i++)
+		st = gs_cu_add_node(G->g, i ? &G->node[i - 1] : NULL, i ? 1 : 0, recs[i],
+				    &G->node[i]);
+	if (st == CUDA_SUCCESS)
+		st = R->cuGraphInstantiateWithFlags(&G->x, G->g, 0);
+	if (st != CUDA_SUCCESS) {
+		gs_cu_graph_release(G);
+		gs_cu_ctx_leave(pushed);
+		return (int)st;
+	}
+	gs_cu_ctx_leave(pushed);
+	*graph = G;
+	return CUDA_SUCCESS;
+}
+
+static int gs_cu_graph_launch(void *graph, uintptr_t stream)
+{
+	gs_cu_graph_t *G = graph;
+	if (!gs_cu_real.cuGraphLaunch)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	bool pushed = gs_cu_ctx_enter(G->ctx);
+	CUresult st = gs_cu_real.cuGraphLaunch(G->x, gs_cu_stream_of(stream, 0));
+	gs_cu_ctx_leave(pushed);
+	return (int)st;
+}
+
+static int gs_cu_graph_patch(void *graph, size_t node, const gs_rec_t *r)
+{
+	gs_cu_graph_t *G = graph;
+	const gs_cu_real_t *R = &gs_cu_real;
+	if (node >= G->n)
+		return CUDA_ERROR_INVALID_VALUE;
+	bool pushed = gs_cu_ctx_enter(G->ctx);
+	CUresult st = CUDA_ERROR_NOT_SUPPORTED;
+	if (r->kind == GS_REC_KERNEL && R->cuGraphExecKernelNodeSetParams_v2) {
+		void *stack[GS_CU_STACK_PARAMS];
+		void **kp = gs_cu_kp_alloc(r, stack);
+		if (kp) {
+			gs_cu_kargs_t a;
+			CUDA_KERNEL_NODE_PARAMS p;
+			gs_cu_kargs_fill(r, &a, kp);
+			gs_cu_kernel_params(r, &a, &p);
+			st = R->cuGraphExecKernelNodeSetParams_v2(G->x, G->node[node], &p);
+			gs_cu_kp_free(kp, stack);
+		} else {
+			st = CUDA_ERROR_OUT_OF_MEMORY;
+		}
+	} else if (r->kind == GS_REC_COPY && R->cuGraphExecMemcpyNodeSetParams) {
+		CUDA_MEMCPY3D c;
+		gs_cu_copy_params(r, &c);
+		st = R->cuGraphExecMemcpyNodeSetParams(G->x, G->node[node], &c,
+						       (CUcontext)r->ctx);
+	} else if (r->kind == GS_REC_SET && R->cuGraphExecMemsetNodeSetParams) {
+		CUDA_MEMSET_NODE_PARAMS p;
+		gs_cu_set_params(r, &p);
+		st = R->cuGraphExecMemsetNodeSetParams(G->x, G->node[node], &p,
+						       (CUcontext)r->ctx);
+	}
+	gs_cu_ctx_leave(pushed);
+	return (int)st;
+}
+
+static void gs_cu_graph_destroy(void *graph)
+{
+	gs_cu_graph_t *G = graph;
+	if (!G)
+		return;
+	bool pushed = gs_cu_ctx_enter(G->ctx);
+	gs_cu_graph_release(G);
+	gs_cu_ctx_leave(pushed);
+}
+
+const gs_ops_t gs_cu_ops = {
+	.name = "cuda",
+	.submit = gs_cu_submit,
+	.graph_build = gs_cu_graph_build,
+	.graph_launch = gs_cu_graph_launch,
+	.graph_patch = gs_cu_graph_patch,
+	.graph_destroy = gs_cu_graph_destroy,
+};

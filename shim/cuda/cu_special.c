@@ -1,0 +1,175 @@
+/*
+ * Hooks whose ordering rule is more than "flush, then call": stream
+ * destruction, the application's own stream capture (the engine stands
+ * aside while any is active), and function attributes (held launches must
+ * still be valid under the new value, and cached limits must follow it).
+ */
+#include "cu_internal.h"
+
+static CUresult gs_cu_stream_destroy(CUstream s, gs_cu_pfn_cuStreamDestroy_v2 fn,
+				     int idx, const char *api)
+{
+	GS_CU_READY();
+	if (GS_UNLIKELY(!fn))
+		return gs_cu_missing(idx);
+	if (s && s != CU_STREAM_LEGACY && s != CU_STREAM_PER_THREAD) {
+		if (gs_cu_engine_ok()) {
+			CUcontext ctx = gs_cu_ctx_current();
+			gs_cu_depth++;
+			gs_engine_stream_destroy((uintptr_t)s, ctx, api);
+			gs_cu_depth--;
+		}
+		gs_cu_stream_forget(s);
+	}
+	return fn(s);
+}
+
+CUresult gs_cu_x_cuStreamDestroy(int pt, CUstream s)
+{
+	return gs_cu_stream_destroy(s, gs_cu_real.cuStreamDestroy,
+				    GS_CU_IDX_cuStreamDestroy, "cuStreamDestroy");
+}
+
+CUresult gs_cu_x_cuStreamDestroy_v2(int pt, CUstream s)
+{
+	return gs_cu_stream_destroy(s, gs_cu_real.cuStreamDestroy_v2,
+				    GS_CU_IDX_cuStreamDestroy_v2, "cuStreamDestroy_v2");
+}
+
+/*
+ * Captures the engine was told about and not yet told the end of, so that
+ * an end without a begin (the engine came up in between) is never passed.
+ */
+static int gs_cu_captures;
+
+/* Flush everything and tell the engine, before the driver begins a capture. */
+static bool gs_cu_capture_begin(const char *api)
+{
+	if (!gs_cu_engine_ok())
+		return false;
+	gs_cu_depth++;
+	gs_engine_flush_all(GS_FLUSH_CAPTURE, api);
+	gs_engine_capture_begin(api);
+	gs_cu_depth--;
+	__atomic_add_fetch(&gs_cu_captures, 1, __ATOMIC_RELAXED);
+	return true;
+}
+
+static void gs_cu_capture_end(const char *api)
+{
+	int n = __atomic_load_n(&gs_cu_captures, __ATOMIC_RELAXED);
+	while (n > 0 && !__atomic_compare_exchange_n(&gs_cu_captures, &n, n - 1, false,
+						     __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+	if (n <= 0)
+		return;
+	gs_cu_depth++;
+	gs_engine_capture_end(api);
+	gs_cu_depth--;
+}
+
+#define GS_CU_BEGIN(real, idx, api, call)                                     \
+	do {                                                                  \
+		GS_CU_READY();                                                \
+		if (GS_UNLIKELY(!(real)))                                     \
+			return gs_cu_missing(idx);                            \
+		bool told = gs_cu_capture_begin(api);                         \
+		CUresult r = call;                                            \
+		if (r != CUDA_SUCCESS && told)                                \
+			gs_cu_capture_end(api);                               \
+		return r;                                                     \
+	} while (0)
+
+CUresult gs_cu_x_cuStreamBeginCapture(int pt, CUstream s)
+{
+	gs_cu_pfn_cuStreamBeginCapture fn =
+		pt ? gs_cu_real.cuStreamBeginCapture_ptsz : gs_cu_real.cuStreamBeginCapture;
+	GS_CU_BEGIN(fn, pt ? GS_CU_IDX_cuStreamBeginCapture_ptsz : GS_CU_IDX_cuStreamBeginCapture,
+		    "cuStreamBeginCapture", fn(s));
+}
+
+CUresult gs_cu_x_cuStreamBeginCapture_v2(int pt, CUstream s, CUstreamCaptureMode mode)
+{
+	gs_cu_pfn_cuStreamBeginCapture_v2 fn =
+		pt ? gs_cu_real.cuStreamBeginCapture_v2_ptsz : gs_cu_real.cuStreamBeginCapture_v2;
+	GS_CU_BEGIN(fn, pt ? GS_CU_IDX_cuStreamBeginCapture_v2_ptsz
+			   : GS_CU_IDX_cuStreamBeginCapture_v2,
+		    "cuStreamBeginCapture_v2", fn(s, mode));
+}
+
+CUresult gs_cu_x_cuStreamBeginCaptureToGraph(int pt, CUstream s, CUgraph g,
+					     const CUgraphNode *deps,
+					     const CUgraphEdgeData *data, size_t n,
+					     CUstreamCaptureMode mode)
+{
+	gs_cu_pfn_cuStreamBeginCaptureToGraph fn =
+		pt ? gs_cu_real.cuStreamBeginCaptureToGraph_ptsz
+		   : gs_cu_real.cuStreamBeginCaptureToGraph;
+	GS_CU_BEGIN(fn, pt ? GS_CU_IDX_cuStreamBeginCaptureToGraph_ptsz
+			   : GS_CU_IDX_cuStreamBeginCaptureToGraph,
+		    "cuStreamBeginCaptureToGraph", fn(s, g, deps, data, n, mode));
+}
+
+CUresult gs_cu_x_cuStreamEndCapture(int pt, CUstream s, CUgraph *pg)
+{
+	GS_CU_READY();
+	gs_cu_pfn_cuStreamEndCapture fn =
+		pt ? gs_cu_real.cuStreamEndCapture_ptsz : gs_cu_real.cuStreamEndCapture;
+	gs_cu_pfn_cuStreamIsCapturing is =
+		pt ? gs_cu_real.cuStreamIsCapturing_ptsz : gs_cu_real.cuStreamIsCapturing;
+	if (GS_UNLIKELY(!fn))
+		return gs_cu_missing(pt ? GS_CU_IDX_cuStreamEndCapture_ptsz
+					: GS_CU_IDX_cuStreamEndCapture);
+	/* Only a stream that was capturing ends a capture (even on error). */
+	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+	bool was = is && is(s, &st) == CUDA_SUCCESS && st != CU_STREAM_CAPTURE_STATUS_NONE;
+	CUresult r = fn(s, pg);
+	if (was)
+		gs_cu_capture_end("cuStreamEndCapture");
+	return r;
+}
+
+/*
+ * Held launches were checked against the old limits; only a growing dynamic
+ * shared memory limit (or a carveout hint) leaves them all valid.
+ */
+static bool gs_cu_attr_needs_flush(CUfunction f, CUfunction_attribute a, int v)
+{
+	if (a == CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT)
+		return false;
+	if (a == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES && v >= 0) {
+		const gs_cu_fn_t *fn = gs_cu_fn_get(f);
+		return !fn || (uint32_t)v < __atomic_load_n(&fn->max_dyn_shmem,
+							    __ATOMIC_RELAXED);
+	}
+	return true;
+}
+
+CUresult gs_cu_x_cuFuncSetAttribute(int pt, CUfunction f, CUfunction_attribute a, int v)
+{
+	GS_CU_READY();
+	if (GS_UNLIKELY(!gs_cu_real.cuFuncSetAttribute))
+		return gs_cu_missing(GS_CU_IDX_cuFuncSetAttribute);
+	bool on = gs_cu_engine_ok();
+	if (on && gs_cu_attr_needs_flush(f, a, v))
+		gs_cu_flush_all(GS_FLUSH_OTHER, "cuFuncSetAttribute");
+	CUresult r = gs_cu_real.cuFuncSetAttribute(f, a, v);
+	if (on && r == CUDA_SUCCESS)
+		gs_cu_fn_refresh(f);
+	return r;
+}
+
+CUresult gs_cu_x_cuKernelSetAttribute(int pt, CUfunction_attribute a, int v, CUkernel k,
+				      CUdevice dev)
+{
+	GS_CU_READY();
+	if (GS_UNLIKELY(!gs_cu_real.cuKernelSetAttribute))
+		return gs_cu_missing(GS_CU_IDX_cuKernelSetAttribute);
+	bool on = gs_cu_engine_ok();
+	if (on && gs_cu_attr_needs_flush((CUfunction)k, a, v))
+		gs_cu_flush_all(GS_FLUSH_OTHER, "cuKernelSetAttribute");
+	CUresult r = gs_cu_real.cuKernelSetAttribute(a, v, k, dev);
+	if (on && r == CUDA_SUCCESS)
+		gs_cu_fn_refresh((CUfunction)k);
+	return r;
+}

@@ -1,0 +1,170 @@
+/*
+ * A tiny stand-in for libcuda.so.1 (built with that soname for tests only):
+ * enough of the driver for the interposition test to see which entry point
+ * was reached and with which argument.  Kernel "execution" appends the
+ * first int parameter to a log, eagerly or when a graph node runs.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda.h>
+
+#define FAKE_FUNC ((CUfunction)0x100)
+#define FAKE_CTX ((CUcontext)0x1000)
+
+/* The log the test reads back: one entry per kernel run. */
+typedef struct fake_entry {
+	int value;
+	int how; /* 0 eager, 1 eager _ptsz, 2 graph node */
+} fake_entry_t;
+static fake_entry_t fake_log[100000];
+static int fake_n;
+
+int fake_log_count(void);
+int fake_log_count(void) { return fake_n; }
+const void *fake_log_entry(int i);
+const void *fake_log_entry(int i) { return &fake_log[i]; }
+
+static void fake_run(void **kp, void **extra, int how)
+{
+	int v = -1;
+	if (kp)
+		memcpy(&v, kp[0], sizeof(v));
+	else if (extra && extra[0] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+		memcpy(&v, extra[1], sizeof(v));
+	if (fake_n < (int)(sizeof(fake_log) / sizeof(fake_log[0])))
+		fake_log[fake_n++] = (fake_entry_t){ v, how };
+}
+
+CUresult cuInit(unsigned int f) { return CUDA_SUCCESS; }
+CUresult cuCtxGetCurrent(CUcontext *c) { *c = FAKE_CTX; return CUDA_SUCCESS; }
+CUresult cuCtxGetDevice(CUdevice *d) { *d = 0; return CUDA_SUCCESS; }
+CUresult cuCtxPushCurrent_v2(CUcontext c) { return CUDA_SUCCESS; }
+CUresult cuCtxPopCurrent_v2(CUcontext *c) { *c = FAKE_CTX; return CUDA_SUCCESS; }
+CUresult cuCtxSynchronize(void) { return CUDA_SUCCESS; }
+CUresult cuStreamSynchronize(CUstream s) { return CUDA_SUCCESS; }
+CUresult cuStreamGetFlags(CUstream s, unsigned int *f) { *f = 0; return CUDA_SUCCESS; }
+CUresult cuPointerGetAttribute(void *d, CUpointer_attribute a, CUdeviceptr p)
+{
+	return CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuFuncGetParamInfo(CUfunction f, size_t i, size_t *off, size_t *size)
+{
+	if (f != FAKE_FUNC)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (i > 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	*off = 0;
+	*size = sizeof(int);
+	return CUDA_SUCCESS;
+}
+
+CUresult cuFuncGetAttribute(int *v, CUfunction_attribute a, CUfunction f)
+{
+	*v = a == CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK ? 1024 : 49152;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+			unsigned by, unsigned bz, unsigned sh, CUstream s, void **kp,
+			void **extra)
+{
+	fake_run(kp, extra, 0);
+	return CUDA_SUCCESS;
+}
+
+CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+			     unsigned bx, unsigned by, unsigned bz, unsigned sh, CUstream s,
+			     void **kp, void **extra)
+{
+	fake_run(kp, extra, 1);
+	return CUDA_SUCCESS;
+}
+
+/* Graphs: a chain of kernel nodes, each keeping its int argument. */
+typedef struct fake_graph {
+	int n;
+	int value[4096];
+} fake_graph_t;
+
+CUresult cuGraphCreate(CUgraph *g, unsigned int f)
+{
+	*g = (CUgraph)calloc(1, sizeof(fake_graph_t));
+	return CUDA_SUCCESS;
+}
+
+CUresult cuGraphAddKernelNode_v2(CUgraphNode *node, CUgraph g, const CUgraphNode *deps,
+				 size_t ndeps, const CUDA_KERNEL_NODE_PARAMS *p)
+{
+	fake_graph_t *G = (fake_graph_t *)g;
+	if (G->n >= 4096 || !p->kernelParams)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	memcpy(&G->value[G->n], p->kernelParams[0], sizeof(int));
+	*node = (CUgraphNode)(uintptr_t)(G->n + 1);
+	G->n++;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuGraphInstantiateWithFlags(CUgraphExec *x, CUgraph g, unsigned long long f)
+{
+	fake_graph_t *X = malloc(sizeof(*X));
+	memcpy(X, g, sizeof(*X));
+	*x = (CUgraphExec)X;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec x, CUgraphNode node,
+					   const CUDA_KERNEL_NODE_PARAMS *p)
+{
+	fake_graph_t *X = (fake_graph_t *)x;
+	memcpy(&X->value[(uintptr_t)node - 1], p->kernelParams[0], sizeof(int));
+	return CUDA_SUCCESS;
+}
+
+CUresult cuGraphLaunch(CUgraphExec x, CUstream s)
+{
+	fake_graph_t *X = (fake_graph_t *)x;
+	for (int i = 0; i < X->n; i++)
+		fake_run((void *[]){ &X->value[i] }, NULL, 2);
+	return CUDA_SUCCESS;
+}
+
+CUresult cuGraphExecDestroy(CUgraphExec x) { free(x); return CUDA_SUCCESS; }
+CUresult cuGraphDestroy(CUgraph g) { free(g); return CUDA_SUCCESS; }
+
+static const struct {
+	const char *name;
+	void *fn, *fn_ptsz;
+} fake_table[] = {
+	{ "cuInit", (void *)cuInit, NULL },
+	{ "cuCtxSynchronize", (void *)cuCtxSynchronize, NULL },
+	{ "cuStreamSynchronize", (void *)cuStreamSynchronize, NULL },
+	{ "cuLaunchKernel", (void *)cuLaunchKernel, (void *)cuLaunchKernel_ptsz },
+};
+
+CUresult cuGetProcAddress_v2(const char *sym, void **pfn, int ver, cuuint64_t flags,
+			     CUdriverProcAddressQueryResult *st);
+CUresult cuGetProcAddress_v2(const char *sym, void **pfn, int ver, cuuint64_t flags,
+			     CUdriverProcAddressQueryResult *st)
+{
+	if (!strcmp(sym, "cuGetProcAddress")) {
+		*pfn = (void *)cuGetProcAddress_v2;
+		return CUDA_SUCCESS;
+	}
+	for (size_t i = 0; i < sizeof(fake_table) / sizeof(fake_table[0]); i++) {
+		if (strcmp(sym, fake_table[i].name))
+			continue;
+		*pfn = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) &&
+				       fake_table[i].fn_ptsz
+			       ? fake_table[i].fn_ptsz
+			       : fake_table[i].fn;
+		if (st)
+			*st = CU_GET_PROC_ADDRESS_SUCCESS;
+		return CUDA_SUCCESS;
+	}
+	*pfn = NULL;
+	if (st)
+		*st = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+	return CUDA_ERROR_NOT_FOUND;
+}

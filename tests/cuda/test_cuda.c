@@ -1,0 +1,477 @@
+/*
+ * Unit tests of the CUDA backend against stub driver functions and a stub
+ * engine (cu_engine_stub.c): name matching, the legacy/per-thread stream
+ * mapping, records filled from kernelParams and from the `extra` form,
+ * boundaries, pass-through with the caller's own arguments, and the class
+ * each kind of hook applies.
+ */
+#include <criterion/criterion.h>
+
+#include "cu_engine_stub.h"
+
+#define FN_A ((CUfunction)0x100)    /* (int, double, int) */
+#define FN_KERN ((CUfunction)0x200) /* a CUkernel: (void *) */
+#define FN_B ((CUfunction)0x300)    /* same layout as FN_A */
+#define FN_BAD ((CUfunction)0x999)  /* no layout to be had */
+#define CTX ((CUcontext)0x1000)
+#define S_NB ((CUstream)0x5000)  /* non-blocking */
+#define S_BLK ((CUstream)0x6000) /* blocking */
+
+static int getflags_calls;
+static struct {
+	int calls, pt;
+	CUfunction f;
+	unsigned grid[3], block[3], shmem;
+	CUstream s;
+	void **kp, **extra;
+	unsigned char image[64];
+} L;
+static CUresult launch_status;
+static unsigned char pinned[4096];
+static int real_calls;
+
+static CUresult s_ctx_get(CUcontext *c) { *c = CTX; return CUDA_SUCCESS; }
+
+static CUresult s_stream_flags(CUstream s, unsigned int *f)
+{
+	getflags_calls++;
+	if (s == S_NB) { *f = CU_STREAM_NON_BLOCKING; return CUDA_SUCCESS; }
+	if (s == S_BLK) { *f = 0; return CUDA_SUCCESS; }
+	return CUDA_ERROR_INVALID_HANDLE;
+}
+
+static CUresult s_func_param(CUfunction f, size_t i, size_t *off, size_t *size)
+{
+	static const size_t o[] = { 0, 8, 16 }, z[] = { 4, 8, 4 };
+	if (f != FN_A && f != FN_B)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (i >= 3)
+		return CUDA_ERROR_INVALID_VALUE;
+	*off = o[i];
+	*size = z[i];
+	return CUDA_SUCCESS;
+}
+
+static CUresult s_kern_param(CUkernel k, size_t i, size_t *off, size_t *size)
+{
+	if ((CUfunction)k != FN_KERN)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (i >= 1)
+		return CUDA_ERROR_INVALID_VALUE;
+	*off = 0;
+	*size = 8;
+	return CUDA_SUCCESS;
+}
+
+static CUresult s_func_attr(int *v, CUfunction_attribute a, CUfunction f)
+{
+	*v = a == CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK ? 1024 : 49152;
+	return CUDA_SUCCESS;
+}
+
+static void record_launch(int pt, CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+			  unsigned bx, unsigned by, unsigned bz, unsigned sh, CUstream s,
+			  void **kp, void **extra)
+{
+	L.calls++;
+	L.pt = pt;
+	L.f = f;
+	L.grid[0] = gx, L.grid[1] = gy, L.grid[2] = gz;
+	L.block[0] = bx, L.block[1] = by, L.block[2] = bz;
+	L.shmem = sh;
+	L.s = s;
+	L.kp = kp;
+	L.extra = extra;
+	if (kp && f == FN_A) {
+		memcpy(L.image, kp[0], 4);
+		memcpy(L.image + 8, kp[1], 8);
+		memcpy(L.image + 16, kp[2], 4);
+	}
+}
+
+static CUresult s_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+			 unsigned by, unsigned bz, unsigned sh, CUstream s, void **kp,
+			 void **extra)
+{
+	record_launch(0, f, gx, gy, gz, bx, by, bz, sh, s, kp, extra);
+	return launch_status;
+}
+
+static CUresult s_launch_pt(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+			    unsigned by, unsigned bz, unsigned sh, CUstream s, void **kp,
+			    void **extra)
+{
+	record_launch(1, f, gx, gy, gz, bx, by, bz, sh, s, kp, extra);
+	return launch_status;
+}
+
+static CUresult s_launch_ex(const CUlaunchConfig *c, CUfunction f, void **kp, void **extra)
+{
+	record_launch(0, f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY,
+		      c->blockDimZ, c->sharedMemBytes, c->hStream, kp, extra);
+	return launch_status;
+}
+
+static CUresult s_ptr_attr(void *data, CUpointer_attribute a, CUdeviceptr p)
+{
+	uintptr_t b = (uintptr_t)pinned;
+	if (p >= b && p < b + sizeof(pinned)) {
+		*(unsigned int *)data = CU_MEMORYTYPE_HOST;
+		return CUDA_SUCCESS;
+	}
+	if (p >= 0xd0000000u && p < 0xe0000000u) {
+		*(unsigned int *)data = CU_MEMORYTYPE_DEVICE;
+		return CUDA_SUCCESS;
+	}
+	return CUDA_ERROR_INVALID_VALUE;
+}
+
+static CUresult s_htod(CUdeviceptr d, const void *s, size_t n, CUstream st)
+{
+	real_calls++;
+	return CUDA_SUCCESS;
+}
+
+static CUresult s_generic_stream(CUstream s) { real_calls++; return CUDA_SUCCESS; }
+static CUresult s_event_record(CUevent e, CUstream s) { real_calls++; return CUDA_SUCCESS; }
+static CUresult s_count(int *n) { real_calls++; *n = 3; return CUDA_SUCCESS; }
+static CUresult s_capturing(CUstream s, CUstreamCaptureStatus *st)
+{
+	*st = CU_STREAM_CAPTURE_STATUS_ACTIVE;
+	return CUDA_SUCCESS;
+}
+static CUresult s_end_capture(CUstream s, CUgraph *g) { real_calls++; return CUDA_SUCCESS; }
+static CUresult s_begin_capture(CUstream s, CUstreamCaptureMode m)
+{
+	real_calls++;
+	return s == S_BLK ? CUDA_SUCCESS : CUDA_ERROR_ILLEGAL_STATE;
+}
+
+static void setup(void)
+{
+	gs_stub_reset();
+	memset(&gs_cu_real, 0, sizeof(gs_cu_real));
+	memset(&L, 0, sizeof(L));
+	launch_status = CUDA_SUCCESS;
+	getflags_calls = real_calls = 0;
+	gs_cu_real.cuCtxGetCurrent = s_ctx_get;
+	gs_cu_real.cuStreamGetFlags = s_stream_flags;
+	gs_cu_real.cuFuncGetParamInfo = s_func_param;
+	gs_cu_real.cuKernelGetParamInfo = s_kern_param;
+	gs_cu_real.cuFuncGetAttribute = s_func_attr;
+	gs_cu_real.cuLaunchKernel = s_launch;
+	gs_cu_real.cuLaunchKernel_ptsz = s_launch_pt;
+	gs_cu_real.cuLaunchKernelEx = s_launch_ex;
+	gs_cu_real.cuPointerGetAttribute = s_ptr_attr;
+	gs_cu_real.cuMemcpyHtoDAsync_v2 = s_htod;
+	gs_cu_real.cuStreamSynchronize = s_generic_stream;
+	gs_cu_real.cuEventRecord = s_event_record;
+	gs_cu_real.cuEventRecord_ptsz = s_event_record;
+	gs_cu_real.cuDeviceGetCount = s_count;
+	gs_cu_real.cuStreamIsCapturing = s_capturing;
+	gs_cu_real.cuStreamEndCapture = s_end_capture;
+	gs_cu_real.cuStreamBeginCapture_v2 = s_begin_capture;
+	gs_stub.ops = &gs_cu_ops;
+	gs_cu_forget();
+	gs_cu_state = GS_CU_ON;
+}
+
+TestSuite(cuda, .init = setup);
+
+Test(cuda, name_matching)
+{
+	cr_expect(gs_cu_name_is_cu("cuLaunchKernel"));
+	cr_expect(gs_cu_name_is_cu("cuInit"));
+	cr_expect(gs_cu_name_is_cu("cuGetProcAddress_v2"));
+	cr_expect(!gs_cu_name_is_cu("cudnnCreate"));
+	cr_expect(!gs_cu_name_is_cu("cublasSgemm_v2"));
+	cr_expect(!gs_cu_name_is_cu("cufftPlan1d"));
+	cr_expect(!gs_cu_name_is_cu("cudaMalloc"));
+	cr_expect(!gs_cu_name_is_cu("cu"));
+	cr_expect(!gs_cu_name_is_cu("cu_"));
+	cr_expect(!gs_cu_name_is_cu("hipInit"));
+	cr_expect(!gs_cu_name_is_cu(NULL));
+}
+
+Test(cuda, legacy_and_per_thread_streams)
+{
+	gs_cu_sref_t r;
+	gs_cu_stream_ref(NULL, 0, &r); /* 0 in a plain entry point: legacy */
+	cr_expect_eq(r.handle, (uintptr_t)CU_STREAM_LEGACY);
+	cr_expect_eq(r.sflags, GS_STREAM_LEGACY);
+	cr_expect_eq(r.rflags, 0);
+	gs_cu_stream_ref(CU_STREAM_LEGACY, 1, &r); /* explicit legacy in _ptsz */
+	cr_expect_eq(r.handle, (uintptr_t)CU_STREAM_LEGACY);
+	cr_expect_eq(r.sflags, GS_STREAM_LEGACY);
+
+	gs_cu_sref_t p0, p1;
+	gs_cu_stream_ref(NULL, 1, &p0); /* 0 in a _ptsz entry point: per-thread */
+	gs_cu_stream_ref(CU_STREAM_PER_THREAD, 0, &p1);
+	cr_expect_eq(p0.handle, p1.handle);
+	cr_expect_eq(p0.sflags, GS_STREAM_PASSTHRU | GS_STREAM_BLOCKING);
+	cr_expect_eq(p0.rflags, GS_CU_RF_PERTHREAD);
+	cr_expect_neq(p0.handle, (uintptr_t)CU_STREAM_PER_THREAD);
+	cr_expect_eq(gs_cu_stream_of(p0.handle, p0.rflags), CU_STREAM_PER_THREAD);
+	cr_expect_eq(gs_cu_stream_of((uintptr_t)CU_STREAM_LEGACY, 0), CU_STREAM_LEGACY);
+}
+
+Test(cuda, stream_flags_cached_and_forgotten)
+{
+	gs_cu_sref_t r;
+	gs_cu_stream_ref(S_NB, 0, &r);
+	cr_expect_eq(r.sflags, 0);
+	cr_expect_eq(r.handle, (uintptr_t)S_NB);
+	gs_cu_stream_ref(S_NB, 1, &r);
+	cr_expect_eq(getflags_calls, 1, "flags are queried once per stream");
+	gs_cu_stream_ref(S_BLK, 0, &r);
+	cr_expect_eq(r.sflags, GS_STREAM_BLOCKING);
+	gs_cu_stream_forget(S_NB);
+	gs_cu_stream_ref(S_NB, 0, &r);
+	cr_expect_eq(getflags_calls, 3);
+	gs_cu_stream_ref((CUstream)0x7000, 0, &r); /* the driver rejects it */
+	cr_expect_eq(r.sflags, GS_STREAM_PASSTHRU);
+}
+
+Test(cuda, record_from_kernel_params)
+{
+	int a = 7, c = -3;
+	double b = 2.5;
+	void *kp[] = { &a, &b, &c };
+	cr_assert_eq(cuLaunchKernel(FN_A, 2, 3, 4, 32, 2, 1, 128, S_NB, kp, NULL), CUDA_SUCCESS);
+	cr_assert_eq(gs_stub.launches, 1);
+	cr_expect_eq(L.calls, 0, "held, not launched");
+	const gs_rec_t *r = gs_stub.last;
+	cr_expect_eq(r->kind, GS_REC_KERNEL);
+	cr_expect_eq(r->func, (void *)FN_A);
+	cr_expect_eq(r->ctx, (void *)CTX);
+	cr_expect_eq(gs_stub.handle, (uintptr_t)S_NB);
+	cr_expect_eq(gs_stub.sflags, 0);
+	cr_expect_eq(r->grid[2], 4);
+	cr_expect_eq(r->block[0], 32);
+	cr_expect_eq(r->shmem, 128);
+	cr_expect_eq(r->flags, 0);
+	cr_assert_not_null(r->layout);
+	cr_expect_eq(r->layout->nargs, 3);
+	cr_expect_eq(r->layout->total, 20);
+	cr_expect_eq(r->nbytes, 20);
+	int ra, rc;
+	double rb;
+	memcpy(&ra, r->args, 4);
+	memcpy(&rb, r->args + 8, 8);
+	memcpy(&rc, r->args + 16, 4);
+	cr_expect(ra == 7 && rb == 2.5 && rc == -3);
+	static const unsigned char zero[4];
+	cr_expect(!memcmp(r->args + 4, zero, 4), "padding is zero");
+}
+
+Test(cuda, layouts_are_interned)
+{
+	const gs_cu_fn_t *a = gs_cu_fn_get(FN_A), *b = gs_cu_fn_get(FN_B);
+	cr_assert(a && b && a->layout);
+	cr_expect_eq(a->layout, b->layout);
+	cr_expect_eq(gs_cu_fn_get(FN_A), a, "cached per handle");
+	cr_expect_eq(a->max_threads, 1024);
+}
+
+Test(cuda, record_from_extra_buffer)
+{
+	unsigned char buf[24];
+	for (int i = 0; i < 24; i++)
+		buf[i] = (unsigned char)(i * 3 + 1);
+	size_t size = sizeof(buf);
+	void *extra[] = { CU_LAUNCH_PARAM_BUFFER_POINTER, buf, CU_LAUNCH_PARAM_BUFFER_SIZE,
+			  &size, CU_LAUNCH_PARAM_END };
+	cr_assert_eq(cuLaunchKernel(FN_A, 1, 1, 1, 1, 1, 1, 0, S_BLK, NULL, extra), CUDA_SUCCESS);
+	cr_assert_eq(gs_stub.launches, 1);
+	const gs_rec_t *r = gs_stub.last;
+	cr_expect_null(r->layout);
+	cr_expect_eq(r->flags & GS_CU_RF_EXTRA, GS_CU_RF_EXTRA);
+	cr_expect_eq(r->nbytes, 24);
+	cr_expect(!memcmp(r->args, buf, 24));
+	cr_expect_eq(gs_stub.sflags, GS_STREAM_BLOCKING);
+
+	/* Submitting the held record rebuilds the extra array. */
+	gs_rec_t *held = gs_stub.last;
+	held->orig = NULL;
+	cr_expect_eq(gs_cu_ops.submit(held, gs_stub.handle), CUDA_SUCCESS);
+	cr_assert_eq(L.calls, 1);
+	cr_expect_null(L.kp);
+	cr_assert_not_null(L.extra);
+	cr_expect_eq(L.extra[0], CU_LAUNCH_PARAM_BUFFER_POINTER);
+	cr_expect(!memcmp(L.extra[1], buf, 24));
+	cr_expect_eq(*(size_t *)L.extra[3], 24);
+	cr_expect_eq(L.s, S_BLK);
+}
+
+Test(cuda, extra_with_unknown_option_passes_through)
+{
+	void *extra[] = { (void *)0x77, NULL, CU_LAUNCH_PARAM_END };
+	void *b;
+	size_t n;
+	cr_expect(gs_cu_extra_parse(extra, &b, &n));
+	cr_expect_eq(cuLaunchKernel(FN_A, 1, 1, 1, 1, 1, 1, 0, S_NB, NULL, extra), CUDA_SUCCESS);
+	cr_expect_eq(gs_stub.launches, 0);
+	cr_expect_eq(gs_stub.flush_stream, 1);
+	cr_expect_eq(gs_stub.why, GS_FLUSH_ATTR);
+	cr_expect_eq(L.calls, 1);
+	cr_expect_eq(L.extra, extra, "the caller's own array");
+}
+
+Test(cuda, held_record_resubmits_from_image)
+{
+	int a = 11, c = 12;
+	double b = -1.25;
+	void *kp[] = { &a, &b, &c };
+	cuLaunchKernel(FN_A, 5, 1, 1, 64, 1, 1, 0, NULL, kp, NULL);
+	cr_assert_eq(gs_stub.launches, 1);
+	cr_expect_eq(gs_stub.handle, (uintptr_t)CU_STREAM_LEGACY);
+	cr_expect_eq(gs_stub.sflags, GS_STREAM_LEGACY);
+	a = 0, b = 0, c = 0; /* callers reuse their arrays: the record kept copies */
+	gs_rec_t *held = gs_stub.last;
+	held->orig = NULL;
+	cr_expect_eq(gs_cu_ops.submit(held, gs_stub.handle), CUDA_SUCCESS);
+	cr_assert_eq(L.calls, 1);
+	cr_expect_eq(L.s, CU_STREAM_LEGACY);
+	cr_expect_eq(L.grid[0], 5);
+	int ra, rc;
+	double rb;
+	memcpy(&ra, L.image, 4);
+	memcpy(&rb, L.image + 8, 8);
+	memcpy(&rc, L.image + 16, 4);
+	cr_expect(ra == 11 && rb == -1.25 && rc == 12);
+}
+
+Test(cuda, pass_through_uses_callers_arguments_and_status)
+{
+	int a = 1, c = 2;
+	double b = 3;
+	void *kp[] = { &a, &b, &c };
+	gs_stub.passthru = true;
+	launch_status = CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
+	cr_expect_eq(cuLaunchKernel_ptsz(FN_A, 1, 1, 1, 1, 1, 1, 0, NULL, kp, NULL),
+		     CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES);
+	cr_assert_eq(L.calls, 1);
+	cr_expect_eq(L.pt, 1, "the _ptsz entry point the caller used");
+	cr_expect_eq(L.kp, kp);
+	cr_expect_null(L.s);
+	cr_expect_eq(gs_stub.sflags, GS_STREAM_PASSTHRU | GS_STREAM_BLOCKING);
+	cr_expect_eq(gs_stub.last->flags & GS_CU_RF_PERTHREAD, GS_CU_RF_PERTHREAD);
+}
+
+Test(cuda, kernel_handles_use_kernel_param_info)
+{
+	void *p = (void *)0xabc;
+	void *kp[] = { &p };
+	cuLaunchKernel(FN_KERN, 1, 1, 1, 1, 1, 1, 0, S_NB, kp, NULL);
+	cr_assert_eq(gs_stub.launches, 1);
+	cr_expect_eq(gs_stub.last->flags & GS_CU_RF_KERNEL, GS_CU_RF_KERNEL);
+	cr_expect_eq(gs_stub.last->nbytes, 8);
+}
+
+Test(cuda, unknown_layout_is_a_boundary)
+{
+	void *kp[] = { NULL };
+	cr_expect_eq(cuLaunchKernel(FN_BAD, 1, 1, 1, 1, 1, 1, 0, S_NB, kp, NULL), CUDA_SUCCESS);
+	cr_expect_eq(gs_stub.launches, 0);
+	cr_expect_eq(gs_stub.flush_stream, 1);
+	cr_expect_eq(gs_stub.handle, (uintptr_t)S_NB);
+	cr_expect_eq(L.calls, 1);
+	cr_expect_eq(L.kp, kp);
+}
+
+Test(cuda, invalid_launch_reaches_driver_now)
+{
+	int a = 0, c = 0;
+	double b = 0;
+	void *kp[] = { &a, &b, &c };
+	cuLaunchKernel(FN_A, 1, 1, 1, 2048, 1, 1, 0, S_NB, kp, NULL); /* > 1024 threads */
+	cuLaunchKernel(FN_A, 0, 1, 1, 32, 1, 1, 0, S_NB, kp, NULL);   /* empty grid */
+	cuLaunchKernel(FN_A, 1, 1, 1, 32, 1, 1, 1 << 20, S_NB, kp, NULL); /* shmem */
+	cr_expect_eq(gs_stub.launches, 0);
+	cr_expect_eq(L.calls, 3);
+}
+
+Test(cuda, launch_ex_with_attributes_is_a_boundary)
+{
+	int a = 0, c = 0;
+	double b = 0;
+	void *kp[] = { &a, &b, &c };
+	CUlaunchAttribute at = { .id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE };
+	CUlaunchConfig cfg = { .gridDimX = 1, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 1,
+			       .blockDimY = 1, .blockDimZ = 1, .hStream = S_NB };
+	cr_expect_eq(cuLaunchKernelEx(&cfg, FN_A, kp, NULL), CUDA_SUCCESS);
+	cr_expect_eq(gs_stub.launches, 1, "no attributes: an element");
+	cfg.attrs = &at;
+	cfg.numAttrs = 1;
+	cr_expect_eq(cuLaunchKernelEx(&cfg, FN_A, kp, NULL), CUDA_SUCCESS);
+	cr_expect_eq(gs_stub.launches, 1);
+	cr_expect_eq(gs_stub.flush_stream, 1);
+	cr_expect_eq(gs_stub.why, GS_FLUSH_ATTR);
+	cr_expect_eq(L.calls, 1);
+}
+
+Test(cuda, pinned_copy_is_an_element_pageable_is_not)
+{
+	static char pageable[64];
+	cr_expect_eq(cuMemcpyHtoDAsync_v2(0xd0000100u, pinned + 16, 256, S_NB), CUDA_SUCCESS);
+	cr_assert_eq(gs_stub.launches, 1);
+	const gs_rec_t *r = gs_stub.last;
+	cr_expect_eq(r->kind, GS_REC_COPY);
+	cr_expect_eq(r->aux[0], 256);
+	cr_expect_eq(r->aux[1], GS_CU_COPY_HTOD);
+	uint64_t d, s;
+	memcpy(&d, r->args, 8);
+	memcpy(&s, r->args + 8, 8);
+	cr_expect_eq(d, 0xd0000100u);
+	cr_expect_eq(s, (uintptr_t)(pinned + 16));
+	cr_expect_eq(real_calls, 0);
+
+	cuMemcpyHtoDAsync_v2(0xd0000100u, pageable, sizeof(pageable), S_NB);
+	cr_expect_eq(gs_stub.launches, 1);
+	cr_expect_eq(gs_stub.flush_stream, 1);
+	cr_expect_eq(gs_stub.why, GS_FLUSH_COPY);
+	cr_expect_eq(real_calls, 1);
+}
+
+Test(cuda, classes_reach_the_engine)
+{
+	int n;
+	cr_expect_eq(cuDeviceGetCount(&n), CUDA_SUCCESS); /* harmless */
+	cr_expect_eq(n, 3);
+	cr_expect_eq(gs_stub.flush_all + gs_stub.flush_stream, 0);
+	cuStreamSynchronize(S_NB);
+	cr_expect_eq(gs_stub.flush_all, 1);
+	cr_expect_eq(gs_stub.why, GS_FLUSH_SYNC);
+	cuEventRecord((CUevent)0x1, S_BLK);
+	cr_expect_eq(gs_stub.flush_stream, 1);
+	cr_expect_eq(gs_stub.handle, (uintptr_t)S_BLK);
+	cr_expect_eq(gs_stub.why, GS_FLUSH_EVENT);
+	cuEventRecord_ptsz((CUevent)0x1, NULL);
+	cr_expect_eq(gs_stub.sflags, GS_STREAM_PASSTHRU | GS_STREAM_BLOCKING);
+	cr_expect_eq(real_calls, 4);
+	/* No real function: an error, never a call through NULL. */
+	cr_expect_neq(cuCtxSynchronize(), CUDA_SUCCESS);
+}
+
+Test(cuda, capture_begin_and_end_balance)
+{
+	CUgraph g;
+	cr_expect_eq(cuStreamBeginCapture_v2(S_NB, CU_STREAM_CAPTURE_MODE_GLOBAL),
+		     CUDA_ERROR_ILLEGAL_STATE);
+	cr_expect_eq(gs_stub.captures, 0, "a failed begin is undone");
+	cr_expect_eq(cuStreamBeginCapture_v2(S_BLK, CU_STREAM_CAPTURE_MODE_GLOBAL),
+		     CUDA_SUCCESS);
+	cr_expect_eq(gs_stub.captures, 1);
+	cr_expect_eq(gs_stub.why, GS_FLUSH_CAPTURE);
+	cr_expect_eq(cuStreamEndCapture(S_BLK, &g), CUDA_SUCCESS);
+	cr_expect_eq(gs_stub.captures, 0);
+}
+
+Test(cuda, reentrant_calls_bypass_the_engine)
+{
+	gs_cu_depth++;
+	cuStreamSynchronize(S_NB);
+	gs_cu_depth--;
+	cr_expect_eq(gs_stub.flush_all, 0);
+	cr_expect_eq(real_calls, 1);
+}
