@@ -8,6 +8,10 @@
 
 #include <cuda.h>
 #include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,6 +96,91 @@ static inline int t_read_int(CUdeviceptr p, size_t i)
 	int v;
 	CHECK(cuMemcpyDtoH(&v, p + i * sizeof(int), sizeof(int)));
 	return v;
+}
+
+/* A gate: a host function enqueued with t_gate_fn blocks its stream until
+ * the host opens the gate, so tests can hold work "in flight". */
+typedef struct t_gate {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int open;
+	atomic_int entered;
+} t_gate_t;
+
+#define T_GATE_INIT { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0 }
+
+static inline void t_gate_fn(void *arg)
+{
+	t_gate_t *g = arg;
+	atomic_fetch_add(&g->entered, 1);
+	pthread_mutex_lock(&g->mu);
+	while (!g->open)
+		pthread_cond_wait(&g->cv, &g->mu);
+	pthread_mutex_unlock(&g->mu);
+}
+
+static inline void t_gate_open(t_gate_t *g)
+{
+	pthread_mutex_lock(&g->mu);
+	g->open = 1;
+	pthread_cond_broadcast(&g->cv);
+	pthread_mutex_unlock(&g->mu);
+}
+
+static inline void *t_gate_opener(void *arg)
+{
+	usleep(30000);
+	t_gate_open(arg);
+	return NULL;
+}
+
+/* Opens the gate from another thread after 30 ms; join the result. */
+static inline pthread_t t_gate_open_later(t_gate_t *g)
+{
+	pthread_t th;
+	if (pthread_create(&th, NULL, t_gate_opener, g) != 0)
+		abort();
+	return th;
+}
+
+static inline double t_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static inline void t_sleep_ms(int ms)
+{
+	usleep((useconds_t)ms * 1000);
+}
+
+/* A host function that appends its tag to a shared log (ordering tests). */
+typedef struct t_log {
+	pthread_mutex_t mu;
+	char buf[64];
+	int n;
+} t_log_t;
+
+typedef struct t_logent {
+	t_log_t *log;
+	char tag;
+} t_logent_t;
+
+static inline void t_log_fn(void *arg)
+{
+	t_logent_t *e = arg;
+	pthread_mutex_lock(&e->log->mu);
+	e->log->buf[e->log->n++] = e->tag;
+	pthread_mutex_unlock(&e->log->mu);
+}
+
+static inline void t_log_get(t_log_t *l, char *out)
+{
+	pthread_mutex_lock(&l->mu);
+	memcpy(out, l->buf, (size_t)l->n);
+	out[l->n] = 0;
+	pthread_mutex_unlock(&l->mu);
 }
 
 #endif /* GS_SIM_T_COMMON_H */
