@@ -17,6 +17,7 @@
 
 typedef struct blk {
 	size_t off, size;
+	size_t req;                /* size asked for: bounds checks use it */
 	bool used;
 	gs_sim_ctx_t *ctx;
 } blk_t;
@@ -58,7 +59,7 @@ static bool arena_init_locked(void)
 		return true;
 	capblk = 16;
 	nblk = 1;
-	blks[0] = (blk_t){ 0, arena_size, false, NULL };
+	blks[0] = (blk_t){ 0, arena_size, 0, false, NULL };
 	return false;
 }
 
@@ -104,6 +105,7 @@ gs_sim_err_t gs_sim_mem_alloc(void **out, size_t size, gs_sim_ctx_t *ctx)
 		return GS_SIM_EINVAL;
 	if (gs_sim_fault(GS_SIM_F_ALLOC))
 		return GS_SIM_ENOMEM;
+	size_t req = size;
 	size = (size + DEV_ALIGN - 1) & ~(size_t)(DEV_ALIGN - 1);
 	GS_SIM_PT(pthread_mutex_lock(&mem_mu));
 	if (arena_init_locked())
@@ -112,12 +114,13 @@ gs_sim_err_t gs_sim_mem_alloc(void **out, size_t size, gs_sim_ctx_t *ctx)
 		if (blks[i].used || blks[i].size < size)
 			continue;
 		if (blks[i].size > size) {
-			blk_t rest = { blks[i].off + size, blks[i].size - size, false, NULL };
+			blk_t rest = { blks[i].off + size, blks[i].size - size, 0, false, NULL };
 			if (blk_insert(i + 1, rest))
 				goto out;
 			blks[i].size = size;
 		}
 		blks[i].used = true;
+		blks[i].req = req;
 		blks[i].ctx = ctx;
 		arena_used += size;
 		*out = arena + blks[i].off;
@@ -275,12 +278,12 @@ int gs_sim_mem_kind(const void *p, void **base, size_t *size, gs_sim_ctx_t **ctx
 	GS_SIM_PT(pthread_mutex_lock(&mem_mu));
 	if (arena && c >= arena && c < arena + arena_size) {
 		size_t i = blk_find((size_t)(c - arena));
-		if (blks[i].used) {
+		if (blks[i].used && (size_t)(c - arena) < blks[i].off + blks[i].req) {
 			kind = GS_SIM_M_DEVICE;
 			if (base)
 				*base = arena + blks[i].off;
 			if (size)
-				*size = blks[i].size;
+				*size = blks[i].req;
 			if (ctx)
 				*ctx = blks[i].ctx;
 			if (flags)
