@@ -732,7 +732,9 @@ gs_sim_err_t gs_sim_capture_end(gs_sim_stream_t *s, gs_sim_graph_t **out)
 		GS_SIM_PT(pthread_mutex_unlock(&ctx->mu));
 		return GS_SIM_ECAP_UNMATCHED;
 	}
-	/* Every stream that joined leaves the capture with the origin. */
+	/* Every stream that joined leaves the capture with the origin; our
+	 * reference keeps it alive until the graph is taken out. */
+	gs_sim_capture_ref(c);
 	for (gs_sim_stream_t *b = ctx->streams; b; b = b->next)
 		if (b->cap == c)
 			capture_leave_locked(b);
@@ -744,6 +746,7 @@ gs_sim_err_t gs_sim_capture_end(gs_sim_stream_t *s, gs_sim_graph_t **out)
 	}
 	c->status = GS_SIM_CAP_INVALIDATED; /* events recorded in it go stale */
 	GS_SIM_PT(pthread_mutex_unlock(&ctx->mu));
+	gs_sim_capture_unref(c);
 	return err;
 }
 
