@@ -1,0 +1,375 @@
+/*
+ * CUDA front: modules, libraries, functions/kernels, parameter layout
+ * queries and kernel launches.  A CUkernel may be passed where a CUfunction
+ * is expected (cuLaunchKernel, kernel nodes); the handle registry tells the
+ * two apart.  Arguments are copied at call time.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_front.h"
+
+gs_sim_func_t *gs_cu_func(CUfunction f)
+{
+	if (gs_sim_reg_is(f, GS_SIM_H_FUNC))
+		return (gs_sim_func_t *)f;
+	if (gs_sim_reg_is(f, GS_SIM_H_KERN))
+		return ((gs_sim_kern_t *)f)->fn;
+	return NULL;
+}
+
+/* ---- modules ---- */
+static CUresult module_out(gs_sim_err_t e, gs_sim_module_t *m, void **out, bool library)
+{
+	if (e)
+		return gs_cu_err(e);
+	m->library = library;
+	*out = m;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuModuleLoad(CUmodule *module, const char *fname)
+{
+	gs_sim_module_t *m = NULL;
+	GS_CU_CHECK_INIT();
+	if (!module || !fname)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!gs_cu_ctx())
+		return CUDA_ERROR_INVALID_CONTEXT;
+	gs_sim_err_t e = gs_sim_module_load_file(&m, fname);
+	return module_out(e, m, (void **)module, false);
+}
+
+CUresult cuModuleLoadData(CUmodule *module, const void *image)
+{
+	gs_sim_module_t *m = NULL;
+	GS_CU_CHECK_INIT();
+	if (!module || !image)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!gs_cu_ctx())
+		return CUDA_ERROR_INVALID_CONTEXT;
+	gs_sim_err_t e = gs_sim_module_load_image(&m, image);
+	return module_out(e, m, (void **)module, false);
+}
+
+CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int numOptions,
+			    CUjit_option *options, void **optionValues)
+{
+	return cuModuleLoadData(module, image);
+}
+
+CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
+{
+	GS_CU_CHECK_INIT();
+	if (!hfunc || !name)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!gs_sim_reg_is(hmod, GS_SIM_H_MODULE) || ((gs_sim_module_t *)hmod)->library)
+		return CUDA_ERROR_INVALID_HANDLE;
+	gs_sim_func_t *f = gs_sim_module_func((gs_sim_module_t *)hmod, name);
+	if (!f)
+		return CUDA_ERROR_NOT_FOUND;
+	*hfunc = (CUfunction)f;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuModuleUnload(CUmodule hmod)
+{
+	GS_CU_CHECK_INIT();
+	if (!gs_sim_reg_is(hmod, GS_SIM_H_MODULE) || ((gs_sim_module_t *)hmod)->library)
+		return CUDA_ERROR_INVALID_HANDLE;
+	gs_sim_module_unload((gs_sim_module_t *)hmod);
+	return CUDA_SUCCESS;
+}
+
+/* ---- libraries (context-independent modules) ---- */
+CUresult cuLibraryLoadFromFile(CUlibrary *library, const char *fileName, CUjit_option *jitOptions,
+			       void **jitOptionsValues, unsigned int numJitOptions,
+			       CUlibraryOption *libraryOptions, void **libraryOptionValues,
+			       unsigned int numLibraryOptions)
+{
+	gs_sim_module_t *m = NULL;
+	GS_CU_CHECK_INIT();
+	if (!library || !fileName)
+		return CUDA_ERROR_INVALID_VALUE;
+	gs_sim_err_t e = gs_sim_module_load_file(&m, fileName);
+	return module_out(e, m, (void **)library, true);
+}
+
+CUresult cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *jitOptions,
+			   void **jitOptionsValues, unsigned int numJitOptions,
+			   CUlibraryOption *libraryOptions, void **libraryOptionValues,
+			   unsigned int numLibraryOptions)
+{
+	gs_sim_module_t *m = NULL;
+	GS_CU_CHECK_INIT();
+	if (!library || !code)
+		return CUDA_ERROR_INVALID_VALUE;
+	gs_sim_err_t e = gs_sim_module_load_image(&m, code);
+	return module_out(e, m, (void **)library, true);
+}
+
+CUresult cuLibraryUnload(CUlibrary library)
+{
+	GS_CU_CHECK_INIT();
+	if (!gs_sim_reg_is(library, GS_SIM_H_MODULE) || !((gs_sim_module_t *)library)->library)
+		return CUDA_ERROR_INVALID_HANDLE;
+	gs_sim_module_unload((gs_sim_module_t *)library);
+	return CUDA_SUCCESS;
+}
+
+CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name)
+{
+	GS_CU_CHECK_INIT();
+	if (!pKernel || !name)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!gs_sim_reg_is(library, GS_SIM_H_MODULE) || !((gs_sim_module_t *)library)->library)
+		return CUDA_ERROR_INVALID_HANDLE;
+	gs_sim_module_t *m = (gs_sim_module_t *)library;
+	gs_sim_func_t *f = gs_sim_module_func(m, name);
+	if (!f)
+		return CUDA_ERROR_NOT_FOUND;
+	*pKernel = (CUkernel)&m->kerns[f - m->funcs];
+	return CUDA_SUCCESS;
+}
+
+CUresult cuLibraryGetKernelCount(unsigned int *count, CUlibrary lib)
+{
+	GS_CU_CHECK_INIT();
+	if (!count)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!gs_sim_reg_is(lib, GS_SIM_H_MODULE))
+		return CUDA_ERROR_INVALID_HANDLE;
+	*count = (unsigned)((gs_sim_module_t *)lib)->n;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)
+{
+	GS_CU_CHECK_INIT();
+	if (!pFunc)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!gs_sim_reg_is(kernel, GS_SIM_H_KERN))
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!gs_cu_ctx())
+		return CUDA_ERROR_INVALID_CONTEXT;
+	*pFunc = (CUfunction)((gs_sim_kern_t *)kernel)->fn;
+	return CUDA_SUCCESS;
+}
+
+/* ---- parameter layout and attributes ---- */
+static CUresult param_info(gs_sim_func_t *f, size_t i, size_t *off, size_t *size)
+{
+	if (!f)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!off && !size)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (gs_sim_fault(GS_SIM_F_PARAM_INFO))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (i >= f->k->nparams)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (off)
+		*off = f->off[i];
+	if (size)
+		*size = f->k->size[i];
+	return CUDA_SUCCESS;
+}
+
+CUresult cuFuncGetParamInfo(CUfunction func, size_t paramIndex, size_t *paramOffset, size_t *paramSize)
+{
+	GS_CU_CHECK_INIT();
+	return param_info(gs_sim_reg_is(func, GS_SIM_H_FUNC) ? (gs_sim_func_t *)func : NULL,
+			  paramIndex, paramOffset, paramSize);
+}
+
+CUresult cuKernelGetParamInfo(CUkernel kernel, size_t paramIndex, size_t *paramOffset, size_t *paramSize)
+{
+	GS_CU_CHECK_INIT();
+	return param_info(gs_sim_reg_is(kernel, GS_SIM_H_KERN) ? ((gs_sim_kern_t *)kernel)->fn : NULL,
+			  paramIndex, paramOffset, paramSize);
+}
+
+CUresult cuFuncGetName(const char **name, CUfunction hfunc)
+{
+	GS_CU_CHECK_INIT();
+	if (!name)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!gs_sim_reg_is(hfunc, GS_SIM_H_FUNC))
+		return CUDA_ERROR_INVALID_HANDLE;
+	*name = ((gs_sim_func_t *)hfunc)->k->name;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuKernelGetName(const char **name, CUkernel hfunc)
+{
+	GS_CU_CHECK_INIT();
+	if (!name)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!gs_sim_reg_is(hfunc, GS_SIM_H_KERN))
+		return CUDA_ERROR_INVALID_HANDLE;
+	*name = ((gs_sim_kern_t *)hfunc)->fn->k->name;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc)
+{
+	GS_CU_CHECK_INIT();
+	gs_sim_func_t *f = gs_cu_func(hfunc);
+	if (!pi)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!f)
+		return CUDA_ERROR_INVALID_HANDLE;
+	switch (attrib) {
+	case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *pi = 1024; break;
+	case CU_FUNC_ATTRIBUTE_NUM_REGS: *pi = 32; break;
+	case CU_FUNC_ATTRIBUTE_PTX_VERSION: *pi = 90; break;
+	case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *pi = 90; break;
+	case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *pi = 49152; break;
+	default: *pi = 0; break;
+	}
+	return CUDA_SUCCESS;
+}
+
+CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value)
+{
+	GS_CU_CHECK_INIT();
+	return gs_cu_func(hfunc) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config)
+{
+	GS_CU_CHECK_INIT();
+	return gs_cu_func(hfunc) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+/* ---- launches ---- */
+/* Arguments from the `extra` form: a packed buffer laid out like the
+ * parameter list, with its size. */
+static unsigned char *pack_extra(const gs_sim_func_t *fn, void **extra, CUresult *r)
+{
+	const void *buf = NULL;
+	size_t size = 0;
+	bool have_size = false;
+	*r = CUDA_ERROR_INVALID_VALUE;
+	for (size_t i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+		if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER) {
+			buf = extra[i + 1];
+		} else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE) {
+			if (!extra[i + 1])
+				return NULL;
+			size = *(const size_t *)extra[i + 1];
+			have_size = true;
+		} else {
+			return NULL;
+		}
+	}
+	if (!buf || !have_size || size < fn->argsize)
+		return NULL;
+	unsigned char *a = gs_sim_func_pack_buffer(fn, buf, size);
+	*r = a ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+	return a;
+}
+
+CUresult gs_cu_kernel_work(gs_sim_work_t *w, gs_sim_func_t *fn, const unsigned grid[3],
+			   const unsigned block[3], unsigned shmem, void **params, void **extra)
+{
+	CUresult r = CUDA_SUCCESS;
+	unsigned char *args;
+	if (!fn)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!grid[0] || !grid[1] || !grid[2] || !block[0] || !block[1] || !block[2])
+		return CUDA_ERROR_INVALID_VALUE;
+	if (grid[1] > 65535 || grid[2] > 65535 || block[0] > 1024 || block[1] > 1024 ||
+	    block[2] > 64 || (uint64_t)block[0] * block[1] * block[2] > 1024)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (params && extra)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (params) {
+		for (unsigned i = 0; i < fn->k->nparams; i++)
+			if (!params[i])
+				return CUDA_ERROR_INVALID_VALUE;
+		args = gs_sim_func_pack(fn, params);
+		if (!args)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+	} else if (extra) {
+		args = pack_extra(fn, extra, &r);
+		if (!args)
+			return r;
+	} else if (fn->k->nparams == 0) {
+		args = calloc(1, 1);
+		if (!args)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+	} else {
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	*w = (gs_sim_work_t){ .kind = GS_SIM_W_KERNEL };
+	w->u.kern.fn = fn;
+	w->u.kern.args = args;
+	memcpy(w->u.kern.dim.grid, grid, sizeof(w->u.kern.dim.grid));
+	memcpy(w->u.kern.dim.block, block, sizeof(w->u.kern.dim.block));
+	w->u.kern.dim.shmem = shmem;
+	return CUDA_SUCCESS;
+}
+
+static CUresult launch(CUfunction f, const unsigned grid[3], const unsigned block[3], unsigned shmem,
+		       CUstream h, void **params, void **extra, gs_cu_dflt_t d)
+{
+	gs_sim_stream_t *s;
+	gs_sim_work_t w;
+	GS_CU_CHECK_INIT();
+	CUresult r = gs_cu_stream(h, d, &s);
+	if (r)
+		return r;
+	if ((r = gs_cu_kernel_work(&w, gs_cu_func(f), grid, block, shmem, params, extra)))
+		return r;
+	gs_sim_spin_us(gs_sim_launch_us());
+	return gs_cu_err(gs_sim_submit(s, &w, NULL, 0, NULL));
+}
+
+static CUresult launch_kernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+			      unsigned by, unsigned bz, unsigned shmem, CUstream h, void **params,
+			      void **extra, gs_cu_dflt_t d)
+{
+	const unsigned grid[3] = { gx, gy, gz }, block[3] = { bx, by, bz };
+	return launch(f, grid, block, shmem, h, params, extra, d);
+}
+
+CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+			unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
+			unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
+			void **kernelParams, void **extra)
+{
+	return launch_kernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
+			     sharedMemBytes, hStream, kernelParams, extra, GS_CU_LEGACY);
+}
+
+CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+			     unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
+			     unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
+			     void **kernelParams, void **extra)
+{
+	return launch_kernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
+			     sharedMemBytes, hStream, kernelParams, extra, GS_CU_PTDS);
+}
+
+/* Launch attributes are accepted and ignored: none changes what a serial
+ * CPU execution computes. */
+static CUresult launch_ex(const CUlaunchConfig *c, CUfunction f, void **params, void **extra,
+			  gs_cu_dflt_t d)
+{
+	if (!c || (c->numAttrs && !c->attrs))
+		return CUDA_ERROR_INVALID_VALUE;
+	const unsigned grid[3] = { c->gridDimX, c->gridDimY, c->gridDimZ };
+	const unsigned block[3] = { c->blockDimX, c->blockDimY, c->blockDimZ };
+	return launch(f, grid, block, c->sharedMemBytes, c->hStream, params, extra, d);
+}
+
+CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra)
+{
+	return launch_ex(config, f, kernelParams, extra, GS_CU_LEGACY);
+}
+
+CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f, void **kernelParams,
+			       void **extra)
+{
+	return launch_ex(config, f, kernelParams, extra, GS_CU_PTDS);
+}

@@ -1,0 +1,139 @@
+/*
+ * Simulator modules: shared objects exporting gs_sim_kernels (see
+ * gs_sim_kernel.h), loaded with dlopen, and the parameter layout of their
+ * kernels (each parameter at the next multiple of min(size, 8)).
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sim_core.h"
+
+static gs_sim_err_t module_from_dl(gs_sim_module_t **out, void *dl)
+{
+	const gs_sim_kernel_t *tab = dlsym(dl, "gs_sim_kernels");
+	gs_sim_module_t *m;
+	size_t n = 0;
+	if (!tab) {
+		dlclose(dl);
+		return GS_SIM_EIMAGE;
+	}
+	while (tab[n].name)
+		n++;
+	m = calloc(1, sizeof(*m));
+	if (!m || !(m->funcs = calloc(n ? n : 1, sizeof(*m->funcs))) ||
+	    !(m->kerns = calloc(n ? n : 1, sizeof(*m->kerns)))) {
+		if (m)
+			free(m->funcs);
+		free(m);
+		dlclose(dl);
+		return GS_SIM_ENOMEM;
+	}
+	m->dl = dl;
+	m->n = n;
+	for (size_t i = 0; i < n; i++) {
+		gs_sim_func_t *f = &m->funcs[i];
+		size_t off = 0;
+		f->k = &tab[i];
+		f->mod = m;
+		for (unsigned p = 0; p < tab[i].nparams && p < GS_SIM_MAX_PARAMS; p++) {
+			size_t sz = tab[i].size[p], al = sz < 8 ? sz : 8;
+			if (al == 0)
+				al = 1;
+			off = (off + al - 1) / al * al;
+			f->off[p] = off;
+			off += sz;
+		}
+		f->argsize = off;
+		m->kerns[i].fn = f;
+		gs_sim_reg_add(f, GS_SIM_H_FUNC);
+		gs_sim_reg_add(&m->kerns[i], GS_SIM_H_KERN);
+	}
+	gs_sim_reg_add(m, GS_SIM_H_MODULE);
+	*out = m;
+	return GS_SIM_OK;
+}
+
+static gs_sim_err_t module_dlopen(gs_sim_module_t **out, const char *path)
+{
+	void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!dl)
+		return access(path, F_OK) == 0 ? GS_SIM_EIMAGE : GS_SIM_ENOTFOUND;
+	return module_from_dl(out, dl);
+}
+
+/* "dir/tiny.cubin" loads "dir/tiny.sim.so" when that exists, so programs
+ * keep the file names they use on a GPU. */
+gs_sim_err_t gs_sim_module_load_file(gs_sim_module_t **out, const char *path)
+{
+	if (!path)
+		return GS_SIM_EINVAL;
+	size_t len = strlen(path);
+	const char *slash = strrchr(path, '/');
+	const char *dot = strrchr(path, '.');
+	size_t stem = (dot && (!slash || dot > slash)) ? (size_t)(dot - path) : len;
+	char *alt = malloc(stem + sizeof(".sim.so"));
+	if (!alt)
+		return GS_SIM_ENOMEM;
+	memcpy(alt, path, stem);
+	strcpy(alt + stem, ".sim.so");
+	gs_sim_err_t err;
+	if (access(alt, F_OK) == 0)
+		err = module_dlopen(out, alt);
+	else
+		err = module_dlopen(out, path);
+	free(alt);
+	return err;
+}
+
+gs_sim_err_t gs_sim_module_load_image(gs_sim_module_t **out, const void *image)
+{
+	const char *s = image;
+	if (!s || strncmp(s, "GSSIM:", 6) != 0)
+		return GS_SIM_EIMAGE;
+	gs_sim_err_t err = module_dlopen(out, s + 6);
+	return err == GS_SIM_ENOTFOUND ? GS_SIM_EIMAGE : err;
+}
+
+void gs_sim_module_unload(gs_sim_module_t *m)
+{
+	gs_sim_reg_del(m);
+	for (size_t i = 0; i < m->n; i++) {
+		gs_sim_reg_del(&m->funcs[i]);
+		gs_sim_reg_del(&m->kerns[i]);
+	}
+	dlclose(m->dl);
+	free(m->funcs);
+	free(m->kerns);
+	free(m);
+}
+
+gs_sim_func_t *gs_sim_module_func(gs_sim_module_t *m, const char *name)
+{
+	for (size_t i = 0; name && i < m->n; i++)
+		if (strcmp(m->funcs[i].k->name, name) == 0)
+			return &m->funcs[i];
+	return NULL;
+}
+
+unsigned char *gs_sim_func_pack(const gs_sim_func_t *fn, void *const *params)
+{
+	unsigned char *b = calloc(1, fn->argsize ? fn->argsize : 1);
+	if (!b)
+		return NULL;
+	for (unsigned p = 0; p < fn->k->nparams; p++)
+		memcpy(b + fn->off[p], params[p], fn->k->size[p]);
+	return b;
+}
+
+unsigned char *gs_sim_func_pack_buffer(const gs_sim_func_t *fn, const void *buf, size_t size)
+{
+	if (size < fn->argsize)
+		return NULL;
+	unsigned char *b = calloc(1, fn->argsize ? fn->argsize : 1);
+	if (b)
+		memcpy(b, buf, fn->argsize);
+	return b;
+}
