@@ -216,7 +216,7 @@ const gs_sim_kernel_t gs_sim_kernels[] = {
 	{ "k_rope", k_rope, 5, { 8, 8, 4, 4, 4 } },
 	{ "k_kv_append", k_kv_append, 7, { 8, 8, 8, 8, 4, 4, 4 } },
 	{ "k_att_scores", k_att_scores, 8, { 8, 8, 8, 8, 4, 4, 4, 4 } },
-	{ "k_softmax", k_softmax, 4, { 8, 4, 4, 4 } },
+	{ "k_softmax", k_softmax, 4, { 8, 8, 4, 4 } },
 	{ "k_att_wsum", k_att_wsum, 9, { 8, 8, 8, 8, 4, 4, 4, 4, 4 } },
 	{ "k_add", k_add, 4, { 8, 8, 8, 4 } },
 	{ "k_gelu", k_gelu, 2, { 8, 4 } },

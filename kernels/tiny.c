@@ -8,6 +8,7 @@
  *   tiny [--kernels K] [--steps N] [--n FLOATS] [--seed S] [--out FILE]
  *        [--time] [--explicit-graph] [--stream0]
  */
+#include <math.h>
 #include <string.h>
 
 #include "gs_wl.h"
@@ -20,7 +21,7 @@ typedef struct tiny_cfg {
 
 typedef struct tiny {
 	tiny_cfg_t c;
-	CUfunction mix, addc;
+	CUfunction rot, addc;
 	CUdeviceptr x, y;
 	float *a, *b; /* per-kernel constants, fixed for the whole run */
 	CUstream s;
@@ -76,10 +77,8 @@ static void tiny_step(tiny_t *t)
 			void *p[] = { dst, &t->a[i], &n };
 			GS_CHECK(cuLaunchKernel(t->addc, grid, 1, 1, block, 1, 1, 0, t->s, p, NULL));
 		} else {
-			CUdeviceptr *dst = (i & 1) ? &t->x : &t->y;
-			CUdeviceptr *src = (i & 1) ? &t->y : &t->x;
-			void *p[] = { dst, src, &t->a[i], &t->b[i], &n };
-			GS_CHECK(cuLaunchKernel(t->mix, grid, 1, 1, block, 1, 1, 0, t->s, p, NULL));
+			void *p[] = { &t->x, &t->y, &t->a[i], &t->b[i], &n };
+			GS_CHECK(cuLaunchKernel(t->rot, grid, 1, 1, block, 1, 1, 0, t->s, p, NULL));
 		}
 	}
 }
@@ -94,7 +93,7 @@ int main(int argc, char **argv)
 	tiny_parse(&t.c, argc, argv);
 	gs_wl_dev_init(&dev);
 	gs_wl_module_load(&mod, "tiny");
-	t.mix = gs_wl_function(mod, "k_mix");
+	t.rot = gs_wl_function(mod, "k_rot");
 	t.addc = gs_wl_function(mod, "k_addc");
 
 	size_t bytes = (size_t)t.c.n * sizeof(float);
@@ -111,8 +110,10 @@ int main(int argc, char **argv)
 			t.a[i] = gs_wl_rng_float(&rng, 0.1f);
 			t.b[i] = 0;
 		} else {
-			t.a[i] = 0.35f + gs_wl_rng_float(&rng, 0.15f);
-			t.b[i] = 0.4f + gs_wl_rng_float(&rng, 0.1f);
+			/* A rotation by a small angle: cos and sin. */
+			double th = gs_wl_rng_float(&rng, 0.5f);
+			t.a[i] = (float)cos(th);
+			t.b[i] = (float)sin(th);
 		}
 	}
 	t.x = gs_wl_alloc(bytes);

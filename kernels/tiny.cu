@@ -1,18 +1,24 @@
 /*
  * tiny: the kernels of the dispatch-bound workload.  Each launch touches a
  * few hundred floats, so the GPU finishes it long before the host can issue
- * the next one: the step time is launch overhead and nothing else.  The mix
- * is a contraction (a + b < 1), so values stay bounded over any number of
- * steps, and consecutive kernels read each other's results, so any change of
- * order changes the output.  tiny_sim.c is the same math for the simulator.
+ * the next one: the step time is launch overhead and nothing else.  Each
+ * element pair (x[i], y[i]) is rotated and shifted: a rotation keeps values
+ * bounded over any number of steps yet never forgets the initial data (a
+ * contraction would converge to one fixed point and hide a lost step), and
+ * rotations do not commute with the shifts, so any change of order, any lost
+ * or repeated launch changes the output.  tiny_sim.c is the same math for
+ * the simulator.
  */
 
-/* y = a*x + b*y */
-extern "C" __global__ void k_mix(float *y, const float *x, float a, float b, int n)
+/* (x, y) = (c x - s y, s x + c y) */
+extern "C" __global__ void k_rot(float *x, float *y, float c, float s, int n)
 {
 	int i = blockIdx.x * blockDim.x + threadIdx.x;
-	if (i < n)
-		y[i] = a * x[i] + b * y[i];
+	if (i < n) {
+		float a = x[i], b = y[i];
+		x[i] = c * a - s * b;
+		y[i] = s * a + c * b;
+	}
 }
 
 /* x += c */
