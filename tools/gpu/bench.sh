@@ -79,6 +79,20 @@ bench_one() {
 	echo "bench: $name: eager ${e}us graphshim ${g}us graph ${x}us (medians of $rounds rounds)"
 }
 
+print_table() {
+	{
+		echo
+		echo "== $TITLE: median step time (us), $ROUNDS rounds interleaved =="
+		printf '%-14s %7s %10s %10s %10s %9s %9s %9s  %s\n' workload rounds eager graphshim graph \
+			"speedup" "graph_x" "shim/grph" identical
+		printf '%s' "$ROWS"
+		echo "speedup = eager/graphshim; graph_x = eager/explicit graph; shim/grph = graph/graphshim"
+		echo "(1.00 = graphshim as fast as the hand-written graph)"
+	} | tee ${GS_TABLE:+-a "$GS_TABLE"}
+}
+# Cut short (all.sh's time limit): still show the rows finished.
+trap 'echo "bench: interrupted"; FAILS=$((FAILS + 1)); print_table; exit 124' TERM INT
+
 for wl in $WORKLOADS; do
 	case $wl in
 	tiny) bench_one tiny "$ROUNDS" "eager graphshim graph" \
@@ -96,13 +110,5 @@ for wl in $WORKLOADS; do
 	esac
 done
 
-{
-	echo
-	echo "== $TITLE: median step time (us), $ROUNDS rounds interleaved =="
-	printf '%-14s %7s %10s %10s %10s %9s %9s %9s  %s\n' workload rounds eager graphshim graph \
-		"speedup" "graph_x" "shim/grph" identical
-	printf '%s' "$ROWS"
-	echo "speedup = eager/graphshim; graph_x = eager/explicit graph; shim/grph = graph/graphshim"
-	echo "(1.00 = graphshim as fast as the hand-written graph)"
-} | tee ${GS_TABLE:+-a "$GS_TABLE"}
+print_table
 [ $FAILS -eq 0 ]

@@ -60,6 +60,23 @@ else
 	echo "check-gpu: PyTorch with a GPU not found (or GS_PY_TOKENS=0): python-decode skipped"
 fi
 
+print_table() {
+	{
+		echo
+		echo "== check-gpu: eager vs graphshim, byte-identical outputs, coverage =="
+		printf '%-18s %-9s %10s %10s %6s %5s %10s %10s  %s\n' case identical eager_us shim_us cov need \
+			launches replayed verdict
+		printf '%s' "$ROWS"
+		if [ $FAILS -eq 0 ]; then
+			echo "check-gpu: all passed (report: no coverage required; step times are medians)"
+		else
+			echo "check-gpu: $FAILS FAILED"
+		fi
+	} | tee ${GS_TABLE:+-a "$GS_TABLE"}
+}
+# Cut short (all.sh's time limit): still show the rows finished.
+trap 'echo "check-gpu: interrupted"; FAILS=$((FAILS + 1)); print_table; exit 124' TERM INT
+
 echo "check-gpu: work directory $GS_WORK, library $GS_LIB, $STEPS steps"
 ROWS=""
 FAILS=0
@@ -102,16 +119,5 @@ while IFS='|' read -r name need cmd; do
 	echo "check-gpu: $name: $verdict (identical=$same coverage=$cov)"
 done <<<"$CASES"
 
-{
-	echo
-	echo "== check-gpu: eager vs graphshim, byte-identical outputs, coverage =="
-	printf '%-18s %-9s %10s %10s %6s %5s %10s %10s  %s\n' case identical eager_us shim_us cov need \
-		launches replayed verdict
-	printf '%s' "$ROWS"
-	if [ $FAILS -eq 0 ]; then
-		echo "check-gpu: all passed (report: no coverage required; step times are medians)"
-	else
-		echo "check-gpu: $FAILS FAILED"
-	fi
-} | tee ${GS_TABLE:+-a "$GS_TABLE"}
+print_table
 [ $FAILS -eq 0 ]
