@@ -43,7 +43,8 @@ typedef hipCtx_t CUcontext;
 #define cuModuleGetFunction hipModuleGetFunction
 #define cuMemAlloc(p, n) hipMalloc((p), (n))
 #define cuMemFree hipFree
-#define cuMemcpyHtoD hipMemcpyHtoD
+/* hipMemcpyHtoD takes a non-const source. */
+#define cuMemcpyHtoD(d, s, n) hipMemcpyHtoD((d), (void *)(s), (n))
 #define cuMemcpyDtoH hipMemcpyDtoH
 #define cuMemcpyDtoHAsync hipMemcpyDtoHAsync
 #define cuMemcpyDtoDAsync hipMemcpyDtoDAsync

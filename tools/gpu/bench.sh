@@ -64,6 +64,8 @@ bench_one() {
 			if ! cmp -s "$ref" "$out"; then
 				echo "bench: $name $m round $r: output differs from $ref"
 				same=no
+			elif [ "$out" != "$ref" ]; then
+				rm -f "$out" # decode's outputs are tens of MB a run
 			fi
 		done
 	done
