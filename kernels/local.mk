@@ -11,6 +11,7 @@ NVCC_FLAGS = -cubin -arch=sm_90 -O3
 
 EXTRA_DIST += $(GS_WL_NAMES:%=kernels/%.cu) $(GS_WL_NAMES:%=kernels/%_sim.c) \
 	kernels/gs_sim_args.h kernels/python/decode.py kernels/README.md \
+	tests/sim/gs_sim_kernel.h \
 	tools/gpu/check-gpu.sh tools/gpu/bench.sh tools/gpu/all.sh tools/gpu/sim-demo.sh \
 	tools/gpu/common.sh
 CLEANFILES += $(GS_WL_SIMSO) $(GS_WL_NAMES:%=kernels/%.cubin)
