@@ -7,6 +7,7 @@
 # first.  Settings (environment):
 #   GS_CHECK_STEPS  steps of each run (default 200)
 #   GS_MIN_COV      coverage required of the stable workloads (default 0.95)
+#   GS_CHECK_DECODE extra decode arguments, e.g. sizes (default: none, full size)
 #   GS_CHECK_ONLY   a regular expression: run only the cases it matches
 #   GS_PY_TOKENS    tokens of the PyTorch case (default 100; 0 skips it)
 #   GS_NO_GPU_OK=1  run even when nvidia-smi sees no GPU (simulator)
@@ -34,7 +35,7 @@ STEPS=${GS_CHECK_STEPS:-200}
 MIN=${GS_MIN_COV:-0.95}
 PYTOK=${GS_PY_TOKENS:-100}
 K=$GS_KBIN
-D="$K/decode --steps $STEPS"
+D="$K/decode --steps $STEPS ${GS_CHECK_DECODE:-}"
 
 # name | coverage required ("-": reported only) | command
 CASES="tiny|$MIN|$K/tiny --steps $STEPS

@@ -13,7 +13,7 @@ set -u
 
 SIM=${GS_SIM_DIR:-}
 if [ -z "$SIM" ]; then
-	for d in "$GS_BUILD/tests/sim/.libs" "$GS_BUILD/tests/sim" "$GS_BUILD/.libs"; do
+	for d in "$GS_BUILD/tests/sim/lib" "$GS_BUILD/tests/sim/.libs" "$GS_BUILD/tests/sim"; do
 		if [ -e "$d/libcuda.so.1" ]; then
 			SIM=$d
 			break
@@ -21,7 +21,7 @@ if [ -z "$SIM" ]; then
 	done
 fi
 if [ -z "$SIM" ] || [ ! -e "$SIM/libcuda.so.1" ]; then
-	echo "sim-demo: the CPU simulator (libcuda.so.1 under $GS_BUILD/tests/sim) is not built;"
+	echo "sim-demo: the CPU simulator ($GS_BUILD/tests/sim/lib/libcuda.so.1) is not built;"
 	echo "sim-demo: build it with make, or point GS_SIM_DIR at it"
 	exit 77
 fi
