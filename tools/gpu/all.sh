@@ -6,6 +6,9 @@
 # finish in under 8 minutes on an H100; each stage has a time limit, and a
 # stage cut short still prints the rows it finished.  Settings (environment):
 #   GS_ALL_BUILD=0      skip autoreconf/configure/make (tree already built)
+#   GS_ALL_CARRY=1      use .gpucarry even where autoreconf exists (tests)
+# Where the machine has no autotools or uthash, run tools/gpu/prepare-carry.sh
+# here first and carry .gpucarry (see that script).
 #   GS_CONFIGURE_FLAGS  extra ./configure arguments
 #   GS_T_BUILD, GS_T_CHECK, GS_T_BENCH   stage limits in seconds (180, 170, 330)
 # and those of check-gpu.sh and bench.sh (GS_CHECK_STEPS, GS_BENCH_ROUNDS...).
@@ -44,9 +47,33 @@ stage() {
 } >"$LOG/env.log" 2>&1
 head -n 3 "$LOG/env.log"
 
+# The GPU machine may lack the autotools and uthash and cannot fetch them:
+# tools/gpu/prepare-carry.sh packs both into .gpucarry/ on the development
+# machine; they are used only where the machine has none of its own.
+CARRY=$SRC/.gpucarry
+GEN="autoreconf -fi"
+if [ "${GS_ALL_CARRY:-0}" = 1 ] || ! command -v autoreconf >/dev/null 2>&1; then
+	if [ -f "$CARRY/autotools.tar" ]; then
+		# Unpacked files must look newer than their sources, or make would
+		# try to regenerate them with tools that are not there.
+		GEN="tar xf '$CARRY/autotools.tar' && touch m4/* build-aux/* && touch aclocal.m4 && \
+			touch configure && touch config.h.in Makefile.in"
+	elif [ -f "$SRC/configure" ]; then
+		GEN=true
+	else
+		echo "all: no autoreconf here and no .gpucarry/autotools.tar: run tools/gpu/prepare-carry.sh" \
+			"on the development machine and carry .gpucarry"
+		exit 1
+	fi
+fi
+CPPF=""
+if ! echo '#include <uthash.h>' | ${CC:-cc} -E - >/dev/null 2>&1 && [ -f "$CARRY/include/uthash.h" ]; then
+	CPPF="CPPFLAGS=-I$CARRY/include"
+fi
+
 if [ "${GS_ALL_BUILD:-1}" != 0 ]; then
-	if ! stage build "${GS_T_BUILD:-180}" bash -c "cd '$SRC' && autoreconf -fi && \
-		./configure ${GS_CONFIGURE_FLAGS:-} && make -j16"; then
+	if ! stage build "${GS_T_BUILD:-180}" bash -c "cd '$SRC' && $GEN && \
+		./configure $CPPF ${GS_CONFIGURE_FLAGS:-} && make -j16"; then
 		tail -n 40 "$LOG/build.log"
 		echo "all: build FAILED; nothing run"
 		exit 1
