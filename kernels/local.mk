@@ -1,1 +1,93 @@
-# kernels: rules added with its first files.
+# kernels: the GPU workloads graphshim is measured on.  Each workload is one
+# host program (C, CUDA driver API through gs_gpu.h) plus its kernels twice:
+# kernels/<w>.cu, built by nvcc into kernels/<w>.cubin for the GPU, and
+# kernels/<w>_sim.c, built into kernels/<w>.sim.so for the CPU simulator
+# (tests/sim), whose cuModuleLoad("<w>.cubin") loads "<w>.sim.so" instead.
+# Programs find both in $GS_KERNEL_DIR, by default this build directory.
+GS_WL_NAMES = tiny decode nrepeat
+GS_WL_SIMSO = $(GS_WL_NAMES:%=kernels/%.sim.so)
+GS_WL_CUBINS =
+NVCC_FLAGS = -cubin -arch=sm_90 -O3
+
+EXTRA_DIST += $(GS_WL_NAMES:%=kernels/%.cu) $(GS_WL_NAMES:%=kernels/%_sim.c) \
+	kernels/gs_sim_args.h kernels/python/decode.py kernels/README.md \
+	tests/sim/gs_sim_kernel.h \
+	tools/gpu/check-gpu.sh tools/gpu/bench.sh tools/gpu/all.sh tools/gpu/sim-demo.sh \
+	tools/gpu/common.sh tools/gpu/prepare-carry.sh
+CLEANFILES += $(GS_WL_SIMSO) $(GS_WL_NAMES:%=kernels/%.cubin)
+
+if HAVE_NVCC
+GS_WL_CUBINS += $(GS_WL_NAMES:%=kernels/%.cubin)
+kernels/%.cubin: kernels/%.cu
+	@$(MKDIR_P) kernels
+	$(AM_V_GEN)$(NVCC) $(NVCC_FLAGS) -o $@ $<
+endif
+
+# A simulator module: plain C, no sanitizers (it is dlopened into whatever
+# process the simulator runs in).
+kernels/%.sim.so: kernels/%_sim.c $(srcdir)/tests/sim/gs_sim_kernel.h $(srcdir)/kernels/gs_sim_args.h
+	@$(MKDIR_P) kernels
+	$(AM_V_CCLD)$(CC) -std=c11 -O2 -g -Wall -Wextra -Wno-unused-parameter -fPIC -shared \
+		-I$(srcdir)/tests/sim -I$(srcdir)/kernels -o $@ $< -lm
+
+GS_WL_COMMON = kernels/gs_wl.c kernels/gs_wl.h kernels/gs_gpu.h
+GS_WL_TINY_SRC = kernels/tiny.c $(GS_WL_COMMON)
+GS_WL_DECODE_SRC = kernels/decode.c kernels/decode.h kernels/decode_ref.c $(GS_WL_COMMON)
+GS_WL_NREPEAT_SRC = kernels/nrepeat.c $(GS_WL_COMMON)
+
+if HAVE_CUDA
+GS_WL_CPPFLAGS = $(CUDA_CPPFLAGS) -I$(srcdir)/kernels \
+	-DGS_KERNEL_DIR_DEFAULT='"$(abs_top_builddir)/kernels"'
+# The stub libcuda only supplies the link; at run time libcuda.so.1 is the
+# driver's, or the simulator's through LD_LIBRARY_PATH.
+GS_WL_LDADD = -L$(CUDA_DIR)/lib64/stubs -lcuda -lm
+
+noinst_PROGRAMS += kernels/tiny kernels/decode kernels/nrepeat
+
+kernels_tiny_SOURCES = $(GS_WL_TINY_SRC)
+kernels_tiny_CPPFLAGS = $(GS_WL_CPPFLAGS)
+kernels_tiny_LDADD = $(GS_WL_LDADD)
+EXTRA_kernels_tiny_DEPENDENCIES = kernels/tiny.sim.so $(GS_WL_CUBINS)
+
+kernels_decode_SOURCES = $(GS_WL_DECODE_SRC)
+kernels_decode_CPPFLAGS = $(GS_WL_CPPFLAGS)
+kernels_decode_LDADD = $(GS_WL_LDADD)
+EXTRA_kernels_decode_DEPENDENCIES = kernels/decode.sim.so $(GS_WL_CUBINS)
+
+kernels_nrepeat_SOURCES = $(GS_WL_NREPEAT_SRC)
+kernels_nrepeat_CPPFLAGS = $(GS_WL_CPPFLAGS)
+kernels_nrepeat_LDADD = $(GS_WL_LDADD)
+EXTRA_kernels_nrepeat_DEPENDENCIES = kernels/nrepeat.sim.so $(GS_WL_CUBINS)
+endif
+
+# The same host programs built for HIP (-DGS_USE_HIP), so the mapping in
+# gs_gpu.h keeps compiling; they need HIP code objects (<w>.hsaco), which
+# are not built yet, to run.
+if HAVE_HIP
+GS_WL_HIP_CPPFLAGS = $(HIP_CPPFLAGS) -DGS_USE_HIP -I$(srcdir)/kernels \
+	-DGS_KERNEL_DIR_DEFAULT='"$(abs_top_builddir)/kernels"'
+noinst_PROGRAMS += kernels/tiny-hip kernels/decode-hip kernels/nrepeat-hip
+kernels_tiny_hip_SOURCES = $(GS_WL_TINY_SRC)
+kernels_tiny_hip_CPPFLAGS = $(GS_WL_HIP_CPPFLAGS)
+kernels_tiny_hip_LDADD = -lamdhip64 -lm
+kernels_decode_hip_SOURCES = $(GS_WL_DECODE_SRC)
+kernels_decode_hip_CPPFLAGS = $(GS_WL_HIP_CPPFLAGS)
+kernels_decode_hip_LDADD = -lamdhip64 -lm
+kernels_nrepeat_hip_SOURCES = $(GS_WL_NREPEAT_SRC)
+kernels_nrepeat_hip_CPPFLAGS = $(GS_WL_HIP_CPPFLAGS)
+kernels_nrepeat_hip_LDADD = -lamdhip64 -lm
+endif
+
+# GPU checks (tools/gpu/check-gpu.sh): where no GPU is present the script
+# says so and exits 77, which this target reports as a skip, not a failure.
+check-gpu: all
+	@GS_BUILD=$(abs_top_builddir) GS_SRC=$(abs_top_srcdir) \
+		$(SHELL) $(srcdir)/tools/gpu/check-gpu.sh; rc=$$?; \
+		if test $$rc -eq 77; then echo "check-gpu: SKIPPED (no GPU)"; rc=0; fi; exit $$rc
+bench-gpu: all
+	@GS_BUILD=$(abs_top_builddir) GS_SRC=$(abs_top_srcdir) \
+		$(SHELL) $(srcdir)/tools/gpu/bench.sh
+sim-demo: all
+	@GS_BUILD=$(abs_top_builddir) GS_SRC=$(abs_top_srcdir) \
+		$(SHELL) $(srcdir)/tools/gpu/sim-demo.sh
+.PHONY: check-gpu bench-gpu sim-demo

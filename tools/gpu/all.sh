@@ -1,0 +1,90 @@
+#!/bin/bash
+# Everything the GPU machine is asked for, in ONE call (device time is
+# scarce): configure and build (-j16), check-gpu.sh, bench.sh.  Logs go to
+# $OUT when set (the device tool brings that folder back), else to .gpu/ in
+# the source tree.  The combined short table is printed LAST.  Sized to
+# finish in under 8 minutes on an H100; each stage has a time limit, and a
+# stage cut short still prints the rows it finished.  Settings (environment):
+#   GS_ALL_BUILD=0      skip autoreconf/configure/make (tree already built)
+#   GS_ALL_CARRY=1      use .gpucarry even where autoreconf exists (tests)
+# Where the machine has no autotools or uthash, run tools/gpu/prepare-carry.sh
+# here first and carry .gpucarry (see that script).
+#   GS_CONFIGURE_FLAGS  extra ./configure arguments
+#   GS_T_BUILD, GS_T_CHECK, GS_T_BENCH   stage limits in seconds (180, 170, 330)
+# and those of check-gpu.sh and bench.sh (GS_CHECK_STEPS, GS_BENCH_ROUNDS...).
+set -u
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+LOG=${OUT:-$SRC/.gpu}
+mkdir -p "$LOG"
+export GS_SRC=$SRC GS_BUILD=$SRC
+export GS_WORK=${GS_WORK:-${TMPDIR:-/tmp}/gs-gpu-work}
+export GS_TABLE=$LOG/table.txt
+rm -rf "$GS_WORK"
+mkdir -p "$GS_WORK"
+: >"$GS_TABLE"
+T0=$(date +%s)
+STATUS=""
+
+# stage NAME LIMIT CMD...: run with a time limit, log to $LOG/NAME.log.
+stage() {
+	local name=$1 limit=$2 t rc
+	shift 2
+	t=$(date +%s)
+	timeout -k 20 "$limit" "$@" >"$LOG/$name.log" 2>&1
+	rc=$?
+	echo "all: $name: rc=$rc in $(($(date +%s) - t))s (log $LOG/$name.log)"
+	STATUS="$STATUS $name=$rc"
+	return $rc
+}
+
+{
+	date -u
+	nvidia-smi -L
+	nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv
+	nvcc --version | tail -n 2
+	python3 -c 'import torch; print("torch", torch.__version__, torch.cuda.is_available())'
+	uname -a
+} >"$LOG/env.log" 2>&1
+head -n 3 "$LOG/env.log"
+
+# The GPU machine may lack the autotools and uthash and cannot fetch them:
+# tools/gpu/prepare-carry.sh packs both into .gpucarry/ on the development
+# machine; they are used only where the machine has none of its own.
+CARRY=$SRC/.gpucarry
+GEN="autoreconf -fi"
+if [ "${GS_ALL_CARRY:-0}" = 1 ] || ! command -v autoreconf >/dev/null 2>&1; then
+	if [ -f "$CARRY/autotools.tar" ]; then
+		# Unpacked files must look newer than their sources, or make would
+		# try to regenerate them with tools that are not there.
+		GEN="tar xf '$CARRY/autotools.tar' && touch m4/* build-aux/* && touch aclocal.m4 && \
+			touch configure && touch config.h.in Makefile.in"
+	elif [ -f "$SRC/configure" ]; then
+		GEN=true
+	else
+		echo "all: no autoreconf here and no .gpucarry/autotools.tar: run tools/gpu/prepare-carry.sh" \
+			"on the development machine and carry .gpucarry"
+		exit 1
+	fi
+fi
+CPPF=""
+if ! echo '#include <uthash.h>' | ${CC:-cc} -E - >/dev/null 2>&1 && [ -f "$CARRY/include/uthash.h" ]; then
+	CPPF="CPPFLAGS=-I$CARRY/include"
+fi
+
+if [ "${GS_ALL_BUILD:-1}" != 0 ]; then
+	if ! stage build "${GS_T_BUILD:-180}" bash -c "cd '$SRC' && $GEN && \
+		./configure $CPPF ${GS_CONFIGURE_FLAGS:-} && make -j16"; then
+		tail -n 40 "$LOG/build.log"
+		echo "all: build FAILED; nothing run"
+		exit 1
+	fi
+fi
+stage check-gpu "${GS_T_CHECK:-170}" bash "$SRC/tools/gpu/check-gpu.sh"
+stage bench "${GS_T_BENCH:-330}" bash "$SRC/tools/gpu/bench.sh"
+
+# Statistics files and the logs of every run, small enough to bring back.
+(cd "$GS_WORK" && tar czf "$LOG/runs.tar.gz" --exclude='*.out' . 2>/dev/null)
+grep -h -E 'FAIL|differs|failed' "$LOG/check-gpu.log" "$LOG/bench.log" 2>/dev/null | head -n 20
+echo
+echo "all: finished in $(($(date +%s) - T0))s:$STATUS (0 = pass, 77 = skipped, 124 = out of time)"
+cat "$GS_TABLE"

@@ -1,0 +1,116 @@
+#!/bin/bash
+# One benchmark invocation: eager, graphshim and a hand-written explicit graph
+# of the same work, INTERLEAVED for R rounds (each round runs every mode
+# once, the order rotated round by round, so drift in clocks or load hits
+# all modes alike).  Each run prints its median step time (host wall clock
+# around each step, sync and read-back included); the table gives, per
+# mode, the median over rounds, and the ratios.  Every run's output must be
+# byte-identical to the first eager run's.  Exits 1 on a failed or
+# differing run, 77 where no GPU is present.  Settings (environment):
+#   GS_BENCH_ROUNDS     rounds (default 10)
+#   GS_BENCH_WORKLOADS  which of: tiny decode python (default all three)
+#   GS_BENCH_TINY       tiny's arguments (default --steps 1000)
+#   GS_BENCH_DECODE     decode's arguments (default --steps 300)
+#   GS_BENCH_PY         decode.py's arguments (default --tokens 100 --rounds 2)
+#   GS_BENCH_PY_ROUNDS  rounds of the PyTorch workload (default 5: it starts slowly)
+#   GS_BENCH_TITLE      the table's title
+#   GS_NO_GPU_OK=1      run even when nvidia-smi sees no GPU (simulator)
+#   GS_TABLE            also write the table to this file
+# and those of common.sh (GS_BUILD, GS_LIB, GS_WORK...).
+set -u
+. "$(dirname "$0")/common.sh"
+
+if [ "${GS_NO_GPU_OK:-0}" != 1 ] && ! gs_gpu_present; then
+	echo "bench: no GPU (nvidia-smi -L found none): skipped"
+	exit 77
+fi
+if [ ! -f "$GS_LIB" ]; then
+	echo "bench: $GS_LIB not found: build first (make -j)"
+	exit 99
+fi
+
+ROUNDS=${GS_BENCH_ROUNDS:-10}
+PYROUNDS=${GS_BENCH_PY_ROUNDS:-5}
+WORKLOADS=${GS_BENCH_WORKLOADS:-tiny decode python}
+TITLE=${GS_BENCH_TITLE:-"bench on $(nvidia-smi -L 2>/dev/null | head -n 1 | sed 's/ (UUID.*//')"}
+FAILS=0
+ROWS=""
+
+# bench_one NAME ROUNDS MODES CMD: run and tabulate one workload.
+bench_one() {
+	local name=$1 rounds=$2 modes=$3 cmd=$4
+	local -a ml=($modes)
+	local n=${#ml[@]} r i m w ref="" same=yes
+	w=$GS_WORK/bench-$name
+	rm -f "$w".*
+	for ((r = 0; r < rounds; r++)); do
+		for ((i = 0; i < n; i++)); do
+			m=${ml[$(((i + r) % n))]}
+			local out=$w.$m.$r.out log=$w.$m.$r.log rc
+			case $m in
+			eager) $cmd --time --out "$out" >"$log" 2>&1 ;;
+			graphshim) LD_PRELOAD=$GS_LIB $cmd --time --out "$out" >"$log" 2>&1 ;;
+			graph) $cmd --time --explicit-graph --out "$out" >"$log" 2>&1 ;;
+			esac
+			rc=$?
+			if [ $rc -ne 0 ]; then
+				echo "bench: $name $m round $r failed (rc=$rc): $log"
+				tail -n 5 "$log" | sed 's/^/    /'
+				same=no
+				continue
+			fi
+			gs_field median_us "$log" >>"$w.$m.times"
+			[ -z "$ref" ] && ref=$out
+			if ! cmp -s "$ref" "$out"; then
+				echo "bench: $name $m round $r: output differs from $ref"
+				same=no
+			elif [ "$out" != "$ref" ]; then
+				rm -f "$out" # decode's outputs are tens of MB a run
+			fi
+		done
+	done
+	local e g x
+	e=$(gs_median <"$w.eager.times" 2>/dev/null || echo -)
+	g=$(gs_median <"$w.graphshim.times" 2>/dev/null || echo -)
+	x=-
+	case " $modes " in *" graph "*) x=$(gs_median <"$w.graph.times" 2>/dev/null || echo -) ;; esac
+	[ $same = yes ] || FAILS=$((FAILS + 1))
+	ROWS="$ROWS$(printf '%-14s %7s %10s %10s %10s %9s %9s %9s  %s' "$name" "$rounds" "$e" "$g" "$x" \
+		"$(gs_ratio "$e" "$g")" "$(gs_ratio "$e" "$x")" "$(gs_ratio "$x" "$g")" "$same")
+"
+	echo "bench: $name: eager ${e}us graphshim ${g}us graph ${x}us (medians of $rounds rounds)"
+}
+
+print_table() {
+	{
+		echo
+		echo "== $TITLE: median step time (us), $ROUNDS rounds interleaved =="
+		printf '%-14s %7s %10s %10s %10s %9s %9s %9s  %s\n' workload rounds eager graphshim graph \
+			"speedup" "graph_x" "shim/grph" identical
+		printf '%s' "$ROWS"
+		echo "speedup = eager/graphshim; graph_x = eager/explicit graph; shim/grph = graph/graphshim"
+		echo "(1.00 = graphshim as fast as the hand-written graph)"
+	} | tee ${GS_TABLE:+-a "$GS_TABLE"}
+}
+# Cut short (all.sh's time limit): still show the rows finished.
+trap 'echo "bench: interrupted"; FAILS=$((FAILS + 1)); print_table; exit 124' TERM INT
+
+for wl in $WORKLOADS; do
+	case $wl in
+	tiny) bench_one tiny "$ROUNDS" "eager graphshim graph" \
+		"$GS_KBIN/tiny ${GS_BENCH_TINY:---steps 1000}" ;;
+	decode) bench_one decode "$ROUNDS" "eager graphshim graph" \
+		"$GS_KBIN/decode ${GS_BENCH_DECODE:---steps 300}" ;;
+	python)
+		if gs_torch_present; then
+			bench_one python-decode "$PYROUNDS" "eager graphshim" \
+				"$GS_PY $GS_SRC/kernels/python/decode.py ${GS_BENCH_PY:---tokens 100 --rounds 2}"
+		else
+			echo "bench: PyTorch with a GPU not found: python-decode skipped"
+		fi ;;
+	*) echo "bench: unknown workload $wl"; exit 1 ;;
+	esac
+done
+
+print_table
+[ $FAILS -eq 0 ]
