@@ -187,7 +187,9 @@ static void dec_step(dec_t *d, long step, bool extra)
 	const dec_fns_t *f = d->f;
 	dec_act_t *a = &d->act[c->pingpong ? (step & 1) : 0];
 	CUdeviceptr posp = c->pos_arg ? 0 : d->pos, null = 0;
-	int posv = (int)step, D = (int)c->dim, V = (int)c->vocab, H = (int)c->heads;
+	/* With the position in device memory the by-value slot is a constant 0,
+	 * so a step's arguments repeat exactly, as in a real decode loop. */
+	int posv = c->pos_arg ? (int)step : 0, D = (int)c->dim, V = (int)c->vocab, H = (int)c->heads;
 	int hd = D / H, ctx = (int)c->ctx, F = DEC_MLP * D, hist_len = (int)c->steps;
 	int acc = c->copies ? 1 : 0;
 	CUdeviceptr wb = d->w;

@@ -2,8 +2,8 @@
  * The background builder: one thread that builds and instantiates graphs,
  * so that learning a long sequence never stalls the application's launch
  * path.  A sequence waits in state BUILDING (never matched, never evicted)
- * and is published under its stream's lock when its graphs are ready.  A
- * sequence dropped meanwhile is marked cancelled and freed here.
+ * and is published by its stream's own next call once its graphs are
+ * ready (see gs_seq_t.handoff).  A sequence dropped meanwhile is freed here.
  */
 #include "gs_engine_int.h"
 #include "gs_log.h"
@@ -34,16 +34,15 @@ static void *gs_build_main(void *arg)
 		pthread_mutex_unlock(&gs_build_lock);
 
 		uint64_t t0 = gs_now_ns();
-		int rc = gs_seq_build(q);
-		uint64_t dt = gs_now_ns() - t0;
-		gs_stream_t *s = q->owner;
-		pthread_mutex_lock(&s->lock);
-		bool cancelled = q->cancelled;
-		if (!cancelled)
-			gs_seq_built(s, q, rc, dt);
-		pthread_mutex_unlock(&s->lock);
-		if (cancelled)
-			gs_seq_free(q);
+		q->build_rc = gs_seq_build(q);
+		q->build_dt = gs_now_ns() - t0;
+		int expect = GS_HANDOFF_BUILDING;
+		gs_stream_t *s = q->owner; /* stream states are never freed */
+		if (__atomic_compare_exchange_n(&q->handoff, &expect, GS_HANDOFF_BUILT, false,
+						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			__atomic_add_fetch(&s->built, 1, __ATOMIC_RELEASE);
+		else
+			gs_seq_free(q); /* cancelled while it was being built */
 
 		pthread_mutex_lock(&gs_build_lock);
 		gs_build_busy = false;

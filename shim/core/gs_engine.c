@@ -447,6 +447,8 @@ static void gs_flush_locked(gs_stream_t *s, gs_flush_reason_t why, const char *a
 static void gs_flush_one(gs_stream_t *s, gs_flush_reason_t why, const char *api)
 {
 	pthread_mutex_lock(&s->lock);
+	if (__atomic_load_n(&s->built, __ATOMIC_ACQUIRE))
+		gs_seq_publish(s);
 	gs_flush_locked(s, why, api);
 	pthread_mutex_unlock(&s->lock);
 }
@@ -507,6 +509,8 @@ int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec
 		return gs_pass(NULL, rec, api);
 	}
 	gs_rec_t *r = *slot;
+	if (__atomic_load_n(&s->built, __ATOMIC_ACQUIRE))
+		gs_seq_publish(s);
 	r->orig = rec->orig; /* valid until this call returns */
 	s->api = api;
 	s->pos++;

@@ -39,7 +39,16 @@ struct gs_seq {
 	uint64_t retired_at;    /* stream position at retirement */
 	gs_seq_t *prev, *next;  /* LRU list, most recent first */
 	struct gs_stream *owner;/* for the background builder */
-	bool cancelled;         /* dropped while building: the builder frees it */
+	/*
+	 * The builder hand-off, changed only by compare-and-swap: BUILDING ->
+	 * BUILT by the builder (the stream publishes it on its next call), or
+	 * BUILDING -> CANCELLED by the stream (the builder frees it).  The
+	 * builder never takes a stream lock, so a busy launch path cannot
+	 * starve it.
+	 */
+	int handoff;
+	int build_rc;
+	uint64_t build_dt;
 	bool counted;           /* its nodes are in the owner's budget */
 	gs_seq_t *job_next;     /* the builder's queue */
 	UT_hash_handle hh;
@@ -100,6 +109,7 @@ typedef struct gs_stream {
 	uint32_t nseqs;
 	uint64_t nodes;      /* nodes of armed sequences */
 	uint64_t first_bloom;/* bit (first_shape & 63) of every armed sequence */
+	uint32_t built;      /* sequences built and not yet published (atomic) */
 
 	gs_period_t period;
 	UT_hash_handle hh;
@@ -130,6 +140,9 @@ void gs_seq_rebuild_bloom(gs_stream_t *s);
 int gs_seq_build(gs_seq_t *q);
 /* Publish the result of a build; stream lock held. */
 void gs_seq_built(gs_stream_t *s, gs_seq_t *q, int rc, uint64_t ns);
+/* Publish what the builder finished for s; stream lock held. */
+void gs_seq_publish(gs_stream_t *s);
+enum { GS_HANDOFF_NONE, GS_HANDOFF_BUILDING, GS_HANDOFF_BUILT, GS_HANDOFF_CANCELLED };
 void gs_seq_free(gs_seq_t *q);
 
 /* gs_build.c: the background builder. */

@@ -80,8 +80,11 @@ static void gs_seq_drop(gs_stream_t *s, gs_seq_t *q, bool release)
 	s->nseqs--;
 	gs_seq_uncount(s, q);
 	if (q->state == GS_SEQ_BUILDING) {
-		q->cancelled = true; /* the builder owns it now */
-		return;
+		int expect = GS_HANDOFF_BUILDING;
+		if (__atomic_compare_exchange_n(&q->handoff, &expect, GS_HANDOFF_CANCELLED, false,
+						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			return; /* the builder frees it when it is done */
+		__atomic_sub_fetch(&s->built, 1, __ATOMIC_ACQ_REL); /* built, never published */
 	}
 	if (release)
 		gs_seq_free(q);
@@ -250,12 +253,26 @@ bool gs_seq_arm(gs_stream_t *s, gs_seq_t *q, uint64_t from)
 	s->nodes += n;
 	q->counted = true;
 	q->state = GS_SEQ_BUILDING;
+	q->handoff = GS_HANDOFF_BUILDING;
 	if (gs_config.async_build && !gs_build_submit(q))
 		return false;
+	q->handoff = GS_HANDOFF_NONE;
 	uint64_t t0 = gs_now_ns();
 	int rc = gs_seq_build(q);
 	gs_seq_built(s, q, rc, gs_now_ns() - t0);
 	return rc != 0;
+}
+
+void gs_seq_publish(gs_stream_t *s)
+{
+	for (gs_seq_t *q = s->lru; q && __atomic_load_n(&s->built, __ATOMIC_ACQUIRE); q = q->next) {
+		if (q->state != GS_SEQ_BUILDING ||
+		    __atomic_load_n(&q->handoff, __ATOMIC_ACQUIRE) != GS_HANDOFF_BUILT)
+			continue;
+		q->handoff = GS_HANDOFF_NONE;
+		__atomic_sub_fetch(&s->built, 1, __ATOMIC_ACQ_REL);
+		gs_seq_built(s, q, q->build_rc, q->build_dt);
+	}
 }
 
 void gs_seq_retire(gs_stream_t *s, gs_seq_t *q)

@@ -33,8 +33,9 @@ Test(build, graphs_are_built_off_the_launch_path)
 	cr_expect_lt(dt, 100.0, "the launch path waited %.1f ms for a build", dt);
 	cr_expect_eq(gs_stats.replays, 0);
 	gs_build_wait();
+	cr_expect_eq(tb.builds, 1);
+	step(16); /* the stream publishes the finished graph on its next call */
 	cr_expect_eq(gs_stats.graphs, 1);
-	step(16);
 	cr_expect_eq(gs_stats.replays, 1, "the sequence replays once its graph is ready");
 	tb_check();
 }
