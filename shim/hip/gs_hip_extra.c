@@ -4,6 +4,7 @@
  * buffer, HIP_LAUNCH_PARAM_BUFFER_SIZE -> a size_t*, ended by
  * HIP_LAUNCH_PARAM_END.  The record keeps the buffer as an opaque image;
  * submitting re-packs an array of exactly that shape around the image.
+ * Also the grid of hipExtModuleLaunchKernel, whose sizes are global.
  */
 #include "gs_hip.h"
 
@@ -37,4 +38,15 @@ void gs_hip_extra_pack(gs_hip_extra_t *e, const void *image, size_t size)
 	e->v[2] = HIP_LAUNCH_PARAM_BUFFER_SIZE;
 	e->v[3] = &e->size;
 	e->v[4] = HIP_LAUNCH_PARAM_END;
+}
+
+/* hipExtModuleLaunchKernel sizes are work-items: grid = global / local, exactly. */
+bool gs_hip_ext_grid(const uint32_t global[3], const uint32_t local[3], uint32_t grid[3])
+{
+	for (int i = 0; i < 3; i++) {
+		if (!local[i] || global[i] % local[i])
+			return true;
+		grid[i] = global[i] / local[i];
+	}
+	return false;
 }

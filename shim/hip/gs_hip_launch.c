@@ -11,16 +11,6 @@
  */
 #include "gs_hip.h"
 
-bool gs_hip_ext_grid(const uint32_t global[3], const uint32_t local[3], uint32_t grid[3])
-{
-	for (int i = 0; i < 3; i++) {
-		if (!local[i] || global[i] % local[i])
-			return true;
-		grid[i] = global[i] / local[i];
-	}
-	return false;
-}
-
 static hipError_t gs_hip_boundary(const gs_hip_orig_t *o, gs_hip_skey_t k, const char *api)
 {
 	gs_engine_flush_stream(k.handle, k.ctx, k.flags, GS_FLUSH_ATTR, api);
