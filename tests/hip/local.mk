@@ -21,3 +21,18 @@ endif
 EXTRA_DIST += tests/hip/test-hip-complete tests/hip/test-hip-preload \
 	tests/hip/data/kernels.hip tests/hip/data/kernels.co \
 	tests/hip/data/kernels-gfx90a.elf tests/hip/data/unbundle
+
+# The backend end to end against a recording fake runtime.
+if HAVE_HIP
+check_LTLIBRARIES += tests/hip/libfakehip.la
+tests_hip_libfakehip_la_SOURCES = tests/hip/fake_hip.c
+tests_hip_libfakehip_la_CPPFLAGS = $(HIP_CPPFLAGS)
+tests_hip_libfakehip_la_CFLAGS = $(AM_CFLAGS) -Wno-missing-prototypes
+tests_hip_libfakehip_la_LDFLAGS = -module -shared -avoid-version -rpath /nowhere
+check_PROGRAMS += tests/hip/hip_fake_app
+tests_hip_hip_fake_app_SOURCES = tests/hip/hip_fake_app.c
+tests_hip_hip_fake_app_CPPFLAGS = $(HIP_CPPFLAGS)
+tests_hip_hip_fake_app_LDADD = tests/hip/libfakehip.la
+TESTS += tests/hip/test-hip-fake
+endif
+EXTRA_DIST += tests/hip/test-hip-fake
