@@ -1,0 +1,158 @@
+/*
+ * Internal header of the HIP runtime backend.  The real libamdhip64 entry
+ * points are resolved once into one typed table generated from
+ * hip_api.def; the hooks (gs_hip_hooks.c generic, gs_hip_launch.c elements,
+ * gs_hip_module.c modules and registration, gs_hip_stream.c streams) call
+ * the engine and then the real function; gs_hip_ops.c is what the engine
+ * calls back.  Only this directory includes HIP headers.
+ */
+#ifndef GS_HIP_H
+#define GS_HIP_H
+
+#include <hip/hip_runtime_api.h>
+#include <hip/hip_version.h>
+
+#include "gs_common.h"
+#include "gs_engine.h"
+#include "gs_hip_codeobj.h"
+
+/* One typed pointer per listed entry point. */
+typedef struct gs_hip_real {
+#define GS_HOOK(c, ret, name, params, args) ret(*name) params;
+#include "hip_api.def"
+#undef GS_HOOK
+	/* Optional (ROCm 7.2+): parameter layouts straight from the runtime. */
+	hipError_t (*hipFuncGetParamInfo)(hipFunction_t f, size_t i, size_t *off, size_t *size);
+} gs_hip_real_t;
+
+extern gs_hip_real_t gs_hip_real;
+
+/* Every hook, declared from the list (which the header's prototypes check). */
+#define GS_HOOK(c, ret, name, params, args) GS_EXPORT ret name params;
+#include "hip_api.def"
+#undef GS_HOOK
+
+/* Resolve the real functions and start the engine (once); false when usable. */
+bool gs_hip_init(void);
+
+/*
+ * Calls made from inside the backend (ops, probes) must not be seen by the
+ * hooks again if libamdhip64 calls its own exported functions.
+ */
+extern __thread int gs_hip_depth;
+#define GS_HIP_REAL(call) (gs_hip_depth++, __extension__({ __auto_type gs_r_ = (call); gs_hip_depth--; gs_r_; }))
+#define GS_HIP_REALV(call) do { gs_hip_depth++; call; gs_hip_depth--; } while (0)
+
+/* True when a hook should do nothing but call the real function. */
+static inline bool gs_hip_bypass(void)
+{
+	return gs_hip_depth || gs_hip_init();
+}
+
+/* How the engine names one stream. */
+typedef struct gs_hip_skey {
+	uintptr_t handle;
+	void *ctx;      /* the device key: device ordinal + 1 */
+	unsigned flags; /* GS_STREAM_* */
+} gs_hip_skey_t;
+
+/* Name a stream; spt: stream 0 means the per-thread stream (the _spt entry points). */
+gs_hip_skey_t gs_hip_stream_key(hipStream_t s, int spt);
+/* Forget what was cached about a stream (destroyed). */
+void gs_hip_stream_forget(hipStream_t s);
+
+/* The device key of the calling thread's current device. */
+void *gs_hip_current_ctx(void);
+
+/* Kernel parameter layouts, per function handle (hipFunction_t or host stub). */
+const gs_layout_t *gs_hip_layout_of(const void *func);
+
+/* Record flags (gs_rec_t.flags): how a record is submitted again. */
+enum {
+	GS_HIP_F_MODULE = 1,   /* hipModuleLaunchKernel: func is a hipFunction_t */
+	GS_HIP_F_EXT = 2,      /* hipExtModuleLaunchKernel (resubmitted with global sizes) */
+	GS_HIP_F_STUB = 3,     /* hipLaunchKernel: func is a host stub */
+	GS_HIP_F_API_MASK = 0xf,
+	GS_HIP_F_EXTRA = 1u << 4,  /* args[] is the opaque `extra` buffer image */
+	GS_HIP_F_NOARGS = 1u << 5, /* no kernelParams and no extra */
+	GS_HIP_F_COPY = 1u << 8,   /* copy: aux[0] bytes, aux[1] hipMemcpyKind */
+	GS_HIP_F_SET8 = 1u << 9,   /* memset: aux[0] elements, aux[1] element size */
+	GS_HIP_F_SET16 = 1u << 10,
+	GS_HIP_F_SET32 = 1u << 11,
+	GS_HIP_F_SETB = 1u << 12, /* hipMemsetAsync (int value, bytes) */
+};
+
+/*
+ * The caller's own arguments (gs_rec_t.orig) so a pass-through repeats the
+ * exact call.  Which member is valid follows `api`.
+ */
+typedef enum gs_hip_api {
+	GS_HIP_API_MODULE = 1,
+	GS_HIP_API_EXT,
+	GS_HIP_API_LAUNCH,
+	GS_HIP_API_LAUNCH_SPT,
+	GS_HIP_API_MEMCPY,
+	GS_HIP_API_MEMCPY_SPT,
+	GS_HIP_API_HTOD,
+	GS_HIP_API_DTOH,
+	GS_HIP_API_DTOD,
+	GS_HIP_API_MEMSET,
+	GS_HIP_API_MEMSET8,
+	GS_HIP_API_MEMSET16,
+	GS_HIP_API_MEMSET32,
+} gs_hip_api_t;
+
+typedef struct gs_hip_orig {
+	gs_hip_api_t api;
+	hipStream_t stream;
+	union {
+		struct {
+			hipFunction_t f;
+			uint32_t g[3], b[3];
+			size_t shmem;
+			void **params, **extra;
+			hipEvent_t start, stop;
+			uint32_t flags;
+		} k;
+		struct {
+			const void *f;
+			dim3 grid, block;
+			void **args;
+			size_t shmem;
+		} l;
+		struct {
+			void *dst;
+			const void *src;
+			size_t bytes;
+			hipMemcpyKind kind;
+		} c;
+		struct {
+			void *dst;
+			uint32_t value;
+			size_t count;
+		} s;
+	};
+} gs_hip_orig_t;
+
+/* Call the real entry point with exactly the caller's arguments. */
+hipError_t gs_hip_call_orig(const gs_hip_orig_t *o);
+
+/* The operations table (gs_hip_ops.c). */
+extern const gs_ops_t gs_hip_ops;
+
+/* Re-pack an `extra` array for an opaque image; see gs_hip_extra.c. */
+typedef struct gs_hip_extra {
+	void *v[5];
+	size_t size;
+} gs_hip_extra_t;
+void gs_hip_extra_pack(gs_hip_extra_t *e, const void *image, size_t size);
+/* Find the buffer of a caller's `extra` array; true when it is not the packed form. */
+bool gs_hip_extra_parse(void **extra, const void **image, size_t *size);
+
+/* Grid from HIP-ext global sizes; true when a global size is not a multiple. */
+bool gs_hip_ext_grid(const uint32_t global[3], const uint32_t local[3], uint32_t grid[3]);
+
+/* GRAPHSHIM_HIP_MAX_PATCHES (validated like gs_config.c). */
+long long gs_hip_max_patches(void);
+
+#endif /* GS_HIP_H */

@@ -1,0 +1,65 @@
+/*
+ * The generic hooks: one wrapper per entry point of hip_api.def whose class
+ * is enough to decide what to do (flush all, flush its stream, nothing).
+ * Elements and the few entry points with more to do are HAND in the list
+ * and written in the other files; defining one here as well would be a
+ * duplicate definition, so the compiler keeps the list and the hand-written
+ * hooks in step.  Every wrapper is declared from the list first, which also
+ * checks the list against the header's own prototypes.
+ */
+#include "gs_hip.h"
+
+/* Field access on the class tuple (kind, reason, stream arg, spt, impl, rk). */
+#define GS_C_KIND(k, r, s, t, i, x) k
+#define GS_C_REASON(k, r, s, t, i, x) r
+#define GS_C_SARG(k, r, s, t, i, x) s
+#define GS_C_SPT(k, r, s, t, i, x) t
+#define GS_C_IMPL(k, r, s, t, i, x) i
+#define GS_C_RK(k, r, s, t, i, x) x
+#define GS_CAT(a, b) GS_CAT_(a, b)
+#define GS_CAT_(a, b) a##b
+
+/* What a wrapper returns when the runtime lacks the entry point. */
+#define GS_MISSING_E(ret) return hipErrorNotSupported
+#define GS_MISSING_V(ret) return
+#define GS_MISSING_P(ret)                                                     \
+	do {                                                                  \
+		ret gs_z_;                                                    \
+		memset(&gs_z_, 0, sizeof(gs_z_));                             \
+		return gs_z_;                                                 \
+	} while (0)
+
+/* The engine step of each class, before the real call. */
+#define GS_PRE_HARMLESS(c, name)
+#define GS_PRE_ALL(c, name) gs_engine_flush_all(GS_CAT(GS_FLUSH_, GS_C_REASON c), #name);
+#define GS_PRE_STREAM(c, name)                                                \
+	{                                                                     \
+		gs_hip_skey_t gs_k_ = gs_hip_stream_key(GS_C_SARG c, GS_C_SPT c); \
+		gs_engine_flush_stream(gs_k_.handle, gs_k_.ctx, gs_k_.flags,  \
+				       GS_CAT(GS_FLUSH_, GS_C_REASON c), #name); \
+	}
+
+#define GS_WRAP_HAND(c, ret, name, params, args)
+#define GS_CALL_E(name, args) return gs_hip_real.name args
+#define GS_CALL_P(name, args) return gs_hip_real.name args
+#define GS_CALL_V(name, args)                                                 \
+	do {                                                                  \
+		gs_hip_real.name args;                                        \
+		return;                                                       \
+	} while (0)
+
+#define GS_WRAP_AUTO(c, ret, name, params, args)                              \
+	ret name params                                                       \
+	{                                                                     \
+		bool gs_bypass_ = gs_hip_bypass(); /* resolves on first use */ \
+		if (GS_UNLIKELY(!gs_hip_real.name))                           \
+			GS_CAT(GS_MISSING_, GS_C_RK c)(ret);                  \
+		if (!gs_bypass_) {                                            \
+			GS_CAT(GS_PRE_, GS_C_KIND c)(c, name)                 \
+		}                                                             \
+		GS_CAT(GS_CALL_, GS_C_RK c)(name, args);                      \
+	}
+
+#define GS_HOOK(c, ret, name, params, args) GS_CAT(GS_WRAP_, GS_C_IMPL c)(c, ret, name, params, args)
+#include "hip_api.def"
+#undef GS_HOOK

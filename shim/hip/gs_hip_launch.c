@@ -1,0 +1,345 @@
+/*
+ * The element hooks: kernel launches, asynchronous copies and memsets.
+ * Each fills the per-thread scratch record (arguments copied now, since
+ * callers reuse their arrays) and hands it to the engine, which holds it,
+ * replays it from a graph, or submits it at once through gs_hip_ops.submit
+ * with the caller's own arguments (rec->orig), so a pass-through is exactly
+ * the call the application made.  What cannot be a graph node (no layout,
+ * launch events, ext flags, global sizes that are not multiples of the
+ * local size, pageable or managed host memory) is a boundary: its stream is
+ * submitted first and the real function is called with the same arguments.
+ */
+#include "gs_hip.h"
+
+static hipError_t gs_hip_boundary(const gs_hip_orig_t *o, gs_hip_skey_t k, const char *api)
+{
+	gs_engine_flush_stream(k.handle, k.ctx, k.flags, GS_FLUSH_ATTR, api);
+	return gs_hip_call_orig(o);
+}
+
+/* A kernel launch of any of the three forms. */
+static hipError_t gs_hip_kernel(const gs_hip_orig_t *o, const void *func, unsigned api,
+				const uint32_t grid[3], const uint32_t block[3], size_t shmem,
+				hipStream_t stream, int spt, void **params, void **extra,
+				const char *name)
+{
+	gs_hip_skey_t k = gs_hip_stream_key(stream, spt);
+	const gs_layout_t *l = NULL;
+	const void *img = NULL;
+	size_t n = 0;
+	unsigned fl = api;
+	if (params && extra)
+		return gs_hip_boundary(o, k, name);
+	if (params) {
+		if (!(l = gs_hip_layout_of(func)))
+			return gs_hip_boundary(o, k, name);
+		n = l->total;
+	} else if (extra) {
+		if (gs_hip_extra_parse(extra, &img, &n))
+			return gs_hip_boundary(o, k, name);
+		fl |= GS_HIP_F_EXTRA;
+	} else {
+		fl |= GS_HIP_F_NOARGS;
+	}
+	gs_rec_t *r;
+	if (shmem > UINT32_MAX || n > (1u << 20) || !(r = gs_rec_scratch((uint32_t)n)))
+		return gs_hip_boundary(o, k, name);
+	r->kind = GS_REC_KERNEL;
+	r->nbytes = (uint32_t)n;
+	r->shmem = (uint32_t)shmem;
+	memcpy(r->grid, grid, sizeof(r->grid));
+	memcpy(r->block, block, sizeof(r->block));
+	r->flags = fl;
+	r->func = (void *)func;
+	r->ctx = k.ctx;
+	r->layout = l;
+	if (l) {
+		for (uint32_t i = 0; i < l->nargs; i++) {
+			if (!params[i])
+				return gs_hip_boundary(o, k, name); /* the runtime will say why */
+			memcpy(r->args + l->arg[i].off, params[i], l->arg[i].size);
+		}
+	} else if (n) {
+		memcpy(r->args, img, n);
+	}
+	r->orig = o;
+	gs_rec_seal(r);
+	return (hipError_t)gs_engine_launch(k.handle, k.ctx, k.flags, r, name);
+}
+
+GS_EXPORT hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned int gridDimX, unsigned int gridDimY,
+					   unsigned int gridDimZ, unsigned int blockDimX,
+					   unsigned int blockDimY, unsigned int blockDimZ,
+					   unsigned int sharedMemBytes, hipStream_t stream,
+					   void **kernelParams, void **extra)
+{
+	gs_hip_orig_t o = {.api = GS_HIP_API_MODULE, .stream = stream};
+	o.k.f = f;
+	o.k.g[0] = gridDimX, o.k.g[1] = gridDimY, o.k.g[2] = gridDimZ;
+	o.k.b[0] = blockDimX, o.k.b[1] = blockDimY, o.k.b[2] = blockDimZ;
+	o.k.shmem = sharedMemBytes;
+	o.k.params = kernelParams;
+	o.k.extra = extra;
+	if (gs_hip_bypass() || !gs_engine_active())
+		return gs_hip_call_orig(&o);
+	return gs_hip_kernel(&o, f, GS_HIP_F_MODULE, o.k.g, o.k.b, sharedMemBytes, stream, 0,
+			     kernelParams, extra, "hipModuleLaunchKernel");
+}
+
+static hipError_t gs_hip_ext_launch(const gs_hip_orig_t *o, const char *name)
+{
+	if (gs_hip_bypass() || !gs_engine_active())
+		return gs_hip_call_orig(o);
+	uint32_t grid[3];
+	if (o->k.start || o->k.stop || o->k.flags || gs_hip_ext_grid(o->k.g, o->k.b, grid))
+		return gs_hip_boundary(o, gs_hip_stream_key(o->stream, 0), name);
+	return gs_hip_kernel(o, o->k.f, GS_HIP_F_EXT, grid, o->k.b, o->k.shmem, o->stream, 0,
+			     o->k.params, o->k.extra, name);
+}
+
+GS_EXPORT hipError_t hipExtModuleLaunchKernel(hipFunction_t f, uint32_t globalWorkSizeX,
+					      uint32_t globalWorkSizeY, uint32_t globalWorkSizeZ,
+					      uint32_t localWorkSizeX, uint32_t localWorkSizeY,
+					      uint32_t localWorkSizeZ, size_t sharedMemBytes,
+					      hipStream_t hStream, void **kernelParams, void **extra,
+					      hipEvent_t startEvent, hipEvent_t stopEvent, uint32_t flags)
+{
+	gs_hip_orig_t o = {.api = GS_HIP_API_EXT, .stream = hStream};
+	o.k.f = f;
+	o.k.g[0] = globalWorkSizeX, o.k.g[1] = globalWorkSizeY, o.k.g[2] = globalWorkSizeZ;
+	o.k.b[0] = localWorkSizeX, o.k.b[1] = localWorkSizeY, o.k.b[2] = localWorkSizeZ;
+	o.k.shmem = sharedMemBytes;
+	o.k.params = kernelParams;
+	o.k.extra = extra;
+	o.k.start = startEvent;
+	o.k.stop = stopEvent;
+	o.k.flags = flags;
+	return gs_hip_ext_launch(&o, "hipExtModuleLaunchKernel");
+}
+
+/* The C++ spelling libamdhip64 5.x exports (hip_ext.h has no extern "C"). */
+hipError_t gs_hip_ext_mangled(hipFunction_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t,
+			      uint32_t, size_t, hipStream_t, void **, void **, hipEvent_t,
+			      hipEvent_t, uint32_t)
+	__asm__("_Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j")
+	__attribute__((alias("hipExtModuleLaunchKernel"), visibility("default")));
+
+/* The deprecated twin: stream-ordered and never held (ATTR), with its own spelling too. */
+GS_EXPORT hipError_t hipHccModuleLaunchKernel(hipFunction_t f, uint32_t globalWorkSizeX,
+					      uint32_t globalWorkSizeY, uint32_t globalWorkSizeZ,
+					      uint32_t localWorkSizeX, uint32_t localWorkSizeY,
+					      uint32_t localWorkSizeZ, size_t sharedMemBytes,
+					      hipStream_t hStream, void **kernelParams, void **extra,
+					      hipEvent_t startEvent, hipEvent_t stopEvent)
+{
+	bool bypass = gs_hip_bypass();
+	if (!gs_hip_real.hipHccModuleLaunchKernel)
+		return hipErrorNotSupported;
+	if (!bypass) {
+		gs_hip_skey_t k = gs_hip_stream_key(hStream, 0);
+		gs_engine_flush_stream(k.handle, k.ctx, k.flags, GS_FLUSH_ATTR, "hipHccModuleLaunchKernel");
+	}
+	return gs_hip_real.hipHccModuleLaunchKernel(f, globalWorkSizeX, globalWorkSizeY, globalWorkSizeZ,
+						    localWorkSizeX, localWorkSizeY, localWorkSizeZ,
+						    sharedMemBytes, hStream, kernelParams, extra,
+						    startEvent, stopEvent);
+}
+
+hipError_t gs_hip_hcc_mangled(hipFunction_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t,
+			      uint32_t, size_t, hipStream_t, void **, void **, hipEvent_t, hipEvent_t)
+	__asm__("_Z24hipHccModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_")
+	__attribute__((alias("hipHccModuleLaunchKernel"), visibility("default")));
+
+static hipError_t gs_hip_launch(const void *function_address, dim3 numBlocks, dim3 dimBlocks,
+				void **args, size_t sharedMemBytes, hipStream_t stream, int spt)
+{
+	gs_hip_orig_t o = {.api = spt ? GS_HIP_API_LAUNCH_SPT : GS_HIP_API_LAUNCH, .stream = stream};
+	o.l.f = function_address;
+	o.l.grid = numBlocks;
+	o.l.block = dimBlocks;
+	o.l.args = args;
+	o.l.shmem = sharedMemBytes;
+	if (gs_hip_bypass() || !gs_engine_active())
+		return gs_hip_call_orig(&o);
+	const char *name = spt ? "hipLaunchKernel_spt" : "hipLaunchKernel";
+	const gs_layout_t *l = gs_hip_layout_of(function_address);
+	if (!l || (!args && l->nargs))
+		return gs_hip_boundary(&o, gs_hip_stream_key(stream, spt), name);
+	uint32_t g[3] = {numBlocks.x, numBlocks.y, numBlocks.z};
+	uint32_t b[3] = {dimBlocks.x, dimBlocks.y, dimBlocks.z};
+	/* A kernel without parameters still goes by its (empty) layout. */
+	void *none[1] = {NULL};
+	return gs_hip_kernel(&o, function_address, GS_HIP_F_STUB, g, b, sharedMemBytes, stream, spt,
+			     args ? args : none, NULL, name);
+}
+
+GS_EXPORT hipError_t hipLaunchKernel(const void *function_address, dim3 numBlocks, dim3 dimBlocks,
+				     void **args, size_t sharedMemBytes, hipStream_t stream)
+{
+	return gs_hip_launch(function_address, numBlocks, dimBlocks, args, sharedMemBytes, stream, 0);
+}
+
+GS_EXPORT hipError_t hipLaunchKernel_spt(const void *function_address, dim3 numBlocks, dim3 dimBlocks,
+					 void **args, size_t sharedMemBytes, hipStream_t stream)
+{
+	return gs_hip_launch(function_address, numBlocks, dimBlocks, args, sharedMemBytes, stream, 1);
+}
+
+/* 2: device (or pinned, device-visible) memory a graph node may name; 1: pinned host; 0: neither. */
+static int gs_hip_ptr_kind(const void *p)
+{
+	/*
+	 * A failed probe sets the runtime's last error, which the application
+	 * may read: probe only when no error is pending, and clear what the
+	 * probe left, so hipGetLastError answers as it would without us.
+	 */
+	if (!gs_hip_real.hipPeekAtLastError || !gs_hip_real.hipGetLastError ||
+	    GS_HIP_REAL(gs_hip_real.hipPeekAtLastError()) != hipSuccess)
+		return 0;
+	hipPointerAttribute_t a;
+	memset(&a, 0, sizeof(a));
+	if (GS_HIP_REAL(gs_hip_real.hipPointerGetAttributes(&a, p)) != hipSuccess) {
+		GS_HIP_REAL(gs_hip_real.hipGetLastError());
+		return 0;
+	}
+	if (a.isManaged)
+		return 0; /* migrations and host access make these boundaries */
+#if HIP_VERSION_MAJOR >= 6
+	int type = (int)a.type;
+#else
+	int type = (int)a.memoryType;
+#endif
+	return type == hipMemoryTypeDevice ? 2 : type == hipMemoryTypeHost ? 1 : 0;
+}
+
+static hipError_t gs_hip_copy(const gs_hip_orig_t *o, int spt, const char *name)
+{
+	if (gs_hip_bypass() || !gs_engine_active())
+		return gs_hip_call_orig(o);
+	gs_hip_skey_t k = gs_hip_stream_key(o->stream, spt);
+	hipMemcpyKind kind = o->c.kind;
+	bool ok;
+	switch (kind) {
+	case hipMemcpyDeviceToDevice:
+		ok = true;
+		break;
+	case hipMemcpyHostToDevice:
+		ok = gs_hip_ptr_kind(o->c.src) == 1;
+		break;
+	case hipMemcpyDeviceToHost:
+		ok = gs_hip_ptr_kind(o->c.dst) == 1;
+		break;
+	case hipMemcpyDefault:
+		ok = gs_hip_ptr_kind(o->c.src) && gs_hip_ptr_kind(o->c.dst);
+		break;
+	default:
+		ok = false;
+	}
+	gs_rec_t *r;
+	if (!ok || !o->c.bytes || !(r = gs_rec_scratch(16)))
+		return gs_hip_boundary(o, k, name);
+	r->kind = GS_REC_COPY;
+	r->nbytes = 16;
+	r->flags = GS_HIP_F_COPY;
+	r->ctx = k.ctx;
+	r->aux[0] = o->c.bytes;
+	r->aux[1] = (uint64_t)kind;
+	uint64_t d = (uintptr_t)o->c.dst, s = (uintptr_t)o->c.src;
+	memcpy(r->args, &d, 8);
+	memcpy(r->args + 8, &s, 8);
+	r->orig = o;
+	gs_rec_seal(r);
+	return (hipError_t)gs_engine_launch(k.handle, k.ctx, k.flags, r, name);
+}
+
+#define GS_HIP_COPY_ORIG(API, D, S, N, K, STREAM)                              \
+	gs_hip_orig_t o = {.api = (API), .stream = (STREAM)};                 \
+	o.c.dst = (D), o.c.src = (S), o.c.bytes = (N), o.c.kind = (K)
+
+GS_EXPORT hipError_t hipMemcpyAsync(void *dst, const void *src, size_t sizeBytes, hipMemcpyKind kind,
+				    hipStream_t stream)
+{
+	GS_HIP_COPY_ORIG(GS_HIP_API_MEMCPY, dst, src, sizeBytes, kind, stream);
+	return gs_hip_copy(&o, 0, "hipMemcpyAsync");
+}
+
+GS_EXPORT hipError_t hipMemcpyAsync_spt(void *dst, const void *src, size_t sizeBytes,
+					hipMemcpyKind kind, hipStream_t stream)
+{
+	GS_HIP_COPY_ORIG(GS_HIP_API_MEMCPY_SPT, dst, src, sizeBytes, kind, stream);
+	return gs_hip_copy(&o, 1, "hipMemcpyAsync_spt");
+}
+
+GS_EXPORT hipError_t hipMemcpyHtoDAsync(hipDeviceptr_t dst, void *src, size_t sizeBytes,
+					hipStream_t stream)
+{
+	GS_HIP_COPY_ORIG(GS_HIP_API_HTOD, dst, src, sizeBytes, hipMemcpyHostToDevice, stream);
+	return gs_hip_copy(&o, 0, "hipMemcpyHtoDAsync");
+}
+
+GS_EXPORT hipError_t hipMemcpyDtoHAsync(void *dst, hipDeviceptr_t src, size_t sizeBytes,
+					hipStream_t stream)
+{
+	GS_HIP_COPY_ORIG(GS_HIP_API_DTOH, dst, src, sizeBytes, hipMemcpyDeviceToHost, stream);
+	return gs_hip_copy(&o, 0, "hipMemcpyDtoHAsync");
+}
+
+GS_EXPORT hipError_t hipMemcpyDtoDAsync(hipDeviceptr_t dst, hipDeviceptr_t src, size_t sizeBytes,
+					hipStream_t stream)
+{
+	GS_HIP_COPY_ORIG(GS_HIP_API_DTOD, dst, src, sizeBytes, hipMemcpyDeviceToDevice, stream);
+	return gs_hip_copy(&o, 0, "hipMemcpyDtoDAsync");
+}
+
+static hipError_t gs_hip_set(const gs_hip_orig_t *o, unsigned flag, unsigned esize, const char *name)
+{
+	if (gs_hip_bypass() || !gs_engine_active())
+		return gs_hip_call_orig(o);
+	gs_hip_skey_t k = gs_hip_stream_key(o->stream, 0);
+	gs_rec_t *r;
+	if (!o->s.count || !(r = gs_rec_scratch(16)))
+		return gs_hip_boundary(o, k, name);
+	r->kind = GS_REC_SET;
+	r->nbytes = 16;
+	r->flags = flag;
+	r->ctx = k.ctx;
+	r->aux[0] = o->s.count;
+	r->aux[1] = esize;
+	uint64_t d = (uintptr_t)o->s.dst, v = o->s.value;
+	memcpy(r->args, &d, 8);
+	memcpy(r->args + 8, &v, 8);
+	r->orig = o;
+	gs_rec_seal(r);
+	return (hipError_t)gs_engine_launch(k.handle, k.ctx, k.flags, r, name);
+}
+
+#define GS_HIP_SET_ORIG(API, D, V, N, STREAM)                                  \
+	gs_hip_orig_t o = {.api = (API), .stream = (STREAM)};                 \
+	o.s.dst = (D), o.s.value = (V), o.s.count = (N)
+
+GS_EXPORT hipError_t hipMemsetAsync(void *dst, int value, size_t sizeBytes, hipStream_t stream)
+{
+	/* The runtime sets bytes to (unsigned char)value; the record keeps the int for exactness. */
+	GS_HIP_SET_ORIG(GS_HIP_API_MEMSET, dst, (uint32_t)value, sizeBytes, stream);
+	return gs_hip_set(&o, GS_HIP_F_SETB, 1, "hipMemsetAsync");
+}
+
+GS_EXPORT hipError_t hipMemsetD8Async(hipDeviceptr_t dest, unsigned char value, size_t count,
+				      hipStream_t stream)
+{
+	GS_HIP_SET_ORIG(GS_HIP_API_MEMSET8, dest, value, count, stream);
+	return gs_hip_set(&o, GS_HIP_F_SET8, 1, "hipMemsetD8Async");
+}
+
+GS_EXPORT hipError_t hipMemsetD16Async(hipDeviceptr_t dest, unsigned short value, size_t count,
+				       hipStream_t stream)
+{
+	GS_HIP_SET_ORIG(GS_HIP_API_MEMSET16, dest, value, count, stream);
+	return gs_hip_set(&o, GS_HIP_F_SET16, 2, "hipMemsetD16Async");
+}
+
+GS_EXPORT hipError_t hipMemsetD32Async(hipDeviceptr_t dst, int value, size_t count, hipStream_t stream)
+{
+	GS_HIP_SET_ORIG(GS_HIP_API_MEMSET32, dst, (uint32_t)value, count, stream);
+	return gs_hip_set(&o, GS_HIP_F_SET32, 4, "hipMemsetD32Async");
+}

@@ -1,0 +1,114 @@
+/*
+ * Finds the real libamdhip64 and resolves every listed entry point once,
+ * then starts the engine with the HIP operations table.  The library is
+ * opened by name (the application has normally loaded it already, so this
+ * returns the same copy) and looked up with the real dlsym, never through
+ * RTLD_NEXT or an interposed dlsym, so a hook can never resolve to itself.
+ * The 5.2 runtime exports hipExtModuleLaunchKernel and
+ * hipHccModuleLaunchKernel with C++ names only; both spellings are tried.
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "gs_hip.h"
+#include "gs_log.h"
+
+gs_hip_real_t gs_hip_real;
+__thread int gs_hip_depth;
+
+static pthread_once_t gs_hip_once = PTHREAD_ONCE_INIT;
+static bool gs_hip_failed = true;
+
+/* C++ spellings of entry points the 5.2 runtime does not export as C. */
+static const char *const gs_hip_mangled[][2] = {
+	{"hipExtModuleLaunchKernel",
+	 "_Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j"},
+	{"hipHccModuleLaunchKernel",
+	 "_Z24hipHccModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_"},
+};
+
+typedef void *(*gs_dlsym_fn)(void *, const char *);
+
+static gs_dlsym_fn gs_hip_dlsym_real(void)
+{
+	/* dlsym itself may be interposed by the CUDA backend: take libc's. */
+	void *f = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+	if (!f)
+		f = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+	return f ? (gs_dlsym_fn)f : dlsym;
+}
+
+static void *gs_hip_lookup(gs_dlsym_fn sym, void *lib, const char *name)
+{
+	void *f = sym(lib, name);
+	for (size_t i = 0; !f && i < GS_ARRAY_SIZE(gs_hip_mangled); i++)
+		if (!strcmp(name, gs_hip_mangled[i][0]))
+			f = sym(lib, gs_hip_mangled[i][1]);
+	return f;
+}
+
+static void gs_hip_init_once(void)
+{
+	const char *path = getenv("GRAPHSHIM_HIP_LIBRARY"); /* tests, odd installs */
+	void *lib = NULL;
+	if (path && *path)
+		lib = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+	if (!lib)
+		lib = dlopen("libamdhip64.so.5", RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD);
+	if (!lib)
+		lib = dlopen("libamdhip64.so", RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD);
+	if (!lib)
+		lib = dlopen("libamdhip64.so.6", RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD);
+	if (!lib)
+		lib = dlopen("libamdhip64.so.7", RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD);
+	if (!lib)
+		lib = dlopen("libamdhip64.so.5", RTLD_NOW | RTLD_GLOBAL);
+	if (!lib)
+		lib = dlopen("libamdhip64.so", RTLD_NOW | RTLD_GLOBAL);
+	if (!lib) {
+		gs_log(GS_LOG_ERROR, "hip: libamdhip64 not found; HIP calls cannot be forwarded");
+		return;
+	}
+	gs_dlsym_fn sym = gs_hip_dlsym_real();
+#define GS_HOOK(c, ret, name, params, args)                                    \
+	*(void **)&gs_hip_real.name = gs_hip_lookup(sym, lib, #name);
+#include "hip_api.def"
+#undef GS_HOOK
+	*(void **)&gs_hip_real.hipFuncGetParamInfo = sym(lib, "hipFuncGetParamInfo");
+	if (!gs_hip_real.hipModuleLaunchKernel || !gs_hip_real.hipStreamGetFlags) {
+		gs_log(GS_LOG_ERROR, "hip: libamdhip64 lacks hipModuleLaunchKernel; passing through");
+		return;
+	}
+	gs_hip_failed = gs_engine_init(&gs_hip_ops);
+}
+
+bool gs_hip_init(void)
+{
+	pthread_once(&gs_hip_once, gs_hip_init_once);
+	return gs_hip_failed;
+}
+
+long long gs_hip_max_patches(void)
+{
+	/* Validated like gs_config.c: a bad value logs once and keeps the default. */
+	static long long v = -1;
+	long long cur = __atomic_load_n(&v, __ATOMIC_RELAXED);
+	if (cur >= 0)
+		return cur;
+	long long def = 1000;
+	cur = def;
+	const char *s = secure_getenv("GRAPHSHIM_HIP_MAX_PATCHES");
+	if (s) {
+		char *end;
+		long long x = strtoll(s, &end, 10);
+		if (*s && !*end && x >= 0 && x <= 1000000000LL)
+			cur = x;
+		else
+			gs_log(GS_LOG_ERROR,
+			       "GRAPHSHIM_HIP_MAX_PATCHES=\"%s\" is not an integer in [0, 1000000000]; using %lld",
+			       s, def);
+	}
+	__atomic_store_n(&v, cur, __ATOMIC_RELAXED);
+	return cur;
+}

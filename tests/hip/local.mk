@@ -1,0 +1,38 @@
+# HIP backend tests (CPU only): classification completeness against the
+# installed headers, code-object metadata, `extra` packing, ext grids, and a
+# program on the real libamdhip64 run with and without the preload.
+if HAVE_HIP
+TESTS += tests/hip/test-hip-complete
+check_PROGRAMS += tests/hip/hip_rc
+tests_hip_hip_rc_SOURCES = tests/hip/hip_rc.c
+tests_hip_hip_rc_CPPFLAGS = $(HIP_CPPFLAGS)
+tests_hip_hip_rc_LDADD = -lamdhip64
+TESTS += tests/hip/test-hip-preload
+if HAVE_CRITERION
+check_PROGRAMS += tests/hip/test_hip
+tests_hip_test_hip_SOURCES = tests/hip/test_hip.c \
+	shim/hip/gs_hip_codeobj.c shim/hip/gs_hip_extra.c
+tests_hip_test_hip_CPPFLAGS = $(HIP_CPPFLAGS) $(CORE_CPPFLAGS) -I$(top_srcdir)/shim/hip
+tests_hip_test_hip_CFLAGS = $(AM_CFLAGS) $(CRITERION_CFLAGS) -Wno-missing-prototypes
+tests_hip_test_hip_LDADD = $(CRITERION_LIBS) -lelf -lmsgpackc
+TESTS += tests/hip/test_hip
+endif
+endif
+EXTRA_DIST += tests/hip/test-hip-complete tests/hip/test-hip-preload \
+	tests/hip/data/kernels.hip tests/hip/data/kernels.co \
+	tests/hip/data/kernels-gfx90a.elf tests/hip/data/unbundle
+
+# The backend end to end against a recording fake runtime.
+if HAVE_HIP
+check_LTLIBRARIES += tests/hip/libfakehip.la
+tests_hip_libfakehip_la_SOURCES = tests/hip/fake_hip.c
+tests_hip_libfakehip_la_CPPFLAGS = $(HIP_CPPFLAGS)
+tests_hip_libfakehip_la_CFLAGS = $(AM_CFLAGS) -Wno-missing-prototypes
+tests_hip_libfakehip_la_LDFLAGS = -module -shared -avoid-version -rpath /nowhere
+check_PROGRAMS += tests/hip/hip_fake_app
+tests_hip_hip_fake_app_SOURCES = tests/hip/hip_fake_app.c
+tests_hip_hip_fake_app_CPPFLAGS = $(HIP_CPPFLAGS)
+tests_hip_hip_fake_app_LDADD = tests/hip/libfakehip.la
+TESTS += tests/hip/test-hip-fake
+endif
+EXTRA_DIST += tests/hip/test-hip-fake
