@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PKGS="autoconf automake libtool pkg-config make gcc uthash-dev libcriterion-dev libjansson-dev"
+PKGS="autoconf automake libtool pkg-config make gcc python3 uthash-dev libcriterion-dev libjansson-dev libamdhip64-dev libelf-dev libmsgpack-dev"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -44,6 +44,8 @@
 	  "most launches in one chunk of a replay")                                          \
 	X(async_build, "GRAPHSHIM_ASYNC_BUILD", BOOL, 1, 0, 1,                                \
 	  "build and instantiate graphs on a background thread")                             \
+	X(hip_max_patches, "GRAPHSHIM_HIP_MAX_PATCHES", INT, 1000, 0, 1000000000,             \
+	  "patches of one HIP graph before it is re-instantiated (0: no limit)")            \
 	X(log_level, "GRAPHSHIM_LOG", LEVEL, 2, 0, 4,                                         \
 	  "stderr verbosity: off, error, warn, info, debug")                                 \
 	X(summary, "GRAPHSHIM_SUMMARY", BOOL, 0, 0, 1,                                        \
@@ -72,6 +74,7 @@ typedef struct gs_config {
 	long long chunk_first;
 	long long chunk_max;
 	bool async_build;
+	long long hip_max_patches;
 	int log_level;
 	bool summary;
 	char stats_path[512];

@@ -679,8 +679,14 @@ bool gs_engine_init(const gs_ops_t *ops)
 {
 	pthread_mutex_lock(&gs_init_lock);
 	if (gs_inited) {
+		/* One backend owns the engine; a second one (a process that loads
+		 * both vendors' libraries) passes its calls straight through. */
+		bool mine = gs_engine_ops == ops && gs_engine_active();
 		pthread_mutex_unlock(&gs_init_lock);
-		return !gs_engine_active();
+		if (!mine)
+			gs_log_once(GS_LOG_INFO, "the %s backend passes through: the engine belongs to %s",
+				    ops->name, gs_engine_ops ? gs_engine_ops->name : "none");
+		return !mine;
 	}
 	gs_inited = true;
 	gs_config_load();

@@ -59,7 +59,8 @@ enum {
 
 /*
  * Start the engine with a backend's table.  Reads the configuration once.
- * Idempotent; returns true on failure (the backend then passes through).
+ * Idempotent; returns true on failure (the backend then passes through),
+ * which includes a second backend asking after the first owns the engine.
  */
 bool gs_engine_init(const gs_ops_t *ops);
 

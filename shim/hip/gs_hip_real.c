@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "gs_hip.h"
+#include "gs_config.h"
 #include "gs_log.h"
 
 gs_hip_real_t gs_hip_real;
@@ -91,24 +92,5 @@ bool gs_hip_init(void)
 
 long long gs_hip_max_patches(void)
 {
-	/* Validated like gs_config.c: a bad value logs once and keeps the default. */
-	static long long v = -1;
-	long long cur = __atomic_load_n(&v, __ATOMIC_RELAXED);
-	if (cur >= 0)
-		return cur;
-	long long def = 1000;
-	cur = def;
-	const char *s = secure_getenv("GRAPHSHIM_HIP_MAX_PATCHES");
-	if (s) {
-		char *end;
-		long long x = strtoll(s, &end, 10);
-		if (*s && !*end && x >= 0 && x <= 1000000000LL)
-			cur = x;
-		else
-			gs_log(GS_LOG_ERROR,
-			       "GRAPHSHIM_HIP_MAX_PATCHES=\"%s\" is not an integer in [0, 1000000000]; using %lld",
-			       s, def);
-	}
-	__atomic_store_n(&v, cur, __ATOMIC_RELAXED);
-	return cur;
+	return gs_config.hip_max_patches; /* validated with the rest (gs_config.c) */
 }

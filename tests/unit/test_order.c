@@ -176,3 +176,12 @@ Test(order, forget_funcs_drops_every_sequence)
 	cr_expect_eq(gs_stats.held, 2);
 	tb_check();
 }
+
+Test(order, a_second_backend_passes_through)
+{
+	tb_start(NULL);
+	gs_ops_t other = tb_ops;
+	other.name = "other";
+	cr_expect(gs_engine_init(&other), "a second backend is refused");
+	cr_expect_not(gs_engine_init(&tb_ops), "the owner is still accepted");
+}
