@@ -1,0 +1,75 @@
+#!/bin/sh
+# The workloads of kernels/ on the CPU simulator of the CUDA driver, without
+# and with graphshim: every output byte must match, the stable workloads
+# must replay from graphs, and every fault the simulator can inject into
+# graphshim's own driver calls must leave the outputs unchanged and show up
+# as a fallback in graphshim's statistics.
+set -u
+b=${top_builddir:-.}
+lib="$b/.libs/libgraphshim.so"
+sim="$b/tests/sim/lib"
+k="$b/kernels"
+for f in "$lib" "$sim/libcuda.so.1" "$k/decode" "$k/tiny"; do
+	[ -e "$f" ] || { echo "SKIP: $f not built"; exit 77; }
+done
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export LD_LIBRARY_PATH="$sim${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# Deterministic: graphs are built in the call that completes the learning.
+export GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_OVERWRITE=1
+fails=0
+stat() { # stat FILE KEY -> the counter's value
+	sed -n "s/.*\"$2\": *\([0-9.]*\).*/\1/p" "$1" | head -n 1
+}
+# run NAME MIN_COVERAGE_PERCENT ENV... -- PROGRAM ARGS...
+run() {
+	name=$1 min=$2
+	shift 2
+	envs=""
+	while [ "$1" != "--" ]; do envs="$envs $1"; shift; done
+	shift
+	"$@" --out "$tmp/e.bin" >"$tmp/e.log" 2>&1 || { echo "FAIL $name: eager run failed"; cat "$tmp/e.log"; fails=$((fails + 1)); return; }
+	env $envs GRAPHSHIM_STATS="$tmp/s.json" LD_PRELOAD="$lib" "$@" --out "$tmp/g.bin" >"$tmp/g.log" 2>&1 ||
+		{ echo "FAIL $name: run under graphshim failed"; cat "$tmp/g.log"; fails=$((fails + 1)); return; }
+	if ! cmp -s "$tmp/e.bin" "$tmp/g.bin"; then
+		echo "FAIL $name: outputs differ"; fails=$((fails + 1)); return
+	fi
+	launches=$(stat "$tmp/s.json" launches) replayed=$(stat "$tmp/s.json" replayed)
+	fallbacks=$(stat "$tmp/s.json" fallbacks)
+	cov=$(( launches ? replayed * 100 / launches : 0 ))
+	if [ "$cov" -lt "$min" ]; then
+		echo "FAIL $name: replayed $replayed of $launches launches ($cov% < $min%)"; fails=$((fails + 1)); return
+	fi
+	case "$envs" in *GS_SIM_FAIL*)
+		if [ "${fallbacks:-0}" -lt 1 ]; then
+			echo "FAIL $name: the injected fault was not counted as a fallback"; fails=$((fails + 1)); return
+		fi ;;
+	esac
+	echo "ok   $name: identical, replayed $replayed/$launches ($cov%), fallbacks $fallbacks"
+}
+
+D="$k/decode --layers 2 --dim 64 --ctx 64 --vocab 256 --steps 200"
+run tiny 95 -- "$k/tiny" --kernels 64 --steps 200
+run tiny-legacy-stream 95 -- "$k/tiny" --kernels 64 --steps 200 --stream0
+run decode 95 -- $D
+run decode-no-readback 90 -- $D --no-readback
+run decode-async-readback 95 -- $D --readback async
+run decode-pos-arg 95 -- $D --pos-arg
+run decode-pingpong 95 -- $D --pingpong
+run decode-two-streams 50 -- $D --two-streams
+run decode-copies 95 -- $D --copies
+run decode-branch 90 -- $D --branch
+run decode-threads 90 -- $D --threads 2
+run decode-everything 50 -- $D --pingpong --two-streams --copies --branch --threads 2
+run nrepeat 0 -- "$k/nrepeat" --steps 200
+# Faults in graphshim's own driver calls: same results, counted, eager.
+run fault-graph-build 0 GS_SIM_FAIL_GRAPH_BUILD=1 -- $D
+run fault-instantiate 0 GS_SIM_FAIL_INSTANTIATE=1 -- $D
+run fault-graph-launch 0 GS_SIM_FAIL_GRAPH_LAUNCH=3 -- $D
+run fault-node-patch 0 GS_SIM_FAIL_NODE_PATCH=2 -- $D --pos-arg
+run fault-every-launch 0 "GS_SIM_FAIL_GRAPH_LAUNCH=1+" -- $D
+# A failing parameter-layout query makes launches pass through untouched.
+GS_SIM_FAIL_PARAM_INFO="1+" run fault-param-info 0 -- $D
+[ "$fails" -eq 0 ] && echo "all workloads identical" && exit 0
+echo "$fails failed"
+exit 1
