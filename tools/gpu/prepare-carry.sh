@@ -19,6 +19,7 @@ cp /usr/include/uthash.h /usr/include/utlist.h /usr/include/utarray.h \
 	/usr/include/utstring.h "$C/include/" 2>/dev/null || true
 [ -f "$C/include/uthash.h" ] || echo "prepare-carry: /usr/include/uthash.h missing (apt-get install uthash-dev)"
 EXCL=$(git rev-parse --git-path info/exclude)
+mkdir -p "$(dirname "$EXCL")"
 grep -qx "/$C/" "$EXCL" 2>/dev/null || echo "/$C/" >>"$EXCL"
 echo "prepare-carry: $C ready ($(du -sh "$C" | cut -f1)); run the device with carry [\"$C\"]"
 echo "prepare-carry: command: bash tools/gpu/all.sh"
