@@ -15,6 +15,7 @@ static pthread_cond_t gs_build_cv = PTHREAD_COND_INITIALIZER;   /* work queued *
 static pthread_cond_t gs_build_idle = PTHREAD_COND_INITIALIZER; /* queue drained */
 static gs_seq_t *gs_build_head, *gs_build_tail;
 static bool gs_build_running, gs_build_busy, gs_build_quit;
+static int gs_build_paused; /* application captures in progress */
 static pthread_t gs_build_thread;
 
 static void *gs_build_main(void *arg)
@@ -22,7 +23,7 @@ static void *gs_build_main(void *arg)
 	(void)arg;
 	pthread_mutex_lock(&gs_build_lock);
 	for (;;) {
-		while (!gs_build_head && !gs_build_quit)
+		while ((!gs_build_head || gs_build_paused) && !gs_build_quit)
 			pthread_cond_wait(&gs_build_cv, &gs_build_lock);
 		if (!gs_build_head)
 			break;
@@ -46,8 +47,7 @@ static void *gs_build_main(void *arg)
 
 		pthread_mutex_lock(&gs_build_lock);
 		gs_build_busy = false;
-		if (!gs_build_head)
-			pthread_cond_broadcast(&gs_build_idle);
+		pthread_cond_broadcast(&gs_build_idle); /* pause and wait both watch this */
 	}
 	pthread_cond_broadcast(&gs_build_idle);
 	pthread_mutex_unlock(&gs_build_lock);
@@ -80,8 +80,30 @@ bool gs_build_submit(gs_seq_t *q)
 void gs_build_wait(void)
 {
 	pthread_mutex_lock(&gs_build_lock);
-	while (gs_build_running && (gs_build_head || gs_build_busy))
+	while (gs_build_running && ((gs_build_head && !gs_build_paused) || gs_build_busy))
 		pthread_cond_wait(&gs_build_idle, &gs_build_lock);
+	pthread_mutex_unlock(&gs_build_lock);
+}
+
+/*
+ * While the application captures a stream in the global mode, a graph API
+ * call from any other thread may invalidate its capture.  The builder
+ * finishes the build in progress, then waits until every capture ended.
+ */
+void gs_build_pause(void)
+{
+	pthread_mutex_lock(&gs_build_lock);
+	gs_build_paused++;
+	while (gs_build_busy)
+		pthread_cond_wait(&gs_build_idle, &gs_build_lock);
+	pthread_mutex_unlock(&gs_build_lock);
+}
+
+void gs_build_resume(void)
+{
+	pthread_mutex_lock(&gs_build_lock);
+	if (gs_build_paused > 0 && --gs_build_paused == 0)
+		pthread_cond_signal(&gs_build_cv);
 	pthread_mutex_unlock(&gs_build_lock);
 }
 
@@ -108,4 +130,5 @@ void gs_build_forget(void)
 	pthread_cond_init(&gs_build_idle, NULL);
 	gs_build_head = gs_build_tail = NULL;
 	gs_build_running = gs_build_busy = gs_build_quit = false;
+	gs_build_paused = 0;
 }

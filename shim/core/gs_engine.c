@@ -593,6 +593,7 @@ void gs_engine_capture_begin(const char *api)
 {
 	if (!gs_engine_active())
 		return;
+	gs_build_pause(); /* before the flush, which may queue a build */
 	gs_engine_flush_all(GS_FLUSH_CAPTURE, api);
 	__atomic_fetch_add(&gs_capturing, 1, __ATOMIC_ACQ_REL);
 }
@@ -606,6 +607,8 @@ void gs_engine_capture_end(const char *api)
 	while (n > 0 && !__atomic_compare_exchange_n(&gs_capturing, &n, n - 1, false,
 						     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		;
+	if (n > 0)
+		gs_build_resume();
 }
 
 size_t gs_engine_seq_info(gs_seq_info_t *out, size_t max)

@@ -150,6 +150,9 @@ void gs_seq_free(gs_seq_t *q);
 bool gs_build_submit(gs_seq_t *q);
 /* Wait until every queued build is published. */
 void gs_build_wait(void);
+/* Hold the builder while the application captures (see gs_build.c). */
+void gs_build_pause(void);
+void gs_build_resume(void);
 /* Wait, then stop the builder thread. */
 void gs_build_stop(void);
 /* In a forked child: forget the builder without touching its locks. */

@@ -4,6 +4,7 @@
 
 #include <criterion/criterion.h>
 #include <time.h>
+#include <unistd.h>
 
 #define S1 ((uintptr_t)0x5001)
 
@@ -98,5 +99,22 @@ Test(build, long_sequence_learned_with_short_launch_calls)
 	}
 	cr_expect_lt(worst, 25.0, "a call waited %.2f ms", worst);
 	gs_build_wait();
+	tb_check();
+}
+
+Test(build, nothing_is_built_while_the_application_captures)
+{
+	/* A graph call from another thread can invalidate a global-mode capture. */
+	tb_start("GRAPHSHIM_ASYNC_BUILD", "1", "GRAPHSHIM_PERIOD", "0", NULL);
+	step(16);
+	for (int i = 0; i < 16; i++)
+		tb_launch(S1, 0x100 + (uintptr_t)i, i, 0);
+	/* The capture's own flush ends the segment and queues the build. */
+	gs_engine_capture_begin("cuStreamBeginCapture");
+	usleep(100 * 1000);
+	cr_expect_eq(__atomic_load_n(&tb.builds, __ATOMIC_RELAXED), 0, "built during a capture");
+	gs_engine_capture_end("cuStreamEndCapture");
+	gs_build_wait();
+	cr_expect_eq(__atomic_load_n(&tb.builds, __ATOMIC_RELAXED), 1, "built once the capture ended");
 	tb_check();
 }
