@@ -42,6 +42,10 @@
 	  "launches in the first graph of a chunked replay (later chunks double)")          \
 	X(chunk_max, "GRAPHSHIM_CHUNK_MAX", INT, 512, 1, 1000000,                             \
 	  "most launches in one chunk of a replay")                                          \
+	X(chunk_last, "GRAPHSHIM_CHUNK_LAST", INT, 8, 1, 1000000,                             \
+	  "launches in the last chunk when the host is slower than the GPU")               \
+	X(host_bound_us, "GRAPHSHIM_HOST_BOUND_US", REAL, 6.0, 0.0, 1000000.0,                \
+	  "host time per launch above which chunks also shrink towards the end")          \
 	X(async_build, "GRAPHSHIM_ASYNC_BUILD", BOOL, 1, 0, 1,                                \
 	  "build and instantiate graphs on a background thread")                             \
 	X(hip_max_patches, "GRAPHSHIM_HIP_MAX_PATCHES", INT, 1000, 0, 1000000000,             \
@@ -73,6 +77,8 @@ typedef struct gs_config {
 	double graph_cost;
 	long long chunk_first;
 	long long chunk_max;
+	long long chunk_last;
+	double host_bound_us;
 	bool async_build;
 	long long hip_max_patches;
 	int log_level;

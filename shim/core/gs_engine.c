@@ -396,7 +396,8 @@ static void gs_learn_record(gs_stream_t *s, const gs_rec_t *r, uint64_t at)
 	q->seen += (uint64_t)gs_config.learn_reps;
 	GS_STAT_INC(periods);
 	gs_trace_learned(s->key.handle, id, len, "period");
-	gs_seq_arm(s, q, from);
+	uint64_t span = at + 1 - s->seg_start;
+	gs_seq_arm(s, q, from, span ? (gs_now_ns() - s->seg_t0) / span : 0);
 }
 
 /* The end of a segment: learn it, then start the next one. */
@@ -415,7 +416,7 @@ static void gs_segment_end(gs_stream_t *s)
 			q->seen++;
 			gs_seq_touch(s, q);
 			if (q->state == GS_SEQ_LEARNING && q->seen >= (uint64_t)gs_config.learn_reps)
-				gs_seq_arm(s, q, s->seg_start);
+				gs_seq_arm(s, q, s->seg_start, (gs_now_ns() - s->seg_t0) / len);
 			else if (q->state == GS_SEQ_RETIRED && q->cooldown_left > 0 &&
 				 q->retired_at <= s->seg_start && --q->cooldown_left == 0) {
 				/* Sightings after the segment that retired it count. */
@@ -509,6 +510,8 @@ int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec
 		return gs_pass(NULL, rec, api);
 	}
 	gs_rec_t *r = *slot;
+	if (at == s->seg_start)
+		s->seg_t0 = gs_now_ns(); /* one clock read a segment, for the chunk plan */
 	if (__atomic_load_n(&s->built, __ATOMIC_ACQUIRE))
 		gs_seq_publish(s);
 	r->orig = rec->orig; /* valid until this call returns */

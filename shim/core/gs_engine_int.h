@@ -32,6 +32,7 @@ struct gs_seq {
 	 */
 	uint32_t nchunks;
 	uint32_t *chunk_end;
+	uint64_t host_ns;/* host time per launch when it was learned (wall clock) */
 	void **graphs;   /* the backend's instantiated graphs (armed only) */
 	uint64_t seen, replays, patches, mismatches, retirements, build_ns;
 	uint32_t mismatch_run;  /* consecutive mismatches; a clean replay resets it */
@@ -90,6 +91,7 @@ typedef struct gs_stream {
 	uint64_t seg_start;
 	uint64_t seg_hash;
 	bool seg_bad; /* overflowed, or held a failed launch: not learnable */
+	uint64_t seg_t0; /* when the segment's first record arrived */
 
 	/* Matching: held records are ring[held_start .. held_start + nheld). */
 	uint32_t nheld; /* read without the lock by cross-stream flushes */
@@ -131,8 +133,11 @@ uint64_t gs_seq_id(const gs_stream_t *s, uint64_t from, uint32_t n);
 gs_seq_t *gs_seq_find(gs_stream_t *s, uint64_t id);
 gs_seq_t *gs_seq_add(gs_stream_t *s, uint64_t id, uint32_t n, uint64_t first_shape);
 void gs_seq_touch(gs_stream_t *s, gs_seq_t *q);
-/* Build the graph of q from ring[from .. from+n); true when it failed. */
-bool gs_seq_arm(gs_stream_t *s, gs_seq_t *q, uint64_t from);
+/*
+ * Build the graph of q from ring[from .. from+n); host_ns is the host time
+ * per launch measured while those records arrived.  True when it failed.
+ */
+bool gs_seq_arm(gs_stream_t *s, gs_seq_t *q, uint64_t from, uint64_t host_ns);
 void gs_seq_retire(gs_stream_t *s, gs_seq_t *q);
 void gs_seq_free_all(gs_stream_t *s, bool release_graphs);
 void gs_seq_rebuild_bloom(gs_stream_t *s);

@@ -154,36 +154,69 @@ void gs_seq_rebuild_bloom(gs_stream_t *s)
 }
 
 /*
- * Cut q into chunks: GRAPHSHIM_CHUNK_FIRST launches, then twice as many each
- * time up to GRAPHSHIM_CHUNK_MAX.  A last chunk shorter than half the one
- * before is merged into it, so no graph is launched for a handful of nodes.
+ * Cut q into chunks, one graph each.  From the front: GRAPHSHIM_CHUNK_FIRST
+ * launches, doubling up to GRAPHSHIM_CHUNK_MAX, so the GPU starts early.
+ * When the host took longer than GRAPHSHIM_HOST_BOUND_US per launch while
+ * the sequence was learned (an interpreter between launches), the GPU keeps
+ * up with the host and only the last chunk's work is left after the last
+ * launch; so chunks also shrink towards the end, halving down to
+ * GRAPHSHIM_CHUNK_LAST.  A piece shorter than half its planned size joins
+ * its neighbour towards the middle.
  */
 static bool gs_seq_plan(gs_seq_t *q)
 {
-	uint32_t *end = NULL, count = 0;
-	for (int pass = 0; pass < 2; pass++) { /* count, then fill */
-		uint32_t size = (uint32_t)gs_config.chunk_first, at = 0, k = 0, prev = 0;
-		while (at < q->n) {
-			uint32_t len = size < q->n - at ? size : q->n - at;
-			if (k && len < prev / 2) {
-				if (end)
-					end[k - 1] = q->n;
+	uint32_t max = (uint32_t)gs_config.chunk_max;
+	bool tail = q->host_ns > (uint64_t)(gs_config.host_bound_us * 1000.0);
+	uint32_t nf = 0, nb = 0, cap = 2;
+	uint32_t *front = malloc(cap * sizeof(*front)), *back = malloc(cap * sizeof(*back));
+	uint32_t f = (uint32_t)gs_config.chunk_first, b = (uint32_t)gs_config.chunk_last;
+	uint32_t rem = q->n;
+	bool ok = front && back;
+	while (ok && rem) {
+		if (nf == cap || nb == cap) {
+			cap *= 2;
+			uint32_t *nfp = realloc(front, cap * sizeof(*front));
+			if (nfp)
+				front = nfp;
+			uint32_t *nbp = realloc(back, cap * sizeof(*back));
+			if (nbp)
+				back = nbp;
+			if (!nfp || !nbp) {
+				ok = false;
 				break;
 			}
-			at += len;
-			if (end)
-				end[k] = at;
-			k++;
-			prev = len;
-			size = size * 2 < (uint32_t)gs_config.chunk_max ? size * 2 : (uint32_t)gs_config.chunk_max;
 		}
-		if (pass == 0 && !(end = calloc(count = k, sizeof(*end))))
-			return true;
+		uint32_t take = f < rem ? f : rem;
+		if (nf && take < f / 2 && take < front[nf - 1] / 2)
+			front[nf - 1] += take; /* a short middle piece joins the front */
+		else
+			front[nf++] = take;
+		rem -= take;
+		f = f * 2 < max ? f * 2 : max;
+		if (!tail || !rem)
+			continue;
+		take = b < rem ? b : rem;
+		if (take < b / 2)
+			front[nf - 1] += take;
+		else
+			back[nb++] = take;
+		rem -= take;
+		b = b * 2 < max ? b * 2 : max;
 	}
-	q->nchunks = count;
-	q->chunk_end = end;
-	q->graphs = calloc(count, sizeof(*q->graphs));
-	return q->graphs == NULL;
+	uint32_t *end = ok ? calloc(nf + nb, sizeof(*end)) : NULL;
+	if (end) {
+		uint32_t at = 0, k = 0;
+		for (uint32_t i = 0; i < nf; i++)
+			end[k++] = at += front[i];
+		for (uint32_t i = nb; i-- > 0;)
+			end[k++] = at += back[i];
+		q->nchunks = k;
+		q->chunk_end = end;
+		q->graphs = calloc(k, sizeof(*q->graphs));
+	}
+	free(front);
+	free(back);
+	return !end || !q->graphs;
 }
 
 /* Copy ring[from .. from+n) into one block: the pointer array, then the records. */
@@ -241,9 +274,10 @@ void gs_seq_built(gs_stream_t *s, gs_seq_t *q, int rc, uint64_t ns)
 	s->first_bloom |= 1ULL << (q->first_shape & 63);
 }
 
-bool gs_seq_arm(gs_stream_t *s, gs_seq_t *q, uint64_t from)
+bool gs_seq_arm(gs_stream_t *s, gs_seq_t *q, uint64_t from, uint64_t host_ns)
 {
 	uint32_t n = q->n;
+	q->host_ns = host_ns;
 	if (gs_seq_evict(s, gs_seq_too_big, &n, q))
 		return true; /* cannot fit even alone: stays learning */
 	if (gs_seq_bake(s, q, from) || gs_seq_plan(q)) {

@@ -94,3 +94,36 @@ Test(chunks, one_chunk_when_the_first_covers_it)
 	cr_expect_eq(gs_stats.replays, 1);
 	tb_check();
 }
+
+Test(chunks, a_slow_host_gets_small_chunks_at_the_end)
+{
+	/* Host time per launch above the threshold (0 here): chunks double from
+	 * the front and halve towards the end, so little GPU work is left after
+	 * the last launch arrives. 100 launches: 8 16 32 16 | 16 8 4. */
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_CHUNK_FIRST", "8", "GRAPHSHIM_CHUNK_LAST", "4",
+		 "GRAPHSHIM_CHUNK_MAX", "64", "GRAPHSHIM_HOST_BOUND_US", "0", NULL);
+	step(100, -1, -1);
+	step(100, -1, -1);
+	cr_assert_eq(tb.builds, 7);
+	size_t before = tb.nexec;
+	for (int i = 0; i < 96; i++)
+		tb_launch(S1, 0x100 + (uintptr_t)i, i, 0);
+	cr_expect_eq(tb.nexec, before + 96, "every chunk before the last 4 launches already ran");
+	for (int i = 96; i < 100; i++)
+		tb_launch(S1, 0x100 + (uintptr_t)i, i, 0);
+	cr_expect_eq(gs_stats.replays, 7);
+	cr_expect_eq(gs_stats.replayed, 100);
+	tb_check();
+}
+
+Test(chunks, a_fast_host_keeps_large_chunks)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_CHUNK_FIRST", "8", "GRAPHSHIM_CHUNK_LAST", "4",
+		 "GRAPHSHIM_CHUNK_MAX", "64", "GRAPHSHIM_HOST_BOUND_US", "1000000", NULL);
+	step(100, -1, -1);
+	step(100, -1, -1);
+	cr_expect_eq(tb.builds, 4, "8 16 32 44");
+	step(100, -1, -1);
+	cr_expect_eq(gs_stats.replays, 4);
+	tb_check();
+}

@@ -8,7 +8,8 @@
 # byte-identical to the first eager run's.  Exits 1 on a failed or
 # differing run, 77 where no GPU is present.  Settings (environment):
 #   GS_BENCH_ROUNDS     rounds (default 10)
-#   GS_BENCH_WORKLOADS  which of: tiny decode python (default all three)
+#   GS_BENCH_WORKLOADS  which of: tiny decode nrepeat python, and noreadback
+#                       (host issue time only: no sync in a step) (default: all but noreadback)
 #   GS_BENCH_TINY       tiny's arguments (default --steps 1000)
 #   GS_BENCH_DECODE     decode's arguments (default --steps 300)
 #   GS_BENCH_PY         decode.py's arguments (default --tokens 100 --rounds 2)
@@ -31,10 +32,11 @@ fi
 
 ROUNDS=${GS_BENCH_ROUNDS:-10}
 PYROUNDS=${GS_BENCH_PY_ROUNDS:-5}
-WORKLOADS=${GS_BENCH_WORKLOADS:-tiny decode python}
+WORKLOADS=${GS_BENCH_WORKLOADS:-tiny decode nrepeat python}
 TITLE=${GS_BENCH_TITLE:-"bench on $(nvidia-smi -L 2>/dev/null | head -n 1 | sed 's/ (UUID.*//')"}
 FAILS=0
 ROWS=""
+NOTES=""
 
 # bench_one NAME ROUNDS MODES CMD: run and tabulate one workload.
 bench_one() {
@@ -50,6 +52,8 @@ bench_one() {
 			case $m in
 			eager) $cmd --time --out "$out" >"$log" 2>&1 ;;
 			graphshim) LD_PRELOAD=$GS_LIB $cmd --time --out "$out" >"$log" 2>&1 ;;
+			# graphshim with the chunk plan of a fast host (no shrinking tail)
+			shimnotail) GRAPHSHIM_HOST_BOUND_US=1000000 LD_PRELOAD=$GS_LIB $cmd --time --out "$out" >"$log" 2>&1 ;;
 			graph) $cmd --time --explicit-graph --out "$out" >"$log" 2>&1 ;;
 			esac
 			rc=$?
@@ -79,6 +83,14 @@ bench_one() {
 		"$(gs_ratio "$e" "$g")" "$(gs_ratio "$e" "$x")" "$(gs_ratio "$x" "$g")" "$same")
 "
 	echo "bench: $name: eager ${e}us graphshim ${g}us graph ${x}us (medians of $rounds rounds)"
+	case " $modes " in *" shimnotail "*)
+		local t
+		t=$(gs_median <"$w.shimnotail.times" 2>/dev/null || echo -)
+		NOTES="$NOTES$(printf '%s: graphshim without the shrinking tail %sus, speedup %s (interleaved in the same rounds)' \
+			"$name" "$t" "$(gs_ratio "$e" "$t")")
+"
+		;;
+	esac
 }
 
 print_table() {
@@ -88,6 +100,7 @@ print_table() {
 		printf '%-14s %7s %10s %10s %10s %9s %9s %9s  %s\n' workload rounds eager graphshim graph \
 			"speedup" "graph_x" "shim/grph" identical
 		printf '%s' "$ROWS"
+		printf '%s' "${NOTES:-}"
 		echo "speedup = eager/graphshim; graph_x = eager/explicit graph; shim/grph = graph/graphshim"
 		echo "(1.00 = graphshim as fast as the hand-written graph)"
 	} | tee ${GS_TABLE:+-a "$GS_TABLE"}
@@ -101,9 +114,13 @@ for wl in $WORKLOADS; do
 		"$GS_KBIN/tiny ${GS_BENCH_TINY:---steps 1000}" ;;
 	decode) bench_one decode "$ROUNDS" "eager graphshim graph" \
 		"$GS_KBIN/decode ${GS_BENCH_DECODE:---steps 300}" ;;
+	nrepeat) bench_one nrepeat "$ROUNDS" "eager graphshim" \
+		"$GS_KBIN/nrepeat ${GS_BENCH_NREPEAT:---steps 500}" ;;
+	noreadback) bench_one decode-noread "$ROUNDS" "eager graphshim graph" \
+		"$GS_KBIN/decode --no-readback ${GS_BENCH_DECODE:---steps 300}" ;;
 	python)
 		if gs_torch_present; then
-			bench_one python-decode "$PYROUNDS" "eager graphshim" \
+			bench_one python-decode "$PYROUNDS" "eager graphshim shimnotail" \
 				"$GS_PY $GS_SRC/kernels/python/decode.py ${GS_BENCH_PY:---tokens 100 --rounds 2}"
 		else
 			echo "bench: PyTorch with a GPU not found: python-decode skipped"
