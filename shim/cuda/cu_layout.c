@@ -56,6 +56,24 @@ const gs_layout_t *gs_cu_layout_intern(const gs_arg_t *arg, uint32_t nargs)
 }
 
 /* Ask the driver; returns true on failure (the handle is not a kernel). */
+static CUresult gs_cu_param_info(CUfunction f, bool kernel, uint32_t k, size_t *off, size_t *size)
+{
+	if (kernel)
+		return gs_cu_real.cuKernelGetParamInfo
+			       ? gs_cu_real.cuKernelGetParamInfo((CUkernel)f, k, off, size)
+			       : CUDA_ERROR_NOT_SUPPORTED;
+	return gs_cu_real.cuFuncGetParamInfo ? gs_cu_real.cuFuncGetParamInfo(f, k, off, size)
+					     : CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/*
+ * The index past the last parameter answers CUDA_ERROR_INVALID_VALUE, but so
+ * can a query that simply failed, and a layout cut short would bake garbage
+ * into graph nodes.  So the end is believed only when the same index fails
+ * twice and the index before it still answers as it did; a kernel with no
+ * parameters, indistinguishable from a query that always fails, gets no
+ * layout (its launches pass through).
+ */
 static bool gs_cu_query_params(CUfunction f, bool kernel, gs_arg_t **out, uint32_t *n)
 {
 	uint32_t cap = 16, k = 0;
@@ -64,16 +82,17 @@ static bool gs_cu_query_params(CUfunction f, bool kernel, gs_arg_t **out, uint32
 		return true;
 	for (;;) {
 		size_t off = 0, size = 0;
-		CUresult r = kernel
-			? (gs_cu_real.cuKernelGetParamInfo
-				   ? gs_cu_real.cuKernelGetParamInfo((CUkernel)f, k, &off, &size)
-				   : CUDA_ERROR_NOT_SUPPORTED)
-			: (gs_cu_real.cuFuncGetParamInfo
-				   ? gs_cu_real.cuFuncGetParamInfo(f, k, &off, &size)
-				   : CUDA_ERROR_NOT_SUPPORTED);
-		/* The index past the last parameter is an invalid value. */
+		CUresult r = gs_cu_param_info(f, kernel, k, &off, &size);
 		if (r == CUDA_ERROR_INVALID_VALUE)
-			break;
+			r = gs_cu_param_info(f, kernel, k, &off, &size);
+		if (r == CUDA_ERROR_INVALID_VALUE) {
+			size_t poff = 0, psize = 0;
+			if (k > 0 && gs_cu_param_info(f, kernel, k - 1, &poff, &psize) == CUDA_SUCCESS &&
+			    poff == a[k - 1].off && psize == a[k - 1].size)
+				break;
+			free(a);
+			return true;
+		}
 		if (r != CUDA_SUCCESS || k >= GS_CU_MAX_PARAMS || off > UINT32_MAX ||
 		    size > UINT32_MAX) {
 			free(a);
