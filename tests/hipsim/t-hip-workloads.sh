@@ -11,7 +11,7 @@ b=${top_builddir:-.}
 lib="$b/.libs/libgraphshim.so"
 sim="$b/tests/sim/hiplib"
 k="$b/kernels"
-for f in "$lib" "$sim/libamdhip64.so.5" "$k/decode-hip" "$k/tiny-hip" "$k/nrepeat-hip" \
+for f in "$lib" "$sim/libamdhip64.so.5" "$b/tests/hipsim/t_hip_forms" "$k/decode-hip" "$k/tiny-hip" "$k/nrepeat-hip" \
 	"$k/tiny.sim.so" "$k/decode.sim.so" "$k/nrepeat.sim.so"; do
 	[ -e "$f" ] || { echo "SKIP: $f not built"; exit 77; }
 done
@@ -72,6 +72,10 @@ run decode-branch + -- $D --branch
 run decode-threads + -- $D --threads 2
 run decode-everything + -- $D --pingpong --two-streams --copies --branch --threads 2
 run nrepeat 0 -- "$k/nrepeat-hip" --steps 200
+# extra buffers with drifting values (patched), ext launches, memsets,
+# device and pinned copies; a non-multiple ext launch every third step.
+run forms + -- "$b/tests/hipsim/t_hip_forms" --steps 200
+run forms-node-patch + GS_SIM_FAIL_NODE_PATCH=1 -- "$b/tests/hipsim/t_hip_forms" --steps 200
 # Faults in graphshim's own HIP calls: same results, counted, eager.
 run fault-graph-build 0 GS_SIM_FAIL_GRAPH_BUILD=1 -- $D
 run fault-instantiate 0 GS_SIM_FAIL_INSTANTIATE=1 -- $D
