@@ -119,3 +119,39 @@ tests_sim_t_threads_LDFLAGS = $(SIM_T_LDFLAGS)
 tests_sim_t_threads_LDADD = $(SIM_T_LIBS)
 EXTRA_tests_sim_t_threads_DEPENDENCIES = $(SIM_T_DEPS)
 endif
+
+# The HIP flavour: the same core under a HIP runtime front (hip_*.c),
+# compiled against the real HIP headers, built as
+#   tests/sim/hiplib/libamdhip64.so.5   soname libamdhip64.so.5, the version
+#                                       nodes of Debian's 5.2 library
+#                                       (libamdhip64.map), so programs linked
+#                                       against the real one bind to it with
+#                                       LD_LIBRARY_PATH=$(abs_top_builddir)/tests/sim/hiplib
+#   tests/sim/hiplib/libamdhip64.so     symlink, for -L.. -lamdhip64
+# hipModuleLoad("dir/k.hsaco") loads "dir/k.sim.so" (same modules as CUDA).
+# Its tests live in tests/hipsim/.
+if HAVE_HIP
+SIM_HIPLIBDIR = tests/sim/hiplib
+noinst_PROGRAMS += tests/sim/hiplib/libamdhip64.so.5
+tests_sim_hiplib_libamdhip64_so_5_SOURCES = \
+	tests/sim/gs_sim_kernel.h tests/sim/sim_core.h \
+	tests/sim/sim_util.c tests/sim/sim_stream.c tests/sim/sim_mem.c \
+	tests/sim/sim_module.c tests/sim/sim_graph.c \
+	tests/sim/hip_front.h tests/sim/hip_errors.h \
+	tests/sim/hip_device.c tests/sim/hip_stream.c tests/sim/hip_mem.c \
+	tests/sim/hip_launch.c tests/sim/hip_graph.c
+tests_sim_hiplib_libamdhip64_so_5_CPPFLAGS = $(HIP_CPPFLAGS) -I$(srcdir)/tests/sim
+tests_sim_hiplib_libamdhip64_so_5_CFLAGS = $(AM_CFLAGS) -fPIC
+tests_sim_hiplib_libamdhip64_so_5_LDFLAGS = -shared -Wl,-soname,libamdhip64.so.5 -Wl,-Bsymbolic \
+	-Wl,--version-script=$(srcdir)/tests/sim/libamdhip64.map -Wl,-z,defs
+tests_sim_hiplib_libamdhip64_so_5_LDADD = -ldl -lpthread
+tests_sim_hiplib_libamdhip64_so_5_LINK = $(CCLD) $(tests_sim_hiplib_libamdhip64_so_5_CFLAGS) \
+	$(CFLAGS) $(AM_LDFLAGS) $(tests_sim_hiplib_libamdhip64_so_5_LDFLAGS) $(LDFLAGS) -o $@
+EXTRA_tests_sim_hiplib_libamdhip64_so_5_DEPENDENCIES = $(SIM_HIPLIBDIR)/libamdhip64.so \
+	$(srcdir)/tests/sim/libamdhip64.map
+
+$(SIM_HIPLIBDIR)/libamdhip64.so:
+	$(AM_V_GEN)$(MKDIR_P) $(SIM_HIPLIBDIR) && ln -sf libamdhip64.so.5 $@
+CLEANFILES += $(SIM_HIPLIBDIR)/libamdhip64.so
+endif
+EXTRA_DIST += tests/sim/libamdhip64.map

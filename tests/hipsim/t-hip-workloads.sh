@@ -1,0 +1,89 @@
+#!/bin/sh
+# The workloads of kernels/, built for HIP (kernels/*-hip), on the CPU
+# simulator's HIP runtime (tests/sim/hiplib/libamdhip64.so.5), without and
+# with graphshim: every output byte must match, the stable workloads must
+# replay from graphs, and every fault the simulator injects into
+# graphshim's own HIP calls must leave the outputs unchanged and show up as
+# a fallback in graphshim's statistics.  The HIP twin of
+# tests/integ/t-workloads.sh.
+set -u
+b=${top_builddir:-.}
+lib="$b/.libs/libgraphshim.so"
+sim="$b/tests/sim/hiplib"
+k="$b/kernels"
+for f in "$lib" "$sim/libamdhip64.so.5" "$b/tests/hipsim/t_hip_forms" "$k/decode-hip" "$k/tiny-hip" "$k/nrepeat-hip" \
+	"$k/tiny.sim.so" "$k/decode.sim.so" "$k/nrepeat.sim.so"; do
+	[ -e "$f" ] || { echo "SKIP: $f not built"; exit 77; }
+done
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# The programs are linked against the real libamdhip64; this puts the
+# simulator in its place.
+export LD_LIBRARY_PATH="$sim${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# Deterministic: graphs are built in the call that completes the learning.
+export GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_OVERWRITE=1
+fails=0
+stat() { # stat FILE KEY -> the counter's value
+	sed -n "s/.*\"$2\": *\([0-9.]*\).*/\1/p" "$1" | head -n 1
+}
+# run NAME MIN_COVERAGE_PERCENT ENV... -- PROGRAM ARGS...
+# MIN_COVERAGE_PERCENT: replayed*100/launches must reach it; "+" means > 0.
+run() {
+	name=$1 min=$2
+	shift 2
+	envs=""
+	while [ "$1" != "--" ]; do envs="$envs $1"; shift; done
+	shift
+	"$@" --out "$tmp/e.bin" >"$tmp/e.log" 2>&1 || { echo "FAIL $name: eager run failed"; cat "$tmp/e.log"; fails=$((fails + 1)); return; }
+	env $envs GRAPHSHIM_STATS="$tmp/s.json" LD_PRELOAD="$lib" "$@" --out "$tmp/g.bin" >"$tmp/g.log" 2>&1 ||
+		{ echo "FAIL $name: run under graphshim failed"; cat "$tmp/g.log"; fails=$((fails + 1)); return; }
+	if ! cmp -s "$tmp/e.bin" "$tmp/g.bin"; then
+		echo "FAIL $name: outputs differ"; fails=$((fails + 1)); return
+	fi
+	launches=$(stat "$tmp/s.json" launches) replayed=$(stat "$tmp/s.json" replayed)
+	fallbacks=$(stat "$tmp/s.json" fallbacks)
+	cov=$(( launches ? replayed * 100 / launches : 0 ))
+	if [ "$min" = "+" ]; then
+		if [ "${replayed:-0}" -eq 0 ]; then
+			echo "FAIL $name: nothing replayed ($launches launches)"; fails=$((fails + 1)); return
+		fi
+	elif [ "$cov" -lt "$min" ]; then
+		echo "FAIL $name: replayed $replayed of $launches launches ($cov% < $min%)"; fails=$((fails + 1)); return
+	fi
+	case "$envs" in *GS_SIM_FAIL*)
+		if [ "${fallbacks:-0}" -lt 1 ]; then
+			echo "FAIL $name: the injected fault was not counted as a fallback"; fails=$((fails + 1)); return
+		fi ;;
+	esac
+	echo "ok   $name: identical, replayed $replayed/$launches ($cov%), fallbacks $fallbacks"
+}
+
+D="$k/decode-hip --layers 2 --dim 64 --ctx 64 --vocab 256 --steps 100"
+run tiny 90 -- "$k/tiny-hip" --kernels 64 --steps 200
+run tiny-null-stream 90 -- "$k/tiny-hip" --kernels 64 --steps 200 --stream0
+run decode 90 -- $D
+run decode-no-readback + -- $D --no-readback
+run decode-async-readback + -- $D --readback async
+run decode-pos-arg + -- $D --pos-arg
+run decode-pingpong + -- $D --pingpong
+run decode-two-streams + -- $D --two-streams
+run decode-copies + -- $D --copies
+run decode-branch + -- $D --branch
+run decode-threads + -- $D --threads 2
+run decode-everything + -- $D --pingpong --two-streams --copies --branch --threads 2
+run nrepeat 0 -- "$k/nrepeat-hip" --steps 200
+# extra buffers with drifting values (patched), ext launches, memsets,
+# device and pinned copies; a non-multiple ext launch every third step.
+run forms + -- "$b/tests/hipsim/t_hip_forms" --steps 200
+run forms-node-patch + GS_SIM_FAIL_NODE_PATCH=1 -- "$b/tests/hipsim/t_hip_forms" --steps 200
+# Faults in graphshim's own HIP calls: same results, counted, eager.
+run fault-graph-build 0 GS_SIM_FAIL_GRAPH_BUILD=1 -- $D
+run fault-instantiate 0 GS_SIM_FAIL_INSTANTIATE=1 -- $D
+run fault-graph-launch 0 GS_SIM_FAIL_GRAPH_LAUNCH=1 -- $D
+run fault-node-patch 0 GS_SIM_FAIL_NODE_PATCH=1 -- $D --pos-arg
+run fault-every-launch 0 "GS_SIM_FAIL_GRAPH_LAUNCH=1+" -- $D
+# A failing parameter-layout query makes kernelParams launches pass through.
+GS_SIM_FAIL_PARAM_INFO="1+" run fault-param-info 0 -- $D
+[ "$fails" -eq 0 ] && echo "all HIP workloads identical" && exit 0
+echo "$fails failed"
+exit 1
