@@ -35,3 +35,9 @@ tests_cuda_test_procaddr_SOURCES = tests/cuda/test_procaddr.c
 tests_cuda_test_procaddr_CPPFLAGS = $(CUDA_CPPFLAGS)
 TESTS += tests/cuda/test-cu-preload
 endif
+
+# The pass-through cost of a hooked launch (tools/bench-hook.sh); not a test.
+noinst_PROGRAMS += tests/cuda/bench_hook
+tests_cuda_bench_hook_SOURCES = tests/cuda/bench_hook.c
+tests_cuda_bench_hook_CPPFLAGS = $(CUDA_CPPFLAGS)
+tests_cuda_bench_hook_CFLAGS = $(AM_CFLAGS) -O2

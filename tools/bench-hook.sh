@@ -1,0 +1,17 @@
+#!/bin/sh
+# The host time graphshim adds to a launch it passes straight through, on
+# the CPU: launches that never repeat against a fake driver whose launch is
+# almost free (tests/cuda/bench_hook.c), without and with LD_PRELOAD.
+set -eu
+b=${top_builddir:-$(cd "$(dirname "$0")/.." && pwd)}
+fake=$b/tests/cuda/.libs/libfakecuda.so
+[ -f "$fake" ] || make -C "$b" tests/cuda/libfakecuda.la >/dev/null
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+ln -s "$fake" "$dir/libcuda.so.1"
+export LD_LIBRARY_PATH=$dir
+base=$("$b/tests/cuda/bench_hook")
+shim=$(LD_PRELOAD=$b/.libs/libgraphshim.so "$b/tests/cuda/bench_hook")
+rep=$(GRAPHSHIM_PERIOD=0 LD_PRELOAD=$b/.libs/libgraphshim.so "$b/tests/cuda/bench_hook" r)
+echo "ns per launch: driver alone $base, through graphshim (never repeating) $shim, added $(echo "$shim - $base" | bc)"
+echo "ns per launch: same launch repeated (held and matched, no graph: period off) $rep"
