@@ -397,7 +397,12 @@ static void gs_learn_record(gs_stream_t *s, const gs_rec_t *r, uint64_t at)
 	GS_STAT_INC(periods);
 	gs_trace_learned(s->key.handle, id, len, "period");
 	uint64_t span = at + 1 - s->seg_start;
-	gs_seq_arm(s, q, from, span ? (gs_now_ns() - s->seg_t0) / span : 0);
+	/* Records held by a match in progress must stay; otherwise take them,
+	 * and the segment they came from can no longer be learned. */
+	bool steal = s->ncands == 0;
+	gs_seq_arm(s, q, from, span ? (gs_now_ns() - s->seg_t0) / span : 0, steal);
+	if (steal)
+		s->seg_bad = true;
 }
 
 /* The end of a segment: learn it, then start the next one. */
@@ -416,7 +421,7 @@ static void gs_segment_end(gs_stream_t *s)
 			q->seen++;
 			gs_seq_touch(s, q);
 			if (q->state == GS_SEQ_LEARNING && q->seen >= (uint64_t)gs_config.learn_reps)
-				gs_seq_arm(s, q, s->seg_start, (gs_now_ns() - s->seg_t0) / len);
+				gs_seq_arm(s, q, s->seg_start, (gs_now_ns() - s->seg_t0) / len, true);
 			else if (q->state == GS_SEQ_RETIRED && q->cooldown_left > 0 &&
 				 q->retired_at <= s->seg_start && --q->cooldown_left == 0) {
 				/* Sightings after the segment that retired it count. */

@@ -135,9 +135,10 @@ gs_seq_t *gs_seq_add(gs_stream_t *s, uint64_t id, uint32_t n, uint64_t first_sha
 void gs_seq_touch(gs_stream_t *s, gs_seq_t *q);
 /*
  * Build the graph of q from ring[from .. from+n); host_ns is the host time
- * per launch measured while those records arrived.  True when it failed.
+ * per launch measured while those records arrived.  With `steal` the
+ * records move out of the ring (see gs_seq_bake).  True when it failed.
  */
-bool gs_seq_arm(gs_stream_t *s, gs_seq_t *q, uint64_t from, uint64_t host_ns);
+bool gs_seq_arm(gs_stream_t *s, gs_seq_t *q, uint64_t from, uint64_t host_ns, bool steal);
 void gs_seq_retire(gs_stream_t *s, gs_seq_t *q);
 void gs_seq_free_all(gs_stream_t *s, bool release_graphs);
 void gs_seq_rebuild_bloom(gs_stream_t *s);

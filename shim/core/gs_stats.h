@@ -21,6 +21,7 @@
 	X(graphs, "graphs built and instantiated")                            \
 	X(build_ns, "nanoseconds spent building and instantiating graphs")    \
 	X(build_max_ns, "longest single graph build, nanoseconds")            \
+	X(arm_max_ns, "longest time a launch call spent arming a sequence (ns)") \
 	X(replays, "graph launches")                                          \
 	X(patches, "graph nodes patched in place")                            \
 	X(patched_replays, "replays that needed at least one patch")          \
