@@ -15,9 +15,11 @@
 #     --batch B    programs per batch (default count/6, at least 1)
 #     --time T     stop starting batches after T seconds
 #     --no-shrink  report diverging seeds without shrinking them
+#     --stop       stop after the first diverging batch
 #   Environment: top_builddir (default .), FUZZ_KDELAY_BATCHES (every Nth
 #   batch runs kernels with FUZZ_KDELAY=20 to shuffle stream timing; default
-#   3), FUZZ_MIN_REPLAY (default 20), FUZZ_SHRINK_MAX (seeds shrunk, default 2).
+#   3), FUZZ_MIN_REPLAY (default 20), FUZZ_SHRINK_MAX (seeds shrunk, default 2),
+#   FUZZ_TIMEOUT (seconds per batch and mode, default 600).
 # Exit: 0 all digests equal and enough replay, 1 otherwise, 77 not built.
 set -u
 b=${top_builddir:-.}
@@ -30,6 +32,8 @@ count=3000
 batch=
 limit=
 shrink=1
+stop=0
+first_bad=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--first) first=$2; shift ;;
@@ -37,6 +41,7 @@ while [ $# -gt 0 ]; do
 	--batch) batch=$2; shift ;;
 	--time) limit=$2; shift ;;
 	--no-shrink) shrink=0 ;;
+	--stop) stop=1 ;;
 	*) echo "usage: fuzz.sh [--first S] [--count N|--long N] [--batch B] [--time SECONDS] [--no-shrink]" >&2
 	   exit 2 ;;
 	esac
@@ -45,6 +50,10 @@ done
 [ -n "$batch" ] || batch=$(( count / 6 > 0 ? count / 6 : 1 ))
 kdelay_every=${FUZZ_KDELAY_BATCHES:-3}
 min_replay=${FUZZ_MIN_REPLAY:-20}
+# A lost flush can also hang a program (a stream query that never sees its
+# work complete): a batch gets FUZZ_TIMEOUT seconds.
+to=
+command -v timeout >/dev/null 2>&1 && to="timeout ${FUZZ_TIMEOUT:-600}"
 shrink_max=${FUZZ_SHRINK_MAX:-2}
 
 # Settings per batch, in turn.  Short sequences and two sightings make
@@ -66,12 +75,12 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/fuzz.XXXXXX") || exit 2
 trap 'rm -rf "$tmp"' EXIT
 counter() { sed -n "s/.*\"$1\": \([0-9][0-9]*\).*/\1/p" "$2" | head -n 1; }
 
-start=$(date +%s)
+start=$(date +%s.%N)
 t_launch=0 t_replay=0 t_patch=0 t_mis=0 t_flush=0 done_n=0 bad=0 shrunk=0 i=0
 s=$first
 end=$(( first + count ))
 while [ "$s" -lt "$end" ]; do
-	if [ -n "$limit" ] && [ $(( $(date +%s) - start )) -ge "$limit" ]; then
+	if [ -n "$limit" ] && [ "$(awk "BEGIN { print ($(date +%s.%N) - $start >= $limit) }")" = 1 ]; then
 		echo "fuzz: time limit reached"
 		break
 	fi
@@ -80,10 +89,11 @@ while [ "$s" -lt "$end" ]; do
 	kd=0
 	[ "$kdelay_every" -gt 0 ] && [ $(( i % kdelay_every )) -eq $(( kdelay_every - 1 )) ] && kd=20
 	t0=$(date +%s.%N)
-	FUZZ_KDELAY=$kd "$run" -s "$s" "$n" >"$tmp/plain" 2>"$tmp/plain.err" &
+	el0=$(awk "BEGIN { print $t0 - $start }")
+	FUZZ_KDELAY=$kd $to "$run" -s "$s" "$n" >"$tmp/plain" 2>"$tmp/plain.err" &
 	pid=$!
 	env FUZZ_KDELAY=$kd $common $set_i GRAPHSHIM_STATS="$tmp/stats.$i.json" LD_PRELOAD="$lib" \
-		"$run" -s "$s" "$n" >"$tmp/shim" 2>"$tmp/shim.err"
+		$to "$run" -s "$s" "$n" >"$tmp/shim" 2>"$tmp/shim.err"
 	rc_s=$?
 	wait $pid
 	rc_p=$?
@@ -110,6 +120,11 @@ while [ "$s" -lt "$end" ]; do
 			END { for (k in a) print k }' "$tmp/plain" "$tmp/shim" | sort -n)
 		[ -n "$diffs" ] || diffs=$(tail -n 1 "$tmp/plain" | cut -d' ' -f1)
 		echo "fuzz: diverging seeds: $(echo $diffs | cut -c1-200)"
+		if [ -z "$first_bad" ]; then
+			d1=$(echo $diffs | cut -d' ' -f1)
+			first_bad="seed $d1, program $(( d1 - first + 1 )) of the run, about $(awk "BEGIN { printf \"%.1f\", $el0 + ($d1 - $s + 1) / $n * ($t1 - $t0) }") s in"
+			echo "fuzz: first divergence: $first_bad"
+		fi
 		for d in $diffs; do
 			[ $shrink -eq 1 ] && [ $shrunk -lt "$shrink_max" ] || break
 			shrunk=$(( shrunk + 1 ))
@@ -121,8 +136,9 @@ while [ "$s" -lt "$end" ]; do
 	done_n=$(( done_n + n ))
 	s=$(( s + n ))
 	i=$(( i + 1 ))
+	[ $stop -eq 1 ] && [ $bad -gt 0 ] && break
 done
-secs=$(( $(date +%s) - start ))
+secs=$(awk "BEGIN { printf \"%.1f\", $(date +%s.%N) - $start }")
 pct=0
 [ "$t_launch" -gt 0 ] && pct=$(( 100 * t_replay / t_launch ))
 echo "fuzz: $done_n programs in $secs s; graphshim launches $t_launch, replayed $t_replay ($pct%), patches $t_patch, mismatches $t_mis, flushes $t_flush; diverging batches $bad"

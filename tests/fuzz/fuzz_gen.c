@@ -62,6 +62,7 @@ typedef struct gen {
 	int t;
 	int loop;
 	int limit; /* primary operations per thread at most */
+	unsigned pinned_pct; /* kernels on pinned memory, percent */
 	bool oom;
 } gen_t;
 
@@ -122,7 +123,7 @@ static int pick_dev(gen_t *g)
 static int pick_kbuf(gen_t *g, int not1, int not2)
 {
 	for (;;) {
-		int b = rn(&g->r, 10) ? pick_dev(g) : FZ_B_PIN + (int)rn(&g->r, FZ_NPIN);
+		int b = rn(&g->r, 100) >= g->pinned_pct ? pick_dev(g) : FZ_B_PIN + (int)rn(&g->r, FZ_NPIN);
 		if (b != not1 && b != not2)
 			return b;
 	}
@@ -230,6 +231,19 @@ static fz_op_t gen_memset(gen_t *g, int st, bool sync)
 	return op;
 }
 
+/* A host function writing its own slot, maybe from a pinned buffer (which
+ * makes it observe the stream work before it). */
+static fz_op_t gen_hostfn(gen_t *g, int st, bool reads)
+{
+	fz_op_t op = op_new(FZ_K_HOSTFN, st);
+	op.b[0] = (int8_t)(FZ_B_SLOT + (int)rn(&g->r, FZ_NSLOT));
+	if (reads)
+		op.b[1] = (int8_t)(FZ_B_PIN + (int)rn(&g->r, FZ_NPIN));
+	op.v[0] = (int32_t)rnext(&g->r);
+	op.form = rn(&g->r, 5) == 0;
+	return op;
+}
+
 static fz_op_t gen_single(gen_t *g)
 {
 	static const struct {
@@ -260,11 +274,7 @@ static fz_op_t gen_single(gen_t *g)
 	case FZ_K_MEMSET:
 		return gen_memset(g, st, rn(&g->r, 3) == 0);
 	case FZ_K_HOSTFN:
-		op.b[0] = (int8_t)(FZ_B_SLOT + (int)rn(&g->r, FZ_NSLOT));
-		if (rn(&g->r, 2))
-			op.b[1] = (int8_t)(FZ_B_PIN + (int)rn(&g->r, FZ_NPIN));
-		op.v[0] = (int32_t)rnext(&g->r);
-		break;
+		return gen_hostfn(g, st, rn(&g->r, 2));
 	case FZ_K_HREAD:
 		op.b[0] = (int8_t)(rn(&g->r, 3) ? pick_hostbuf(g, false)
 						: FZ_B_SLOT + (int)rn(&g->r, FZ_NSLOT));
@@ -332,14 +342,17 @@ static void gen_loop(gen_t *g)
 	int X = pick_stream(g);
 	int k = 1 + (int)rn(&g->r, 5);
 	g->loop++;
+	g->pinned_pct = 25;
 	for (int j = 0; j < k; j++) {
 		unsigned x = rn(&g->r, 100);
 		if (x < 72)
 			body[j] = gen_launch(g, X);
 		else if (x < 82)
 			body[j] = gen_memset(g, X, false);
-		else if (x < 92)
+		else if (x < 90)
 			body[j] = gen_copy(g, X, (int)rn(&g->r, FZ_C_NASYNC), true);
+		else if (x < 95)
+			body[j] = gen_hostfn(g, X, true);
 		else
 			body[j] = gen_launch(g, pick_stream(g));
 	}
@@ -363,6 +376,7 @@ static void gen_loop(gen_t *g)
 	bool persist = rn(&g->r, 2);
 	fz_op_t drifted = drift_op(g, body[dj], dt);
 	extra = gen_launch(g, body[dj].st);
+	g->pinned_pct = 10;
 	for (int it = 0; it < reps; it++) {
 		if (drift && dt == DR_REALLOC && it == d) {
 			fz_op_t r = op_new(FZ_K_REALLOC, FZ_S_L);
@@ -416,6 +430,7 @@ bool fz_gen(fz_prog_t *p, uint64_t seed)
 	p->seed = seed;
 	g.p = p;
 	g.r.s = mix64(seed ^ 0x6a09e667f3bcc909ULL);
+	g.pinned_pct = 10;
 	bool shared_nb = rn(&g.r, 4) == 0;
 	for (int t = 0; t < 2; t++) {
 		p->nb[t][FZ_S_SH] = shared_nb;
