@@ -26,6 +26,14 @@ b=${top_builddir:-.}
 run=$b/tests/fuzz/fuzz_run
 lib=$(cd "$b" && pwd)/.libs/libgraphshim.so
 [ -x "$run" ] && [ -f "$lib" ] || { echo "fuzz: not built ($run, $lib): skipped"; exit 77; }
+# A sanitized libgraphshim (configure --enable-sanitizers) needs the
+# sanitizer runtimes first in the preload list.
+san=$(ldd "$lib" 2>/dev/null | awk '/lib(asan|ubsan|tsan)\.so/ { printf "%s:", $3 }')
+preload=$san$lib
+if [ -n "$san" ]; then
+	LSAN_OPTIONS="suppressions=$(cd "$(dirname "$0")" && pwd)/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+	export LSAN_OPTIONS
+fi
 
 first=${FUZZ_SEED:-1}
 count=3000
@@ -92,7 +100,7 @@ while [ "$s" -lt "$end" ]; do
 	el0=$(awk "BEGIN { print $t0 - $start }")
 	FUZZ_KDELAY=$kd $to "$run" -s "$s" "$n" >"$tmp/plain" 2>"$tmp/plain.err" &
 	pid=$!
-	env FUZZ_KDELAY=$kd $common $set_i GRAPHSHIM_STATS="$tmp/stats.$i.json" LD_PRELOAD="$lib" \
+	env FUZZ_KDELAY=$kd $common $set_i GRAPHSHIM_STATS="$tmp/stats.$i.json" LD_PRELOAD="$preload" \
 		$to "$run" -s "$s" "$n" >"$tmp/shim" 2>"$tmp/shim.err"
 	rc_s=$?
 	wait $pid
@@ -129,8 +137,8 @@ while [ "$s" -lt "$end" ]; do
 			[ $shrink -eq 1 ] && [ $shrunk -lt "$shrink_max" ] || break
 			shrunk=$(( shrunk + 1 ))
 			echo "fuzz: shrinking seed $d ($set_i)"
-			env FUZZ_KDELAY=$kd $common $set_i FUZZ_SHIM="$lib" "$run" --shrink "$d" ||
-			env FUZZ_KDELAY=$kd $common $set_i FUZZ_SHIM="$lib" "$run" --shrink --pre $(( d - s > 40 ? 40 : d - s )) "$d"
+			env FUZZ_KDELAY=$kd $common $set_i FUZZ_SHIM="$preload" "$run" --shrink "$d" ||
+			env FUZZ_KDELAY=$kd $common $set_i FUZZ_SHIM="$preload" "$run" --shrink --pre $(( d - s > 40 ? 40 : d - s )) "$d"
 		done
 	fi
 	done_n=$(( done_n + n ))

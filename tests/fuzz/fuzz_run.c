@@ -749,6 +749,8 @@ static int shrink(uint64_t seed, int pre)
 	if (!d) {
 		printf("fuzz: seed %llu does not diverge when run alone (pre %d)\n",
 		       (unsigned long long)seed, pre);
+		free(m);
+		fz_prog_free(&p);
 		return 1;
 	}
 	/* Delta debugging over the enabled primary operations: drop chunks

@@ -24,4 +24,4 @@ EXTRA_tests_fuzz_fuzz_run_DEPENDENCIES = tests/sim/lib/libcuda.so.1 \
 
 TESTS += tests/fuzz/fuzz-ci.sh
 endif
-EXTRA_DIST += tests/fuzz/fuzz.sh tests/fuzz/fuzz-ci.sh tests/fuzz/README
+EXTRA_DIST += tests/fuzz/fuzz.sh tests/fuzz/fuzz-ci.sh tests/fuzz/README tests/fuzz/lsan.supp
