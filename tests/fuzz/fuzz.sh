@@ -1,0 +1,161 @@
+#!/bin/sh
+# The differential fuzzer's driver: runs tests/fuzz/fuzz_run over a range of
+# seeds twice, in parallel -- plainly on the CPU simulator and with
+# LD_PRELOAD=libgraphshim.so -- compares the per-program digests, shrinks
+# the first diverging seeds (fuzz_run --shrink) and checks that graphshim
+# really replayed (GRAPHSHIM_STATS): a sample in which less than
+# FUZZ_MIN_REPLAY percent of launches were replayed proves nothing and fails.
+#
+# The seeds are split into batches; each batch runs under one of the
+# settings below (graphshim reads its settings once per process).
+#
+#   fuzz.sh [--first S] [--count N] [--batch B] [--long N] [--time SECONDS]
+#     --first S    first seed (default $FUZZ_SEED or 1)
+#     --count N    programs (default 3000); --long N is the same, for long runs
+#     --batch B    programs per batch (default count/6, at least 1)
+#     --time T     stop starting batches after T seconds
+#     --no-shrink  report diverging seeds without shrinking them
+#     --stop       stop after the first diverging batch
+#   Environment: top_builddir (default .), FUZZ_KDELAY_BATCHES (every Nth
+#   batch runs kernels with FUZZ_KDELAY=20 to shuffle stream timing; default
+#   3), FUZZ_MIN_REPLAY (default 20), FUZZ_SHRINK_MAX (seeds shrunk, default 2),
+#   FUZZ_TIMEOUT (seconds per batch and mode, default 600).
+# Exit: 0 all digests equal and enough replay, 1 otherwise, 77 not built.
+set -u
+b=${top_builddir:-.}
+run=$b/tests/fuzz/fuzz_run
+lib=$(cd "$b" && pwd)/.libs/libgraphshim.so
+[ -x "$run" ] && [ -f "$lib" ] || { echo "fuzz: not built ($run, $lib): skipped"; exit 77; }
+# A sanitized libgraphshim (configure --enable-sanitizers) needs the
+# sanitizer runtimes first in the preload list.
+san=$(ldd "$lib" 2>/dev/null | awk '/lib(asan|ubsan|tsan)\.so/ { printf "%s:", $3 }')
+preload=$san$lib
+if [ -n "$san" ]; then
+	LSAN_OPTIONS="suppressions=$(cd "$(dirname "$0")" && pwd)/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+	export LSAN_OPTIONS
+fi
+
+first=${FUZZ_SEED:-1}
+count=3000
+batch=
+limit=
+shrink=1
+stop=0
+first_bad=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--first) first=$2; shift ;;
+	--count|--long) count=$2; shift ;;
+	--batch) batch=$2; shift ;;
+	--time) limit=$2; shift ;;
+	--no-shrink) shrink=0 ;;
+	--stop) stop=1 ;;
+	*) echo "usage: fuzz.sh [--first S] [--count N|--long N] [--batch B] [--time SECONDS] [--no-shrink]" >&2
+	   exit 2 ;;
+	esac
+	shift
+done
+[ -n "$batch" ] || batch=$(( count / 6 > 0 ? count / 6 : 1 ))
+kdelay_every=${FUZZ_KDELAY_BATCHES:-3}
+min_replay=${FUZZ_MIN_REPLAY:-20}
+# A lost flush can also hang a program (a stream query that never sees its
+# work complete): a batch gets FUZZ_TIMEOUT seconds.
+to=
+command -v timeout >/dev/null 2>&1 && to="timeout ${FUZZ_TIMEOUT:-600}"
+shrink_max=${FUZZ_SHRINK_MAX:-2}
+
+# Settings per batch, in turn.  Short sequences and two sightings make
+# loops of 3 to 30 iterations reach replay; the rest varies chunking, patch
+# policy, retirement and the background builder.
+common="GRAPHSHIM_LEARN_REPS=2 GRAPHSHIM_MIN_SEQ=2 GRAPHSHIM_LOG=error"
+settings() {
+	case $(( $1 % 6 )) in
+	0) echo "GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_CHUNK_FIRST=1" ;;
+	1) echo "GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_CHUNK_FIRST=2 GRAPHSHIM_MISMATCH_LIMIT=1 GRAPHSHIM_COOLDOWN=1" ;;
+	2) echo "GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_CHUNK_FIRST=4 GRAPHSHIM_PATCH_COST=0 GRAPHSHIM_GRAPH_COST=0" ;;
+	3) echo "GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_CHUNK_FIRST=8 GRAPHSHIM_PATCH_COST=5 GRAPHSHIM_MISMATCH_LIMIT=8 GRAPHSHIM_CHUNK_MAX=8" ;;
+	4) echo "GRAPHSHIM_ASYNC_BUILD=1 GRAPHSHIM_CHUNK_FIRST=3 GRAPHSHIM_COOLDOWN=1" ;;
+	5) echo "GRAPHSHIM_ASYNC_BUILD=1 GRAPHSHIM_CHUNK_FIRST=6 GRAPHSHIM_PERIOD=0 GRAPHSHIM_MAX_SEQS=4 GRAPHSHIM_MISMATCH_LIMIT=2" ;;
+	esac
+}
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/fuzz.XXXXXX") || exit 2
+trap 'rm -rf "$tmp"' EXIT
+counter() { sed -n "s/.*\"$1\": \([0-9][0-9]*\).*/\1/p" "$2" | head -n 1; }
+
+start=$(date +%s.%N)
+t_launch=0 t_replay=0 t_patch=0 t_mis=0 t_flush=0 done_n=0 bad=0 shrunk=0 i=0
+s=$first
+end=$(( first + count ))
+while [ "$s" -lt "$end" ]; do
+	if [ -n "$limit" ] && [ "$(awk "BEGIN { print ($(date +%s.%N) - $start >= $limit) }")" = 1 ]; then
+		echo "fuzz: time limit reached"
+		break
+	fi
+	n=$(( end - s < batch ? end - s : batch ))
+	set_i=$(settings "$i")
+	kd=0
+	[ "$kdelay_every" -gt 0 ] && [ $(( i % kdelay_every )) -eq $(( kdelay_every - 1 )) ] && kd=20
+	t0=$(date +%s.%N)
+	el0=$(awk "BEGIN { print $t0 - $start }")
+	FUZZ_KDELAY=$kd $to "$run" -s "$s" "$n" >"$tmp/plain" 2>"$tmp/plain.err" &
+	pid=$!
+	env FUZZ_KDELAY=$kd $common $set_i GRAPHSHIM_STATS="$tmp/stats.$i.json" LD_PRELOAD="$preload" \
+		$to "$run" -s "$s" "$n" >"$tmp/shim" 2>"$tmp/shim.err"
+	rc_s=$?
+	wait $pid
+	rc_p=$?
+	t1=$(date +%s.%N)
+	st=$tmp/stats.$i.json
+	l=$(counter launches "$st"); r=$(counter replayed "$st"); p=$(counter patches "$st")
+	m=$(counter mismatches "$st"); f=$(counter flushes "$st")
+	t_launch=$(( t_launch + ${l:-0} )) t_replay=$(( t_replay + ${r:-0} ))
+	t_patch=$(( t_patch + ${p:-0} )) t_mis=$(( t_mis + ${m:-0} )) t_flush=$(( t_flush + ${f:-0} ))
+	verdict=ok
+	if [ $rc_p -ne 0 ] || [ $rc_s -ne 0 ] || ! cmp -s "$tmp/plain" "$tmp/shim"; then
+		verdict=DIVERGED
+		bad=$(( bad + 1 ))
+	fi
+	printf 'fuzz: batch %d seeds %d..%d (%s%s): %.1f s, launches %s replayed %s patches %s mismatches %s flushes %s: %s\n' \
+		"$i" "$s" $(( s + n - 1 )) "$set_i" "$( [ $kd -gt 0 ] && echo " FUZZ_KDELAY=$kd")" \
+		"$(awk "BEGIN { print $t1 - $t0 }")" "${l:-?}" "${r:-?}" "${p:-?}" "${m:-?}" "${f:-?}" "$verdict"
+	if [ $verdict != ok ]; then
+		echo "fuzz: exit status plain $rc_p, graphshim $rc_s"
+		sed -n '1,5p' "$tmp/plain.err" "$tmp/shim.err" | grep -v '^fuzz_run: [0-9]* programs' | sed 's/^/  /'
+		# Diverging seeds: a different digest, or missing from one side.
+		diffs=$(awk 'NR == FNR { a[$1] = $2; next }
+			a[$1] != $2 { print $1 } { delete a[$1] }
+			END { for (k in a) print k }' "$tmp/plain" "$tmp/shim" | sort -n)
+		[ -n "$diffs" ] || diffs=$(tail -n 1 "$tmp/plain" | cut -d' ' -f1)
+		echo "fuzz: diverging seeds: $(echo $diffs | cut -c1-200)"
+		if [ -z "$first_bad" ]; then
+			d1=$(echo $diffs | cut -d' ' -f1)
+			first_bad="seed $d1, program $(( d1 - first + 1 )) of the run, about $(awk "BEGIN { printf \"%.1f\", $el0 + ($d1 - $s + 1) / $n * ($t1 - $t0) }") s in"
+			echo "fuzz: first divergence: $first_bad"
+		fi
+		for d in $diffs; do
+			[ $shrink -eq 1 ] && [ $shrunk -lt "$shrink_max" ] || break
+			shrunk=$(( shrunk + 1 ))
+			echo "fuzz: shrinking seed $d ($set_i)"
+			env FUZZ_KDELAY=$kd $common $set_i FUZZ_SHIM="$preload" "$run" --shrink "$d" ||
+			env FUZZ_KDELAY=$kd $common $set_i FUZZ_SHIM="$preload" "$run" --shrink --pre $(( d - s > 40 ? 40 : d - s )) "$d"
+		done
+	fi
+	done_n=$(( done_n + n ))
+	s=$(( s + n ))
+	i=$(( i + 1 ))
+	[ $stop -eq 1 ] && [ $bad -gt 0 ] && break
+done
+secs=$(awk "BEGIN { printf \"%.1f\", $(date +%s.%N) - $start }")
+pct=0
+[ "$t_launch" -gt 0 ] && pct=$(( 100 * t_replay / t_launch ))
+echo "fuzz: $done_n programs in $secs s; graphshim launches $t_launch, replayed $t_replay ($pct%), patches $t_patch, mismatches $t_mis, flushes $t_flush; diverging batches $bad"
+if [ $bad -gt 0 ]; then
+	echo "fuzz: FAIL: graphshim changed results"
+	exit 1
+fi
+if [ "$pct" -lt "$min_replay" ]; then
+	echo "fuzz: FAIL: only $pct% of launches replayed (< $min_replay%): the sample does not exercise graphshim"
+	exit 1
+fi
+exit 0

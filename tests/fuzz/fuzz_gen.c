@@ -1,0 +1,810 @@
+/*
+ * Program generation and legalization for the differential fuzzer (see
+ * fuzz_gen.h).  Nothing here calls the driver: the same code prints a
+ * program, shrinks one and runs one.
+ *
+ * The legalizer's model is the CUDA ordering contract, taken conservatively
+ * (only orderings every driver guarantees): stream order; an event wait
+ * orders a stream after the work before the record; stream, event and
+ * context synchronization, a free and a synchronous device-to-host copy
+ * order the host after the work they cover; the host's knowledge passes to
+ * every operation it enqueues later; an operation on the legacy stream
+ * waits for the last operation of every blocking stream, and an operation
+ * on a blocking stream waits for the last legacy operation.  Synchronous
+ * memsets and device-to-device copies are treated as asynchronous on the
+ * legacy stream (the driver may return before they finish).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz_gen.h"
+
+const char *const fz_kind_names[FZ_NKINDS] = {
+#define FZ_X(k) #k,
+	FZ_KINDS(FZ_X)
+#undef FZ_X
+};
+
+static const char *const kern_names[FZ_NKERN] = { "axpb", "mix", "add_scalar", "structk" };
+static const char *const form_names[FZ_NFORMS] = { "params", "extra", "ex", "kernel", "proc",
+						   "ex+attr" };
+static const char *const copy_names[FZ_NCOPY] = { "HtoDAsync", "DtoHAsync", "DtoDAsync",
+						  "MemcpyAsync", "HtoD", "DtoH", "DtoD", "Memcpy" };
+static const char *const stream_names[FZ_NS] = { "L", "P", "SH", "s0", "s1", "s2" };
+
+/* ---- random numbers (splitmix64) ---- */
+typedef struct fz_rng {
+	uint64_t s;
+} fz_rng_t;
+
+static uint64_t mix64(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static uint64_t rnext(fz_rng_t *r)
+{
+	return mix64(r->s += 0x9e3779b97f4a7c15ULL);
+}
+
+static unsigned rn(fz_rng_t *r, unsigned n)
+{
+	return (unsigned)(rnext(r) % n);
+}
+
+/* ---- generation ---- */
+typedef struct gen {
+	fz_prog_t *p;
+	fz_rng_t r;
+	int t;
+	int loop;
+	int limit; /* primary operations per thread at most */
+	unsigned pinned_pct; /* kernels on pinned memory, percent */
+	bool oom;
+} gen_t;
+
+static void push(fz_prog_t *p, int t, const fz_op_t *op, bool *oom)
+{
+	if (p->n[t] == p->cap[t]) {
+		int cap = p->cap[t] ? 2 * p->cap[t] : 256;
+		fz_op_t *o = realloc(p->ops[t], (size_t)cap * sizeof(*o));
+		if (!o) {
+			*oom = true;
+			return;
+		}
+		p->ops[t] = o;
+		p->cap[t] = cap;
+	}
+	p->ops[t][p->n[t]++] = *op;
+}
+
+static void emit(gen_t *g, fz_op_t op, int iter)
+{
+	if (g->p->n[g->t] >= g->limit)
+		return;
+	op.loop = (uint16_t)(iter >= 0 ? g->loop : 0);
+	op.iter = (uint16_t)(iter >= 0 ? iter : 0);
+	op.prim = g->p->nprim++;
+	push(g->p, g->t, &op, &g->oom);
+}
+
+static fz_op_t op_new(int kind, int st)
+{
+	fz_op_t op;
+	memset(&op, 0, sizeof(op));
+	op.kind = (uint8_t)kind;
+	op.st = (uint8_t)st;
+	op.b[0] = op.b[1] = op.b[2] = -1;
+	return op;
+}
+
+static int pick_stream(gen_t *g)
+{
+	unsigned x = rn(&g->r, 100);
+	if (x < 15)
+		return FZ_S_L;
+	if (x < 25)
+		return FZ_S_P;
+	if (x < 38)
+		return FZ_S_SH;
+	return FZ_S_OWN + (int)rn(&g->r, 3);
+}
+
+static int pick_dev(gen_t *g)
+{
+	return FZ_B_DEV + (int)rn(&g->r, FZ_NDEV);
+}
+
+/* A buffer a kernel may touch: device memory, or now and then pinned host
+ * memory (device-accessible on a GPU with unified addressing). */
+static int pick_kbuf(gen_t *g, int not1, int not2)
+{
+	for (;;) {
+		int b = rn(&g->r, 100) >= g->pinned_pct ? pick_dev(g) : FZ_B_PIN + (int)rn(&g->r, FZ_NPIN);
+		if (b != not1 && b != not2)
+			return b;
+	}
+}
+
+static int pick_hostbuf(gen_t *g, bool pinned_only)
+{
+	if (pinned_only || rn(&g->r, 2))
+		return FZ_B_PIN + (int)rn(&g->r, FZ_NPIN);
+	return FZ_B_PAGE + (int)rn(&g->r, FZ_NPAGE);
+}
+
+static void launch_shape(gen_t *g, fz_op_t *op)
+{
+	unsigned shm = rn(&g->r, 4) ? 0 : 64;
+	op->v[4] = (int32_t)(1 + rn(&g->r, 3) + (shm << 8));
+	op->v[5] = (int32_t)(32u << rn(&g->r, 3));
+}
+
+static fz_op_t gen_launch(gen_t *g, int st)
+{
+	fz_op_t op = op_new(FZ_K_LAUNCH, st);
+	unsigned x = rn(&g->r, 100);
+	op.sub = (uint8_t)rn(&g->r, FZ_NKERN);
+	op.form = x < 45 ? FZ_F_PARAMS : x < 60 ? FZ_F_EXTRA : x < 72 ? FZ_F_EX
+		: x < 87 ? FZ_F_KERNEL : x < 97 ? FZ_F_PROC : FZ_F_EXATTR;
+	op.alt = (uint8_t)rn(&g->r, 2);
+	op.b[0] = (int8_t)pick_kbuf(g, -1, -1);
+	if (op.sub == FZ_KN_AXPB || op.sub == FZ_KN_MIX)
+		op.b[1] = (int8_t)pick_kbuf(g, op.b[0], -1);
+	if (op.sub == FZ_KN_MIX)
+		op.b[2] = (int8_t)pick_kbuf(g, op.b[0], -1);
+	op.v[0] = (int32_t)rn(&g->r, 4);
+	op.v[1] = (int32_t)(1 + rn(&g->r, FZ_N - (unsigned)op.v[0]));
+	op.v[2] = (int32_t)rnext(&g->r);
+	op.v[3] = (int32_t)rnext(&g->r);
+	launch_shape(g, &op);
+	return op;
+}
+
+static bool is_host(int b)
+{
+	return b >= FZ_B_PIN;
+}
+
+static int kind_buf(gen_t *g, int k, int not)
+{
+	for (;;) {
+		int b = k == 0 ? pick_dev(g) : k == 1 ? FZ_B_PIN + (int)rn(&g->r, FZ_NPIN)
+			: FZ_B_PAGE + (int)rn(&g->r, FZ_NPAGE);
+		if (b != not)
+			return b;
+	}
+}
+
+/* A copy of kind sub on stream st (synchronous copies: L or P). */
+static fz_op_t gen_copy(gen_t *g, int st, int sub, bool pinned_only)
+{
+	fz_op_t op = op_new(FZ_K_COPY, st);
+	op.sub = (uint8_t)sub;
+	int base = sub % FZ_C_NASYNC;
+	if (sub >= FZ_C_NASYNC)
+		op.st = rn(&g->r, 5) ? FZ_S_L : FZ_S_P;
+	int dk, sk; /* 0 device, 1 pinned, 2 pageable */
+	int hk = pinned_only ? 1 : 1 + (int)rn(&g->r, 2);
+	switch (base) {
+	case FZ_C_HTOD:
+		dk = 0, sk = hk;
+		break;
+	case FZ_C_DTOH:
+		dk = hk, sk = 0;
+		break;
+	case FZ_C_DTOD:
+		dk = sk = 0;
+		break;
+	default:
+		do {
+			dk = pinned_only ? (int)rn(&g->r, 2) : (int)rn(&g->r, 3);
+			sk = pinned_only ? (int)rn(&g->r, 2) : (int)rn(&g->r, 3);
+		} while (dk && sk);
+		break;
+	}
+	op.b[0] = (int8_t)kind_buf(g, dk, -1);
+	op.b[1] = (int8_t)kind_buf(g, sk, op.b[0]);
+	op.v[0] = (int32_t)rn(&g->r, 4);
+	op.v[1] = (int32_t)rn(&g->r, 4);
+	int m = op.v[0] > op.v[1] ? op.v[0] : op.v[1];
+	op.v[2] = (int32_t)(1 + rn(&g->r, FZ_N - (unsigned)m));
+	op.form = rn(&g->r, 5) == 0;
+	op.alt = (uint8_t)rn(&g->r, 2);
+	return op;
+}
+
+static fz_op_t gen_memset(gen_t *g, int st, bool sync)
+{
+	static const uint8_t widths[3] = { 1, 2, 4 };
+	fz_op_t op = op_new(FZ_K_MEMSET, sync ? (rn(&g->r, 5) ? FZ_S_L : FZ_S_P) : st);
+	op.sub = (uint8_t)(widths[rn(&g->r, 3)] | (sync ? 8 : 0));
+	op.b[0] = (int8_t)pick_dev(g);
+	op.v[0] = (int32_t)rn(&g->r, 4);
+	op.v[1] = (int32_t)(1 + rn(&g->r, FZ_N - (unsigned)op.v[0]));
+	op.v[2] = (int32_t)rnext(&g->r);
+	op.form = rn(&g->r, 5) == 0;
+	op.alt = (uint8_t)rn(&g->r, 2);
+	return op;
+}
+
+/* A host function writing its own slot, maybe from a pinned buffer (which
+ * makes it observe the stream work before it). */
+static fz_op_t gen_hostfn(gen_t *g, int st, bool reads)
+{
+	fz_op_t op = op_new(FZ_K_HOSTFN, st);
+	op.b[0] = (int8_t)(FZ_B_SLOT + (int)rn(&g->r, FZ_NSLOT));
+	if (reads)
+		op.b[1] = (int8_t)(FZ_B_PIN + (int)rn(&g->r, FZ_NPIN));
+	op.v[0] = (int32_t)rnext(&g->r);
+	op.form = rn(&g->r, 5) == 0;
+	return op;
+}
+
+static fz_op_t gen_single(gen_t *g)
+{
+	static const struct {
+		uint8_t kind, w;
+	} tab[] = {
+		{ FZ_K_LAUNCH, 30 }, { FZ_K_COPY, 20 }, { FZ_K_MEMSET, 8 }, { FZ_K_HOSTFN, 6 },
+		{ FZ_K_EVREC, 6 },   { FZ_K_EVWAIT, 6 }, { FZ_K_EVQUERY, 2 }, { FZ_K_EVSYNC, 2 },
+		{ FZ_K_SSYNC, 4 },   { FZ_K_SQUERY, 2 }, { FZ_K_SPIN, 1 },   { FZ_K_CTXSYNC, 2 },
+		{ FZ_K_HREAD, 5 },   { FZ_K_HWRITE, 3 }, { FZ_K_REALLOC, 3 },
+	};
+	unsigned total = 0, x;
+	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
+		total += tab[i].w;
+	x = rn(&g->r, total);
+	size_t i = 0;
+	while (x >= tab[i].w)
+		x -= tab[i++].w;
+	int st = pick_stream(g);
+	fz_op_t op = op_new(tab[i].kind, st);
+	op.form = rn(&g->r, 5) == 0;
+	op.alt = (uint8_t)rn(&g->r, 2);
+	op.ev = (uint8_t)rn(&g->r, FZ_NEV);
+	switch (tab[i].kind) {
+	case FZ_K_LAUNCH:
+		return gen_launch(g, st);
+	case FZ_K_COPY:
+		return gen_copy(g, st, (int)rn(&g->r, FZ_NCOPY), false);
+	case FZ_K_MEMSET:
+		return gen_memset(g, st, rn(&g->r, 3) == 0);
+	case FZ_K_HOSTFN:
+		return gen_hostfn(g, st, rn(&g->r, 2));
+	case FZ_K_HREAD:
+		op.b[0] = (int8_t)(rn(&g->r, 3) ? pick_hostbuf(g, false)
+						: FZ_B_SLOT + (int)rn(&g->r, FZ_NSLOT));
+		break;
+	case FZ_K_HWRITE:
+		op.b[0] = (int8_t)pick_hostbuf(g, false);
+		op.v[0] = (int32_t)rnext(&g->r);
+		break;
+	case FZ_K_REALLOC:
+		op.b[0] = (int8_t)pick_dev(g);
+		op.v[0] = (int32_t)rnext(&g->r);
+		break;
+	default:
+		break;
+	}
+	return op;
+}
+
+enum { DR_ARG, DR_PTR, DR_GRID, DR_FORM, DR_INSERT, DR_SKIP, DR_REALLOC, DR_N };
+
+/* The drifted version of a loop body operation. */
+static fz_op_t drift_op(gen_t *g, fz_op_t op, int type)
+{
+	switch (type) {
+	case DR_ARG:
+		if (op.kind == FZ_K_COPY)
+			op.v[1] = (op.v[1] + 1) % 4, op.v[2] = op.v[2] > 28 ? 28 : op.v[2];
+		else
+			op.v[2] ^= (int32_t)(1 + rn(&g->r, 255));
+		break;
+	case DR_PTR:
+		if (op.kind == FZ_K_LAUNCH) {
+			op.b[0] = (int8_t)pick_kbuf(g, op.b[1], op.b[2]);
+			if (op.b[0] == op.b[1] || op.b[0] == op.b[2])
+				op.b[0] = (int8_t)pick_kbuf(g, op.b[1], op.b[2]);
+		} else if (op.kind == FZ_K_MEMSET) {
+			op.b[0] = (int8_t)pick_dev(g);
+		} else {
+			op.v[0] = (op.v[0] + 1) % 4;
+			op.v[2] = op.v[2] > 28 ? 28 : op.v[2];
+		}
+		break;
+	case DR_GRID:
+		if (op.kind == FZ_K_LAUNCH)
+			launch_shape(g, &op);
+		else if (op.kind == FZ_K_COPY)
+			op.v[2] = (op.v[2] + 1) / 2; /* a different size */
+		else
+			op.v[2] ^= 0x5a5a;
+		break;
+	case DR_FORM:
+		if (op.kind == FZ_K_LAUNCH)
+			op.form = (uint8_t)((op.form + 1 + rn(&g->r, FZ_NFORMS - 1)) % FZ_NFORMS);
+		else
+			op.form ^= 1;
+		break;
+	}
+	return op;
+}
+
+static void gen_loop(gen_t *g)
+{
+	fz_op_t body[6], extra, end[2];
+	int nend = 0;
+	int X = pick_stream(g);
+	int k = 1 + (int)rn(&g->r, 5);
+	g->loop++;
+	g->pinned_pct = 25;
+	for (int j = 0; j < k; j++) {
+		unsigned x = rn(&g->r, 100);
+		if (x < 72)
+			body[j] = gen_launch(g, X);
+		else if (x < 82)
+			body[j] = gen_memset(g, X, false);
+		else if (x < 90)
+			body[j] = gen_copy(g, X, (int)rn(&g->r, FZ_C_NASYNC), true);
+		else if (x < 95)
+			body[j] = gen_hostfn(g, X, true);
+		else
+			body[j] = gen_launch(g, pick_stream(g));
+	}
+	unsigned e = rn(&g->r, 100);
+	if (e < 30) {
+		end[nend++] = op_new(FZ_K_SSYNC, X);
+	} else if (e < 40) {
+		end[nend] = op_new(FZ_K_EVREC, X);
+		end[nend++].ev = (uint8_t)rn(&g->r, FZ_NEV);
+		end[nend] = op_new(FZ_K_EVSYNC, X);
+		end[nend].ev = end[nend - 1].ev;
+		nend++;
+	} else if (e < 50) {
+		end[nend] = op_new(FZ_K_HREAD, X);
+		end[nend++].b[0] = (int8_t)pick_hostbuf(g, false);
+	}
+	int reps = 3 + (int)rn(&g->r, 28);
+	bool drift = rn(&g->r, 10) < 7;
+	int d = 1 + (int)rn(&g->r, (unsigned)reps - 1), dj = (int)rn(&g->r, (unsigned)k);
+	int dt = (int)rn(&g->r, DR_N);
+	bool persist = rn(&g->r, 2);
+	fz_op_t drifted = drift_op(g, body[dj], dt);
+	extra = gen_launch(g, body[dj].st);
+	g->pinned_pct = 10;
+	for (int it = 0; it < reps; it++) {
+		if (drift && dt == DR_REALLOC && it == d) {
+			fz_op_t r = op_new(FZ_K_REALLOC, FZ_S_L);
+			r.b[0] = body[dj].b[0] < FZ_B_PIN ? body[dj].b[0] : (int8_t)pick_dev(g);
+			r.v[0] = (int32_t)rnext(&g->r);
+			emit(g, r, it);
+		}
+		for (int j = 0; j < k; j++) {
+			bool active = drift && j == dj && (it == d || (persist && it > d));
+			if (active && dt == DR_SKIP)
+				continue;
+			emit(g, active && dt <= DR_FORM ? drifted : body[j], it);
+			if (active && dt == DR_INSERT)
+				emit(g, extra, it);
+		}
+		for (int j = 0; j < nend; j++)
+			emit(g, end[j], it);
+	}
+}
+
+static void gen_thread(gen_t *g, int t)
+{
+	g->t = t;
+	g->limit = t ? 250 : 450;
+	/* Every device buffer starts from a known value. */
+	for (int b = 0; b < FZ_NDEV; b++) {
+		fz_op_t op = op_new(FZ_K_MEMSET, FZ_S_L);
+		op.sub = 4 | 8;
+		op.b[0] = (int8_t)b;
+		op.v[1] = FZ_N;
+		op.v[2] = (int32_t)rnext(&g->r);
+		emit(g, op, -1);
+	}
+	int blocks = t ? 1 + (int)rn(&g->r, 4) : 3 + (int)rn(&g->r, 6);
+	for (int i = 0; i < blocks; i++) {
+		if (rn(&g->r, 100) < 45) {
+			gen_loop(g);
+		} else {
+			int n = 1 + (int)rn(&g->r, 6);
+			for (int j = 0; j < n; j++)
+				emit(g, gen_single(g), -1);
+		}
+	}
+}
+
+bool fz_gen(fz_prog_t *p, uint64_t seed)
+{
+	gen_t g;
+	memset(p, 0, sizeof(*p));
+	memset(&g, 0, sizeof(g));
+	p->seed = seed;
+	g.p = p;
+	g.r.s = mix64(seed ^ 0x6a09e667f3bcc909ULL);
+	g.pinned_pct = 10;
+	bool shared_nb = rn(&g.r, 4) == 0;
+	for (int t = 0; t < 2; t++) {
+		p->nb[t][FZ_S_SH] = shared_nb;
+		for (int s = FZ_S_OWN; s < FZ_NS; s++)
+			p->nb[t][s] = rn(&g.r, 3) == 0;
+	}
+	gen_thread(&g, 0);
+	gen_thread(&g, 1);
+	return g.oom;
+}
+
+void fz_prog_free(fz_prog_t *p)
+{
+	free(p->ops[0]);
+	free(p->ops[1]);
+	memset(p, 0, sizeof(*p));
+}
+
+/* ---- legalization ---- */
+typedef struct vc {
+	uint32_t c[FZ_NS];
+} vc_t;
+
+typedef struct lg {
+	const fz_prog_t *p;
+	fz_prog_t *out;
+	int t;
+	int prim;
+	uint32_t pos[FZ_NS];
+	vc_t known[FZ_NS]; /* what the stream's next operation is ordered after */
+	vc_t last[FZ_NS];  /* what its last operation was ordered after (itself included) */
+	vc_t host;         /* what the host knows complete */
+	vc_t ev[FZ_NEV + FZ_NFEV];
+	struct {
+		uint8_t ws;  /* writer stream, or FZ_HOST */
+		uint32_t wp; /* its position; 0: nothing to wait for */
+		vc_t rd;     /* readers since the write */
+	} buf[FZ_NBUF];
+	int fev;
+	bool oom;
+} lg_t;
+
+static void vc_max(vc_t *a, const vc_t *b)
+{
+	for (int i = 0; i < FZ_NS; i++)
+		if (b->c[i] > a->c[i])
+			a->c[i] = b->c[i];
+}
+
+/* What an operation enqueued on X now would be ordered after. */
+static void clock_next(const lg_t *l, int X, vc_t *o)
+{
+	*o = l->known[X];
+	vc_max(o, &l->host);
+	if (X == FZ_S_L) {
+		for (int s = 0; s < FZ_NS; s++)
+			if (fz_blocking(l->p, l->t, s))
+				vc_max(o, &l->last[s]);
+	} else if (fz_blocking(l->p, l->t, X)) {
+		vc_max(o, &l->last[FZ_S_L]);
+	}
+}
+
+static void enqueue(lg_t *l, int X)
+{
+	clock_next(l, X, &l->known[X]);
+	l->pos[X]++;
+	l->last[X] = l->known[X];
+	l->last[X].c[X] = l->pos[X];
+}
+
+/* Is X's next operation (or the host, X == FZ_HOST) ordered after (Y, p)? */
+static bool ordered(const lg_t *l, int X, int Y, uint32_t p)
+{
+	if (!p || Y == FZ_HOST || Y == X)
+		return true;
+	if (X == FZ_HOST)
+		return l->host.c[Y] >= p;
+	vc_t c;
+	clock_next(l, X, &c);
+	return c.c[Y] >= p;
+}
+
+static void host_all(lg_t *l)
+{
+	for (int s = 0; s < FZ_NS; s++)
+		vc_max(&l->host, &l->last[s]);
+}
+
+typedef struct acc {
+	int b;
+	bool w, host;
+} acc_t;
+
+static int accesses(const fz_op_t *op, acc_t *a)
+{
+	int n = 0;
+	switch (op->kind) {
+	case FZ_K_LAUNCH:
+		a[n++] = (acc_t){ op->b[0], true, false };
+		if (op->b[1] >= 0)
+			a[n++] = (acc_t){ op->b[1], false, false };
+		if (op->b[2] >= 0)
+			a[n++] = (acc_t){ op->b[2], false, false };
+		break;
+	case FZ_K_COPY:
+		/* Pageable memory is touched on the host: a copy from it is staged
+		 * at call time, a copy to it is complete on return. */
+		a[n++] = (acc_t){ op->b[0], true, op->b[0] >= FZ_B_PAGE };
+		a[n++] = (acc_t){ op->b[1], false, op->b[1] >= FZ_B_PAGE };
+		break;
+	case FZ_K_MEMSET:
+		a[n++] = (acc_t){ op->b[0], true, false };
+		break;
+	case FZ_K_HOSTFN:
+		a[n++] = (acc_t){ op->b[0], true, false };
+		if (op->b[1] >= 0)
+			a[n++] = (acc_t){ op->b[1], false, false };
+		break;
+	case FZ_K_HREAD:
+		a[n++] = (acc_t){ op->b[0], false, true };
+		break;
+	case FZ_K_HWRITE:
+		a[n++] = (acc_t){ op->b[0], true, true };
+		break;
+	}
+	return n;
+}
+
+static bool stream_op(const fz_op_t *op)
+{
+	switch (op->kind) {
+	case FZ_K_LAUNCH:
+	case FZ_K_COPY:
+	case FZ_K_MEMSET:
+	case FZ_K_HOSTFN:
+	case FZ_K_NOPL:
+	case FZ_K_SCOPY:
+		return true;
+	}
+	return false;
+}
+
+static void process(lg_t *l, fz_op_t op);
+
+/* Make X (a stream, or FZ_HOST) ordered after (Y, p), one of the legal ways. */
+static void fix(lg_t *l, int X, int Y, uint32_t p)
+{
+	enum { F_EVENT, F_EVSYNC, F_SSYNC, F_SPIN, F_CTX, F_FREE, F_SCOPY, F_NOPL, F_N };
+	static const uint8_t w[F_N] = { 45, 7, 12, 6, 6, 4, 8, 12 };
+	for (int attempt = 0; attempt < 4 && !ordered(l, X, Y, p); attempt++) {
+		fz_rng_t r = { mix64(l->p->seed * 0x9e3779b97f4a7c15ULL + (uint64_t)l->prim * 977 +
+				     (uint64_t)l->t * 31 + (uint64_t)attempt * 7 + (uint64_t)Y) };
+		bool blk_y = Y == FZ_S_L || fz_blocking(l->p, l->t, Y);
+		bool ok[F_N] = { true, true, true, true, true, true, blk_y,
+				 X != FZ_HOST && fz_blocking(l->p, l->t, X) && blk_y };
+		if (X == FZ_HOST)
+			ok[F_EVENT] = false;
+		unsigned total = 0;
+		for (int i = 0; i < F_N; i++)
+			total += ok[i] ? w[i] : 0;
+		unsigned x = rn(&r, total);
+		int f = 0;
+		while (!ok[f] || x >= w[f]) {
+			if (ok[f])
+				x -= w[f];
+			f++;
+		}
+		fz_op_t op = op_new(FZ_K_CTXSYNC, Y);
+		op.prim = -1;
+		op.form = rn(&r, 5) == 0;
+		op.alt = (uint8_t)rn(&r, 2);
+		switch (f) {
+		case F_EVENT:
+		case F_EVSYNC:
+			op.kind = FZ_K_EVREC;
+			op.ev = (uint8_t)(FZ_NEV + l->fev);
+			l->fev = (l->fev + 1) % FZ_NFEV;
+			process(l, op);
+			if (f == F_EVENT) {
+				op.kind = FZ_K_EVWAIT;
+				op.st = (uint8_t)X;
+			} else {
+				op.kind = FZ_K_EVSYNC;
+			}
+			break;
+		case F_SSYNC:
+			op.kind = FZ_K_SSYNC;
+			break;
+		case F_SPIN:
+			op.kind = FZ_K_SPIN;
+			break;
+		case F_CTX:
+			break;
+		case F_FREE:
+			op.kind = FZ_K_SFREE;
+			break;
+		case F_SCOPY:
+			op.kind = FZ_K_SCOPY;
+			op.st = FZ_S_L;
+			break;
+		case F_NOPL:
+			op.kind = FZ_K_NOPL;
+			op.st = FZ_S_L;
+			break;
+		}
+		process(l, op);
+	}
+	if (!ordered(l, X, Y, p)) {
+		fz_op_t op = op_new(FZ_K_CTXSYNC, 0);
+		op.prim = -1;
+		process(l, op);
+	}
+}
+
+static void process(lg_t *l, fz_op_t op)
+{
+	acc_t a[4];
+	int n = accesses(&op, a);
+	int X = op.st;
+	if (op.kind == FZ_K_REALLOC) {
+		/* cuMemFree synchronizes; the new memory is then set on L. */
+		host_all(l);
+		memset(&l->buf[op.b[0]], 0, sizeof(l->buf[0]));
+		a[n++] = (acc_t){ op.b[0], true, false };
+		X = FZ_S_L;
+	}
+	for (int i = 0; i < n; i++) {
+		int who = a[i].host ? FZ_HOST : X;
+		int b = a[i].b;
+		fix(l, who, l->buf[b].ws, l->buf[b].wp);
+		if (a[i].w)
+			for (int s = 0; s < FZ_NS; s++)
+				fix(l, who, s, l->buf[b].rd.c[s]);
+	}
+	/* Fixes inserted for a later access never undo an earlier one: each
+	 * only adds knowledge. */
+	push(l->out, l->t, &op, &l->oom);
+	if (stream_op(&op) || op.kind == FZ_K_REALLOC)
+		enqueue(l, X);
+	for (int i = 0; i < n; i++) {
+		int b = a[i].b;
+		if (a[i].host) {
+			if (a[i].w)
+				memset(&l->buf[b], 0, sizeof(l->buf[b]));
+		} else if (a[i].w) {
+			memset(&l->buf[b].rd, 0, sizeof(l->buf[b].rd));
+			l->buf[b].ws = (uint8_t)X;
+			l->buf[b].wp = l->pos[X];
+		} else {
+			l->buf[b].rd.c[X] = l->pos[X];
+		}
+	}
+	switch (op.kind) {
+	case FZ_K_COPY:
+		if ((op.sub == FZ_C_DTOH_S || op.sub == FZ_C_UNI_S) && is_host(op.b[0]))
+			vc_max(&l->host, &l->last[X]);
+		break;
+	case FZ_K_SCOPY:
+		vc_max(&l->host, &l->last[FZ_S_L]);
+		break;
+	case FZ_K_EVREC:
+		l->ev[op.ev] = l->last[X];
+		vc_max(&l->ev[op.ev], &l->host);
+		break;
+	case FZ_K_EVWAIT:
+		vc_max(&l->known[X], &l->ev[op.ev]);
+		break;
+	case FZ_K_EVSYNC:
+		vc_max(&l->host, &l->ev[op.ev]);
+		break;
+	case FZ_K_SSYNC:
+	case FZ_K_SPIN:
+		vc_max(&l->host, &l->last[X]);
+		break;
+	case FZ_K_CTXSYNC:
+	case FZ_K_SFREE:
+		host_all(l);
+		break;
+	}
+}
+
+bool fz_legalize(const fz_prog_t *p, const uint8_t *mask, fz_prog_t *out)
+{
+	bool oom = false;
+	memset(out, 0, sizeof(*out));
+	out->seed = p->seed;
+	memcpy(out->nb, p->nb, sizeof(p->nb));
+	out->nprim = p->nprim;
+	for (int t = 0; t < 2; t++) {
+		lg_t *l = calloc(1, sizeof(*l));
+		if (!l)
+			return true;
+		l->p = p;
+		l->out = out;
+		l->t = t;
+		for (int i = 0; i < p->n[t]; i++) {
+			const fz_op_t *op = &p->ops[t][i];
+			if (mask && (mask[op->prim / 8] >> (op->prim % 8) & 1))
+				continue;
+			l->prim = op->prim;
+			process(l, *op);
+		}
+		oom |= l->oom;
+		free(l);
+	}
+	return oom;
+}
+
+/* ---- printing ---- */
+static const char *buf_name(int b, char *tmp)
+{
+	if (b < 0)
+		return "-";
+	if (b < FZ_B_PIN)
+		sprintf(tmp, "D%d", b - FZ_B_DEV);
+	else if (b < FZ_B_PAGE)
+		sprintf(tmp, "H%d", b - FZ_B_PIN);
+	else if (b < FZ_B_SLOT)
+		sprintf(tmp, "G%d", b - FZ_B_PAGE);
+	else
+		sprintf(tmp, "S%d", b - FZ_B_SLOT);
+	return tmp;
+}
+
+void fz_op_format(const fz_op_t *op, char *out, size_t size)
+{
+	char b0[8], b1[8], b2[8], head[48];
+	const char *st = stream_names[op->st];
+	if (op->prim < 0)
+		snprintf(head, sizeof(head), "  fix ");
+	else if (op->loop)
+		snprintf(head, sizeof(head), "p%-4d loop%u.%-2u", op->prim, op->loop, op->iter);
+	else
+		snprintf(head, sizeof(head), "p%-4d", op->prim);
+	const char *via = op->form ? " proc" : "";
+	switch (op->kind) {
+	case FZ_K_LAUNCH:
+		snprintf(out, size, "%s LAUNCH %s/%s on %s (%s, %s, %s) off %d n %d a %d b %d grid %d block %d shm %d",
+			 head, kern_names[op->sub], form_names[op->form], st,
+			 buf_name(op->b[0], b0), buf_name(op->b[1], b1), buf_name(op->b[2], b2),
+			 op->v[0], op->v[1], op->v[2], op->v[3], op->v[4] & 0xff, op->v[5],
+			 op->v[4] >> 8);
+		break;
+	case FZ_K_COPY:
+		snprintf(out, size, "%s COPY %s%s on %s %s[%d] <- %s[%d] x%d", head,
+			 copy_names[op->sub], via, st, buf_name(op->b[0], b0), op->v[0],
+			 buf_name(op->b[1], b1), op->v[1], op->v[2]);
+		break;
+	case FZ_K_MEMSET:
+		snprintf(out, size, "%s MEMSET D%d%s%s on %s %s[%d] x%d = 0x%x", head, op->sub & 7,
+			 op->sub & 8 ? "" : "Async", via, st, buf_name(op->b[0], b0), op->v[0],
+			 op->v[1], (unsigned)op->v[2]);
+		break;
+	case FZ_K_HOSTFN:
+		snprintf(out, size, "%s HOSTFN%s on %s %s <- %s, %d", head, via, st,
+			 buf_name(op->b[0], b0), buf_name(op->b[1], b1), op->v[0]);
+		break;
+	case FZ_K_EVREC:
+	case FZ_K_EVWAIT:
+		snprintf(out, size, "%s %s%s e%d on %s", head, fz_kind_names[op->kind], via, op->ev, st);
+		break;
+	case FZ_K_EVQUERY:
+	case FZ_K_EVSYNC:
+		snprintf(out, size, "%s %s e%d", head, fz_kind_names[op->kind], op->ev);
+		break;
+	case FZ_K_HREAD:
+	case FZ_K_HWRITE:
+	case FZ_K_REALLOC:
+		snprintf(out, size, "%s %s %s %d", head, fz_kind_names[op->kind],
+			 buf_name(op->b[0], b0), op->v[0]);
+		break;
+	default:
+		snprintf(out, size, "%s %s%s on %s", head, fz_kind_names[op->kind], via, st);
+		break;
+	}
+}
