@@ -557,17 +557,38 @@ void gs_engine_flush_all(gs_flush_reason_t why, const char *api)
 	pthread_mutex_unlock(&gs_table_lock);
 }
 
+/*
+ * Submit a stream's held work, drop its sequences and free its records,
+ * and keep the emptied state for reuse (stream states are never freed while
+ * the engine runs).  The caller removed it from the table (lock held).
+ */
+static void gs_stream_retire(gs_stream_t *s, gs_flush_reason_t why, const char *api)
+{
+	pthread_mutex_lock(&s->lock);
+	gs_flush_locked(s, why, api);
+	gs_seq_free_all(s, true);
+	s->nseqs = 0;
+	s->nodes = 0;
+	for (uint32_t i = 0; i < s->cap; i++) {
+		free(s->ring[i]);
+		s->ring[i] = NULL;
+	}
+	pthread_mutex_unlock(&s->lock);
+	s->hh.next = gs_stream_pool;
+	gs_stream_pool = s;
+}
+
 void gs_engine_forget_funcs(const char *api)
 {
 	if (!gs_engine_active())
 		return;
 	pthread_mutex_lock(&gs_table_lock);
-	for (gs_stream_t *s = gs_streams; s; s = s->hh.next) {
-		pthread_mutex_lock(&s->lock);
-		gs_flush_locked(s, GS_FLUSH_MODULE, api);
-		gs_seq_free_all(s, true);
-		pthread_mutex_unlock(&s->lock);
+	gs_stream_t *s, *tmp;
+	HASH_ITER(hh, gs_streams, s, tmp) {
+		HASH_DELETE(hh, gs_streams, s);
+		gs_stream_retire(s, GS_FLUSH_MODULE, api);
 	}
+	__atomic_fetch_add(&gs_generation, 1, __ATOMIC_ACQ_REL);
 	pthread_mutex_unlock(&gs_table_lock);
 }
 
@@ -585,14 +606,7 @@ void gs_engine_stream_destroy(uintptr_t handle, void *ctx, const char *api)
 	if (s) {
 		HASH_DELETE(hh, gs_streams, s);
 		__atomic_fetch_add(&gs_generation, 1, __ATOMIC_ACQ_REL);
-		pthread_mutex_lock(&s->lock);
-		gs_flush_locked(s, GS_FLUSH_STREAM, api);
-		gs_seq_free_all(s, true);
-		s->nseqs = 0;
-		s->nodes = 0;
-		pthread_mutex_unlock(&s->lock);
-		s->hh.next = gs_stream_pool;
-		gs_stream_pool = s;
+		gs_stream_retire(s, GS_FLUSH_STREAM, api);
 	}
 	pthread_mutex_unlock(&gs_table_lock);
 }

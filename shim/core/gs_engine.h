@@ -91,9 +91,10 @@ void gs_engine_flush_stream(uintptr_t handle, void *ctx, unsigned sflags,
 void gs_engine_flush_all(gs_flush_reason_t why, const char *api);
 
 /*
- * Submit everything held, then forget every learned sequence and graph on
- * every stream: function handles may have been unloaded and may be reused
- * (module or library unload, context destroy).
+ * Submit everything held, then forget every learned sequence, graph and
+ * stream state: function and stream handles may be unloaded or destroyed
+ * and then reused (module or library unload, context destroy).  Call it
+ * before the vendor call, so graphs are released while their context lives.
  */
 void gs_engine_forget_funcs(const char *api);
 

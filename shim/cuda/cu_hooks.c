@@ -61,8 +61,11 @@ gs_cu_real_t gs_cu_real;
 		GS_CU_READY();                                              \
 		if (GS_UNLIKELY(!gs_cu_real.name))                          \
 			return gs_cu_missing(GS_CU_IDX_##name);             \
-		if (gs_cu_engine_ok())                                      \
-			gs_cu_flush_all(GS_FLUSH_##why, #name);             \
+		if (gs_cu_engine_ok()) {                                    \
+			gs_cu_depth++;                                      \
+			gs_engine_forget_funcs(#name);                      \
+			gs_cu_depth--;                                      \
+		}                                                           \
 		ret r_ = gs_cu_real.name args;                              \
 		gs_cu_forget();                                             \
 		return r_;                                                  \

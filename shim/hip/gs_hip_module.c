@@ -233,7 +233,9 @@ GS_EXPORT hipError_t hipModuleUnload(hipModule_t module)
 {
 	if (gs_hip_bypass())
 		return gs_hip_real.hipModuleUnload ? gs_hip_real.hipModuleUnload(module) : hipErrorNotSupported;
-	gs_engine_flush_all(GS_FLUSH_MODULE, "hipModuleUnload");
+	/* Its functions' handles may come back for other kernels: drop every
+	 * sequence (and graph) that could name one. */
+	gs_engine_forget_funcs("hipModuleUnload");
 	gs_hip_mod_drop(module);
 	return GS_HIP_REAL(gs_hip_real.hipModuleUnload(module));
 }

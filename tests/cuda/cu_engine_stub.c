@@ -61,6 +61,11 @@ void gs_engine_flush_all(gs_flush_reason_t why, const char *api)
 	gs_stub.api = api;
 }
 
+void gs_engine_forget_funcs(const char *api)
+{
+	gs_engine_flush_all(GS_FLUSH_MODULE, api);
+}
+
 void gs_engine_stream_destroy(uintptr_t handle, void *ctx, const char *api)
 {
 	gs_stub.destroyed++;
