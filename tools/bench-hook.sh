@@ -13,5 +13,5 @@ export LD_LIBRARY_PATH=$dir
 base=$("$b/tests/cuda/bench_hook")
 shim=$(LD_PRELOAD=$b/.libs/libgraphshim.so "$b/tests/cuda/bench_hook")
 rep=$(GRAPHSHIM_PERIOD=0 LD_PRELOAD=$b/.libs/libgraphshim.so "$b/tests/cuda/bench_hook" r)
-echo "ns per launch: driver alone $base, through graphshim (never repeating) $shim, added $(echo "$shim - $base" | bc)"
+echo "ns per launch: driver alone $base, through graphshim (never repeating) $shim, added $(awk "BEGIN {print $shim - $base}")"
 echo "ns per launch: same launch repeated (held and matched, no graph: period off) $rep"

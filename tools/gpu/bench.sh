@@ -15,6 +15,7 @@
 #   GS_BENCH_PY         decode.py's arguments (default --tokens 100 --rounds 2)
 #   GS_BENCH_PY_ROUNDS  rounds of the PyTorch workload (default 5: it starts slowly)
 #   GS_BENCH_TITLE      the table's title
+#   GS_PIN              prefix of every run (default "taskset -c 3"; "" for none)
 #   GS_NO_GPU_OK=1      run even when nvidia-smi sees no GPU (simulator)
 #   GS_TABLE            also write the table to this file
 # and those of common.sh (GS_BUILD, GS_LIB, GS_WORK...).
@@ -31,6 +32,9 @@ if [ ! -f "$GS_LIB" ]; then
 fi
 
 ROUNDS=${GS_BENCH_ROUNDS:-10}
+# Every run on the same core (GS_PIN="" to let the scheduler choose): one
+# PyTorch process to the next varied 2x in time per token unpinned.
+PIN=${GS_PIN-$(command -v taskset >/dev/null 2>&1 && echo "taskset -c 3")}
 PYROUNDS=${GS_BENCH_PY_ROUNDS:-5}
 WORKLOADS=${GS_BENCH_WORKLOADS:-tiny decode nrepeat python}
 TITLE=${GS_BENCH_TITLE:-"bench on $(nvidia-smi -L 2>/dev/null | head -n 1 | sed 's/ (UUID.*//')"}
@@ -50,11 +54,11 @@ bench_one() {
 			m=${ml[$(((i + r) % n))]}
 			local out=$w.$m.$r.out log=$w.$m.$r.log rc
 			case $m in
-			eager) $cmd --time --out "$out" >"$log" 2>&1 ;;
-			graphshim) LD_PRELOAD=$GS_LIB $cmd --time --out "$out" >"$log" 2>&1 ;;
+			eager) $PIN $cmd --time --out "$out" >"$log" 2>&1 ;;
+			graphshim) LD_PRELOAD=$GS_LIB $PIN $cmd --time --out "$out" >"$log" 2>&1 ;;
 			# graphshim with the chunk plan of a fast host (no shrinking tail)
-			shimnotail) GRAPHSHIM_HOST_BOUND_US=1000000 LD_PRELOAD=$GS_LIB $cmd --time --out "$out" >"$log" 2>&1 ;;
-			graph) $cmd --time --explicit-graph --out "$out" >"$log" 2>&1 ;;
+			shimnotail) GRAPHSHIM_HOST_BOUND_US=1000000 LD_PRELOAD=$GS_LIB $PIN $cmd --time --out "$out" >"$log" 2>&1 ;;
+			graph) $PIN $cmd --time --explicit-graph --out "$out" >"$log" 2>&1 ;;
 			esac
 			rc=$?
 			if [ $rc -ne 0 ]; then
