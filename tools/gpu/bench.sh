@@ -15,7 +15,7 @@
 #   GS_BENCH_PY         decode.py's arguments (default --tokens 100 --rounds 2)
 #   GS_BENCH_PY_ROUNDS  rounds of the PyTorch workload (default 5: it starts slowly)
 #   GS_BENCH_TITLE      the table's title
-#   GS_PIN              prefix of every run (default "taskset -c 3"; "" for none)
+#   GS_PIN              prefix of every run (default "taskset -c 2,3": two cores, so graphshim's builder thread has one; "" for none)
 #   GS_NO_GPU_OK=1      run even when nvidia-smi sees no GPU (simulator)
 #   GS_TABLE            also write the table to this file
 # and those of common.sh (GS_BUILD, GS_LIB, GS_WORK...).
@@ -34,7 +34,7 @@ fi
 ROUNDS=${GS_BENCH_ROUNDS:-10}
 # Every run on the same core (GS_PIN="" to let the scheduler choose): one
 # PyTorch process to the next varied 2x in time per token unpinned.
-PIN=${GS_PIN-$(command -v taskset >/dev/null 2>&1 && echo "taskset -c 3")}
+PIN=${GS_PIN-$(command -v taskset >/dev/null 2>&1 && echo "taskset -c 2,3")}
 PYROUNDS=${GS_BENCH_PY_ROUNDS:-5}
 WORKLOADS=${GS_BENCH_WORKLOADS:-tiny decode nrepeat python}
 TITLE=${GS_BENCH_TITLE:-"bench on $(nvidia-smi -L 2>/dev/null | head -n 1 | sed 's/ (UUID.*//')"}
