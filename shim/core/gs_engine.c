@@ -620,6 +620,11 @@ void gs_engine_capture_begin(const char *api)
 	__atomic_fetch_add(&gs_capturing, 1, __ATOMIC_ACQ_REL);
 }
 
+bool gs_engine_capturing(void)
+{
+	return __atomic_load_n(&gs_capturing, __ATOMIC_ACQUIRE) != 0;
+}
+
 void gs_engine_capture_end(const char *api)
 {
 	(void)api;

@@ -109,4 +109,12 @@ void gs_engine_stream_destroy(uintptr_t handle, void *ctx, const char *api);
 void gs_engine_capture_begin(const char *api);
 void gs_engine_capture_end(const char *api);
 
+/*
+ * True while any application capture is open.  A backend then passes its
+ * elements straight to the vendor without even filling a record: a query
+ * it would make (a kernel's parameter layout, with lazy module loading)
+ * can invalidate the capture.
+ */
+bool gs_engine_capturing(void);
+
 #endif /* GS_ENGINE_H */

@@ -35,7 +35,8 @@ gs_cu_real_t gs_cu_real;
 		GS_CU_READY();                                              \
 		if (GS_UNLIKELY(!gs_cu_real.name))                          \
 			return gs_cu_missing(GS_CU_IDX_##name);             \
-		if (gs_cu_engine_ok())                                      \
+		/* During a capture nothing is held: no flush, no query. */ \
+		if (gs_cu_elements_ok())                                    \
 			gs_cu_flush_stream(strm, pt, GS_FLUSH_##why, #name); \
 		return gs_cu_real.name args;                                \
 	}

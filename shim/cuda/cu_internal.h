@@ -229,4 +229,15 @@ static inline bool gs_cu_name_is_cu(const char *name)
 	       name[2] <= 'Z';
 }
 
+/*
+ * Elements are taken only while no application capture is open anywhere:
+ * during one they go straight to the driver, with no query of our own
+ * (with lazy module loading a parameter query loads the module, which
+ * invalidated a thread-local capture on the H100).
+ */
+static inline bool gs_cu_elements_ok(void)
+{
+	return gs_cu_engine_ok() && !gs_engine_capturing();
+}
+
 #endif /* GS_CU_INTERNAL_H */

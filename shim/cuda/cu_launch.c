@@ -214,7 +214,7 @@ CUresult gs_cu_x_cuLaunchKernel(int pt, CUfunction f, unsigned int gx, unsigned 
 	o.u.k.s = s;
 	o.u.k.kp = kp;
 	o.u.k.extra = extra;
-	if (!gs_cu_engine_ok())
+	if (!gs_cu_elements_ok())
 		return gs_cu_orig_call(&o);
 	return gs_cu_kernel(&o, f, o.u.k.grid, o.u.k.block, shmem, s, kp, extra,
 			    pt ? "cuLaunchKernel_ptsz" : "cuLaunchKernel");
@@ -229,7 +229,7 @@ CUresult gs_cu_x_cuLaunchKernelEx(int pt, const CUlaunchConfig *cfg, CUfunction 
 	o.u.k.f = f;
 	o.u.k.kp = kp;
 	o.u.k.extra = extra;
-	if (!gs_cu_engine_ok() || !cfg)
+	if (!gs_cu_elements_ok() || !cfg)
 		return gs_cu_orig_call(&o);
 	const char *api = pt ? "cuLaunchKernelEx_ptsz" : "cuLaunchKernelEx";
 	if (cfg->numAttrs) {
@@ -317,7 +317,7 @@ static CUresult gs_cu_copy(gs_cu_orig_t *o, const char *api)
 		o.u.c.src = sexpr;                                                  \
 		o.u.c.n = n;                                                        \
 		o.u.c.s = s;                                                        \
-		if (!gs_cu_engine_ok())                                             \
+		if (!gs_cu_elements_ok())                                           \
 			return gs_cu_orig_call(&o);                                 \
 		return gs_cu_copy(&o, pt ? #name "_ptsz" : #name);                  \
 	}
@@ -363,7 +363,7 @@ static CUresult gs_cu_set(gs_cu_orig_t *o, const char *api)
 		o.u.m.dst = dst;                                                    \
 		o.u.m.n = n;                                                        \
 		o.u.m.s = s;                                                        \
-		if (!gs_cu_engine_ok())                                             \
+		if (!gs_cu_elements_ok())                                           \
 			return gs_cu_orig_call(&o);                                 \
 		return gs_cu_set(&o, pt ? #name "_ptsz" : #name);                   \
 	}

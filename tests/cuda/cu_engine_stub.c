@@ -27,6 +27,7 @@ bool gs_engine_init(const gs_ops_t *ops)
 
 void gs_engine_fini(void) {}
 bool gs_engine_active(void) { return true; }
+bool gs_engine_capturing(void) { return gs_stub.captures > 0; }
 
 int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec,
 		     const char *api)
