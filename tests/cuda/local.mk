@@ -37,7 +37,9 @@ TESTS += tests/cuda/test-cu-preload
 endif
 
 # The pass-through cost of a hooked launch (tools/bench-hook.sh); not a test.
+if HAVE_CUDA
 noinst_PROGRAMS += tests/cuda/bench_hook
 tests_cuda_bench_hook_SOURCES = tests/cuda/bench_hook.c
 tests_cuda_bench_hook_CPPFLAGS = $(CUDA_CPPFLAGS)
 tests_cuda_bench_hook_CFLAGS = $(AM_CFLAGS) -O2
+endif
