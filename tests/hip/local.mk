@@ -17,6 +17,15 @@ tests_hip_test_hip_CFLAGS = $(AM_CFLAGS) $(CRITERION_CFLAGS) -Wno-missing-protot
 tests_hip_test_hip_LDADD = $(CRITERION_LIBS) -lelf -lmsgpackc
 TESTS += tests/hip/test_hip
 endif
+# The metadata parser on the code objects hipcc builds from kernels/*.cu
+# (kernels/local.mk), checked against the kernels' source signatures; skips
+# (77) when hipcc is absent and nothing was built.
+check_PROGRAMS += tests/hip/test_hip_kernels
+tests_hip_test_hip_kernels_SOURCES = tests/hip/test_hip_kernels.c shim/hip/gs_hip_codeobj.c
+tests_hip_test_hip_kernels_CPPFLAGS = $(CORE_CPPFLAGS) -I$(top_srcdir)/shim/hip
+tests_hip_test_hip_kernels_LDADD = -lelf -lmsgpackc
+EXTRA_tests_hip_test_hip_kernels_DEPENDENCIES = $(GS_WL_HSACOS)
+TESTS += tests/hip/test_hip_kernels
 endif
 EXTRA_DIST += tests/hip/test-hip-complete tests/hip/test-hip-preload \
 	tests/hip/data/kernels.hip tests/hip/data/kernels.co \
