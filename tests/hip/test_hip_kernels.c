@@ -459,7 +459,8 @@ static void gs_t_check(const char *src, const char *co_path, size_t *nk, size_t 
 		const gs_layout_t *l = gs_hip_codeobj_find(&co, sig[i].name);
 		if (gs_t_compare(co_path, &sig[i], l, false))
 			continue;
-		printf("ok %s %s(", strrchr(src, '/') ? strrchr(src, '/') + 1 : src, sig[i].name);
+		printf("ok %s %s(", strrchr(co_path, '/') ? strrchr(co_path, '/') + 1 : co_path,
+		       sig[i].name);
 		for (uint32_t a = 0; a < sig[i].nargs; a++)
 			printf("%s%s @%u+%u", a ? ", " : "", sig[i].type[a], l->arg[a].off, l->arg[a].size);
 		printf(") total %u\n", l->total);
@@ -538,6 +539,22 @@ int main(int argc, char **argv)
 		/* Some built but not all: every .cu must have its code object. */
 		for (size_t i = 0; i < nn; i++, nfiles++)
 			gs_t_check(cu[i], co[i], &nk, &na);
+		/* decode.cu at -O0 (tests/hip/local.mk): hidden arguments present. */
+		char o0[4096], o0_src[4096];
+		if (snprintf(o0, sizeof(o0), "%s/tests/hip/decode-O0.hsaco", bld) < (int)sizeof(o0) &&
+		    snprintf(o0_src, sizeof(o0_src), "%s/decode.cu", dir) < (int)sizeof(o0_src)) {
+			size_t len;
+			char *img = gs_t_slurp(o0, &len);
+			if (!img) {
+				gs_t_fail("%s: missing", o0);
+			} else {
+				if (!memmem(img, len, "hidden_", 7))
+					gs_t_fail("%s: no hidden argument in the metadata", o0);
+				free(img);
+				gs_t_check(o0_src, o0, &nk, &na);
+				nfiles++;
+			}
+		}
 		for (size_t i = 0; i < nn; i++)
 			free(names[i]);
 		free(cu);
