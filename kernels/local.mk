@@ -23,6 +23,29 @@ kernels/%.cubin: kernels/%.cu
 	$(AM_V_GEN)$(NVCC) $(NVCC_FLAGS) -o $@ $<
 endif
 
+# The same kernels as HIP code objects (<w>.hsaco, what gs_gpu.h's HIP
+# mapping loads), for AMD GPUs of GS_HIP_ARCH.  hipcc is looked for when make
+# runs (configure does not check for it): without one, nothing below is
+# built and tests/hip/test_hip_kernels skips.  `make HIPCC=` turns it off.
+# gs_hip_device.h is force-included so the .cu files stay plain CUDA C.
+# HIP_PLATFORM=amd: hipcc would otherwise pick nvcc on a machine that has no
+# clang++ in PATH but has CUDA.
+GS_HIP_ARCH = gfx90a
+HIPCC_FLAGS = --genco --offload-arch=$(GS_HIP_ARCH) -O3
+GS_HIPCC_FOUND := $(shell command -v hipcc 2>/dev/null)
+HIPCC = $(GS_HIPCC_FOUND)
+GS_WL_HSACOS = $(if $(HIPCC),$(GS_WL_NAMES:%=kernels/%.hsaco))
+EXTRA_DIST += kernels/gs_hip_device.h
+CLEANFILES += $(GS_WL_NAMES:%=kernels/%.hsaco)
+kernels/%.hsaco: kernels/%.cu $(srcdir)/kernels/gs_hip_device.h
+	@$(if $(HIPCC),:,echo "$@: no hipcc (apt-get install hipcc, or make HIPCC=/path/to/hipcc)" >&2; exit 1)
+	@$(MKDIR_P) kernels
+	$(AM_V_GEN)HIP_PLATFORM=amd $(HIPCC) $(HIPCC_FLAGS) \
+		-include $(srcdir)/kernels/gs_hip_device.h -o $@ $<
+# `make hip-kernels`: just the code objects.
+hip-kernels: $(GS_WL_HSACOS)
+.PHONY: hip-kernels
+
 # A simulator module: plain C, no sanitizers (it is dlopened into whatever
 # process the simulator runs in).
 kernels/%.sim.so: kernels/%_sim.c $(srcdir)/tests/sim/gs_sim_kernel.h $(srcdir)/kernels/gs_sim_args.h
@@ -61,8 +84,8 @@ EXTRA_kernels_nrepeat_DEPENDENCIES = kernels/nrepeat.sim.so $(GS_WL_CUBINS)
 endif
 
 # The same host programs built for HIP (-DGS_USE_HIP), so the mapping in
-# gs_gpu.h keeps compiling; they need HIP code objects (<w>.hsaco), which
-# are not built yet, to run.
+# gs_gpu.h keeps compiling; they load the HIP code objects (<w>.hsaco) built
+# above when hipcc is present.
 if HAVE_HIP
 GS_WL_HIP_CPPFLAGS = $(HIP_CPPFLAGS) -DGS_USE_HIP -I$(srcdir)/kernels \
 	-DGS_KERNEL_DIR_DEFAULT='"$(abs_top_builddir)/kernels"'
@@ -70,12 +93,15 @@ noinst_PROGRAMS += kernels/tiny-hip kernels/decode-hip kernels/nrepeat-hip
 kernels_tiny_hip_SOURCES = $(GS_WL_TINY_SRC)
 kernels_tiny_hip_CPPFLAGS = $(GS_WL_HIP_CPPFLAGS)
 kernels_tiny_hip_LDADD = -lamdhip64 -lm
+EXTRA_kernels_tiny_hip_DEPENDENCIES = $(GS_WL_HSACOS)
 kernels_decode_hip_SOURCES = $(GS_WL_DECODE_SRC)
 kernels_decode_hip_CPPFLAGS = $(GS_WL_HIP_CPPFLAGS)
 kernels_decode_hip_LDADD = -lamdhip64 -lm
+EXTRA_kernels_decode_hip_DEPENDENCIES = $(GS_WL_HSACOS)
 kernels_nrepeat_hip_SOURCES = $(GS_WL_NREPEAT_SRC)
 kernels_nrepeat_hip_CPPFLAGS = $(GS_WL_HIP_CPPFLAGS)
 kernels_nrepeat_hip_LDADD = -lamdhip64 -lm
+EXTRA_kernels_nrepeat_hip_DEPENDENCIES = $(GS_WL_HSACOS)
 endif
 
 # GPU checks (tools/gpu/check-gpu.sh): where no GPU is present the script
