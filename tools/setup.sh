@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 # builds kernels/<w>.hsaco for the HIP metadata test; on top of the rest it
 # adds about 105 MB of downloads, 750 MB on disk and 20 s of install time.
 # The build skips HIP device code where hipcc is absent.
-PKGS="autoconf automake libtool pkg-config make gcc python3 uthash-dev libcriterion-dev libjansson-dev libamdhip64-dev libelf-dev libmsgpack-dev hipcc"
+PKGS="autoconf automake libtool pkg-config make gcc g++ python3 uthash-dev libcriterion-dev libjansson-dev libamdhip64-dev libelf-dev libmsgpack-dev hipcc"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
