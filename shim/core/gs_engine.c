@@ -290,12 +290,12 @@ static bool gs_replay_ready(gs_stream_t *s, gs_seq_t *q)
  * not yet submitted go eagerly, in order.  `why` is the mismatch charged
  * when the sequence being matched did not complete.
  */
-static void gs_match_end(gs_stream_t *s, gs_mismatch_reason_t why, const gs_rec_t *got)
+static void gs_match_end(gs_stream_t *s, gs_mismatch_reason_t why, const gs_rec_t *got, bool charge)
 {
 	uint32_t nheld = s->nheld;
 	if (s->done) {
 		gs_replay_ready(s, s->done);
-	} else if (s->ncands && s->cands[0]->state == GS_SEQ_ARMED) {
+	} else if (charge && s->ncands && s->cands[0]->state == GS_SEQ_ARMED) {
 		gs_mismatch(s, s->cands[0], why, nheld, got);
 	}
 	gs_release(s, s->submitted, nheld);
@@ -316,7 +316,7 @@ static bool gs_match_next(gs_stream_t *s, gs_rec_t *r, uint64_t at)
 			s->cands[keep++] = q;
 	}
 	if (!keep) {
-		gs_match_end(s, GS_MISMATCH_STRUCTURE, r);
+		gs_match_end(s, GS_MISMATCH_STRUCTURE, r, true);
 		return gs_try_start(s, r, at);
 	}
 	s->ncands = keep;
@@ -438,24 +438,30 @@ static void gs_segment_end(gs_stream_t *s)
 	gs_period_reset(&s->period);
 }
 
-/* Submit what the stream holds and end its segment; lock held. */
-static void gs_flush_locked(gs_stream_t *s, gs_flush_reason_t why, const char *api)
+/*
+ * Submit what the stream holds and end its segment; lock held.  `own` says
+ * the flush comes from an operation on this stream: a match it cuts is then
+ * a mismatch of the sequence.  A flush from elsewhere (every stream's, the
+ * legacy stream's peers) interrupts the match without charging it, so
+ * another thread's syncs cannot retire this stream's sequences.
+ */
+static void gs_flush_locked(gs_stream_t *s, gs_flush_reason_t why, const char *api, bool own)
 {
 	if (s->nheld || s->ncands) {
 		GS_STAT_INC(flushes);
 		GS_STAT_INC(flush_by[why]);
 		gs_trace_flush(s->key.handle, why, api, s->nheld);
-		gs_match_end(s, GS_MISMATCH_CUT, NULL);
+		gs_match_end(s, GS_MISMATCH_CUT, NULL, own);
 	}
 	gs_segment_end(s);
 }
 
-static void gs_flush_one(gs_stream_t *s, gs_flush_reason_t why, const char *api)
+static void gs_flush_one(gs_stream_t *s, gs_flush_reason_t why, const char *api, bool own)
 {
 	pthread_mutex_lock(&s->lock);
 	if (__atomic_load_n(&s->built, __ATOMIC_ACQUIRE))
 		gs_seq_publish(s);
-	gs_flush_locked(s, why, api);
+	gs_flush_locked(s, why, api, own);
 	pthread_mutex_unlock(&s->lock);
 }
 
@@ -478,7 +484,7 @@ static void gs_flush_legacy_peers(gs_stream_t *self, void *ctx, unsigned flags, 
 		bool tied = (flags & GS_STREAM_LEGACY) ? (s->flags & GS_STREAM_BLOCKING) != 0
 						       : (s->flags & GS_STREAM_LEGACY) != 0;
 		if (tied)
-			gs_flush_one(s, GS_FLUSH_LEGACY, api);
+			gs_flush_one(s, GS_FLUSH_LEGACY, api, false);
 	}
 	pthread_mutex_unlock(&gs_table_lock);
 }
@@ -510,7 +516,7 @@ int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec
 	gs_rec_t **slot = &s->ring[at % s->cap];
 	if (gs_rec_copy(slot, rec)) {
 		/* No memory for the history: submit everything and pass through. */
-		gs_flush_locked(s, GS_FLUSH_OTHER, api);
+		gs_flush_locked(s, GS_FLUSH_OTHER, api, false);
 		pthread_mutex_unlock(&s->lock);
 		return gs_pass(NULL, rec, api);
 	}
@@ -544,7 +550,7 @@ void gs_engine_flush_stream(uintptr_t handle, void *ctx, unsigned sflags, gs_flu
 	gs_stream_t *s = gs_stream_get(handle, ctx, sflags);
 	gs_flush_legacy_peers(s, ctx, s ? s->flags : sflags, api);
 	if (s)
-		gs_flush_one(s, why, api);
+		gs_flush_one(s, why, api, true);
 }
 
 void gs_engine_flush_all(gs_flush_reason_t why, const char *api)
@@ -553,7 +559,7 @@ void gs_engine_flush_all(gs_flush_reason_t why, const char *api)
 		return;
 	pthread_mutex_lock(&gs_table_lock);
 	for (gs_stream_t *s = gs_streams; s; s = s->hh.next)
-		gs_flush_one(s, why, api);
+		gs_flush_one(s, why, api, false);
 	pthread_mutex_unlock(&gs_table_lock);
 }
 
@@ -565,7 +571,7 @@ void gs_engine_flush_all(gs_flush_reason_t why, const char *api)
 static void gs_stream_retire(gs_stream_t *s, gs_flush_reason_t why, const char *api)
 {
 	pthread_mutex_lock(&s->lock);
-	gs_flush_locked(s, why, api);
+	gs_flush_locked(s, why, api, false);
 	gs_seq_free_all(s, true);
 	s->nseqs = 0;
 	s->nodes = 0;

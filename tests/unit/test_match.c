@@ -168,3 +168,24 @@ Test(match, a_cut_match_is_followed_by_the_next_sequence)
 	cr_expect_eq(gs_stats.replays, 1);
 	tb_check();
 }
+
+Test(match, flushes_from_elsewhere_do_not_retire_a_sequence)
+{
+	/* Another thread's synchronous copy flushes every stream, cutting this
+	 * stream's match at random points: the held work goes, uncharged. */
+	learn6();
+	for (int round = 0; round < 5; round++) {
+		for (int i = 0; i < 3; i++)
+			tb_launch(S1, F[i], 1000 + i, 0);
+		gs_engine_flush_all(GS_FLUSH_COPY, "cuMemcpyDtoH");
+		for (int i = 3; i < 6; i++)
+			tb_launch(S1, F[i], 1000 + i, 0);
+		sync_s1();
+	}
+	cr_expect_eq(gs_stats.mismatches, 0);
+	cr_expect_eq(gs_stats.retirements, 0);
+	cr_expect_eq(gs_stats.flush_by[GS_FLUSH_COPY], 5);
+	tb_step(S1, F, 6, 0);
+	cr_expect_eq(gs_stats.replays, 1, "the sequence is still armed");
+	tb_check();
+}
