@@ -738,6 +738,8 @@ bool gs_engine_init(const gs_ops_t *ops)
 			atexit(gs_engine_atexit);
 			pthread_atfork(gs_fork_prepare, gs_fork_parent, gs_fork_child);
 		}
+		if (gs_config.async_build)
+			gs_build_start();
 		__atomic_store_n(&gs_active, true, __ATOMIC_RELEASE);
 		gs_log(GS_LOG_INFO, "active with the %s backend", ops->name);
 	}

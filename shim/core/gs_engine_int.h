@@ -152,6 +152,8 @@ enum { GS_HANDOFF_NONE, GS_HANDOFF_BUILDING, GS_HANDOFF_BUILT, GS_HANDOFF_CANCEL
 void gs_seq_free(gs_seq_t *q);
 
 /* gs_build.c: the background builder. */
+/* Start the builder thread (engine init). */
+void gs_build_start(void);
 /* Queue q (state BUILDING) for the builder; true when no thread could run. */
 bool gs_build_submit(gs_seq_t *q);
 /* Wait until every queued build is published. */
