@@ -3,5 +3,5 @@
 # tests/tools/test_docs.sh.
 dist_doc_DATA += docs/configuration.md docs/troubleshooting.md docs/tools.md \
 	docs/how-it-works.md docs/limits.md \
-	docs/cuda-backend.md docs/hip-backend.md
+	docs/cuda-backend.md docs/hip-backend.md docs/performance.md
 dist_man_MANS += docs/graphshim.7
