@@ -78,7 +78,8 @@ static const char gs_usage_run[] =
 	"  -h, --help        this help\n"
 	"\n"
 	"The library is the first of: --lib PATH; $GRAPHSHIM_LIB; the build tree\n"
-	"next to this program (../.libs/ or ../shim/.libs/); " GS_LIBDIR "/.\n"
+	"next to this program (../.libs/ or ../shim/.libs/); ../lib/ or ../lib64/ next\n"
+	"to this program (an installation moved as a whole); " GS_LIBDIR "/.\n"
 	"\n"
 	"Exit status: PROGRAM's own; 127 when PROGRAM is not found, 126 when it\n"
 	"cannot be executed, 2 for bad options or when the library is not found.\n";
@@ -157,8 +158,11 @@ static char *gs_find_lib(const char *opt_lib)
 		return abs;
 	}
 
+	/* The build tree, then an installation moved (or DESTDIR-staged) as a
+	 * whole: the library beside bin/ in lib/ or lib64/. */
 	static const char *const rel[] = {"/../.libs/" GS_LIBNAME, "/../shim/.libs/" GS_LIBNAME,
-					  "/.libs/" GS_LIBNAME};
+					  "/.libs/" GS_LIBNAME, "/../lib/" GS_LIBNAME,
+					  "/../lib64/" GS_LIBNAME};
 	char exe[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n > 0) {
@@ -176,7 +180,7 @@ static char *gs_find_lib(const char *opt_lib)
 	const char *inst = GS_LIBDIR "/" GS_LIBNAME;
 	if (gs_readable(inst))
 		return realpath(inst, NULL);
-	gs_err("cannot find %s: looked for $GRAPHSHIM_LIB, the build tree next to %s, and %s "
+	gs_err("cannot find %s: looked for $GRAPHSHIM_LIB, the build tree and ../lib next to %s, and %s "
 	       "(set GRAPHSHIM_LIB or use --lib)",
 	       GS_LIBNAME, n > 0 ? exe : "this program", inst);
 	return NULL;

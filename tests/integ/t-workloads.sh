@@ -75,6 +75,33 @@ run fault-param-info-all 0 "GS_SIM_FAIL_PARAM_INFO=1+" -- $D
 for n in 1 2 3 4 5 6 7 8 9 10 11 12; do
 	run fault-param-info-$n 90 "GS_SIM_FAIL_PARAM_INFO=$n" -- $D
 done
+# A trace of a real workload is valid trace-event JSON that Perfetto opens,
+# and the graphshim command explains it.
+if command -v python3 >/dev/null 2>&1; then
+	GRAPHSHIM_TRACE="$tmp/t.json" LD_PRELOAD="$lib" $D --branch >/dev/null 2>&1
+	if python3 - "$tmp/t.json" <<'PY'
+import json, sys
+ev = json.load(open(sys.argv[1]))
+assert isinstance(ev, list) and ev, "not a non-empty array"
+for e in ev:
+    for k in ("name", "ph", "pid", "tid"):
+        assert k in e, "event without %s: %r" % (k, e)
+    assert e["ph"] in ("B", "E", "X", "i", "I", "M", "C"), e["ph"]
+    if e["ph"] != "M":
+        assert isinstance(e["ts"], (int, float)), e
+cats = {e.get("cat") for e in ev}
+for c in ("launch", "replay", "sequence"):
+    assert c in cats, "no %s events" % c
+print("trace: %d events, schema ok" % len(ev))
+PY
+	then
+		if [ -x "$b/tools/graphshim" ] && ! "$b/tools/graphshim" trace summarize "$tmp/t.json" | grep -q "boundary"; then
+			echo "FAIL trace: graphshim trace summarize does not show the learned sequences"; fails=$((fails + 1))
+		fi
+	else
+		echo "FAIL trace: not valid trace-event JSON"; fails=$((fails + 1))
+	fi
+fi
 [ "$fails" -eq 0 ] && echo "all workloads identical" && exit 0
 echo "$fails failed"
 exit 1
