@@ -212,6 +212,26 @@ static bool gs_patch_worth(uint32_t n, uint32_t ndiff)
 }
 
 /*
+ * The backend failed while replaying records [b, e) of q: they go eagerly,
+ * in order, and q retires (its graph may no longer match what it holds).
+ * Each kind of failure is logged once.  Returns true (the match ends).
+ */
+static bool gs_replay_failed(gs_stream_t *s, gs_seq_t *q, uint32_t b, uint32_t e,
+			     gs_mismatch_reason_t why, uint32_t pos, const gs_rec_t *r, int rc)
+{
+	static int logged[GS_MISMATCH_NREASONS];
+	const char *what = why == GS_MISMATCH_PATCH_FAILED ? "graph_patch" : "graph_launch";
+	GS_STAT_INC(fallbacks);
+	gs_trace_fallback(what, rc);
+	if (!__atomic_exchange_n(&logged[why], 1, __ATOMIC_RELAXED))
+		gs_log(GS_LOG_WARN, "%s failed (status %d); that sequence goes eager", what, rc);
+	gs_release(s, b, e);
+	gs_mismatch(s, q, why, pos, r);
+	gs_seq_retire(s, q);
+	return true;
+}
+
+/*
  * Submit chunk j of q over the held records it covers: revalidate every
  * byte, patch what drifted, launch the chunk's graph.  Drift past the cost
  * rule releases the chunk's records eagerly.  A backend failure releases
@@ -235,29 +255,15 @@ static bool gs_replay_chunk(gs_stream_t *s, gs_seq_t *q, uint32_t j)
 		uint32_t i = s->diffs[k];
 		const gs_rec_t *r = gs_ring_at(s, s->held_start + i);
 		int rc = gs_engine_ops->graph_patch(q->graphs[j], i - b, r);
-		if (rc) {
-			GS_STAT_INC(fallbacks);
-			gs_trace_fallback("graph_patch", rc);
-			gs_log_once(GS_LOG_WARN, "patching a graph node failed (status %d); going eager", rc);
-			gs_release(s, b, e);
-			gs_mismatch(s, q, GS_MISMATCH_PATCH_FAILED, i, r);
-			gs_seq_retire(s, q);
-			return true;
-		}
+		if (rc)
+			return gs_replay_failed(s, q, b, e, GS_MISMATCH_PATCH_FAILED, i, r, rc);
 		/* The baked record follows the graph: same shape, new bytes. */
 		memcpy(q->recs[i]->args, r->args, r->nbytes);
 		q->recs[i]->hash = r->hash;
 	}
 	int rc = gs_engine_ops->graph_launch(q->graphs[j], s->key.handle);
-	if (rc) {
-		GS_STAT_INC(fallbacks);
-		gs_trace_fallback("graph_launch", rc);
-		gs_log_once(GS_LOG_WARN, "launching a graph failed (status %d); going eager", rc);
-		gs_release(s, b, e);
-		gs_mismatch(s, q, GS_MISMATCH_LAUNCH_FAILED, b, NULL);
-		gs_seq_retire(s, q);
-		return true;
-	}
+	if (rc)
+		return gs_replay_failed(s, q, b, e, GS_MISMATCH_LAUNCH_FAILED, b, NULL, rc);
 	GS_STAT_INC(replays);
 	GS_STAT_ADD(replayed, e - b);
 	if (ndiff) {
