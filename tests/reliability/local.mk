@@ -13,19 +13,41 @@ GS_SAN_RUNTIME = $(if $(findstring address,$(SAN_CFLAGS)),$(shell $(CC) -print-f
 AM_TESTS_ENVIRONMENT += GS_TEST_PRELOAD_PREFIX=$${GS_TEST_PRELOAD_PREFIX-$(GS_SAN_RUNTIME)}; \
 	GS_TEST_SANITIZERS='$(SAN_CFLAGS)'; export GS_TEST_PRELOAD_PREFIX GS_TEST_SANITIZERS;
 
+GS_REL_SH = tests/reliability/t-lifecycle.sh tests/reliability/t-threads.sh
 if HAVE_CUDA
-REL_CPPFLAGS = $(SIM_T_CPPFLAGS) -I$(srcdir)/tests/reliability
-REL_LDFLAGS = $(SIM_T_LDFLAGS)
-REL_LIBS = $(SIM_T_LIBS)
-REL_PROGS = tests/reliability/r_lifecycle
-check_PROGRAMS += $(REL_PROGS)
-REL_TESTS = tests/reliability/t-lifecycle.sh
-TESTS += $(REL_TESTS)
+GS_REL_CPPFLAGS = $(SIM_T_CPPFLAGS) -I$(srcdir)/tests/reliability
+GS_REL_LDF = $(SIM_T_LDFLAGS)
+GS_REL_LIBS = $(SIM_T_LIBS)
+GS_REL_PROGS = tests/reliability/r_lifecycle tests/reliability/r_stress tests/reliability/r_ctor
+check_PROGRAMS += $(GS_REL_PROGS)
+GS_REL_TESTS = tests/reliability/t-lifecycle.sh tests/reliability/t-threads.sh
+TESTS += $(GS_REL_TESTS)
 
 tests_reliability_r_lifecycle_SOURCES = tests/reliability/r_lifecycle.c tests/reliability/r_common.h
-tests_reliability_r_lifecycle_CPPFLAGS = $(REL_CPPFLAGS)
-tests_reliability_r_lifecycle_LDFLAGS = $(REL_LDFLAGS)
-tests_reliability_r_lifecycle_LDADD = $(REL_LIBS)
+tests_reliability_r_lifecycle_CPPFLAGS = $(GS_REL_CPPFLAGS)
+tests_reliability_r_lifecycle_LDFLAGS = $(GS_REL_LDF)
+tests_reliability_r_lifecycle_LDADD = $(GS_REL_LIBS)
 EXTRA_tests_reliability_r_lifecycle_DEPENDENCIES = $(SIM_T_DEPS)
+
+tests_reliability_r_stress_SOURCES = tests/reliability/r_stress.c tests/reliability/r_common.h
+tests_reliability_r_stress_CPPFLAGS = $(GS_REL_CPPFLAGS)
+tests_reliability_r_stress_LDFLAGS = $(GS_REL_LDF)
+tests_reliability_r_stress_LDADD = $(GS_REL_LIBS)
+EXTRA_tests_reliability_r_stress_DEPENDENCIES = $(SIM_T_DEPS)
+
+# A library whose constructor calls the driver, linked by hand (not
+# libtool) so the program finds it by rpath under its plain name.
+check_PROGRAMS += tests/reliability/libr_ctor.so
+tests_reliability_libr_ctor_so_SOURCES = tests/reliability/r_ctorlib.c tests/reliability/r_common.h
+tests_reliability_libr_ctor_so_CPPFLAGS = $(GS_REL_CPPFLAGS)
+tests_reliability_libr_ctor_so_CFLAGS = $(AM_CFLAGS) -fPIC
+tests_reliability_libr_ctor_so_LDADD = $(GS_REL_LIBS)
+tests_reliability_libr_ctor_so_LINK = $(CCLD) $(tests_reliability_libr_ctor_so_CFLAGS) $(CFLAGS) \
+	$(AM_LDFLAGS) -shared $(GS_REL_LDF) $(LDFLAGS) -o $@
+EXTRA_tests_reliability_libr_ctor_so_DEPENDENCIES = $(SIM_T_DEPS)
+tests_reliability_r_ctor_SOURCES = tests/reliability/r_ctor.c tests/reliability/r_common.h
+tests_reliability_r_ctor_CPPFLAGS = $(GS_REL_CPPFLAGS)
+tests_reliability_r_ctor_LDFLAGS = $(GS_REL_LDF) -Wl,-rpath,$(abs_top_builddir)/tests/reliability
+tests_reliability_r_ctor_LDADD = tests/reliability/libr_ctor.so $(GS_REL_LIBS)
 endif
-EXTRA_DIST += tests/reliability/t-lifecycle.sh tests/reliability/r_common.h
+EXTRA_DIST += $(GS_REL_SH) tests/reliability/r_common.h tests/reliability/r_lib.sh
