@@ -13,14 +13,15 @@ GS_SAN_RUNTIME = $(if $(findstring address,$(SAN_CFLAGS)),$(shell $(CC) -print-f
 AM_TESTS_ENVIRONMENT += GS_TEST_PRELOAD_PREFIX=$${GS_TEST_PRELOAD_PREFIX-$(GS_SAN_RUNTIME)}; \
 	GS_TEST_SANITIZERS='$(SAN_CFLAGS)'; export GS_TEST_PRELOAD_PREFIX GS_TEST_SANITIZERS;
 
-GS_REL_SH = tests/reliability/t-lifecycle.sh tests/reliability/t-threads.sh
+GS_REL_SH = tests/reliability/t-lifecycle.sh tests/reliability/t-threads.sh \
+	tests/reliability/t-secure.sh
 if HAVE_CUDA
 GS_REL_CPPFLAGS = $(SIM_T_CPPFLAGS) -I$(srcdir)/tests/reliability
 GS_REL_LDF = $(SIM_T_LDFLAGS)
 GS_REL_LIBS = $(SIM_T_LIBS)
 GS_REL_PROGS = tests/reliability/r_lifecycle tests/reliability/r_stress tests/reliability/r_ctor
 check_PROGRAMS += $(GS_REL_PROGS)
-GS_REL_TESTS = tests/reliability/t-lifecycle.sh tests/reliability/t-threads.sh
+GS_REL_TESTS = $(GS_REL_SH)
 TESTS += $(GS_REL_TESTS)
 
 tests_reliability_r_lifecycle_SOURCES = tests/reliability/r_lifecycle.c tests/reliability/r_common.h
@@ -45,6 +46,16 @@ tests_reliability_libr_ctor_so_LDADD = $(GS_REL_LIBS)
 tests_reliability_libr_ctor_so_LINK = $(CCLD) $(tests_reliability_libr_ctor_so_CFLAGS) $(CFLAGS) \
 	$(AM_LDFLAGS) -shared $(GS_REL_LDF) $(LDFLAGS) -o $@
 EXTRA_tests_reliability_libr_ctor_so_DEPENDENCIES = $(SIM_T_DEPS)
+# Linked against libgraphshim.so itself (setgid copies get no LD_PRELOAD).
+check_PROGRAMS += tests/reliability/r_secure
+tests_reliability_r_secure_SOURCES = tests/reliability/r_secure.c tests/reliability/r_common.h
+tests_reliability_r_secure_CPPFLAGS = $(GS_REL_CPPFLAGS)
+# Linked by hand: libtool would make a wrapper script of it.
+tests_reliability_r_secure_LDADD = $(top_builddir)/.libs/libgraphshim.so $(GS_REL_LIBS)
+tests_reliability_r_secure_LINK = $(CCLD) $(AM_CFLAGS) $(CFLAGS) $(AM_LDFLAGS) $(GS_REL_LDF) \
+	-Wl,-rpath,$(abs_top_builddir)/.libs -Wl,--no-as-needed $(LDFLAGS) -o $@
+EXTRA_tests_reliability_r_secure_DEPENDENCIES = libgraphshim.la $(SIM_T_DEPS)
+
 tests_reliability_r_ctor_SOURCES = tests/reliability/r_ctor.c tests/reliability/r_common.h
 tests_reliability_r_ctor_CPPFLAGS = $(GS_REL_CPPFLAGS)
 tests_reliability_r_ctor_LDFLAGS = $(GS_REL_LDF) -Wl,-rpath,$(abs_top_builddir)/tests/reliability
