@@ -14,12 +14,13 @@ AM_TESTS_ENVIRONMENT += GS_TEST_PRELOAD_PREFIX=$${GS_TEST_PRELOAD_PREFIX-$(GS_SA
 	GS_TEST_SANITIZERS='$(SAN_CFLAGS)'; export GS_TEST_PRELOAD_PREFIX GS_TEST_SANITIZERS;
 
 GS_REL_SH = tests/reliability/t-lifecycle.sh tests/reliability/t-threads.sh \
-	tests/reliability/t-secure.sh
+	tests/reliability/t-secure.sh tests/reliability/t-memory.sh
 if HAVE_CUDA
 GS_REL_CPPFLAGS = $(SIM_T_CPPFLAGS) -I$(srcdir)/tests/reliability
 GS_REL_LDF = $(SIM_T_LDFLAGS)
 GS_REL_LIBS = $(SIM_T_LIBS)
-GS_REL_PROGS = tests/reliability/r_lifecycle tests/reliability/r_stress tests/reliability/r_ctor
+GS_REL_PROGS = tests/reliability/r_lifecycle tests/reliability/r_stress tests/reliability/r_ctor \
+	tests/reliability/r_memory
 check_PROGRAMS += $(GS_REL_PROGS)
 GS_REL_TESTS = $(GS_REL_SH)
 TESTS += $(GS_REL_TESTS)
@@ -35,6 +36,12 @@ tests_reliability_r_stress_CPPFLAGS = $(GS_REL_CPPFLAGS)
 tests_reliability_r_stress_LDFLAGS = $(GS_REL_LDF)
 tests_reliability_r_stress_LDADD = $(GS_REL_LIBS)
 EXTRA_tests_reliability_r_stress_DEPENDENCIES = $(SIM_T_DEPS)
+
+tests_reliability_r_memory_SOURCES = tests/reliability/r_memory.c tests/reliability/r_common.h
+tests_reliability_r_memory_CPPFLAGS = $(GS_REL_CPPFLAGS)
+tests_reliability_r_memory_LDFLAGS = $(GS_REL_LDF)
+tests_reliability_r_memory_LDADD = $(GS_REL_LIBS)
+EXTRA_tests_reliability_r_memory_DEPENDENCIES = $(SIM_T_DEPS)
 
 # A library whose constructor calls the driver, linked by hand (not
 # libtool) so the program finds it by rpath under its plain name.
