@@ -69,3 +69,5 @@ tests_reliability_r_ctor_LDFLAGS = $(GS_REL_LDF) -Wl,-rpath,$(abs_top_builddir)/
 tests_reliability_r_ctor_LDADD = tests/reliability/libr_ctor.so $(GS_REL_LIBS)
 endif
 EXTRA_DIST += $(GS_REL_SH) tests/reliability/r_common.h tests/reliability/r_lib.sh
+# The reliability guarantees and how they are tested.
+dist_doc_DATA += docs/reliability.md

@@ -25,7 +25,10 @@ finish() {
 	echo "$fails failed"
 	exit 1
 }
-# shim CMD...: run CMD with graphshim preloaded (deterministic builds).
+# shim PROG ARGS...: run PROG with graphshim preloaded (graphs built in
+# place unless GRAPHSHIM_ASYNC_BUILD says otherwise), killed after
+# $R_TIMEOUT_S seconds.  Only PROG gets the preload, not `timeout`.
 shim() {
-	env GRAPHSHIM_ASYNC_BUILD=${GRAPHSHIM_ASYNC_BUILD:-0} LD_PRELOAD="$PRELOAD" "$@"
+	timeout "${R_TIMEOUT_S:-300}" env GRAPHSHIM_ASYNC_BUILD=${GRAPHSHIM_ASYNC_BUILD:-0} \
+		LD_PRELOAD="$PRELOAD" "$@"
 }

@@ -11,7 +11,7 @@ for mode in exit exit-call fork unload ctx-destroy; do
 		bad "$mode without graphshim"; cat "$tmp/e.log"; continue
 	fi
 	rm -f "$tmp"/s.*.json
-	if ! GRAPHSHIM_STATS="$tmp/s.%p.json" shim timeout 60 "$r/r_lifecycle" "$mode" \
+	if ! GRAPHSHIM_STATS="$tmp/s.%p.json" R_TIMEOUT_S=60 shim "$r/r_lifecycle" "$mode" \
 		>"$tmp/g.log" 2>&1; then
 		bad "$mode under graphshim"; cat "$tmp/g.log"; continue
 	fi

@@ -56,14 +56,20 @@ fi
 
 # Diagnostics files: no symlinks followed, nothing clobbered without leave.
 for var in STATS TRACE; do
+	# O_EXCL alone refuses a symlink; with GRAPHSHIM_OVERWRITE=1 only
+	# O_NOFOLLOW stands between the writer and the link's target.
 	ln -s "$tmp/target-$var" "$tmp/link-$var"
-	env GRAPHSHIM_$var="$tmp/link-$var" timeout 60 "$prog" >"$tmp/o" 2>&1 ||
-		{ bad "r_secure with GRAPHSHIM_$var"; cat "$tmp/o"; continue; }
-	if [ -e "$tmp/target-$var" ]; then
-		bad "GRAPHSHIM_$var was written through a symlink"
-	else
-		ok "GRAPHSHIM_$var: symlink not followed"
-	fi
+	for ow in 0 1; do
+		[ "$ow" = 1 ] && echo keep >"$tmp/target-$var"
+		env GRAPHSHIM_$var="$tmp/link-$var" GRAPHSHIM_OVERWRITE=$ow timeout 60 "$prog" >"$tmp/o" 2>&1 ||
+			{ bad "r_secure with GRAPHSHIM_$var"; cat "$tmp/o"; continue; }
+		if { [ "$ow" = 0 ] && [ -e "$tmp/target-$var" ]; } ||
+			{ [ "$ow" = 1 ] && [ "$(cat "$tmp/target-$var")" != keep ]; }; then
+			bad "GRAPHSHIM_$var was written through a symlink (GRAPHSHIM_OVERWRITE=$ow)"
+		else
+			ok "GRAPHSHIM_$var: symlink not followed (GRAPHSHIM_OVERWRITE=$ow)"
+		fi
+	done
 	echo keep >"$tmp/exist-$var"
 	env GRAPHSHIM_$var="$tmp/exist-$var" timeout 60 "$prog" >"$tmp/o" 2>&1 ||
 		{ bad "r_secure with GRAPHSHIM_$var"; cat "$tmp/o"; continue; }

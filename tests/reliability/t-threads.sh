@@ -7,14 +7,14 @@
 # driver before graphshim has initialised, in both preload orders.
 set -u
 . "${top_srcdir:-.}/tests/reliability/r_lib.sh"
-iters=6000
+iters=${R_STRESS_ITERS:-6000}
 $sanitized && iters=1000 # sanitizers run it several times slower
-if ! timeout 300 "$r/r_stress" $iters >"$tmp/e.out" 2>"$tmp/e.err"; then
+if ! timeout ${R_TIMEOUT_S:-300} "$r/r_stress" $iters >"$tmp/e.out" 2>"$tmp/e.err"; then
 	bad "stress without graphshim"; cat "$tmp/e.err"
 fi
 for async in 0 1; do
 	if ! GRAPHSHIM_ASYNC_BUILD=$async GRAPHSHIM_STATS="$tmp/s.json" GRAPHSHIM_OVERWRITE=1 \
-		shim timeout 300 "$r/r_stress" $iters >"$tmp/g.out" 2>"$tmp/g.err"; then
+		shim "$r/r_stress" $iters >"$tmp/g.out" 2>"$tmp/g.err"; then
 		bad "stress under graphshim (async build $async)"; cat "$tmp/g.err"; continue
 	fi
 	if ! cmp -s "$tmp/e.out" "$tmp/g.out"; then
@@ -33,7 +33,7 @@ if ! timeout 60 "$r/r_ctor" >"$tmp/c.log" 2>&1; then
 fi
 for order in "$PRELOAD" "${GS_TEST_PRELOAD_PREFIX:+$GS_TEST_PRELOAD_PREFIX }$r/libr_ctor.so $lib"; do
 	if ! GRAPHSHIM_STATS="$tmp/c.json" GRAPHSHIM_OVERWRITE=1 GRAPHSHIM_ASYNC_BUILD=0 \
-		LD_PRELOAD="$order" timeout 60 "$r/r_ctor" >"$tmp/c.log" 2>&1; then
+		timeout 60 env LD_PRELOAD="$order" "$r/r_ctor" >"$tmp/c.log" 2>&1; then
 		bad "ctor, LD_PRELOAD=$order"; cat "$tmp/c.log"; continue
 	fi
 	rep=$(sed -n 's/.*"replayed": *\([0-9]*\).*/\1/p' "$tmp/c.json" | head -n 1)
