@@ -4,6 +4,7 @@
  */
 #include "gs_rec.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 
 /*
@@ -47,11 +48,26 @@ void gs_rec_seal(gs_rec_t *r)
 }
 
 /*
- * Scratch records are per thread and live for the thread's lifetime.  The
- * buffer is leaked at thread exit by design: a destructor would have to run
- * inside the application's thread teardown, and it is one allocation.
+ * Scratch records are per thread and live for the thread's lifetime; a
+ * thread-specific key frees the buffer when the thread exits (it leaked
+ * once per thread before).  A launch from a later destructor of the same
+ * thread allocates again, and the key's destructor runs again for it.
  */
 static _Thread_local gs_rec_t *gs_rec_tls;
+static pthread_key_t gs_rec_key;
+static pthread_once_t gs_rec_key_once = PTHREAD_ONCE_INIT;
+static bool gs_rec_key_ok;
+
+static void gs_rec_tls_free(void *p)
+{
+	free(p);
+	gs_rec_tls = NULL;
+}
+
+static void gs_rec_key_make(void)
+{
+	gs_rec_key_ok = pthread_key_create(&gs_rec_key, gs_rec_tls_free) == 0;
+}
 
 gs_rec_t *gs_rec_scratch(uint32_t nbytes)
 {
@@ -63,6 +79,9 @@ gs_rec_t *gs_rec_scratch(uint32_t nbytes)
 			return NULL;
 		r = gs_rec_tls = n;
 		r->cap = cap;
+		pthread_once(&gs_rec_key_once, gs_rec_key_make);
+		if (gs_rec_key_ok)
+			pthread_setspecific(gs_rec_key, r);
 	}
 	uint32_t cap = r->cap;
 	memset(r, 0, sizeof(*r));

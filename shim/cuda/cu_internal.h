@@ -156,6 +156,7 @@ typedef struct gs_cu_fn {
 	const gs_layout_t *layout; /* NULL: the layout could not be had */
 	uint32_t max_threads;      /* per block; UINT32_MAX when unknown */
 	uint32_t max_dyn_shmem;    /* bytes; UINT32_MAX when unknown */
+	struct gs_cu_fn *retired;  /* next replaced entry (cu_layout.c) */
 } gs_cu_fn_t;
 
 /* The cached description of a function handle (never NULL once warmed). */

@@ -23,6 +23,17 @@ static gs_cu_fn_t *gs_cu_fn_tab[GS_CU_FN_SLOTS];
 static unsigned gs_cu_fn_used;
 static uint32_t gs_cu_fn_gen = 1;
 static pthread_mutex_t gs_cu_fn_lock = PTHREAD_MUTEX_INITIALIZER;
+/*
+ * Replaced entries, kept (a reader may still hold one) on a list rather
+ * than dropped, so that leak checkers see them as reachable.
+ */
+static gs_cu_fn_t *gs_cu_fn_retired;
+
+static void gs_cu_fn_retire(gs_cu_fn_t *e)
+{
+	e->retired = gs_cu_fn_retired;
+	gs_cu_fn_retired = e;
+}
 
 typedef struct gs_cu_ilayout {
 	UT_hash_handle hh;
@@ -206,9 +217,12 @@ const gs_cu_fn_t *gs_cu_fn_get(CUfunction f)
 				 * Full: start over.  Entries are never freed,
 				 * so readers holding one are unaffected.
 				 */
-				for (unsigned j = 0; j < GS_CU_FN_SLOTS; j++)
+				for (unsigned j = 0; j < GS_CU_FN_SLOTS; j++) {
+					if (gs_cu_fn_tab[j])
+						gs_cu_fn_retire(gs_cu_fn_tab[j]);
 					__atomic_store_n(&gs_cu_fn_tab[j], NULL,
 							 __ATOMIC_RELAXED);
+				}
 				gs_cu_fn_used = 0;
 				i = gs_cu_fn_slot(f);
 			}
@@ -217,8 +231,9 @@ const gs_cu_fn_t *gs_cu_fn_get(CUfunction f)
 			break;
 		}
 		if (o->func == f) {
-			/* The old entry is leaked on purpose: a reader may hold it. */
+			/* The old entry is kept on purpose: a reader may hold it. */
 			__atomic_store_n(&gs_cu_fn_tab[i], e, __ATOMIC_RELEASE);
+			gs_cu_fn_retire(o);
 			break;
 		}
 		i = (i + 1) & (GS_CU_FN_SLOTS - 1);

@@ -48,6 +48,15 @@ typedef struct gs_hip_fatbin_wrapper {
 } gs_hip_fatbin_wrapper_t;
 #define GS_HIP_FATBIN_MAGIC 0x48495046u
 
+/* Layouts read from the runtime, interned by content; they live for the
+ * process (records point at them). */
+typedef struct gs_hip_ilayout {
+	UT_hash_handle hh;
+	gs_layout_t l; /* must be last: flexible array */
+} gs_hip_ilayout_t;
+static gs_hip_ilayout_t *gs_hip_ilayouts;
+static pthread_mutex_t gs_hip_ilayout_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static const gs_layout_t *gs_hip_layout_from_runtime(hipFunction_t f)
 {
 	/* The probe past the last parameter fails and sets the last error: only
@@ -64,14 +73,28 @@ static const gs_layout_t *gs_hip_layout_from_runtime(hipFunction_t f)
 	GS_HIP_REAL(gs_hip_real.hipGetLastError()); /* the probe past the end failed */
 	if (!n || n == 256)
 		return NULL;
-	gs_layout_t *l = calloc(1, sizeof(*l) + n * sizeof(gs_arg_t));
-	if (!l)
+	gs_hip_ilayout_t *it = calloc(1, sizeof(*it) + n * sizeof(gs_arg_t));
+	if (!it)
 		return NULL;
+	gs_layout_t *l = &it->l;
 	l->nargs = (uint32_t)n;
 	l->total = (uint32_t)total;
 	for (size_t i = 0; i < n; i++) {
 		l->arg[i].off = (uint32_t)off[i];
 		l->arg[i].size = (uint32_t)size[i];
+	}
+	/* Interned: one copy per distinct layout, however often a program asks
+	 * for its functions (each query leaked a copy before). */
+	size_t klen = sizeof(gs_layout_t) + n * sizeof(gs_arg_t);
+	gs_hip_ilayout_t *old = NULL;
+	pthread_mutex_lock(&gs_hip_ilayout_lock);
+	HASH_FIND(hh, gs_hip_ilayouts, l, klen, old);
+	if (!old)
+		HASH_ADD_KEYPTR(hh, gs_hip_ilayouts, l, klen, it);
+	pthread_mutex_unlock(&gs_hip_ilayout_lock);
+	if (old) {
+		free(it);
+		return &old->l;
 	}
 	return l;
 }

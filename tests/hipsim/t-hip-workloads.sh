@@ -35,7 +35,7 @@ run() {
 	while [ "$1" != "--" ]; do envs="$envs $1"; shift; done
 	shift
 	"$@" --out "$tmp/e.bin" >"$tmp/e.log" 2>&1 || { echo "FAIL $name: eager run failed"; cat "$tmp/e.log"; fails=$((fails + 1)); return; }
-	env $envs GRAPHSHIM_STATS="$tmp/s.json" LD_PRELOAD="$lib" "$@" --out "$tmp/g.bin" >"$tmp/g.log" 2>&1 ||
+	env $envs GRAPHSHIM_STATS="$tmp/s.json" LD_PRELOAD="${GS_TEST_PRELOAD_PREFIX:+$GS_TEST_PRELOAD_PREFIX }$lib" "$@" --out "$tmp/g.bin" >"$tmp/g.log" 2>&1 ||
 		{ echo "FAIL $name: run under graphshim failed"; cat "$tmp/g.log"; fails=$((fails + 1)); return; }
 	if ! cmp -s "$tmp/e.bin" "$tmp/g.bin"; then
 		echo "FAIL $name: outputs differ"; fails=$((fails + 1)); return

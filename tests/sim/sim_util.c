@@ -71,6 +71,19 @@ bool gs_sim_reg_is(const void *h, int kind)
 	return ok;
 }
 
+/* How many live handles of a kind there are (tests/reliability checks
+ * that graphshim destroys every graph it made).  Exported for tests. */
+int gs_sim_count_handles(int kind);
+int gs_sim_count_handles(int kind)
+{
+	int n = 0;
+	GS_SIM_PT(pthread_mutex_lock(&reg_mu));
+	for (gs_sim_reg_t *r = reg_tab; r; r = r->hh.next)
+		n += r->kind == kind;
+	GS_SIM_PT(pthread_mutex_unlock(&reg_mu));
+	return n;
+}
+
 /* ---- environment ---- */
 static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 static double env_launch_us, env_node_us;

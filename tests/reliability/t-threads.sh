@@ -1,0 +1,45 @@
+#!/bin/sh
+# Threads and constructor order.  r_stress (six threads, shared and own
+# streams, syncs, events, legacy-stream steps, a drifting argument) must
+# print the same result with and without graphshim, with the background
+# builder and without, replay from graphs, and finish (its watchdog and
+# timeout catch a deadlock).  r_ctor: a library constructor that uses the
+# driver before graphshim has initialised, in both preload orders.
+set -u
+. "${top_srcdir:-.}/tests/reliability/r_lib.sh"
+iters=${R_STRESS_ITERS:-6000}
+$sanitized && iters=1000 # sanitizers run it several times slower
+if ! timeout ${R_TIMEOUT_S:-300} "$r/r_stress" $iters >"$tmp/e.out" 2>"$tmp/e.err"; then
+	bad "stress without graphshim"; cat "$tmp/e.err"
+fi
+for async in 0 1; do
+	if ! GRAPHSHIM_ASYNC_BUILD=$async GRAPHSHIM_STATS="$tmp/s.json" GRAPHSHIM_OVERWRITE=1 \
+		shim "$r/r_stress" $iters >"$tmp/g.out" 2>"$tmp/g.err"; then
+		bad "stress under graphshim (async build $async)"; cat "$tmp/g.err"; continue
+	fi
+	if ! cmp -s "$tmp/e.out" "$tmp/g.out"; then
+		bad "stress (async build $async): results differ from the run without graphshim"; continue
+	fi
+	rep=$(sed -n 's/.*"replayed": *\([0-9]*\).*/\1/p' "$tmp/s.json" | head -n 1)
+	mis=$(sed -n 's/.*"mismatches": *\([0-9]*\).*/\1/p' "$tmp/s.json" | head -n 1)
+	if [ "${rep:-0}" -lt 1000 ]; then
+		bad "stress (async build $async): only ${rep:-0} launches replayed"; continue
+	fi
+	ok "stress (async build $async): identical, $rep launches replayed, $mis mismatches"
+done
+
+if ! timeout 60 "$r/r_ctor" >"$tmp/c.log" 2>&1; then
+	bad "ctor without graphshim"; cat "$tmp/c.log"
+fi
+for order in "$PRELOAD" "${GS_TEST_PRELOAD_PREFIX:+$GS_TEST_PRELOAD_PREFIX }$r/libr_ctor.so $lib"; do
+	if ! GRAPHSHIM_STATS="$tmp/c.json" GRAPHSHIM_OVERWRITE=1 GRAPHSHIM_ASYNC_BUILD=0 \
+		timeout 60 env LD_PRELOAD="$order" "$r/r_ctor" >"$tmp/c.log" 2>&1; then
+		bad "ctor, LD_PRELOAD=$order"; cat "$tmp/c.log"; continue
+	fi
+	rep=$(sed -n 's/.*"replayed": *\([0-9]*\).*/\1/p' "$tmp/c.json" | head -n 1)
+	if [ "${rep:-0}" -lt 1 ]; then
+		bad "ctor, LD_PRELOAD=$order: nothing replayed"; continue
+	fi
+	ok "ctor, LD_PRELOAD=$order: right results, $rep launches replayed"
+done
+finish
