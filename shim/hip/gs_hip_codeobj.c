@@ -251,8 +251,12 @@ const gs_layout_t *gs_hip_codeobj_find(const gs_hip_codeobj_t *co, const char *n
 
 void gs_hip_codeobj_free(gs_hip_codeobj_t *co)
 {
-	for (size_t i = 0; i < co->n; i++)
+	/* Function entries point at these layouts; they are dropped with their
+	 * module, after the engine forgot every sequence (hipModuleUnload). */
+	for (size_t i = 0; i < co->n; i++) {
 		free(co->k[i].name);
+		free((void *)co->k[i].layout);
+	}
 	free(co->k);
 	memset(co, 0, sizeof(*co));
 }

@@ -12,7 +12,7 @@
 
 typedef struct gs_hip_kernel {
 	char *name;                 /* .name (the symbol without ".kd") */
-	const gs_layout_t *layout;  /* visible arguments only; never freed */
+	const gs_layout_t *layout;  /* visible arguments only; freed with the table */
 } gs_hip_kernel_t;
 
 typedef struct gs_hip_codeobj {
@@ -36,7 +36,11 @@ bool gs_hip_codeobj_parse_file(const char *path, gs_hip_codeobj_t *co);
 /* The layout of kernel `name` (with or without ".kd"), or NULL. */
 const gs_layout_t *gs_hip_codeobj_find(const gs_hip_codeobj_t *co, const char *name);
 
-/* Free the names and the table; layouts stay (records may point at them). */
+/*
+ * Free the names, the layouts and the table.  The backend frees a module's
+ * table only after the engine forgot every sequence (module unload), so no
+ * record points at these layouts any more.
+ */
 void gs_hip_codeobj_free(gs_hip_codeobj_t *co);
 
 #endif /* GS_HIP_CODEOBJ_H */

@@ -99,31 +99,6 @@ static const gs_layout_t *gs_hip_layout_from_runtime(hipFunction_t f)
 	return l;
 }
 
-/* Add a module's parsed code object (takes co). */
-static void gs_hip_mod_add(const void *key, gs_hip_codeobj_t *co, const void *fatbin)
-{
-	gs_hip_mod_t *m = calloc(1, sizeof(*m));
-	if (!m) {
-		gs_hip_codeobj_free(co);
-		return;
-	}
-	m->key = key;
-	if (co)
-		m->co = *co;
-	m->fatbin = fatbin;
-	m->parsed = !fatbin;
-	gs_hip_mod_t *old;
-	pthread_rwlock_wrlock(&gs_hip_lay_lock);
-	HASH_FIND_PTR(gs_hip_mods, &key, old);
-	if (old) {
-		HASH_DEL(gs_hip_mods, old);
-		gs_hip_codeobj_free(&old->co);
-		free(old);
-	}
-	HASH_ADD_PTR(gs_hip_mods, key, m);
-	pthread_rwlock_unlock(&gs_hip_lay_lock);
-}
-
 static void gs_hip_mod_drop(const void *key)
 {
 	gs_hip_mod_t *m;
@@ -144,6 +119,27 @@ static void gs_hip_mod_drop(const void *key)
 		gs_hip_codeobj_free(&m->co);
 		free(m);
 	}
+}
+
+/* Add a module's parsed code object (takes co). */
+static void gs_hip_mod_add(const void *key, gs_hip_codeobj_t *co, const void *fatbin)
+{
+	gs_hip_mod_t *m = calloc(1, sizeof(*m));
+	if (!m) {
+		gs_hip_codeobj_free(co);
+		return;
+	}
+	m->key = key;
+	if (co)
+		m->co = *co;
+	m->fatbin = fatbin;
+	m->parsed = !fatbin;
+	/* A reused handle: the old module's functions (which point at its
+	 * layouts) go with it. */
+	gs_hip_mod_drop(key);
+	pthread_rwlock_wrlock(&gs_hip_lay_lock);
+	HASH_ADD_PTR(gs_hip_mods, key, m);
+	pthread_rwlock_unlock(&gs_hip_lay_lock);
 }
 
 static void gs_hip_fn_add(const void *key, const void *mod, const char *name, const gs_layout_t *l,
@@ -296,8 +292,9 @@ GS_EXPORT void **__hipRegisterFatBinary(const void *data)
 
 GS_EXPORT void __hipUnregisterFatBinary(void **modules)
 {
+	/* As hipModuleUnload: its functions' layouts are freed with it. */
 	if (!gs_hip_bypass())
-		gs_engine_flush_all(GS_FLUSH_MODULE, "__hipUnregisterFatBinary");
+		gs_engine_forget_funcs("__hipUnregisterFatBinary");
 	gs_hip_mod_drop(modules);
 	if (gs_hip_real.__hipUnregisterFatBinary)
 		GS_HIP_REALV(gs_hip_real.__hipUnregisterFatBinary(modules));

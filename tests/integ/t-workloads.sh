@@ -85,7 +85,8 @@ done
 # A trace of a real workload is valid trace-event JSON that Perfetto opens,
 # and the graphshim command explains it.
 if command -v python3 >/dev/null 2>&1; then
-	GRAPHSHIM_TRACE="$tmp/t.json" LD_PRELOAD="$lib" $D --branch >/dev/null 2>&1
+	GRAPHSHIM_TRACE="$tmp/t.json" LD_PRELOAD="${GS_TEST_PRELOAD_PREFIX:+$GS_TEST_PRELOAD_PREFIX }$lib" \
+		$D --branch >/dev/null 2>&1
 	if python3 - "$tmp/t.json" <<'PY'
 import json, sys
 ev = json.load(open(sys.argv[1]))
