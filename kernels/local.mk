@@ -65,7 +65,12 @@ GS_WL_CPPFLAGS = $(CUDA_CPPFLAGS) -I$(srcdir)/kernels \
 # driver's, or the simulator's through LD_LIBRARY_PATH.
 GS_WL_LDADD = -L$(CUDA_DIR)/lib64/stubs -lcuda -lm
 
-noinst_PROGRAMS += kernels/tiny kernels/decode kernels/nrepeat
+noinst_PROGRAMS += kernels/tiny kernels/decode kernels/nrepeat kernels/twodev
+
+kernels_twodev_SOURCES = kernels/twodev.c $(GS_WL_COMMON)
+kernels_twodev_CPPFLAGS = $(GS_WL_CPPFLAGS)
+kernels_twodev_LDADD = $(GS_WL_LDADD)
+EXTRA_kernels_twodev_DEPENDENCIES = kernels/tiny.sim.so $(GS_WL_CUBINS)
 
 kernels_tiny_SOURCES = $(GS_WL_TINY_SRC)
 kernels_tiny_CPPFLAGS = $(GS_WL_CPPFLAGS)

@@ -18,6 +18,17 @@ run() { # run MODE
 		--tokens ${GS_TP_TOKENS:-64} --out "$OUTD/tp-$1.tok" 2>&1 | grep -v "^W1\|OMP_NUM_THREADS\|^\*\*\*" | tail -5
 }
 nvidia-smi -L
+# One process driving both devices (a context each): same outputs.
+K=${GS_BUILD:-$SRC}/kernels
+"$K/twodev" --steps 200 --out "$OUTD/twodev-eager.bin" &&
+	LD_PRELOAD=$LIB GRAPHSHIM_STATS="$OUTD/twodev.json" GRAPHSHIM_OVERWRITE=1 \
+		"$K/twodev" --steps 200 --out "$OUTD/twodev-shim.bin" || { echo "two-gpu: twodev failed"; exit 1; }
+if cmp -s "$OUTD/twodev-eager.bin" "$OUTD/twodev-shim.bin"; then
+	python3 -c "import json,sys; d=json.load(open(sys.argv[1])); c=d['counters']; print('two-gpu: twodev identical; launches', c['launches'], 'replayed', c['replayed'], 'sequences', len(d.get('sequences', [])), 'streams', sorted({q['stream'] for q in d.get('sequences', [])}))" "$OUTD/twodev.json"
+else
+	echo "two-gpu: twodev OUTPUTS DIFFER"; exit 1
+fi
+[ "${GS_TWO_ONLY:-}" = twodev ] && exit 0
 for r in 1 2 3; do run eager; run graphshim; done
 if cmp -s "$OUTD/tp-eager.tok" "$OUTD/tp-graphshim.tok"; then
 	echo "two-gpu: tokens identical with and without graphshim"
