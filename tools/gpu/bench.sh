@@ -34,7 +34,7 @@ fi
 ROUNDS=${GS_BENCH_ROUNDS:-10}
 # Every run on the same core (GS_PIN="" to let the scheduler choose): one
 # PyTorch process to the next varied 2x in time per token unpinned.
-PIN=${GS_PIN-$(command -v taskset >/dev/null 2>&1 && echo "taskset -c 2,3")}
+PIN=${GS_PIN-$(command -v taskset >/dev/null 2>&1 && [ "$(nproc)" -ge 4 ] && echo "taskset -c 2,3")}
 PYROUNDS=${GS_BENCH_PY_ROUNDS:-5}
 WORKLOADS=${GS_BENCH_WORKLOADS:-tiny decode nrepeat python}
 TITLE=${GS_BENCH_TITLE:-"bench on $(nvidia-smi -L 2>/dev/null | head -n 1 | sed 's/ (UUID.*//')"}
