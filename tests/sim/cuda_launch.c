@@ -246,26 +246,9 @@ CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config)
  * parameter list, with its size. */
 static unsigned char *pack_extra(const gs_sim_func_t *fn, void **extra, CUresult *r)
 {
-	const void *buf = NULL;
-	size_t size = 0;
-	bool have_size = false;
-	*r = CUDA_ERROR_INVALID_VALUE;
-	for (size_t i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
-		if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER) {
-			buf = extra[i + 1];
-		} else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE) {
-			if (!extra[i + 1])
-				return NULL;
-			size = *(const size_t *)extra[i + 1];
-			have_size = true;
-		} else {
-			return NULL;
-		}
-	}
-	if (!buf || !have_size || size < fn->argsize)
-		return NULL;
-	unsigned char *a = gs_sim_func_pack_buffer(fn, buf, size);
-	*r = a ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+	unsigned char *a = NULL;
+	int e = gs_sim_func_pack_extra(fn, extra, CU_LAUNCH_PARAM_BUFFER_POINTER, CU_LAUNCH_PARAM_BUFFER_SIZE, CU_LAUNCH_PARAM_END, &a);
+	*r = !e ? CUDA_SUCCESS : e == GS_SIM_PACK_NOMEM ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_INVALID_VALUE;
 	return a;
 }
 

@@ -120,26 +120,9 @@ hipError_t hipFuncGetAttribute(int *value, hipFunction_attribute attrib, hipFunc
  * parameter list, with its size. */
 static unsigned char *pack_extra(const gs_sim_func_t *fn, void **extra, hipError_t *r)
 {
-	const void *buf = NULL;
-	size_t size = 0;
-	bool have_size = false;
-	*r = hipErrorInvalidValue;
-	for (size_t i = 0; extra[i] != HIP_LAUNCH_PARAM_END; i += 2) {
-		if (extra[i] == HIP_LAUNCH_PARAM_BUFFER_POINTER) {
-			buf = extra[i + 1];
-		} else if (extra[i] == HIP_LAUNCH_PARAM_BUFFER_SIZE) {
-			if (!extra[i + 1])
-				return NULL;
-			size = *(const size_t *)extra[i + 1];
-			have_size = true;
-		} else {
-			return NULL;
-		}
-	}
-	if (!buf || !have_size || size < fn->argsize)
-		return NULL;
-	unsigned char *a = gs_sim_func_pack_buffer(fn, buf, size);
-	*r = a ? hipSuccess : hipErrorOutOfMemory;
+	unsigned char *a = NULL;
+	int e = gs_sim_func_pack_extra(fn, extra, HIP_LAUNCH_PARAM_BUFFER_POINTER, HIP_LAUNCH_PARAM_BUFFER_SIZE, HIP_LAUNCH_PARAM_END, &a);
+	*r = !e ? hipSuccess : e == GS_SIM_PACK_NOMEM ? hipErrorOutOfMemory : hipErrorInvalidValue;
 	return a;
 }
 

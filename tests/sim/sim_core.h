@@ -246,6 +246,15 @@ unsigned char *gs_sim_func_pack(const gs_sim_func_t *fn, void *const *params);
 /* Unpack an `extra` buffer (same layout); size must cover the layout. */
 unsigned char *gs_sim_func_pack_buffer(const gs_sim_func_t *fn, const void *buf, size_t size);
 
+/*
+ * Unpack a launch's `extra` array ({ptr marker, buffer, size marker,
+ * &size, end marker}; each front passes its own marker values) into fn's
+ * argument layout.  0 with *out set, or GS_SIM_PACK_INVALID / _NOMEM.
+ */
+enum { GS_SIM_PACK_INVALID = 1, GS_SIM_PACK_NOMEM = 2 };
+int gs_sim_func_pack_extra(const gs_sim_func_t *fn, void **extra, const void *m_ptr,
+			   const void *m_size, const void *m_end, unsigned char **out);
+
 /* ---- graphs ---- */
 typedef struct gs_sim_node {
 	struct gs_sim_graph *graph;

@@ -137,3 +137,27 @@ unsigned char *gs_sim_func_pack_buffer(const gs_sim_func_t *fn, const void *buf,
 		memcpy(b, buf, fn->argsize);
 	return b;
 }
+
+int gs_sim_func_pack_extra(const gs_sim_func_t *fn, void **extra, const void *m_ptr,
+			   const void *m_size, const void *m_end, unsigned char **out)
+{
+	const void *buf = NULL;
+	size_t size = 0;
+	bool have_size = false;
+	for (size_t i = 0; extra[i] != m_end; i += 2) {
+		if (extra[i] == m_ptr) {
+			buf = extra[i + 1];
+		} else if (extra[i] == m_size) {
+			if (!extra[i + 1])
+				return GS_SIM_PACK_INVALID;
+			size = *(const size_t *)extra[i + 1];
+			have_size = true;
+		} else {
+			return GS_SIM_PACK_INVALID;
+		}
+	}
+	if (!buf || !have_size || size < fn->argsize)
+		return GS_SIM_PACK_INVALID;
+	*out = gs_sim_func_pack_buffer(fn, buf, size);
+	return *out ? 0 : GS_SIM_PACK_NOMEM;
+}
