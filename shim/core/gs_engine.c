@@ -128,8 +128,15 @@ static gs_stream_t *gs_stream_get(uintptr_t handle, void *ctx, unsigned flags)
 	gs_stream_t *s;
 	pthread_mutex_lock(&gs_table_lock);
 	HASH_FIND(hh, gs_streams, &key, sizeof(key), s);
-	if (!s && (s = gs_stream_new(key, flags)) != NULL)
+	if (!s && (s = gs_stream_new(key, flags)) != NULL) {
+		GS_HASH_TRY();
 		HASH_ADD(hh, gs_streams, key, sizeof(key), s);
+		if (gs_hash_oom) { /* no table: this stream passes through */
+			s->hh.next = gs_stream_pool;
+			gs_stream_pool = s;
+			s = NULL;
+		}
+	}
 	gen = __atomic_load_n(&gs_generation, __ATOMIC_ACQUIRE);
 	pthread_mutex_unlock(&gs_table_lock);
 	gs_tls_stream.key = key;

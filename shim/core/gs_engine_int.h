@@ -11,7 +11,7 @@
 #include "gs_stats.h"
 
 #include <pthread.h>
-#include <uthash.h>
+#include "gs_hash.h"
 
 /* Armed sequences that may match one prefix at once. */
 #define GS_MAX_CANDS 8

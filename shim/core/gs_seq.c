@@ -141,7 +141,12 @@ gs_seq_t *gs_seq_add(gs_stream_t *s, uint64_t id, uint32_t n, uint64_t first_sha
 	q->first_shape = first_shape;
 	q->state = GS_SEQ_LEARNING;
 	q->owner = s;
+	GS_HASH_TRY();
 	HASH_ADD(hh, s->seqs, id, sizeof(q->id), q);
+	if (gs_hash_oom) {
+		free(q);
+		return NULL;
+	}
 	DL_PREPEND2(s->lru, q, prev, next);
 	s->nseqs++;
 	GS_STAT_INC(sequences);

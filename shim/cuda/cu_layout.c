@@ -12,7 +12,7 @@
  */
 #include <pthread.h>
 #include <stdlib.h>
-#include <uthash.h>
+#include "gs_hash.h"
 
 #include "cu_internal.h"
 
@@ -56,7 +56,7 @@ const gs_layout_t *gs_cu_layout_intern(const gs_arg_t *arg, uint32_t nargs)
 	gs_cu_ilayout_t *old = NULL;
 	pthread_mutex_lock(&gs_cu_fn_lock);
 	HASH_FIND(hh, gs_cu_layouts, &it->l, klen, old);
-	if (!old)
+	if (!old) /* on OOM it is returned uninterned: still valid, never freed */
 		HASH_ADD_KEYPTR(hh, gs_cu_layouts, &it->l, klen, it);
 	pthread_mutex_unlock(&gs_cu_fn_lock);
 	if (old) {

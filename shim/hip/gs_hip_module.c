@@ -13,7 +13,7 @@
  */
 #include <pthread.h>
 #include <stdlib.h>
-#include <uthash.h>
+#include "gs_hash.h"
 
 #include "gs_hip.h"
 #include "gs_log.h"
@@ -89,7 +89,7 @@ static const gs_layout_t *gs_hip_layout_from_runtime(hipFunction_t f)
 	gs_hip_ilayout_t *old = NULL;
 	pthread_mutex_lock(&gs_hip_ilayout_lock);
 	HASH_FIND(hh, gs_hip_ilayouts, l, klen, old);
-	if (!old)
+	if (!old) /* on OOM it is returned uninterned: still valid, never freed */
 		HASH_ADD_KEYPTR(hh, gs_hip_ilayouts, l, klen, it);
 	pthread_mutex_unlock(&gs_hip_ilayout_lock);
 	if (old) {
@@ -138,8 +138,14 @@ static void gs_hip_mod_add(const void *key, gs_hip_codeobj_t *co, const void *fa
 	 * layouts) go with it. */
 	gs_hip_mod_drop(key);
 	pthread_rwlock_wrlock(&gs_hip_lay_lock);
+	GS_HASH_TRY();
 	HASH_ADD_PTR(gs_hip_mods, key, m);
+	bool lost = gs_hash_oom;
 	pthread_rwlock_unlock(&gs_hip_lay_lock);
+	if (lost) { /* no table: its launches pass through */
+		gs_hip_codeobj_free(&m->co);
+		free(m);
+	}
 }
 
 static void gs_hip_fn_add(const void *key, const void *mod, const char *name, const gs_layout_t *l,
@@ -160,8 +166,14 @@ static void gs_hip_fn_add(const void *key, const void *mod, const char *name, co
 		free(old->name);
 		free(old);
 	}
+	GS_HASH_TRY();
 	HASH_ADD_PTR(gs_hip_fns, key, f);
+	bool lost = gs_hash_oom;
 	pthread_rwlock_unlock(&gs_hip_lay_lock);
+	if (lost) {
+		free(f->name);
+		free(f);
+	}
 }
 
 const gs_layout_t *gs_hip_layout_of(const void *func)

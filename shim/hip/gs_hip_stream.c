@@ -9,7 +9,7 @@
  */
 #include <pthread.h>
 #include <stdlib.h>
-#include <uthash.h>
+#include "gs_hash.h"
 
 #include "gs_hip.h"
 
@@ -73,10 +73,14 @@ gs_hip_skey_t gs_hip_stream_key(hipStream_t s, int spt)
 		gs_hip_sinfo_t *old;
 		pthread_rwlock_wrlock(&gs_hip_streams_lock);
 		HASH_FIND_PTR(gs_hip_streams, &s, old);
-		if (old)
+		if (old) {
 			free(e);
-		else
+		} else {
+			GS_HASH_TRY();
 			HASH_ADD_PTR(gs_hip_streams, s, e);
+			if (gs_hash_oom)
+				free(e); /* not cached: asked again next time */
+		}
 		pthread_rwlock_unlock(&gs_hip_streams_lock);
 	}
 	return k;

@@ -14,7 +14,7 @@ AM_TESTS_ENVIRONMENT += GS_TEST_PRELOAD_PREFIX=$${GS_TEST_PRELOAD_PREFIX-$(GS_SA
 	GS_TEST_SANITIZERS='$(SAN_CFLAGS)'; export GS_TEST_PRELOAD_PREFIX GS_TEST_SANITIZERS;
 
 GS_REL_SH = tests/reliability/t-lifecycle.sh tests/reliability/t-threads.sh \
-	tests/reliability/t-secure.sh tests/reliability/t-memory.sh
+	tests/reliability/t-secure.sh tests/reliability/t-memory.sh tests/reliability/t-nomem.sh
 if HAVE_CUDA
 GS_REL_CPPFLAGS = $(SIM_T_CPPFLAGS) -I$(srcdir)/tests/reliability
 GS_REL_LDF = $(SIM_T_LDFLAGS)
@@ -53,6 +53,14 @@ tests_reliability_libr_ctor_so_LDADD = $(GS_REL_LIBS)
 tests_reliability_libr_ctor_so_LINK = $(CCLD) $(tests_reliability_libr_ctor_so_CFLAGS) $(CFLAGS) \
 	$(AM_LDFLAGS) -shared $(GS_REL_LDF) $(LDFLAGS) -o $@
 EXTRA_tests_reliability_libr_ctor_so_DEPENDENCIES = $(SIM_T_DEPS)
+
+# Makes graphshim's own allocations fail (t-nomem.sh); plain C, no sanitizer
+# (it replaces malloc, which a sanitizer runtime owns).
+check_PROGRAMS += tests/reliability/libr_failmalloc.so
+tests_reliability_libr_failmalloc_so_SOURCES = tests/reliability/r_failmalloc.c
+tests_reliability_libr_failmalloc_so_CFLAGS = -O1 -fPIC
+tests_reliability_libr_failmalloc_so_LINK = $(CCLD) $(tests_reliability_libr_failmalloc_so_CFLAGS) \
+	-shared -o $@
 # Linked against libgraphshim.so itself (setgid copies get no LD_PRELOAD).
 check_PROGRAMS += tests/reliability/r_secure
 tests_reliability_r_secure_SOURCES = tests/reliability/r_secure.c tests/reliability/r_common.h
