@@ -3,7 +3,7 @@
 # simulator; fuzz.sh runs it plainly and under LD_PRELOAD=libgraphshim.so
 # over the same seeds and compares digests; fuzz-ci.sh is the `make check`
 # sample.  See tests/fuzz/README.
-if HAVE_CUDA
+# The kernels need neither vendor's headers: built for both flavours.
 noinst_PROGRAMS += tests/fuzz/fuzzkern.sim.so
 tests_fuzz_fuzzkern_sim_so_SOURCES = tests/fuzz/fuzzkern.c tests/fuzz/fuzz_abi.h
 tests_fuzz_fuzzkern_sim_so_CPPFLAGS = -I$(srcdir)/tests/sim -I$(srcdir)/tests/fuzz
@@ -11,6 +11,7 @@ tests_fuzz_fuzzkern_sim_so_CFLAGS = $(AM_CFLAGS) -fPIC
 tests_fuzz_fuzzkern_sim_so_LINK = $(CCLD) $(tests_fuzz_fuzzkern_sim_so_CFLAGS) $(CFLAGS) \
 	$(AM_LDFLAGS) -shared $(LDFLAGS) -o $@
 
+if HAVE_CUDA
 check_PROGRAMS += tests/fuzz/fuzz_run
 tests_fuzz_fuzz_run_SOURCES = tests/fuzz/fuzz_run.c tests/fuzz/fuzz_gen.c \
 	tests/fuzz/fuzz_gen.h tests/fuzz/fuzz_abi.h
