@@ -19,17 +19,18 @@
 #   Environment: top_builddir (default .), FUZZ_KDELAY_BATCHES (every Nth
 #   batch runs kernels with FUZZ_KDELAY=20 to shuffle stream timing; default
 #   3), FUZZ_MIN_REPLAY (default 20), FUZZ_SHRINK_MAX (seeds shrunk, default 2),
-#   FUZZ_TIMEOUT (seconds per batch and mode, default 600).
+#   FUZZ_TIMEOUT (seconds per batch and mode, default 600).  FUZZ_RUNNER: the
+#   runner in tests/fuzz (default fuzz_run; fuzz_run_hip: the HIP flavour).
 # Exit: 0 all digests equal and enough replay, 1 otherwise, 77 not built.
 set -u
 b=${top_builddir:-.}
-run=$b/tests/fuzz/fuzz_run
+run=$b/tests/fuzz/${FUZZ_RUNNER:-fuzz_run}
 lib=$(cd "$b" && pwd)/.libs/libgraphshim.so
 [ -x "$run" ] && [ -f "$lib" ] || { echo "fuzz: not built ($run, $lib): skipped"; exit 77; }
 # A sanitized libgraphshim (configure --enable-sanitizers) needs the
 # sanitizer runtimes first in the preload list.
 san=$(ldd "$lib" 2>/dev/null | awk '/lib(asan|ubsan|tsan)\.so/ { printf "%s:", $3 }')
-preload=$san$lib
+preload="${GS_TEST_PRELOAD_PREFIX:+$GS_TEST_PRELOAD_PREFIX }$san$lib"
 if [ -n "$san" ]; then
 	LSAN_OPTIONS="suppressions=$(cd "$(dirname "$0")" && pwd)/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 	export LSAN_OPTIONS

@@ -66,6 +66,31 @@ typedef struct gen {
 	bool oom;
 } gen_t;
 
+bool fz_hip;
+
+/* The HIP flavour has no CUkernel handles, cuGetProcAddress tables,
+ * per-thread entry points, cuLaunchKernelEx or CU_STREAM_LEGACY: map what
+ * the generator drew onto what HIP has, after the draws, so the random
+ * stream (and the CUDA flavour's programs) stay exactly as they are.
+ * Synchronous copies and memsets on P would need per-thread entry points:
+ * they go to L.  Idempotent (the legalizer pushes primaries again). */
+static void hip_fix(fz_op_t *op)
+{
+	static const uint8_t hip_form[FZ_NFORMS] = {
+		[FZ_F_PARAMS] = FZ_F_PARAMS, [FZ_F_EXTRA] = FZ_F_EXTRA, [FZ_F_EX] = FZ_F_PARAMS,
+		[FZ_F_KERNEL] = FZ_F_EXTRA,  [FZ_F_PROC] = FZ_F_PARAMS, [FZ_F_EXATTR] = FZ_F_EXTRA,
+	};
+	if (op->kind == FZ_K_LAUNCH)
+		op->form = hip_form[op->form];
+	else
+		op->form = 0;
+	op->alt = 0;
+	bool sync = (op->kind == FZ_K_COPY && op->sub >= FZ_C_NASYNC) ||
+		    (op->kind == FZ_K_MEMSET && (op->sub & 8));
+	if (sync && op->st == FZ_S_P)
+		op->st = FZ_S_L;
+}
+
 static void push(fz_prog_t *p, int t, const fz_op_t *op, bool *oom)
 {
 	if (p->n[t] == p->cap[t]) {
@@ -78,7 +103,10 @@ static void push(fz_prog_t *p, int t, const fz_op_t *op, bool *oom)
 		p->ops[t] = o;
 		p->cap[t] = cap;
 	}
-	p->ops[t][p->n[t]++] = *op;
+	p->ops[t][p->n[t]] = *op;
+	if (fz_hip)
+		hip_fix(&p->ops[t][p->n[t]]);
+	p->n[t]++;
 }
 
 static void emit(gen_t *g, fz_op_t op, int iter)

@@ -84,6 +84,10 @@ typedef struct fz_prog {
 
 extern const char *const fz_kind_names[FZ_NKINDS];
 
+/* Generate for the HIP flavour (set before fz_gen): no operation HIP lacks
+ * (see hip_fix in fuzz_gen.c).  The CUDA flavour's programs do not change. */
+extern bool fz_hip;
+
 /* Draw the primary operations of seed.  Returns true on failure (memory). */
 bool fz_gen(fz_prog_t *p, uint64_t seed);
 

@@ -17,7 +17,6 @@
  * seeds before the first one silently, for divergences that need the state
  * an earlier program left in graphshim.
  */
-#include <cuda.h>
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -30,6 +29,7 @@
 #include <unistd.h>
 
 #include "fuzz_abi.h"
+#include "fuzz_api.h"
 #include "fuzz_gen.h"
 
 #ifndef GS_FUZZ_KERN
@@ -65,6 +65,7 @@ typedef struct fz_procs {
 /* [0]: default lookups (legacy stream semantics), [1]: per-thread. */
 static fz_procs_t fz_tab[2];
 
+#if !FZ_FLAVOUR_HIP
 static int fz_procs_load(fz_procs_t *t, cuuint64_t flags)
 {
 	CUdriverProcAddressQueryResult q;
@@ -94,6 +95,7 @@ static int fz_procs_load(fz_procs_t *t, cuuint64_t flags)
 #undef FZ_P
 	return bad;
 }
+#endif
 
 /* ---- coverage counters (both threads) ---- */
 static unsigned long long cov_kind[FZ_NKINDS], cov_form[FZ_NFORMS], cov_copy[FZ_NCOPY];
@@ -126,7 +128,9 @@ typedef struct fz_thr {
 } fz_thr_t;
 
 static CUfunction fz_fn[FZ_NKERN];
+#if !FZ_FLAVOUR_HIP
 static CUkernel fz_kn[FZ_NKERN];
+#endif
 static const char *const fz_kern_sym[FZ_NKERN] = { "axpb", "mix", "add_scalar", "structk" };
 
 static void fold(fz_thr_t *th, uint64_t v)
@@ -237,6 +241,7 @@ static CUresult do_launch(fz_thr_t *th, const fz_op_t *op)
 	switch (op->form) {
 	case FZ_F_EXTRA:
 		return cuLaunchKernel(f, grid, 1, 1, block, 1, 1, shm, handle(th, op, false), NULL, extra);
+#if !FZ_FLAVOUR_HIP
 	case FZ_F_EX:
 	case FZ_F_EXATTR: {
 		CUlaunchAttribute attr;
@@ -255,6 +260,7 @@ static CUresult do_launch(fz_thr_t *th, const fz_op_t *op)
 		return fz_tab[pt].launch(f, grid, 1, 1, block, 1, 1, shm, handle(th, op, pt), params,
 					 NULL);
 	}
+#endif
 	default:
 		return cuLaunchKernel(f, grid, 1, 1, block, 1, 1, shm, handle(th, op, false), params,
 				      NULL);
@@ -471,16 +477,22 @@ static uint64_t run_prog(const fz_prog_t *lp, bool verbose)
 	CUdevice dev;
 	CUcontext ctx;
 	CUmodule mod;
+#if !FZ_FLAVOUR_HIP
 	CUlibrary lib;
+#endif
 	CUstream shared;
 	fz_thr_t th[2];
 	FZ_CHECK(cuDeviceGet(&dev, 0));
 	FZ_CHECK(cuCtxCreate(&ctx, NULL, 0, dev));
 	FZ_CHECK(cuModuleLoad(&mod, fz_kern_path()));
+#if !FZ_FLAVOUR_HIP
 	FZ_CHECK(cuLibraryLoadFromFile(&lib, fz_kern_path(), NULL, NULL, 0, NULL, NULL, 0));
+#endif
 	for (int k = 0; k < FZ_NKERN; k++) {
 		FZ_CHECK(cuModuleGetFunction(&fz_fn[k], mod, fz_kern_sym[k]));
+#if !FZ_FLAVOUR_HIP
 		FZ_CHECK(cuLibraryGetKernel(&fz_kn[k], lib, fz_kern_sym[k]));
+#endif
 	}
 	FZ_CHECK(cuStreamCreate(&shared, lp->nb[0][FZ_S_SH] ? CU_STREAM_NON_BLOCKING : 0));
 	memset(th, 0, sizeof(th));
@@ -557,7 +569,9 @@ static uint64_t run_prog(const fz_prog_t *lp, bool verbose)
 	}
 	FZ_CHECK(cuStreamDestroy(shared));
 	FZ_CHECK(cuModuleUnload(mod));
+#if !FZ_FLAVOUR_HIP
 	FZ_CHECK(cuLibraryUnload(lib));
+#endif
 	FZ_CHECK(cuCtxDestroy(ctx));
 	return (th[0].dig * 0x9e3779b97f4a7c15ULL) ^ th[1].dig;
 }
@@ -852,6 +866,7 @@ int main(int argc, char **argv)
 	bool verbose = false, print = false, summary = false, do_shrink = false;
 	const char *mask = NULL;
 	int pre = 0, i;
+	fz_hip = FZ_FLAVOUR_HIP;
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
 		if (!strcmp(argv[i], "-v"))
 			verbose = true;
@@ -888,11 +903,13 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	FZ_CHECK(cuInit(0));
+#if !FZ_FLAVOUR_HIP
 	if (fz_procs_load(&fz_tab[0], CU_GET_PROC_ADDRESS_DEFAULT) ||
 	    fz_procs_load(&fz_tab[1], CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM)) {
 		fprintf(stderr, "fuzz_run: cuGetProcAddress failed\n");
 		return 2;
 	}
+#endif
 	double t0 = now_s();
 	unsigned long long nops = 0;
 	for (uint64_t k = first - (uint64_t)pre; k != first + count; k++) {
