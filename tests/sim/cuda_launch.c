@@ -242,21 +242,10 @@ CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config)
 }
 
 /* ---- launches ---- */
-/* Arguments from the `extra` form: a packed buffer laid out like the
- * parameter list, with its size. */
-static unsigned char *pack_extra(const gs_sim_func_t *fn, void **extra, CUresult *r)
-{
-	unsigned char *a = NULL;
-	int e = gs_sim_func_pack_extra(fn, extra, CU_LAUNCH_PARAM_BUFFER_POINTER, CU_LAUNCH_PARAM_BUFFER_SIZE, CU_LAUNCH_PARAM_END, &a);
-	*r = !e ? CUDA_SUCCESS : e == GS_SIM_PACK_NOMEM ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_INVALID_VALUE;
-	return a;
-}
-
+/* This vendor's checks of the launch, then the shared kernel work item. */
 CUresult gs_cu_kernel_work(gs_sim_work_t *w, gs_sim_func_t *fn, const unsigned grid[3],
 			   const unsigned block[3], unsigned shmem, void **params, void **extra)
 {
-	CUresult r = CUDA_SUCCESS;
-	unsigned char *args;
 	if (!fn)
 		return CUDA_ERROR_INVALID_HANDLE;
 	if (!grid[0] || !grid[1] || !grid[2] || !block[0] || !block[1] || !block[2])
@@ -264,33 +253,9 @@ CUresult gs_cu_kernel_work(gs_sim_work_t *w, gs_sim_func_t *fn, const unsigned g
 	if (grid[1] > 65535 || grid[2] > 65535 || block[0] > 1024 || block[1] > 1024 ||
 	    block[2] > 64 || (uint64_t)block[0] * block[1] * block[2] > 1024)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (params && extra)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (params) {
-		for (unsigned i = 0; i < fn->k->nparams; i++)
-			if (!params[i])
-				return CUDA_ERROR_INVALID_VALUE;
-		args = gs_sim_func_pack(fn, params);
-		if (!args)
-			return CUDA_ERROR_OUT_OF_MEMORY;
-	} else if (extra) {
-		args = pack_extra(fn, extra, &r);
-		if (!args)
-			return r;
-	} else if (fn->k->nparams == 0) {
-		args = calloc(1, 1);
-		if (!args)
-			return CUDA_ERROR_OUT_OF_MEMORY;
-	} else {
-		return CUDA_ERROR_INVALID_VALUE;
-	}
-	*w = (gs_sim_work_t){ .kind = GS_SIM_W_KERNEL };
-	w->u.kern.fn = fn;
-	w->u.kern.args = args;
-	memcpy(w->u.kern.dim.grid, grid, sizeof(w->u.kern.dim.grid));
-	memcpy(w->u.kern.dim.block, block, sizeof(w->u.kern.dim.block));
-	w->u.kern.dim.shmem = shmem;
-	return CUDA_SUCCESS;
+	int e = gs_sim_kernel_work(w, fn, grid, block, shmem, params, extra,
+				   CU_LAUNCH_PARAM_BUFFER_POINTER, CU_LAUNCH_PARAM_BUFFER_SIZE, CU_LAUNCH_PARAM_END);
+	return !e ? CUDA_SUCCESS : e == GS_SIM_PACK_NOMEM ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_INVALID_VALUE;
 }
 
 static CUresult launch(CUfunction f, const unsigned grid[3], const unsigned block[3], unsigned shmem,

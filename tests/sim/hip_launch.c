@@ -116,54 +116,19 @@ hipError_t hipFuncGetAttribute(int *value, hipFunction_attribute attrib, hipFunc
 }
 
 /* ---- launches ---- */
-/* Arguments from the `extra` form: a packed buffer laid out like the
- * parameter list, with its size. */
-static unsigned char *pack_extra(const gs_sim_func_t *fn, void **extra, hipError_t *r)
-{
-	unsigned char *a = NULL;
-	int e = gs_sim_func_pack_extra(fn, extra, HIP_LAUNCH_PARAM_BUFFER_POINTER, HIP_LAUNCH_PARAM_BUFFER_SIZE, HIP_LAUNCH_PARAM_END, &a);
-	*r = !e ? hipSuccess : e == GS_SIM_PACK_NOMEM ? hipErrorOutOfMemory : hipErrorInvalidValue;
-	return a;
-}
-
+/* This vendor's checks of the launch, then the shared kernel work item. */
 hipError_t gs_hip_kernel_work(gs_sim_work_t *w, gs_sim_func_t *fn, const unsigned grid[3],
 			      const unsigned block[3], unsigned shmem, void **params, void **extra)
 {
-	hipError_t r = hipSuccess;
-	unsigned char *args;
 	if (!fn)
 		return hipErrorInvalidResourceHandle;
 	if (!grid[0] || !grid[1] || !grid[2] || !block[0] || !block[1] || !block[2])
 		return hipErrorInvalidValue;
 	if ((uint64_t)block[0] * block[1] * block[2] > 1024 || shmem > 65536)
 		return hipErrorInvalidValue;
-	if (params && extra)
-		return hipErrorInvalidValue;
-	if (params) {
-		for (unsigned i = 0; i < fn->k->nparams; i++)
-			if (!params[i])
-				return hipErrorInvalidValue;
-		args = gs_sim_func_pack(fn, params);
-		if (!args)
-			return hipErrorOutOfMemory;
-	} else if (extra) {
-		args = pack_extra(fn, extra, &r);
-		if (!args)
-			return r;
-	} else if (fn->k->nparams == 0) {
-		args = calloc(1, 1);
-		if (!args)
-			return hipErrorOutOfMemory;
-	} else {
-		return hipErrorInvalidValue;
-	}
-	*w = (gs_sim_work_t){ .kind = GS_SIM_W_KERNEL };
-	w->u.kern.fn = fn;
-	w->u.kern.args = args;
-	memcpy(w->u.kern.dim.grid, grid, sizeof(w->u.kern.dim.grid));
-	memcpy(w->u.kern.dim.block, block, sizeof(w->u.kern.dim.block));
-	w->u.kern.dim.shmem = shmem;
-	return hipSuccess;
+	int e = gs_sim_kernel_work(w, fn, grid, block, shmem, params, extra,
+				   HIP_LAUNCH_PARAM_BUFFER_POINTER, HIP_LAUNCH_PARAM_BUFFER_SIZE, HIP_LAUNCH_PARAM_END);
+	return !e ? hipSuccess : e == GS_SIM_PACK_NOMEM ? hipErrorOutOfMemory : hipErrorInvalidValue;
 }
 
 /* One launch: optional events around the kernel, all on the same stream. */

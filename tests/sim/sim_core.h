@@ -255,6 +255,16 @@ enum { GS_SIM_PACK_INVALID = 1, GS_SIM_PACK_NOMEM = 2 };
 int gs_sim_func_pack_extra(const gs_sim_func_t *fn, void **extra, const void *m_ptr,
 			   const void *m_size, const void *m_end, unsigned char **out);
 
+/*
+ * Fill *w with a launch of fn whose arguments come from params (one
+ * pointer each), or the `extra` form (markers as for gs_sim_func_pack_extra),
+ * or nothing for a kernel without parameters.  The front checked the
+ * handle and its vendor's launch limits.  0, or GS_SIM_PACK_INVALID/_NOMEM.
+ */
+int gs_sim_kernel_work(gs_sim_work_t *w, const gs_sim_func_t *fn, const unsigned grid[3],
+		       const unsigned block[3], unsigned shmem, void **params, void **extra,
+		       const void *m_ptr, const void *m_size, const void *m_end);
+
 /* ---- graphs ---- */
 typedef struct gs_sim_node {
 	struct gs_sim_graph *graph;

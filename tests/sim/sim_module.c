@@ -161,3 +161,37 @@ int gs_sim_func_pack_extra(const gs_sim_func_t *fn, void **extra, const void *m_
 	*out = gs_sim_func_pack_buffer(fn, buf, size);
 	return *out ? 0 : GS_SIM_PACK_NOMEM;
 }
+
+int gs_sim_kernel_work(gs_sim_work_t *w, const gs_sim_func_t *fn, const unsigned grid[3],
+		       const unsigned block[3], unsigned shmem, void **params, void **extra,
+		       const void *m_ptr, const void *m_size, const void *m_end)
+{
+	unsigned char *args;
+	if (params && extra)
+		return GS_SIM_PACK_INVALID;
+	if (params) {
+		for (unsigned i = 0; i < fn->k->nparams; i++)
+			if (!params[i])
+				return GS_SIM_PACK_INVALID;
+		args = gs_sim_func_pack(fn, params);
+		if (!args)
+			return GS_SIM_PACK_NOMEM;
+	} else if (extra) {
+		int e = gs_sim_func_pack_extra(fn, extra, m_ptr, m_size, m_end, &args);
+		if (e)
+			return e;
+	} else if (fn->k->nparams == 0) {
+		args = calloc(1, 1);
+		if (!args)
+			return GS_SIM_PACK_NOMEM;
+	} else {
+		return GS_SIM_PACK_INVALID;
+	}
+	*w = (gs_sim_work_t){ .kind = GS_SIM_W_KERNEL };
+	w->u.kern.fn = fn;
+	w->u.kern.args = args;
+	memcpy(w->u.kern.dim.grid, grid, sizeof(w->u.kern.dim.grid));
+	memcpy(w->u.kern.dim.block, block, sizeof(w->u.kern.dim.block));
+	w->u.kern.dim.shmem = shmem;
+	return 0;
+}
