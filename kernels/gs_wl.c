@@ -219,3 +219,35 @@ bool gs_wl_opt(int argc, char **argv, int *i, const char *opt, const char **val)
 	*val = argv[++*i];
 	return true;
 }
+
+void gs_wl_pair_init(gs_wl_pair_t *p, gs_wl_rng_t *rng, size_t n)
+{
+	p->bytes = n * sizeof(float);
+	float *h = malloc(p->bytes);
+	if (h == NULL) {
+		perror("malloc");
+		exit(2);
+	}
+	p->x = gs_wl_alloc(p->bytes);
+	p->y = gs_wl_alloc(p->bytes);
+	gs_wl_rng_fill(rng, h, n, 1.0f);
+	GS_CHECK(cuMemcpyHtoD(p->x, h, p->bytes));
+	gs_wl_rng_fill(rng, h, n, 1.0f);
+	GS_CHECK(cuMemcpyHtoD(p->y, h, p->bytes));
+	free(h);
+}
+
+void gs_wl_pair_out(const gs_wl_pair_t *p, const char *path)
+{
+	gs_wl_out_t out;
+	gs_wl_out_open(&out, path);
+	gs_wl_out_device(&out, p->x, p->bytes);
+	gs_wl_out_device(&out, p->y, p->bytes);
+	gs_wl_out_close(&out);
+}
+
+void gs_wl_pair_free(gs_wl_pair_t *p)
+{
+	GS_CHECK(cuMemFree(p->x));
+	GS_CHECK(cuMemFree(p->y));
+}

@@ -77,6 +77,18 @@ void gs_wl_out_write(gs_wl_out_t *o, const void *p, size_t n);
 void gs_wl_out_device(gs_wl_out_t *o, CUdeviceptr p, size_t n);
 void gs_wl_out_close(gs_wl_out_t *o);
 
+/* Two device buffers of n floats (tiny, hostwork): x and y. */
+typedef struct gs_wl_pair {
+	CUdeviceptr x, y;
+	size_t bytes;
+} gs_wl_pair_t;
+
+/* Allocate both and fill x, then y, uniform in [-1, 1) from rng. */
+void gs_wl_pair_init(gs_wl_pair_t *p, gs_wl_rng_t *rng, size_t n);
+/* Write x then y to the --out file (NULL: dropped). */
+void gs_wl_pair_out(const gs_wl_pair_t *p, const char *path);
+void gs_wl_pair_free(gs_wl_pair_t *p);
+
 /* Option parsing helpers: exit 1 with a message on a bad value. */
 long gs_wl_arg_long(const char *opt, const char *val, long min, long max);
 /* True when argv[*i] is opt; advances *i past its value into *val. */

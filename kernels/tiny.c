@@ -22,7 +22,7 @@ typedef struct tiny_cfg {
 typedef struct tiny {
 	tiny_cfg_t c;
 	CUfunction rot, addc;
-	CUdeviceptr x, y;
+	gs_wl_pair_t xy;
 	float *a, *b; /* per-kernel constants, fixed for the whole run */
 	CUstream s;
 } tiny_t;
@@ -73,11 +73,11 @@ static void tiny_step(tiny_t *t)
 	for (long i = 0; i < t->c.kernels; i++) {
 		if (i % 4 == 3) {
 			/* Alternate the target so both buffers see constants. */
-			CUdeviceptr *dst = (i & 4) ? &t->x : &t->y;
+			CUdeviceptr *dst = (i & 4) ? &t->xy.x : &t->xy.y;
 			void *p[] = { dst, &t->a[i], &n };
 			GS_CHECK(cuLaunchKernel(t->addc, grid, 1, 1, block, 1, 1, 0, t->s, p, NULL));
 		} else {
-			void *p[] = { &t->x, &t->y, &t->a[i], &t->b[i], &n };
+			void *p[] = { &t->xy.x, &t->xy.y, &t->a[i], &t->b[i], &n };
 			GS_CHECK(cuLaunchKernel(t->rot, grid, 1, 1, block, 1, 1, 0, t->s, p, NULL));
 		}
 	}
@@ -96,11 +96,9 @@ int main(int argc, char **argv)
 	t.rot = gs_wl_function(mod, "k_rot");
 	t.addc = gs_wl_function(mod, "k_addc");
 
-	size_t bytes = (size_t)t.c.n * sizeof(float);
-	float *h = malloc(bytes);
 	t.a = malloc((size_t)t.c.kernels * sizeof(float));
 	t.b = malloc((size_t)t.c.kernels * sizeof(float));
-	if (h == NULL || t.a == NULL || t.b == NULL) {
+	if (t.a == NULL || t.b == NULL) {
 		perror("malloc");
 		return 2;
 	}
@@ -116,12 +114,7 @@ int main(int argc, char **argv)
 			t.b[i] = (float)sin(th);
 		}
 	}
-	t.x = gs_wl_alloc(bytes);
-	t.y = gs_wl_alloc(bytes);
-	gs_wl_rng_fill(&rng, h, (size_t)t.c.n, 1.0f);
-	GS_CHECK(cuMemcpyHtoD(t.x, h, bytes));
-	gs_wl_rng_fill(&rng, h, (size_t)t.c.n, 1.0f);
-	GS_CHECK(cuMemcpyHtoD(t.y, h, bytes));
+	gs_wl_pair_init(&t.xy, &rng, (size_t)t.c.n);
 
 	t.s = NULL;
 	if (!t.c.stream0)
@@ -157,21 +150,15 @@ int main(int argc, char **argv)
 		gs_wl_timer_report(&tm, label);
 	}
 
-	gs_wl_out_t out;
-	gs_wl_out_open(&out, t.c.out);
-	gs_wl_out_device(&out, t.x, bytes);
-	gs_wl_out_device(&out, t.y, bytes);
-	gs_wl_out_close(&out);
+	gs_wl_pair_out(&t.xy, t.c.out);
 
 	if (exec != NULL)
 		GS_CHECK(cuGraphExecDestroy(exec));
 	if (t.s != NULL)
 		GS_CHECK(cuStreamDestroy(t.s));
-	GS_CHECK(cuMemFree(t.x));
-	GS_CHECK(cuMemFree(t.y));
+	gs_wl_pair_free(&t.xy);
 	GS_CHECK(cuModuleUnload(mod));
 	gs_wl_timer_free(&tm);
-	free(h);
 	free(t.a);
 	free(t.b);
 	return 0;

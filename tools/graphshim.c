@@ -88,8 +88,9 @@ static const char gs_usage_trace[] =
 	"Usage: graphshim trace summarize FILE\n"
 	"\n"
 	"Print tables from a trace written with GRAPHSHIM_TRACE: sequences (id,\n"
-	"stream, length, replays, share of launches covered), mismatch reasons\n"
-	"with the most common field, flush reasons with the API that caused them\n"
+	"stream, length, replays, share of launches covered, the gate's last choice\n"
+	"with the eager and replay medians it compared), mismatch reasons with\n"
+	"the most common field, flush reasons with the API that caused them\n"
 	"most, and fallbacks.  A trace left by a process that died (no closing\n"
 	"\"]\", a trailing comma) is repaired before parsing.\n"
 	"\n"
@@ -324,6 +325,7 @@ typedef struct gs_ent {
 	long long aux;   /* a second figure (length, held launches) */
 	long long aux2;  /* a third (replays, mismatches) */
 	char *s1, *s2;   /* stream, how (sequences) */
+	char *gate;      /* sequences: the gate's last choice and its medians */
 	double ms;       /* build time */
 	int state;       /* sequences: 0 learned, 1 built, 2 build failed, 3 retired */
 	struct gs_tab *sub; /* per-key breakdown (fields, APIs, statuses) */
@@ -395,6 +397,7 @@ static void gs_tab_free(gs_tab_t *t)
 		free(t->e[k].key);
 		free(t->e[k].s1);
 		free(t->e[k].s2);
+		free(t->e[k].gate);
 		if (t->e[k].sub) {
 			gs_tab_free(t->e[k].sub);
 			free(t->e[k].sub);
@@ -494,7 +497,7 @@ static void gs_summary_event(gs_summary_t *S, json_t *ev)
 		if (k != 3)
 			S->launches++;
 	} else if (!strcmp(name, "learned") || !strcmp(name, "built") ||
-		   !strcmp(name, "replay") || !strcmp(name, "retired") ||
+		   !strcmp(name, "replay") || !strcmp(name, "retired") || !strcmp(name, "gate") ||
 		   (!strcmp(name, "mismatch") && json_object_get(args, "id"))) {
 		/* The same shape on two streams is two sequences. */
 		char key[160];
@@ -520,6 +523,13 @@ static void gs_summary_event(gs_summary_t *S, json_t *ev)
 			s->aux2++;
 		else if (!strcmp(name, "retired"))
 			s->state = 3;
+		else if (!strcmp(name, "gate")) {
+			char g[96];
+			snprintf(g, sizeof(g), "%.8s %.0f/%.0f", gs_jstr(args, "choice", "?"),
+				 json_number_value(json_object_get(args, "eager_us")),
+				 json_number_value(json_object_get(args, "replay_us")));
+			gs_setstr(&s->gate, g);
+		}
 	}
 	if (!strcmp(name, "mismatch")) {
 		gs_ent_t *m = gs_tab_get(&S->mism, gs_jstr(args, "reason", "?"));
@@ -772,10 +782,11 @@ static int gs_cmd_trace(int argc, char **argv)
 	if (S.seqs.n) {
 		qsort(S.seqs.e, S.seqs.n, sizeof(gs_ent_t), gs_ent_cmp_n);
 		static const char *const st[] = {"learned", "built", "failed", "retired"};
-		printf("  %-18s  %-14s  %6s  %-8s  %-7s  %8s  %8s  %10s  %8s\n", "id", "stream",
-		       "length", "how", "state", "build ms", "replays", "mismatches", "coverage");
+		printf("  %-18s  %-14s  %6s  %-8s  %-7s  %8s  %8s  %10s  %8s  %s\n", "id", "stream",
+		       "length", "how", "state", "build ms", "replays", "mismatches", "coverage",
+		       "gate (eager/replay us)");
 		printf("  ");
-		gs_print_rule(103);
+		gs_print_rule(127);
 		for (size_t k = 0; k < S.seqs.n; k++) {
 			const gs_ent_t *e = &S.seqs.e[k];
 			char cov[16] = "-";
@@ -785,9 +796,9 @@ static int gs_cmd_trace(int argc, char **argv)
 			char id[80];
 			snprintf(id, sizeof(id), "%s", e->key);
 			id[strcspn(id, " ")] = '\0';
-			printf("  %-18s  %-14s  %6lld  %-8s  %-7s  %8.3f  %8lld  %10lld  %8s\n",
+			printf("  %-18s  %-14s  %6lld  %-8s  %-7s  %8.3f  %8lld  %10lld  %8s  %s\n",
 			       id, e->s1 ? e->s1 : "?", e->aux, e->s2 ? e->s2 : "?",
-			       st[e->state], e->ms, e->n, e->aux2, cov);
+			       st[e->state], e->ms, e->n, e->aux2, cov, e->gate ? e->gate : "-");
 		}
 		printf("  (coverage: replays x length over the launches in the trace)\n");
 	}

@@ -16,7 +16,8 @@ gs_config_t gs_config = {
 	.max_nodes = 65536, .period = true, .mismatch_limit = 3, .cooldown = 0,
 	.patch_cost = 0.5, .graph_cost = 2.0, .chunk_first = 32, .chunk_max = 512,
 	.chunk_last = 8, .host_bound_us = 6.0, .async_build = true,
-	.hip_max_patches = 1000, .log_level = GS_LOG_WARN, .trace_max = 1000000,
+	.hip_max_patches = 1000, .gate = GS_GATE_AUTO, .gate_samples = 3, .gate_margin = 0.05,
+	.gate_recheck = 1000, .log_level = GS_LOG_WARN, .trace_max = 1000000,
 };
 
 #define GS_DEF_INT(f, def) c->f = (def);
@@ -24,6 +25,7 @@ gs_config_t gs_config = {
 #define GS_DEF_REAL(f, def) c->f = (def);
 #define GS_DEF_PATH(f, def) c->f[0] = '\0';
 #define GS_DEF_LEVEL(f, def) c->f = (int)(def);
+#define GS_DEF_GATE(f, def) c->f = (int)(def);
 
 void gs_config_defaults(gs_config_t *c)
 {
@@ -100,6 +102,20 @@ static bool gs_config_level(const char *name, const char *v, int *out)
 	return gs_config_level_quiet(name, v, out, false);
 }
 
+static bool gs_config_gate(const char *name, const char *v, int *out)
+{
+	static const char *const names[] = {"auto", "replay", "eager"};
+	for (int i = 0; i < (int)GS_ARRAY_SIZE(names); i++) {
+		if (!strcasecmp(v, names[i])) {
+			*out = i;
+			return false;
+		}
+	}
+	gs_log(GS_LOG_ERROR, "%s=\"%s\" is not one of auto/replay/eager; using %s", name, v,
+	       names[*out]);
+	return true;
+}
+
 static bool gs_config_path(const char *name, const char *v, char *out, size_t cap)
 {
 	size_t n = strlen(v);
@@ -116,6 +132,7 @@ static bool gs_config_path(const char *name, const char *v, char *out, size_t ca
 #define GS_PARSE_REAL(f, name, v, lo, hi) gs_config_real(name, v, lo, hi, &c->f)
 #define GS_PARSE_PATH(f, name, v, lo, hi) gs_config_path(name, v, c->f, sizeof(c->f))
 #define GS_PARSE_LEVEL(f, name, v, lo, hi) gs_config_level(name, v, &c->f)
+#define GS_PARSE_GATE(f, name, v, lo, hi) gs_config_gate(name, v, &c->f)
 
 int gs_config_parse(gs_config_t *c, const char *(*lookup)(const char *name))
 {

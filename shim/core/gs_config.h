@@ -13,7 +13,8 @@
 /*
  * X(field, NAME, type, default, min, max, help)
  * type: INT (long long within [min, max]), BOOL (0/1/yes/no/on/off/true/false),
- *       REAL (double within [min, max]), PATH (string), LEVEL (log level).
+ *       REAL (double within [min, max]), PATH (string), LEVEL (log level),
+ *       GATE (auto/replay/eager, gs_gate_mode_t).
  */
 #define GS_CONFIG_VARS(X)                                                                     \
 	X(enable, "GRAPHSHIM_ENABLE", BOOL, 1, 0, 1,                                          \
@@ -50,6 +51,14 @@
 	  "build and instantiate graphs on a background thread")                             \
 	X(hip_max_patches, "GRAPHSHIM_HIP_MAX_PATCHES", INT, 1000, 0, 1000000000,             \
 	  "patches of one HIP graph before it is re-instantiated (0: no limit)")            \
+	X(gate, "GRAPHSHIM_GATE", GATE, 0, 0, 2,                                               \
+	  "auto: time eager and replayed passes of each sequence, keep the faster; replay or eager: force") \
+	X(gate_samples, "GRAPHSHIM_GATE_SAMPLES", INT, 3, 1, 15,                              \
+	  "timed passes of each kind before the gate decides (the medians are compared)")   \
+	X(gate_margin, "GRAPHSHIM_GATE_MARGIN", REAL, 0.05, 0.0, 10.0,                        \
+	  "eager wins only when replay is slower than eager by more than this fraction")     \
+	X(gate_recheck, "GRAPHSHIM_GATE_RECHECK", INT, 1000, 0, 1000000000,                   \
+	  "passes of a sequence after a decision before it is timed again (0: never)")      \
 	X(log_level, "GRAPHSHIM_LOG", LEVEL, 2, 0, 4,                                         \
 	  "stderr verbosity: off, error, warn, info, debug")                                 \
 	X(summary, "GRAPHSHIM_SUMMARY", BOOL, 0, 0, 1,                                        \
@@ -81,6 +90,10 @@ typedef struct gs_config {
 	double host_bound_us;
 	bool async_build;
 	long long hip_max_patches;
+	int gate; /* gs_gate_mode_t */
+	long long gate_samples;
+	double gate_margin;
+	long long gate_recheck;
 	int log_level;
 	bool summary;
 	char stats_path[512];
@@ -88,6 +101,13 @@ typedef struct gs_config {
 	long long trace_max;
 	bool overwrite;
 } gs_config_t;
+
+/* GRAPHSHIM_GATE: what decides between a sequence's graph and eager launches. */
+typedef enum gs_gate_mode {
+	GS_GATE_AUTO = 0,   /* measured per sequence */
+	GS_GATE_REPLAY = 1, /* always the graph (graphshim before the gate) */
+	GS_GATE_EAGER = 2   /* never the graph: learn and match, submit eagerly */
+} gs_gate_mode_t;
 
 /* The configuration in force (defaults until gs_config_load). */
 extern gs_config_t gs_config;

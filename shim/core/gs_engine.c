@@ -159,6 +159,8 @@ static void gs_note_held(gs_stream_t *s, uint32_t nheld)
 
 static void gs_match_clear(gs_stream_t *s)
 {
+	gs_gate_abandon(s);
+	s->pass_seq = NULL;
 	s->ncands = 0;
 	s->done = NULL;
 	s->chunk = 0;
@@ -167,15 +169,19 @@ static void gs_match_clear(gs_stream_t *s)
 	gs_note_held(s, 0);
 }
 
-/* Submit held records [from, to) eagerly, in order. */
-static void gs_release(gs_stream_t *s, uint32_t from, uint32_t to)
+/* Submit held records [from, to) eagerly, in order; `gated`: by the gate's choice. */
+static void gs_submit_held(gs_stream_t *s, uint32_t from, uint32_t to, bool gated)
 {
 	for (uint32_t i = from; i < to; i++) {
 		gs_rec_t *r = gs_ring_at(s, s->held_start + i);
 		int rc = gs_engine_ops->submit(r, s->key.handle);
-		GS_STAT_INC(released);
+		if (gated)
+			GS_STAT_INC(gated);
+		else
+			GS_STAT_INC(released);
 		if (gs_trace_on)
-			gs_trace_launch("release", s->key.handle, r, "released");
+			gs_trace_launch(gated ? (s->api ? s->api : "gated") : "release", s->key.handle, r,
+					gated ? "eager" : "released");
 		if (rc) {
 			/* The launch already returned success to the application, as a
 			 * launch whose failure shows up asynchronously would. */
@@ -183,6 +189,31 @@ static void gs_release(gs_stream_t *s, uint32_t from, uint32_t to)
 			gs_log_once(GS_LOG_WARN, "a held launch failed when submitted (status %d)", rc);
 		}
 	}
+}
+
+static void gs_release(gs_stream_t *s, uint32_t from, uint32_t to)
+{
+	gs_submit_held(s, from, to, false);
+}
+
+/*
+ * A pass the gate sends eagerly: what is held of q goes now, as it came.
+ * Returns true when the pass is complete (q's last record went).
+ */
+static bool gs_eager_pass(gs_stream_t *s, gs_seq_t *q)
+{
+	uint32_t end = s->nheld < q->n ? s->nheld : q->n;
+	gs_submit_held(s, s->submitted, end, true);
+	s->submitted = end;
+	if (q != s->done)
+		s->done = NULL; /* its records are gone: it can no longer replay */
+	if (end < q->n)
+		return false;
+	q->eager_passes++;
+	q->mismatch_run = 0;
+	gs_seq_touch(s, q);
+	gs_gate_complete(s, q, true);
+	return true;
 }
 
 static void gs_mismatch(gs_stream_t *s, gs_seq_t *q, gs_mismatch_reason_t why, uint32_t pos,
@@ -294,6 +325,7 @@ static bool gs_replay_ready(gs_stream_t *s, gs_seq_t *q)
 		if (s->pass_clean)
 			q->mismatch_run = 0;
 		gs_seq_touch(s, q);
+		gs_gate_complete(s, q, false);
 	}
 	return false;
 }
@@ -307,7 +339,10 @@ static void gs_match_end(gs_stream_t *s, gs_mismatch_reason_t why, const gs_rec_
 {
 	uint32_t nheld = s->nheld;
 	if (s->done) {
-		gs_replay_ready(s, s->done);
+		if (gs_gate_eager(s, s->done))
+			gs_eager_pass(s, s->done);
+		else
+			gs_replay_ready(s, s->done);
 	} else if (charge && s->ncands && s->cands[0]->state == GS_SEQ_ARMED) {
 		gs_mismatch(s, s->cands[0], why, nheld, got);
 	}
@@ -352,6 +387,11 @@ static bool gs_match_next(gs_stream_t *s, gs_rec_t *r, uint64_t at)
 	gs_seq_t *q = !longer ? s->done : (keep == 1 ? s->cands[0] : NULL);
 	if (!q)
 		return true;
+	if (gs_gate_eager(s, q)) {
+		if (gs_eager_pass(s, q))
+			gs_match_clear(s);
+		return true;
+	}
 	uint32_t before = s->chunk;
 	if (gs_replay_ready(s, q)) {
 		gs_release(s, s->submitted, s->nheld);
@@ -381,6 +421,7 @@ static bool gs_try_start(gs_stream_t *s, gs_rec_t *r, uint64_t at)
 	gs_match_clear(s);
 	s->ncands = n;
 	s->held_start = at;
+	gs_gate_begin(s, s->cands[0]);
 	return gs_match_next(s, r, at);
 }
 
@@ -663,26 +704,13 @@ size_t gs_engine_seq_info(gs_seq_info_t *out, size_t max)
 	pthread_mutex_lock(&gs_table_lock);
 	for (gs_stream_t *s = gs_streams; s; s = s->hh.next) {
 		pthread_mutex_lock(&s->lock);
-		for (gs_seq_t *q = s->lru; q; q = q->next, n++) {
-			if (n >= max)
-				continue;
-			gs_seq_info_t *i = &out[n];
-			i->id = q->id;
-			i->stream = s->key.handle;
-			i->length = q->n;
-			i->state = q->state;
-			i->periodic = q->periodic;
-			i->seen = q->seen;
-			i->replays = q->replays;
-			i->patches = q->patches;
-			i->mismatches = q->mismatches;
-			i->retirements = q->retirements;
-			i->build_ns = q->build_ns;
-		}
+		for (gs_seq_t *q = s->lru; q; q = q->next, n++)
+			if (n < max)
+				gs_seq_info_fill(s, q, &out[n]);
 		pthread_mutex_unlock(&s->lock);
 	}
 	pthread_mutex_unlock(&gs_table_lock);
-	return n;
+	return n + gs_seq_gone_info(n < max ? out + n : NULL, n < max ? max - n : 0);
 }
 
 /* ---- lifecycle ------------------------------------------------------------ */
@@ -739,6 +767,7 @@ bool gs_engine_init(const gs_ops_t *ops)
 	}
 	gs_inited = true;
 	gs_config_load();
+	gs_seq_gone_reset();
 	gs_engine_ops = ops;
 	if (gs_config.enable) {
 		if (gs_config.trace_path[0] && !gs_config_secure() &&

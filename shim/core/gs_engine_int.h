@@ -18,6 +18,32 @@
 
 typedef struct gs_seq gs_seq_t;
 
+/* GPU timers a sequence may have in flight, and samples kept per kind. */
+#define GS_GATE_TIMERS 4
+#define GS_GATE_MAX_SAMPLES 15
+
+/* The gate's state per armed sequence (gs_gate.c). */
+typedef enum gs_gate_state {
+	GS_GATE_S_REPLAY = 0, /* replay (decided, forced, or no timers) */
+	GS_GATE_S_EAGER,      /* eager passes (decided or forced) */
+	GS_GATE_S_TRIAL       /* timing eager and replayed passes in turn */
+} gs_gate_state_t;
+
+typedef struct gs_gate {
+	uint8_t state;     /* gs_gate_state_t */
+	uint8_t warm;      /* replays to run before one is timed */
+	uint8_t ne, nr;    /* samples read in this trial */
+	uint8_t se, sr;    /* timed passes completed in this trial */
+	int8_t running;    /* the timer of the pass in progress, or -1 */
+	bool off;          /* no timers: replay, never measured again */
+	uint8_t tstate[GS_GATE_TIMERS];
+	void *timer[GS_GATE_TIMERS];
+	uint32_t e_ns[GS_GATE_MAX_SAMPLES], r_ns[GS_GATE_MAX_SAMPLES];
+	uint64_t passes;   /* passes since the last decision */
+	uint64_t eager_ns, replay_ns; /* the medians behind the last decision */
+	uint32_t trials;   /* decisions made */
+} gs_gate_t;
+
 struct gs_seq {
 	uint64_t id;          /* hash of every record's shape and the length */
 	uint64_t first_shape; /* shape of record 0, where matching may begin */
@@ -35,6 +61,8 @@ struct gs_seq {
 	uint64_t host_ns;/* host time per launch when it was learned (wall clock) */
 	void **graphs;   /* the backend's instantiated graphs (armed only) */
 	uint64_t seen, replays, patches, mismatches, retirements, build_ns;
+	uint64_t eager_passes;  /* complete passes submitted eagerly by the gate's choice */
+	gs_gate_t gate;
 	uint32_t mismatch_run;  /* consecutive mismatches; a clean replay resets it */
 	long long cooldown_left;/* sightings until a retired sequence may learn again */
 	uint64_t retired_at;    /* stream position at retirement */
@@ -103,6 +131,9 @@ typedef struct gs_stream {
 	uint32_t submitted; /* held records already submitted (graph or eager) */
 	bool pass_clean;/* no mismatch so far in this pass over the sequence */
 	const char *api;/* the entry point of the launch in progress, for the trace */
+	gs_seq_t *pass_seq; /* the candidate the gate chose this pass's kind for */
+	bool pass_eager;    /* ... and whether the pass goes eagerly */
+	gs_seq_t *gate_seq; /* the sequence whose timer runs for this pass */
 	uint32_t *diffs;/* scratch: indices of records that need a patch */
 
 	/* Sequences: hashed by id, and an LRU list. */
@@ -150,6 +181,12 @@ void gs_seq_built(gs_stream_t *s, gs_seq_t *q, int rc, uint64_t ns);
 void gs_seq_publish(gs_stream_t *s);
 enum { GS_HANDOFF_NONE, GS_HANDOFF_BUILDING, GS_HANDOFF_BUILT, GS_HANDOFF_CANCELLED };
 void gs_seq_free(gs_seq_t *q);
+/* q's figures for the statistics; stream lock held. */
+void gs_seq_info_fill(const gs_stream_t *s, const gs_seq_t *q, gs_seq_info_t *i);
+/* Copy up to max figures of dropped sequences; returns how many are kept. */
+size_t gs_seq_gone_info(gs_seq_info_t *out, size_t max);
+/* Forget them (engine restart in tests). */
+void gs_seq_gone_reset(void);
 
 /* gs_build.c: the background builder. */
 /* Start the builder thread (engine init). */
@@ -165,6 +202,24 @@ void gs_build_resume(void);
 void gs_build_stop(void);
 /* In a forked child: forget the builder without touching its locks. */
 void gs_build_forget(void);
+/* gs_gate.c: eager or graph, by measurement (see the file). */
+/* q was just armed: start its gate afresh. */
+void gs_gate_armed(gs_seq_t *q);
+/* A pass over q begins on s: true when it goes eagerly.  May start a timer. */
+bool gs_gate_begin(gs_stream_t *s, gs_seq_t *q);
+/* Whether a pass over q, which became the sole candidate, goes eagerly. */
+bool gs_gate_eager(const gs_stream_t *s, const gs_seq_t *q);
+/* The pass over q completed (eagerly or replayed): stop its timer. */
+void gs_gate_complete(gs_stream_t *s, gs_seq_t *q, bool eager);
+/* The pass ended incomplete: its timing is dropped. */
+void gs_gate_abandon(gs_stream_t *s);
+/* q leaves s's matching (retired or dropped): forget it there. */
+void gs_gate_forget(gs_stream_t *s, const gs_seq_t *q);
+/* Destroy q's timers (any thread; touches no stream). */
+void gs_gate_release(gs_seq_t *q);
+/* "replay", "eager", "trial", "off" (untimed) or "none" (not armed). */
+const char *gs_gate_state_name(const gs_seq_t *q);
+
 /* The first record of chunk j of q. */
 static inline uint32_t gs_chunk_begin(const gs_seq_t *q, uint32_t j)
 {

@@ -38,6 +38,19 @@ typedef struct gs_ops {
 
 	/* Release a graph; work already launched from it still completes. */
 	void (*graph_destroy)(void *graph);
+
+	/*
+	 * GPU timers for the gate (gs_gate.c); a backend may leave them NULL,
+	 * and then every sequence replays.  A timer is two GPU events in the
+	 * context of `graph`.  timer_mark records event `which` (0 start, 1
+	 * stop) on a stream, adding no synchronization; timer_read never
+	 * waits: 1 and *ns the time between the two marks on the GPU, 0 not
+	 * complete yet, negative when it failed.
+	 */
+	int (*timer_create)(void *graph, void **timer);
+	int (*timer_mark)(void *timer, int which, uintptr_t stream);
+	int (*timer_read)(void *timer, uint64_t *ns);
+	void (*timer_destroy)(void *timer);
 } gs_ops_t;
 
 #endif /* GS_OPS_H */

@@ -45,6 +45,7 @@ static bool gs_seq_is_cand(const gs_stream_t *s, const gs_seq_t *q)
 /* Destroy q's graphs and baked records; touches nothing of its stream. */
 static void gs_seq_release(gs_seq_t *q)
 {
+	gs_gate_release(q);
 	if (q->graphs) {
 		for (uint32_t j = 0; j < q->nchunks; j++)
 			if (q->graphs[j])
@@ -77,10 +78,77 @@ void gs_seq_free(gs_seq_t *q)
 	free(q);
 }
 
+void gs_seq_info_fill(const gs_stream_t *s, const gs_seq_t *q, gs_seq_info_t *i)
+{
+	i->id = q->id;
+	i->stream = s->key.handle;
+	i->length = q->n;
+	i->state = q->state;
+	i->periodic = q->periodic;
+	i->seen = q->seen;
+	i->replays = q->replays;
+	i->patches = q->patches;
+	i->mismatches = q->mismatches;
+	i->retirements = q->retirements;
+	i->build_ns = q->build_ns;
+	i->gate = gs_gate_state_name(q);
+	i->eager_ns = q->gate.eager_ns;
+	i->replay_ns = q->gate.replay_ns;
+	i->gate_trials = q->gate.trials;
+	i->eager_passes = q->eager_passes;
+	i->gone = false;
+}
+
+/*
+ * The figures of sequences dropped with their stream or module (most
+ * programs destroy both before exit, when the statistics are written), for
+ * those that were ever replayed or timed; the first GS_SEQ_GONE_MAX kept.
+ */
+#define GS_SEQ_GONE_MAX 256
+static pthread_mutex_t gs_seq_gone_lock = PTHREAD_MUTEX_INITIALIZER;
+static gs_seq_info_t gs_seq_gone[GS_SEQ_GONE_MAX];
+static size_t gs_seq_ngone;
+
+static void gs_seq_keep_gone(const gs_stream_t *s, const gs_seq_t *q)
+{
+	if (!q->replays && !q->gate.trials && !q->eager_passes)
+		return;
+	pthread_mutex_lock(&gs_seq_gone_lock);
+	if (gs_seq_ngone < GS_SEQ_GONE_MAX) {
+		gs_seq_info_t *i = &gs_seq_gone[gs_seq_ngone++];
+		gs_seq_info_fill(s, q, i);
+		/* The state names the gate had while the sequence was armed. */
+		static const char *const names[] = {"replay", "eager", "trial"};
+		i->gate = q->state != GS_SEQ_ARMED ? "none" : q->gate.off ? "off" : names[q->gate.state];
+		i->gone = true;
+	}
+	pthread_mutex_unlock(&gs_seq_gone_lock);
+}
+
+size_t gs_seq_gone_info(gs_seq_info_t *out, size_t max)
+{
+	pthread_mutex_lock(&gs_seq_gone_lock);
+	size_t n = gs_seq_ngone;
+	for (size_t i = 0; i < n && i < max; i++)
+		out[i] = gs_seq_gone[i];
+	pthread_mutex_unlock(&gs_seq_gone_lock);
+	return n;
+}
+
+void gs_seq_gone_reset(void)
+{
+	pthread_mutex_lock(&gs_seq_gone_lock);
+	gs_seq_ngone = 0;
+	pthread_mutex_unlock(&gs_seq_gone_lock);
+}
+
 static void gs_seq_drop(gs_stream_t *s, gs_seq_t *q, bool release)
 {
+	if (release)
+		gs_seq_keep_gone(s, q);
 	HASH_DELETE(hh, s->seqs, q);
 	DL_DELETE2(s->lru, q, prev, next);
+	gs_gate_forget(s, q);
 	s->nseqs--;
 	gs_seq_uncount(s, q);
 	if (q->state == GS_SEQ_BUILDING) {
@@ -283,6 +351,7 @@ void gs_seq_built(gs_stream_t *s, gs_seq_t *q, int rc, uint64_t ns)
 	GS_STAT_INC(graphs);
 	q->state = GS_SEQ_ARMED;
 	q->mismatch_run = 0;
+	gs_gate_armed(q);
 	s->first_bloom |= 1ULL << (q->first_shape & 63);
 }
 
@@ -337,6 +406,7 @@ void gs_seq_retire(gs_stream_t *s, gs_seq_t *q)
 {
 	if (q->state != GS_SEQ_ARMED)
 		return;
+	gs_gate_forget(s, q);
 	gs_seq_uncount(s, q);
 	gs_seq_release(q);
 	q->state = GS_SEQ_RETIRED;

@@ -235,13 +235,18 @@ static void gs_stats_write_seqs(gs_jw_t *w)
 			     "%s\n    {\"id\": \"0x%016llx\", \"stream\": \"0x%llx\", \"length\": %u, "
 			     "\"state\": \"%s\", \"periodic\": %s, \"seen\": %llu, \"replays\": %llu, "
 			     "\"patches\": %llu, \"mismatches\": %llu, \"retirements\": %llu, "
-			     "\"build_ms\": %.3f}",
+			     "\"build_ms\": %.3f, \"gate\": \"%s\", \"eager_us\": %.1f, "
+			     "\"replay_us\": %.1f, \"gate_trials\": %u, \"eager_passes\": %llu, "
+			     "\"gone\": %s}",
 			     i ? "," : "", (unsigned long long)s->id, (unsigned long long)s->stream,
 			     (unsigned)s->length, gs_seq_state_name((gs_seq_state_t)s->state),
 			     s->periodic ? "true" : "false", (unsigned long long)s->seen,
 			     (unsigned long long)s->replays, (unsigned long long)s->patches,
 			     (unsigned long long)s->mismatches, (unsigned long long)s->retirements,
-			     (double)s->build_ns / 1e6);
+			     (double)s->build_ns / 1e6, s->gate ? s->gate : "off",
+			     (double)s->eager_ns / 1e3, (double)s->replay_ns / 1e3,
+			     (unsigned)s->gate_trials, (unsigned long long)s->eager_passes,
+			     s->gone ? "true" : "false");
 	}
 	gs_jw_printf(w, "%s]\n", n ? "\n  " : "");
 	if (info != inl)

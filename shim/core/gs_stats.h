@@ -30,7 +30,10 @@
 	X(relearned, "retired sequences allowed to learn again")              \
 	X(evictions, "sequences evicted from a full cache")                   \
 	X(fallbacks, "backend failures handled by going eager")               \
-	X(flushes, "flushes that submitted held work")
+	X(flushes, "flushes that submitted held work")                        \
+	X(gated, "matched, submitted eagerly because the gate chose eager for the pass") \
+	X(gate_decisions, "gate decisions (eager and replayed passes timed, medians compared)") \
+	X(gate_eager, "gate decisions that chose eager")
 
 #define GS_MISMATCH_REASONS(X)                                                \
 	X(STRUCTURE, "a launch differed in function, grid, block, shared memory or kind") \
@@ -91,6 +94,12 @@ typedef struct gs_seq_info {
 	uint64_t mismatches;
 	uint64_t retirements;
 	uint64_t build_ns;
+	const char *gate;   /* "replay", "eager", "trial" or "off" (never timed) */
+	uint64_t eager_ns;  /* the medians behind the gate's last decision, 0 before one */
+	uint64_t replay_ns;
+	uint32_t gate_trials;
+	uint64_t eager_passes; /* complete passes submitted eagerly by the gate */
+	bool gone;          /* dropped with its stream or module; its last figures */
 } gs_seq_info_t;
 
 /*

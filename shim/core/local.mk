@@ -10,6 +10,7 @@ libgscore_la_SOURCES = \
 	shim/core/gs_engine_int.h \
 	shim/core/gs_seq.c \
 	shim/core/gs_period.c \
+	shim/core/gs_gate.c \
 	shim/core/gs_build.c \
 	shim/core/gs_hash.h shim/core/gs_hash.c \
 	shim/core/gs_config.h shim/core/gs_config.c \

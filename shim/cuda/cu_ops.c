@@ -338,6 +338,78 @@ static void gs_cu_graph_destroy(void *graph)
 	gs_cu_ctx_leave(pushed);
 }
 
+/* The gate's GPU timers: two timing events in the graph's context. */
+typedef struct gs_cu_timer {
+	CUcontext ctx;
+	CUevent ev[2];
+} gs_cu_timer_t;
+
+static void gs_cu_timer_destroy(void *timer)
+{
+	gs_cu_timer_t *t = timer;
+	const gs_cu_real_t *R = &gs_cu_real;
+	gs_cu_pfn_cuEventDestroy_v2 destroy = R->cuEventDestroy_v2 ? R->cuEventDestroy_v2 : R->cuEventDestroy;
+	bool pushed = gs_cu_ctx_enter(t->ctx);
+	for (int i = 0; i < 2; i++)
+		if (t->ev[i] && destroy)
+			destroy(t->ev[i]);
+	gs_cu_ctx_leave(pushed);
+	free(t);
+}
+
+static int gs_cu_timer_create(void *graph, void **timer)
+{
+	const gs_cu_graph_t *G = graph;
+	const gs_cu_real_t *R = &gs_cu_real;
+	*timer = NULL;
+	if (!R->cuEventCreate || !R->cuEventRecord || !R->cuEventQuery ||
+	    !(R->cuEventElapsedTime_v2 || R->cuEventElapsedTime))
+		return CUDA_ERROR_NOT_SUPPORTED;
+	gs_cu_timer_t *t = calloc(1, sizeof(*t));
+	if (!t)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	t->ctx = G->ctx;
+	bool pushed = gs_cu_ctx_enter(t->ctx);
+	CUresult st = R->cuEventCreate(&t->ev[0], CU_EVENT_DEFAULT);
+	if (st == CUDA_SUCCESS)
+		st = R->cuEventCreate(&t->ev[1], CU_EVENT_DEFAULT);
+	gs_cu_ctx_leave(pushed);
+	if (st != CUDA_SUCCESS) {
+		gs_cu_timer_destroy(t);
+		return (int)st;
+	}
+	*timer = t;
+	return CUDA_SUCCESS;
+}
+
+static int gs_cu_timer_mark(void *timer, int which, uintptr_t stream)
+{
+	gs_cu_timer_t *t = timer;
+	bool pushed = gs_cu_ctx_enter(t->ctx);
+	CUresult st = gs_cu_real.cuEventRecord(t->ev[which != 0], gs_cu_stream_of(stream, 0));
+	gs_cu_ctx_leave(pushed);
+	return (int)st;
+}
+
+static int gs_cu_timer_read(void *timer, uint64_t *ns)
+{
+	gs_cu_timer_t *t = timer;
+	const gs_cu_real_t *R = &gs_cu_real;
+	bool pushed = gs_cu_ctx_enter(t->ctx);
+	CUresult st = R->cuEventQuery(t->ev[1]);
+	float ms = 0;
+	if (st == CUDA_SUCCESS)
+		st = R->cuEventElapsedTime_v2 ? R->cuEventElapsedTime_v2(&ms, t->ev[0], t->ev[1])
+					      : R->cuEventElapsedTime(&ms, t->ev[0], t->ev[1]);
+	gs_cu_ctx_leave(pushed);
+	if (st == CUDA_ERROR_NOT_READY)
+		return 0;
+	if (st != CUDA_SUCCESS)
+		return -(int)st;
+	*ns = ms > 0 ? (uint64_t)((double)ms * 1e6) : 0;
+	return 1;
+}
+
 const gs_ops_t gs_cu_ops = {
 	.name = "cuda",
 	.submit = gs_cu_submit,
@@ -345,4 +417,8 @@ const gs_ops_t gs_cu_ops = {
 	.graph_launch = gs_cu_graph_launch,
 	.graph_patch = gs_cu_graph_patch,
 	.graph_destroy = gs_cu_graph_destroy,
+	.timer_create = gs_cu_timer_create,
+	.timer_mark = gs_cu_timer_mark,
+	.timer_read = gs_cu_timer_read,
+	.timer_destroy = gs_cu_timer_destroy,
 };

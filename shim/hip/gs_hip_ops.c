@@ -388,6 +388,62 @@ static void gs_hip_graph_destroy(void *graph)
 	gs_hip_graph_free(g);
 }
 
+/* The gate's GPU timers: two timing events (one device per process here). */
+typedef struct gs_hip_timer {
+	hipEvent_t ev[2];
+} gs_hip_timer_t;
+
+static void gs_hip_timer_destroy(void *timer)
+{
+	gs_hip_timer_t *t = timer;
+	for (int i = 0; i < 2; i++)
+		if (t->ev[i] && gs_hip_real.hipEventDestroy)
+			GS_HIP_REALV(gs_hip_real.hipEventDestroy(t->ev[i]));
+	free(t);
+}
+
+static int gs_hip_timer_create(void *graph, void **timer)
+{
+	gs_hip_real_t *R = &gs_hip_real;
+	(void)graph;
+	*timer = NULL;
+	if (!R->hipEventCreate || !R->hipEventRecord || !R->hipEventQuery || !R->hipEventElapsedTime)
+		return hipErrorNotSupported;
+	gs_hip_timer_t *t = calloc(1, sizeof(*t));
+	if (!t)
+		return hipErrorOutOfMemory;
+	hipError_t rc = GS_HIP_REAL(R->hipEventCreate(&t->ev[0]));
+	if (rc == hipSuccess)
+		rc = GS_HIP_REAL(R->hipEventCreate(&t->ev[1]));
+	if (rc != hipSuccess) {
+		gs_hip_timer_destroy(t);
+		return rc;
+	}
+	*timer = t;
+	return hipSuccess;
+}
+
+static int gs_hip_timer_mark(void *timer, int which, uintptr_t stream)
+{
+	gs_hip_timer_t *t = timer;
+	return GS_HIP_REAL(gs_hip_real.hipEventRecord(t->ev[which != 0], (hipStream_t)stream));
+}
+
+static int gs_hip_timer_read(void *timer, uint64_t *ns)
+{
+	gs_hip_timer_t *t = timer;
+	float ms = 0;
+	hipError_t rc = GS_HIP_REAL(gs_hip_real.hipEventQuery(t->ev[1]));
+	if (rc == hipSuccess)
+		rc = GS_HIP_REAL(gs_hip_real.hipEventElapsedTime(&ms, t->ev[0], t->ev[1]));
+	if (rc == hipErrorNotReady)
+		return 0;
+	if (rc != hipSuccess)
+		return -(int)rc;
+	*ns = ms > 0 ? (uint64_t)((double)ms * 1e6) : 0;
+	return 1;
+}
+
 const gs_ops_t gs_hip_ops = {
 	.name = "hip",
 	.submit = gs_hip_submit,
@@ -395,4 +451,8 @@ const gs_ops_t gs_hip_ops = {
 	.graph_launch = gs_hip_graph_launch,
 	.graph_patch = gs_hip_graph_patch,
 	.graph_destroy = gs_hip_graph_destroy,
+	.timer_create = gs_hip_timer_create,
+	.timer_mark = gs_hip_timer_mark,
+	.timer_read = gs_hip_timer_read,
+	.timer_destroy = gs_hip_timer_destroy,
 };

@@ -6,6 +6,8 @@
 # the parent only.  Each mode also runs without graphshim as a control.
 set -u
 . "${top_srcdir:-.}/tests/reliability/r_lib.sh"
+# The partial step must be held: armed sequences replay, untimed.
+export GRAPHSHIM_GATE=replay
 for mode in exit exit-call fork unload ctx-destroy; do
 	if ! timeout 60 "$r/r_lifecycle" "$mode" >"$tmp/e.log" 2>&1; then
 		bad "$mode without graphshim"; cat "$tmp/e.log"; continue

@@ -29,12 +29,23 @@ typedef struct tb_state {
 	int fail_build_at, fail_launch_at, fail_patch_at, fail_submit_at;
 	int submit_status; /* returned by every submit that is not failed */
 	int build_sleep_ms; /* make graph builds slow */
+	/*
+	 * A GPU clock for the gate's timers: every executed record advances
+	 * it by cost_eager (submitted) or cost_node (from a graph), every graph
+	 * launch by cost_graph.  Timers exist only with `timers` set; a timer
+	 * reads "not complete" timer_lag times before it reads its value;
+	 * fail_timer_at fails the Nth timer call.
+	 */
+	uint64_t clock, cost_eager, cost_node, cost_graph;
+	bool timers;
+	int timer_lag, timer_calls, fail_timer_at, live_timers;
 } tb_state_t;
 
 extern tb_state_t tb;
 extern const gs_ops_t tb_ops;
 
-/* Reset the backend, set GRAPHSHIM_* from pairs ("NAME", "value", ..., NULL), init the engine. */
+/* Reset the backend, set GRAPHSHIM_* from pairs (GRAPHSHIM_GATE is replay
+ * unless a test sets it) ("NAME", "value", ..., NULL), init the engine. */
 void tb_start(const char *first, ...);
 
 /* A kernel launch of function `func` with two 8-byte arguments. */

@@ -8,12 +8,14 @@
 # byte-identical to the first eager run's.  Exits 1 on a failed or
 # differing run, 77 where no GPU is present.  Settings (environment):
 #   GS_BENCH_ROUNDS     rounds (default 10)
-#   GS_BENCH_WORKLOADS  which of: tiny decode nrepeat python, and noreadback
+#   GS_BENCH_WORKLOADS  which of: tiny decode nrepeat hostwork python, and noreadback
 #                       (host issue time only: no sync in a step) (default: all but noreadback)
+#   GS_BENCH_HOSTWORK   hostwork's arguments (default --steps 200)
 #   GS_BENCH_TINY       tiny's arguments (default --steps 1000)
 #   GS_BENCH_DECODE     decode's arguments (default --steps 300)
 #   GS_BENCH_PY         decode.py's arguments (default --tokens 100 --rounds 2)
 #   GS_BENCH_PY_ROUNDS  rounds of the PyTorch workload (default 5: it starts slowly)
+#   GS_BENCH_PY_MODES   its modes (default "eager graphshim shimnotail")
 #   GS_BENCH_TITLE      the table's title
 #   GS_PIN              prefix of every run (default "taskset -c 2,3": two cores, so graphshim's builder thread has one; "" for none)
 #   GS_NO_GPU_OK=1      run even when nvidia-smi sees no GPU (simulator)
@@ -36,7 +38,7 @@ ROUNDS=${GS_BENCH_ROUNDS:-10}
 # PyTorch process to the next varied 2x in time per token unpinned.
 PIN=${GS_PIN-$(command -v taskset >/dev/null 2>&1 && [ "$(nproc)" -ge 4 ] && echo "taskset -c 2,3")}
 PYROUNDS=${GS_BENCH_PY_ROUNDS:-5}
-WORKLOADS=${GS_BENCH_WORKLOADS:-tiny decode nrepeat python}
+WORKLOADS=${GS_BENCH_WORKLOADS:-tiny decode nrepeat hostwork python}
 TITLE=${GS_BENCH_TITLE:-"bench on $(nvidia-smi -L 2>/dev/null | head -n 1 | sed 's/ (UUID.*//')"}
 FAILS=0
 ROWS=""
@@ -55,7 +57,10 @@ bench_one() {
 			local out=$w.$m.$r.out log=$w.$m.$r.log rc
 			case $m in
 			eager) $PIN $cmd --time --out "$out" >"$log" 2>&1 ;;
-			graphshim) LD_PRELOAD=$GS_LIB $PIN $cmd --time --out "$out" >"$log" 2>&1 ;;
+			graphshim) GRAPHSHIM_STATS=$w.$m.$r.json GRAPHSHIM_OVERWRITE=1 \
+				LD_PRELOAD=$GS_LIB $PIN $cmd --time --out "$out" >"$log" 2>&1 ;;
+			# graphshim with the gate off: every armed sequence replays
+			shimreplay) GRAPHSHIM_GATE=replay LD_PRELOAD=$GS_LIB $PIN $cmd --time --out "$out" >"$log" 2>&1 ;;
 			# graphshim with the chunk plan of a fast host (no shrinking tail)
 			shimnotail) GRAPHSHIM_HOST_BOUND_US=1000000 LD_PRELOAD=$GS_LIB $PIN $cmd --time --out "$out" >"$log" 2>&1 ;;
 			graph) $PIN $cmd --time --explicit-graph --out "$out" >"$log" 2>&1 ;;
@@ -87,14 +92,33 @@ bench_one() {
 		"$(gs_ratio "$e" "$g")" "$(gs_ratio "$e" "$x")" "$(gs_ratio "$x" "$g")" "$same")
 "
 	echo "bench: $name: eager ${e}us graphshim ${g}us graph ${x}us (medians of $rounds rounds)"
-	case " $modes " in *" shimnotail "*)
-		local t
-		t=$(gs_median <"$w.shimnotail.times" 2>/dev/null || echo -)
-		NOTES="$NOTES$(printf '%s: graphshim without the shrinking tail %sus, speedup %s (interleaved in the same rounds)' \
-			"$name" "$t" "$(gs_ratio "$e" "$t")")
+	# The gate's choices in graphshim's last round: per sequence of 4+
+	# launches, its length, choice and the two medians it compared.
+	local js
+	js=$(ls -t "$w".graphshim.*.json 2>/dev/null | head -n 1)
+	if [ -n "$js" ]; then
+		NOTES="$NOTES$name: gate (last round): $(python3 - "$js" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+c = d["counters"]
+seqs = sorted((q for q in d["sequences"] if q["length"] >= 4 and q["gate"] != "none"),
+              key=lambda q: -q["length"] * max(q["replays"] + q["eager_passes"], 1))[:3]
+print("decisions %d (eager %d);" % (c.get("gate_decisions", 0), c.get("gate_eager", 0)),
+      "; ".join("%d launches: %s, eager %.1f us / replay %.1f us" %
+                (q["length"], q["gate"], q["eager_us"], q["replay_us"]) for q in seqs) or "no sequence")
+PY
+)
 "
-		;;
-	esac
+	fi
+	# The extra graphshim variants, each a line under the table.
+	local v t
+	for v in "shimreplay:with GRAPHSHIM_GATE=replay" "shimnotail:without the shrinking tail"; do
+		case " $modes " in *" ${v%%:*} "*) ;; *) continue ;; esac
+		t=$(gs_median <"$w.${v%%:*}.times" 2>/dev/null || echo -)
+		NOTES="$NOTES$(printf '%s: graphshim %s %sus, speedup %s (interleaved in the same rounds)' \
+			"$name" "${v#*:}" "$t" "$(gs_ratio "$e" "$t")")
+"
+	done
 }
 
 print_table() {
@@ -120,11 +144,13 @@ for wl in $WORKLOADS; do
 		"$GS_KBIN/decode ${GS_BENCH_DECODE:---steps 300}" ;;
 	nrepeat) bench_one nrepeat "$ROUNDS" "eager graphshim" \
 		"$GS_KBIN/nrepeat ${GS_BENCH_NREPEAT:---steps 500}" ;;
+	hostwork) bench_one hostwork "$ROUNDS" "eager graphshim graph shimreplay" \
+		"$GS_KBIN/hostwork ${GS_BENCH_HOSTWORK:---steps 200}" ;;
 	noreadback) bench_one decode-noread "$ROUNDS" "eager graphshim graph" \
 		"$GS_KBIN/decode --no-readback ${GS_BENCH_DECODE:---steps 300}" ;;
 	python)
 		if gs_torch_present; then
-			bench_one python-decode "$PYROUNDS" "eager graphshim shimnotail" \
+			bench_one python-decode "$PYROUNDS" "${GS_BENCH_PY_MODES:-eager graphshim shimnotail}" \
 				"$GS_PY $GS_SRC/kernels/python/decode.py ${GS_BENCH_PY:---tokens 100 --rounds 2}"
 		else
 			echo "bench: PyTorch with a GPU not found: python-decode skipped"

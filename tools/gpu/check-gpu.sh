@@ -24,7 +24,7 @@ if [ ! -f "$GS_LIB" ]; then
 	echo "check-gpu: $GS_LIB not found: build first (make -j)"
 	exit 99
 fi
-for w in tiny decode nrepeat; do
+for w in tiny decode nrepeat hostwork; do
 	if [ ! -x "$GS_KBIN/$w" ]; then
 		echo "check-gpu: $GS_KBIN/$w not built (configure found no cuda.h?)"
 		exit 99
@@ -53,7 +53,10 @@ decode-threads|-|$D --threads 2
 decode-graph|-|$D --explicit-graph
 decode-check|-|$K/decode --check
 decode-check-mix|-|$K/decode --check --steps $STEPS --pingpong --copies --two-streams --branch
-nrepeat|-|$K/nrepeat --steps $STEPS"
+nrepeat|-|$K/nrepeat --steps $STEPS
+hostwork|-|$K/hostwork --steps $STEPS
+hostwork-replay|-|env GRAPHSHIM_GATE=replay $K/hostwork --steps $STEPS
+hostwork-graph|-|$K/hostwork --steps $STEPS --explicit-graph"
 if [ "$PYTOK" -gt 0 ] 2>/dev/null && gs_torch_present; then
 	CASES="$CASES
 python-decode|-|$GS_PY $GS_SRC/kernels/python/decode.py --tokens $PYTOK --rounds 1"

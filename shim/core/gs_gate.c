@@ -1,0 +1,256 @@
+/*
+ * The gate: keep a sequence's graph only where it is faster than eager
+ * launches, by measurement on the machine the program runs on.
+ *
+ * A graph does not always win (a host that works between launches while
+ * graphshim holds them for a chunk, replays that need heavy patching, a
+ * runtime whose graph dispatch costs more than its launches).  So every
+ * armed sequence starts in a trial: after one untimed replay (the first
+ * launch of a graph uploads it), its passes go eagerly and replayed in
+ * turn, each timed on the GPU by a pair of events recorded on the stream
+ * -- the start when the pass's first launch arrives, the stop after its
+ * last submission -- so a timed span holds what the GPU waited for as well
+ * as what it ran.  Timers are read only when they are complete (never
+ * waited for), when a later pass of the same sequence begins.  With
+ * GRAPHSHIM_GATE_SAMPLES of each kind the medians decide: eager wins when
+ * replay is slower by more than GRAPHSHIM_GATE_MARGIN (ties go to the graph,
+ * which also saves the host's time, invisible to a GPU timer).  After
+ * GRAPHSHIM_GATE_RECHECK passes the sequence is timed again.
+ *
+ * An eager pass is still matched (shape by shape) so that it is counted,
+ * but each launch is submitted as it arrives, as without graphshim.  The
+ * choice of a pass is made when it begins, for the first candidate;
+ * a pass that ends incomplete drops its timing.  Every path here submits the
+ * same work in the same order: the gate changes timing, never results.
+ */
+#include "gs_engine_int.h"
+#include "gs_log.h"
+#include "gs_trace.h"
+
+enum { GS_T_FREE, GS_T_RUNNING, GS_T_EAGER, GS_T_REPLAY };
+
+static bool gs_gate_have_timers(void)
+{
+	const gs_ops_t *o = gs_engine_ops;
+	return o->timer_create && o->timer_mark && o->timer_read && o->timer_destroy;
+}
+
+static void gs_gate_trial(gs_gate_t *g, uint8_t warm)
+{
+	g->state = GS_GATE_S_TRIAL;
+	g->warm = warm;
+	g->ne = g->nr = g->se = g->sr = 0;
+	g->passes = 0;
+}
+
+void gs_gate_armed(gs_seq_t *q)
+{
+	gs_gate_t *g = &q->gate;
+	gs_gate_release(q);
+	g->off = false;
+	g->passes = 0;
+	switch ((gs_gate_mode_t)gs_config.gate) {
+	case GS_GATE_EAGER:
+		g->state = GS_GATE_S_EAGER;
+		return;
+	case GS_GATE_REPLAY:
+		g->state = GS_GATE_S_REPLAY;
+		return;
+	case GS_GATE_AUTO:
+		break;
+	}
+	if (!gs_gate_have_timers()) {
+		g->state = GS_GATE_S_REPLAY;
+		g->off = true;
+		return;
+	}
+	gs_gate_trial(g, 1);
+}
+
+/* No timer could be made or used: q replays, as before the gate. */
+static void gs_gate_give_up(gs_seq_t *q, int rc)
+{
+	gs_log_once(GS_LOG_INFO, "GPU timers failed (status %d); sequences replay untimed", rc);
+	q->gate.state = GS_GATE_S_REPLAY;
+	q->gate.off = true;
+}
+
+static uint32_t gs_gate_median(uint32_t *v, unsigned n)
+{
+	for (unsigned i = 1; i < n; i++) /* a handful of values: insertion sort */
+		for (unsigned j = i; j > 0 && v[j - 1] > v[j]; j--) {
+			uint32_t t = v[j];
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+	return n % 2 ? v[n / 2] : (uint32_t)(((uint64_t)v[n / 2 - 1] + v[n / 2]) / 2);
+}
+
+static void gs_gate_decide(gs_stream_t *s, gs_seq_t *q)
+{
+	gs_gate_t *g = &q->gate;
+	g->eager_ns = gs_gate_median(g->e_ns, g->ne);
+	g->replay_ns = gs_gate_median(g->r_ns, g->nr);
+	bool eager = (double)g->eager_ns * (1.0 + gs_config.gate_margin) < (double)g->replay_ns;
+	g->state = eager ? GS_GATE_S_EAGER : GS_GATE_S_REPLAY;
+	g->passes = 0;
+	g->trials++;
+	GS_STAT_INC(gate_decisions);
+	if (eager)
+		GS_STAT_INC(gate_eager);
+	gs_trace_gate(s->key.handle, q->id, q->n, g->eager_ns, g->replay_ns, eager);
+	gs_log(GS_LOG_INFO, "sequence %016llx (%u launches): eager %.1f us, replay %.1f us: %s",
+	       (unsigned long long)q->id, q->n, (double)g->eager_ns / 1e3,
+	       (double)g->replay_ns / 1e3, eager ? "eager" : "replay");
+}
+
+/* Read the timers of q that are complete; decide once there are enough. */
+static void gs_gate_poll(gs_stream_t *s, gs_seq_t *q)
+{
+	gs_gate_t *g = &q->gate;
+	unsigned want = (unsigned)gs_config.gate_samples;
+	for (int i = 0; i < GS_GATE_TIMERS; i++) {
+		if (g->tstate[i] != GS_T_EAGER && g->tstate[i] != GS_T_REPLAY)
+			continue;
+		uint64_t ns = 0;
+		int rc = gs_engine_ops->timer_read(g->timer[i], &ns);
+		if (rc == 0)
+			continue;
+		bool eager = g->tstate[i] == GS_T_EAGER;
+		g->tstate[i] = GS_T_FREE;
+		if (rc < 0) {
+			gs_gate_give_up(q, rc);
+			return;
+		}
+		uint32_t v = ns > UINT32_MAX ? UINT32_MAX : (uint32_t)ns;
+		if (eager && g->ne < want)
+			g->e_ns[g->ne++] = v;
+		else if (!eager && g->nr < want)
+			g->r_ns[g->nr++] = v;
+	}
+	if (g->ne >= want && g->nr >= want)
+		gs_gate_decide(s, q);
+}
+
+/* Start a timer for this pass over q; false when none is free. */
+static bool gs_gate_start(gs_stream_t *s, gs_seq_t *q)
+{
+	gs_gate_t *g = &q->gate;
+	int i = 0;
+	while (i < GS_GATE_TIMERS && g->tstate[i] != GS_T_FREE)
+		i++;
+	if (i == GS_GATE_TIMERS)
+		return false;
+	int rc = 0;
+	if (!g->timer[i] && (rc = gs_engine_ops->timer_create(q->graphs[0], &g->timer[i])) != 0) {
+		g->timer[i] = NULL;
+		gs_gate_give_up(q, rc);
+		return false;
+	}
+	if ((rc = gs_engine_ops->timer_mark(g->timer[i], 0, s->key.handle)) != 0) {
+		gs_gate_give_up(q, rc);
+		return false;
+	}
+	g->tstate[i] = GS_T_RUNNING;
+	g->running = (int8_t)i;
+	s->gate_seq = q;
+	return true;
+}
+
+bool gs_gate_begin(gs_stream_t *s, gs_seq_t *q)
+{
+	gs_gate_t *g = &q->gate;
+	s->pass_seq = q;
+	if (g->state != GS_GATE_S_TRIAL) {
+		bool recheck = !g->off && gs_config.gate == GS_GATE_AUTO && gs_config.gate_recheck &&
+			       ++g->passes >= (uint64_t)gs_config.gate_recheck;
+		if (!recheck)
+			return s->pass_eager = g->state == GS_GATE_S_EAGER;
+		/* A graph not launched for a while is cold again. */
+		gs_gate_trial(g, g->state == GS_GATE_S_EAGER);
+	}
+	gs_gate_poll(s, q);
+	if (g->state != GS_GATE_S_TRIAL)
+		return s->pass_eager = g->state == GS_GATE_S_EAGER;
+	if (g->warm) {
+		g->warm--;
+		return s->pass_eager = false;
+	}
+	/* Eager and replayed passes in turn, eager first; an untimed pass
+	 * (every timer still in flight, or enough of both) replays. */
+	unsigned want = (unsigned)gs_config.gate_samples;
+	if ((g->se >= want && g->sr >= want) || !gs_gate_start(s, q))
+		return s->pass_eager = false;
+	return s->pass_eager = g->se < want && (g->se <= g->sr || g->sr >= want);
+}
+
+bool gs_gate_eager(const gs_stream_t *s, const gs_seq_t *q)
+{
+	if (q == s->pass_seq)
+		return s->pass_eager;
+	return q->gate.state == GS_GATE_S_EAGER;
+}
+
+void gs_gate_complete(gs_stream_t *s, gs_seq_t *q, bool eager)
+{
+	gs_gate_t *g = &q->gate;
+	if (s->gate_seq != q || g->running < 0) {
+		gs_gate_abandon(s);
+		return;
+	}
+	int i = g->running;
+	g->running = -1;
+	s->gate_seq = NULL;
+	int rc = gs_engine_ops->timer_mark(g->timer[i], 1, s->key.handle);
+	if (rc) {
+		g->tstate[i] = GS_T_FREE;
+		gs_gate_give_up(q, rc);
+		return;
+	}
+	g->tstate[i] = eager ? GS_T_EAGER : GS_T_REPLAY;
+	if (eager)
+		g->se++;
+	else
+		g->sr++;
+}
+
+void gs_gate_abandon(gs_stream_t *s)
+{
+	gs_seq_t *q = s->gate_seq;
+	if (!q)
+		return;
+	if (q->gate.running >= 0)
+		q->gate.tstate[q->gate.running] = GS_T_FREE;
+	q->gate.running = -1;
+	s->gate_seq = NULL;
+}
+
+void gs_gate_forget(gs_stream_t *s, const gs_seq_t *q)
+{
+	if (s->gate_seq == q)
+		gs_gate_abandon(s);
+	if (s->pass_seq == q)
+		s->pass_seq = NULL;
+}
+
+void gs_gate_release(gs_seq_t *q)
+{
+	gs_gate_t *g = &q->gate;
+	for (int i = 0; i < GS_GATE_TIMERS; i++) {
+		if (g->timer[i])
+			gs_engine_ops->timer_destroy(g->timer[i]);
+		g->timer[i] = NULL;
+		g->tstate[i] = GS_T_FREE;
+	}
+	g->running = -1;
+}
+
+const char *gs_gate_state_name(const gs_seq_t *q)
+{
+	if (q->state != GS_SEQ_ARMED)
+		return "none";
+	if (q->gate.off)
+		return "off";
+	static const char *const names[] = {"replay", "eager", "trial"};
+	return names[q->gate.state];
+}

@@ -1,0 +1,75 @@
+#!/bin/sh
+# The gate on the CPU simulator (real interposition, the CUDA backend's GPU
+# timers as cuEvent pairs): under each GRAPHSHIM_GATE setting the outputs of
+# hostwork (long kernels with host work between them) and tiny are those of
+# the run without graphshim, and the statistics show what the setting
+# promises: auto times sequences and reports the medians it compared,
+# eager launches no graph, replay times nothing.  Which way auto decides
+# follows the simulator's timing, which models no GPU: that choice is
+# tested with a controlled clock in tests/unit/test_gate.c and measured on
+# the GPU (tools/gpu/bench.sh).
+set -u
+b=${top_builddir:-.}
+lib="$b/.libs/libgraphshim.so"
+sim="$b/tests/sim/lib"
+k="$b/kernels"
+for f in "$lib" "$sim/libcuda.so.1" "$k/hostwork" "$k/tiny" "$b/tools/graphshim"; do
+	[ -e "$f" ] || { echo "SKIP: $f not built"; exit 77; }
+done
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export LD_LIBRARY_PATH="$sim${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export GRAPHSHIM_OVERWRITE=1
+fails=0
+fail() { echo "FAIL $*"; fails=$((fails + 1)); }
+stat() { # stat FILE KEY -> the first value of KEY
+	sed -n "s/.*\"$2\": *\"*\([0-9a-z.]*\).*/\1/p" "$1" | head -n 1
+}
+
+# gate NAME SETTING PROGRAM ARGS...: run without and with graphshim.
+gate() {
+	name=$1 setting=$2
+	shift 2
+	timeout 120 "$@" --out "$tmp/e.bin" >"$tmp/e.log" 2>&1 || { fail "$name: eager run failed"; cat "$tmp/e.log"; return 1; }
+	timeout 120 env GRAPHSHIM_GATE="$setting" GRAPHSHIM_STATS="$tmp/s.json" GRAPHSHIM_TRACE="$tmp/t.json" \
+		LD_PRELOAD="${GS_TEST_PRELOAD_PREFIX:+$GS_TEST_PRELOAD_PREFIX }$lib" "$@" --out "$tmp/g.bin" >"$tmp/g.log" 2>&1 ||
+		{ fail "$name: run under graphshim failed"; cat "$tmp/g.log"; return 1; }
+	cmp -s "$tmp/e.bin" "$tmp/g.bin" || { fail "$name: outputs differ"; return 1; }
+	decisions=$(stat "$tmp/s.json" gate_decisions) replays=$(stat "$tmp/s.json" replays)
+	gated=$(stat "$tmp/s.json" gated)
+	return 0
+}
+
+H="$k/hostwork --kernels 6 --steps 40 --iters 20 --host-us 100 --n 256"
+T="$k/tiny --kernels 32 --steps 40"
+for w in hostwork tiny; do
+	[ $w = hostwork ] && cmd=$H || cmd=$T
+	if gate "$w-auto" auto $cmd; then
+		# At least one decision with both medians, in the statistics and the trace.
+		d=$(grep -c '"gate": "\(eager\|replay\)", "eager_us": [1-9]' "$tmp/s.json")
+		if [ "${decisions:-0}" -lt 1 ] || [ "$d" -lt 1 ]; then
+			fail "$w-auto: no gate decision with its measured times"; grep '"gate' "$tmp/s.json"
+		elif ! grep -q '"name":"gate".*"eager_us":[0-9.]*,"replay_us":[0-9.]*,"choice":"\(eager\|replay\)"' "$tmp/t.json"; then
+			fail "$w-auto: the trace has no gate event"
+		elif ! "$b/tools/graphshim" trace summarize "$tmp/t.json" | grep -Eq ' (eager|replay) [0-9]+/[0-9]+$'; then
+			fail "$w-auto: graphshim trace summarize shows no gate decision"
+		else
+			echo "ok   $w-auto: identical, $decisions decision(s): $(grep -o '"gate": "[a-z]*", "eager_us": [0-9.]*, "replay_us": [0-9.]*' "$tmp/s.json" | head -n 1)"
+		fi
+	fi
+	if gate "$w-eager" eager $cmd; then
+		if [ "${replays:-1}" -ne 0 ] || [ "${gated:-0}" -lt 1 ]; then
+			fail "$w-eager: $replays graph launches, $gated gated launches"
+		else
+			echo "ok   $w-eager: identical, no graph launched, $gated launches matched and sent eagerly"
+		fi
+	fi
+	if gate "$w-replay" replay $cmd; then
+		if [ "${decisions:-1}" -ne 0 ] || [ "${replays:-0}" -lt 1 ]; then
+			fail "$w-replay: $decisions decisions, $replays replays"
+		else
+			echo "ok   $w-replay: identical, $replays graph launches, nothing timed"
+		fi
+	fi
+done
+[ $fails -eq 0 ] || { echo "$fails failed"; exit 1; }

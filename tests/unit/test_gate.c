@@ -1,0 +1,244 @@
+/* The gate: eager or replay by GPU timing, per sequence (gs_gate.c). */
+#include "gs_testbe.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+
+static const uintptr_t F[] = {0xf1, 0xf2, 0xf3, 0xf4, 0xf5, 0xf6, 0xf7, 0xf8};
+#define S1 ((uintptr_t)0x5001)
+#define N 8
+
+/* One step of the eight launches, then a sync; a1 = v for every launch. */
+static void step(uint64_t v)
+{
+	for (int i = 0; i < N; i++)
+		tb_launch(S1, F[i], 1000 + i, v);
+	gs_engine_flush_stream(S1, NULL, 0, GS_FLUSH_SYNC, "sync");
+}
+
+/* Start with the gate on and the given GPU costs (ns). */
+static void gate_start(uint64_t eager, uint64_t node, uint64_t graph, const char *k, const char *v)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_GATE", "auto", "GRAPHSHIM_GATE_SAMPLES", "3",
+		 "GRAPHSHIM_CHUNK_FIRST", "8", k, v, NULL);
+	tb.timers = true;
+	tb.cost_eager = eager;
+	tb.cost_node = node;
+	tb.cost_graph = graph;
+}
+
+/* The figures of the N-launch sequence, as the statistics file reports them. */
+static gs_seq_info_t seq_info(void)
+{
+	gs_seq_info_t i[8];
+	size_t n = gs_engine_seq_info(i, 8);
+	for (size_t k = 0; k < n && k < 8; k++)
+		if (i[k].length == N)
+			return i[k];
+	cr_assert_fail("no sequence of %d launches", N);
+	return i[0];
+}
+
+/* Records of the last step that ran from a graph. */
+static int last_step_from_graph(void)
+{
+	int n = 0;
+	for (size_t i = tb.nexec - N; i < tb.nexec; i++)
+		n += tb.exec[i].from_graph;
+	return n;
+}
+
+/*
+ * Learn (2 steps), warm-up replay (1), then eager and replayed passes in
+ * turn, three of each: the decision is made when the 10th step begins.
+ */
+#define STEPS_TO_DECIDE 10
+
+Test(gate, a_losing_sequence_goes_eager_with_the_times_reported)
+{
+	gate_start(1000, 1000, 20000, NULL, NULL); /* eager 8 us, replay 28 us */
+	for (int i = 0; i < STEPS_TO_DECIDE; i++)
+		step(0);
+	cr_expect_eq(gs_stats.gate_decisions, 1);
+	cr_expect_eq(gs_stats.gate_eager, 1);
+	gs_seq_info_t q = seq_info();
+	cr_expect_str_eq(q.gate, "eager");
+	cr_expect_eq(q.eager_ns, 8000);
+	cr_expect_eq(q.replay_ns, 28000);
+	uint64_t replays = gs_stats.replays;
+	for (int i = 0; i < 20; i++) {
+		step(0);
+		cr_expect_eq(last_step_from_graph(), 0);
+	}
+	cr_expect_eq(gs_stats.replays, replays, "no graph launched once eager was chosen");
+	cr_expect_geq(seq_info().eager_passes, 20);
+	tb_check();
+}
+
+Test(gate, a_winning_sequence_keeps_replaying)
+{
+	gate_start(5000, 500, 2000, NULL, NULL); /* eager 40 us, replay 6 us */
+	for (int i = 0; i < STEPS_TO_DECIDE; i++)
+		step(0);
+	cr_expect_eq(gs_stats.gate_decisions, 1);
+	cr_expect_eq(gs_stats.gate_eager, 0);
+	gs_seq_info_t q = seq_info();
+	cr_expect_str_eq(q.gate, "replay");
+	cr_expect_eq(q.eager_ns, 40000);
+	cr_expect_eq(q.replay_ns, 6000);
+	for (int i = 0; i < 5; i++) {
+		step(0);
+		cr_expect_eq(last_step_from_graph(), N);
+	}
+	tb_check();
+}
+
+Test(gate, the_trial_alternates_eager_and_replayed_passes)
+{
+	gate_start(1000, 1000, 20000, NULL, NULL);
+	step(0);
+	step(0);
+	step(0);
+	cr_expect_eq(last_step_from_graph(), N, "the warm-up pass replays, untimed");
+	cr_expect_eq(tb.live_timers, 0);
+	int want[] = {0, N, 0, N, 0, N};
+	for (int i = 0; i < 6; i++) {
+		step(0);
+		cr_expect_eq(last_step_from_graph(), want[i], "trial pass %d", i);
+	}
+	tb_check();
+}
+
+Test(gate, a_tie_within_the_margin_keeps_the_graph)
+{
+	/* Replay 3% slower than eager: inside the 5% margin. */
+	gate_start(1000, 1000, 240, NULL, NULL); /* eager 8000, replay 8240 */
+	for (int i = 0; i < STEPS_TO_DECIDE; i++)
+		step(0);
+	cr_expect_str_eq(seq_info().gate, "replay");
+	tb_check();
+}
+
+Test(gate, a_change_of_conditions_is_noticed_at_the_recheck)
+{
+	gate_start(5000, 500, 2000, "GRAPHSHIM_GATE_RECHECK", "10");
+	for (int i = 0; i < STEPS_TO_DECIDE; i++)
+		step(0);
+	cr_expect_str_eq(seq_info().gate, "replay");
+	/* The graph now costs far more (another process shares the GPU, say). */
+	tb.cost_graph = 100000;
+	for (int i = 0; i < 10 + 7; i++)
+		step(0);
+	cr_expect_eq(gs_stats.gate_decisions, 2);
+	cr_expect_str_eq(seq_info().gate, "eager");
+	cr_expect_eq(seq_info().gate_trials, 2);
+	tb_check();
+}
+
+Test(gate, timers_not_complete_are_never_waited_for)
+{
+	gate_start(1000, 1000, 20000, NULL, NULL);
+	tb.timer_lag = 3; /* each timer reads "not ready" three times */
+	for (int i = 0; i < STEPS_TO_DECIDE; i++)
+		step(0);
+	cr_expect_eq(gs_stats.gate_decisions, 0, "nothing read yet");
+	for (int i = 0; i < 12 && !gs_stats.gate_decisions; i++)
+		step(0);
+	cr_expect_eq(gs_stats.gate_decisions, 1);
+	cr_expect_str_eq(seq_info().gate, "eager");
+	cr_expect_leq(tb.live_timers, 4, "at most four timers a sequence");
+	tb_check();
+}
+
+Test(gate, a_timer_failure_leaves_the_sequence_replaying)
+{
+	for (int at = 1; at <= 6; at++) {
+		gs_engine_fini();
+		gate_start(1000, 1000, 20000, NULL, NULL);
+		tb.fail_timer_at = at;
+		for (int i = 0; i < 15; i++)
+			step(0);
+		cr_expect_str_eq(seq_info().gate, "off", "timer call %d failed", at);
+		cr_expect_eq(last_step_from_graph(), N);
+		tb_check();
+	}
+}
+
+Test(gate, a_backend_without_timers_replays)
+{
+	static gs_ops_t notimers; /* the engine keeps the pointer until exit */
+	notimers = tb_ops;
+	notimers.timer_create = NULL;
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_GATE", "auto", NULL);
+	gs_engine_fini();
+	gs_engine_init(&notimers);
+	for (int i = 0; i < 12; i++)
+		step(0);
+	cr_expect_str_eq(seq_info().gate, "off");
+	cr_expect_eq(last_step_from_graph(), N);
+	tb_check();
+}
+
+Test(gate, forced_eager_never_launches_a_graph_and_forced_replay_never_times)
+{
+	gate_start(5000, 500, 2000, "GRAPHSHIM_GATE", "eager");
+	for (int i = 0; i < 12; i++)
+		step(0);
+	cr_expect_eq(tb.launches, 0);
+	cr_expect_geq(gs_stats.gated, 9 * N);
+	cr_expect_str_eq(seq_info().gate, "eager");
+	tb_check();
+	gs_engine_fini();
+
+	gate_start(1000, 1000, 20000, "GRAPHSHIM_GATE", "replay");
+	for (int i = 0; i < 12; i++)
+		step(0);
+	cr_expect_eq(tb.timer_calls, 0);
+	cr_expect_eq(last_step_from_graph(), N);
+	cr_expect_eq(gs_stats.gate_decisions, 0);
+	tb_check();
+}
+
+Test(gate, cut_passes_drop_their_timing_and_keep_the_order)
+{
+	gate_start(1000, 1000, 20000, NULL, NULL);
+	for (int k = 0; k < 40; k++) {
+		/* Every third step is cut after five launches by a sync. */
+		int n = k % 3 == 2 ? 5 : N;
+		for (int i = 0; i < n; i++)
+			tb_launch(S1, F[i], 1000 + i, (uint64_t)k);
+		gs_engine_flush_stream(S1, NULL, 0, GS_FLUSH_SYNC, "sync");
+	}
+	cr_expect_eq(gs_stats.gate_decisions, 1);
+	cr_expect_str_eq(seq_info().gate, "eager");
+	tb_check();
+}
+
+Test(gate, drift_in_eager_passes_runs_the_new_values)
+{
+	gate_start(1000, 1000, 20000, NULL, NULL);
+	for (int i = 0; i < STEPS_TO_DECIDE; i++)
+		step(0);
+	cr_assert_str_eq(seq_info().gate, "eager");
+	for (int i = 1; i <= 5; i++) {
+		step((uint64_t)i * 7);
+		cr_expect_eq(tb.exec[tb.nexec - 1].a1, (uint64_t)i * 7);
+	}
+	cr_expect_eq(gs_stats.mismatches, 0);
+	tb_check();
+}
+
+Test(gate, a_retired_sequence_frees_its_timers)
+{
+	gate_start(5000, 500, 2000, "GRAPHSHIM_MISMATCH_LIMIT", "1");
+	for (int i = 0; i < 5; i++)
+		step(0);
+	cr_expect_gt(tb.live_timers, 0);
+	/* A different function at launch 3: a structural mismatch retires it. */
+	for (int i = 0; i < N; i++)
+		tb_launch(S1, i == 3 ? 0xee : F[i], 1000 + i, 0);
+	gs_engine_flush_stream(S1, NULL, 0, GS_FLUSH_SYNC, "sync");
+	cr_expect_eq(gs_stats.retirements, 1);
+	cr_expect_eq(tb.live_timers, 0);
+	tb_check();
+}
