@@ -20,7 +20,7 @@ tests_hipsim_testkern_sim_so_LINK = $(CCLD) $(tests_hipsim_testkern_sim_so_CFLAG
 
 check_PROGRAMS += tests/hipsim/t_hip_api
 tests_hipsim_t_hip_api_SOURCES = tests/hipsim/t_hip_api.c
-tests_hipsim_t_hip_api_CPPFLAGS = $(HIP_CPPFLAGS) \
+tests_hipsim_t_hip_api_CPPFLAGS = $(HIP_CPPFLAGS) -I$(srcdir)/tests/sim \
 	-DGS_HIP_TESTKERN_DIR='"$(abs_top_builddir)/tests/hipsim"'
 tests_hipsim_t_hip_api_LDFLAGS = -L$(top_builddir)/tests/sim/hiplib \
 	-Wl,-rpath,$(abs_top_builddir)/tests/sim/hiplib
@@ -44,7 +44,7 @@ EXTRA_tests_hipsim_t_hip_forms_DEPENDENCIES = $(EXTRA_tests_hipsim_t_hip_api_DEP
 # fat binary wraps the committed hipcc code object; run by t-hip-stubs.sh.
 check_PROGRAMS += tests/hipsim/t_hip_stubs
 tests_hipsim_t_hip_stubs_SOURCES = tests/hipsim/t_hip_stubs.c
-tests_hipsim_t_hip_stubs_CPPFLAGS = $(HIP_CPPFLAGS) -I$(srcdir)/tests/sim \
+tests_hipsim_t_hip_stubs_CPPFLAGS = $(tests_hipsim_t_hip_api_CPPFLAGS) \
 	-DGS_HIP_CODEOBJ='"$(abs_top_srcdir)/tests/hip/data/kernels-gfx90a.elf"'
 tests_hipsim_t_hip_stubs_LDFLAGS = $(tests_hipsim_t_hip_api_LDFLAGS)
 tests_hipsim_t_hip_stubs_LDADD = -lamdhip64
