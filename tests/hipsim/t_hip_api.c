@@ -4,8 +4,9 @@
  * modules (.hsaco -> .sim.so, GSSIM: images), the three launch forms
  * (kernelParams, the packed extra buffer, hipExtModuleLaunchKernel under
  * 5.2's C++ name with events), parameter layouts, null-stream ordering,
- * callbacks, events, graphs with patching, capture and an injected
- * instantiate failure.  Linked against tests/sim/hiplib/libamdhip64.so.5.
+ * callbacks, events, graphs with patching, capture, an injected
+ * instantiate failure, and host stubs from a fat binary (hipLaunchKernel,
+ * _spt, a stub as a graph node's func, unregistering).  Linked against tests/sim/hiplib/libamdhip64.so.5.
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -14,6 +15,8 @@
 #include <unistd.h>
 
 #include <hip/hip_runtime_api.h>
+
+#include "gs_sim_kernel.h"
 
 static int failures;
 
@@ -40,6 +43,23 @@ hipError_t ext_launch(hipFunction_t, uint32_t, uint32_t, uint32_t, uint32_t, uin
 	__asm__("_Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j");
 /* Offered by the simulator (ROCm 7.2's name for the same query). */
 hipError_t hipFuncGetParamInfo(hipFunction_t f, size_t i, size_t *off, size_t *size);
+
+/* Fat binaries: what clang emits calls to (no header declares them). */
+void **__hipRegisterFatBinary(const void *data);
+void __hipUnregisterFatBinary(void **modules);
+void __hipRegisterFunction(void **modules, const void *hostFunction, char *deviceFunction,
+			   const char *deviceName, unsigned int threadLimit, void *tid, void *bid,
+			   void *blockDim, void *gridDim, int *wSize);
+
+/* The fat binary's CPU twin: fill(int *p, int v, unsigned n). */
+static void twin_fill(const gs_sim_dim_t *dim, void **params)
+{
+	int *p = (int *)(uintptr_t)*(uint64_t *)params[0];
+	for (unsigned i = 0; i < *(unsigned *)params[2]; i++)
+		p[i] = *(int *)params[1];
+}
+static const gs_sim_kernel_t twins[] = { { "fill", twin_fill, 3, { 8, 4, 4 } }, { NULL, NULL, 0, { 0 } } };
+static char stub_fill, stub_nosuch;
 
 static int order[8], norder;
 
@@ -277,6 +297,74 @@ int main(void)
 	CHECK(((int *)pin)[0] == 8);
 	OK(hipGraphExecDestroy(x));
 	OK(hipGraphDestroy(g));
+
+	/* ---- host stubs from a fat binary ---- */
+	{
+		static const char bundle[] = "__CLANG_OFFLOAD_BUNDLE__"; /* not read by the simulator */
+		struct { uint32_t magic, version; const void *binary, *twins; }
+			bad = { 0x12345678, 1, bundle, twins }, w = { 0x48495046, 1, bundle, twins };
+		CHECK(__hipRegisterFatBinary(&bad) == NULL);
+		void **fb = __hipRegisterFatBinary(&w);
+		CHECK(fb != NULL);
+		__hipRegisterFunction(fb, &stub_fill, "fill", "fill", (unsigned)-1, NULL, NULL, NULL, NULL, NULL);
+		__hipRegisterFunction(fb, &stub_nosuch, "nosuch", "nosuch", (unsigned)-1, NULL, NULL, NULL, NULL,
+				      NULL);
+		int *p, host[4];
+		int v = 5;
+		unsigned n4 = 4;
+		void *fa[] = { &p, &v, &n4 };
+		OK(hipMalloc((void **)&p, sizeof(host)));
+		OK(hipLaunchKernel(&stub_fill, (dim3){ 1, 1, 1 }, (dim3){ 4, 1, 1 }, fa, 0, NULL));
+		OK(hipMemcpy(host, p, sizeof(host), hipMemcpyDeviceToHost));
+		CHECK(host[0] == 5 && host[3] == 5);
+		/* A name the twin lacks, a stub never registered: invalid device function. */
+		CHECK(hipLaunchKernel(&stub_nosuch, (dim3){ 1, 1, 1 }, (dim3){ 1, 1, 1 }, NULL, 0, NULL) ==
+		      hipErrorInvalidDeviceFunction);
+		CHECK(hipGetLastError() == hipErrorInvalidDeviceFunction);
+		CHECK(hipLaunchKernel(&order, (dim3){ 1, 1, 1 }, (dim3){ 1, 1, 1 }, NULL, 0, NULL) ==
+		      hipErrorInvalidDeviceFunction);
+		(void)hipGetLastError();
+		CHECK(hipLaunchKernel(&stub_fill, (dim3){ 0, 1, 1 }, (dim3){ 4, 1, 1 }, fa, 0, NULL) ==
+		      hipErrorInvalidValue);
+		(void)hipGetLastError();
+		/* _spt: stream 0 is the calling thread's own stream. */
+		v = 6;
+		OK(hipLaunchKernel_spt(&stub_fill, (dim3){ 1, 1, 1 }, (dim3){ 4, 1, 1 }, fa, 0, NULL));
+		OK(hipStreamSynchronize(hipStreamPerThread));
+		OK(hipMemcpy(host, p, sizeof(host), hipMemcpyDeviceToHost));
+		CHECK(host[0] == 6 && host[3] == 6);
+		/* A stub as a kernel node's func, as HIP's own graphs have it. */
+		hipGraph_t sg;
+		hipGraphNode_t sn;
+		hipGraphExec_t sx;
+		hipKernelNodeParams sp;
+		memset(&sp, 0, sizeof(sp));
+		sp.func = &stub_fill;
+		sp.gridDim = (dim3){ 1, 1, 1 };
+		sp.blockDim = (dim3){ 4, 1, 1 };
+		sp.kernelParams = fa;
+		v = 7;
+		OK(hipGraphCreate(&sg, 0));
+		OK(hipGraphAddKernelNode(&sn, sg, NULL, 0, &sp));
+		OK(hipGraphInstantiateWithFlags(&sx, sg, 0));
+		OK(hipGraphLaunch(sx, NULL));
+		OK(hipMemcpy(host, p, sizeof(host), hipMemcpyDeviceToHost));
+		CHECK(host[0] == 7 && host[3] == 7);
+		/* Unregistered: its stubs are unknown; the graph keeps the old code. */
+		__hipUnregisterFatBinary(fb);
+		CHECK(hipLaunchKernel(&stub_fill, (dim3){ 1, 1, 1 }, (dim3){ 4, 1, 1 }, fa, 0, NULL) ==
+		      hipErrorInvalidDeviceFunction);
+		(void)hipGetLastError();
+		CHECK(hipGraphAddKernelNode(&sn, sg, NULL, 0, &sp) == hipErrorInvalidDeviceFunction);
+		(void)hipGetLastError();
+		OK(hipMemset(p, 0, sizeof(host)));
+		OK(hipGraphLaunch(sx, NULL));
+		OK(hipMemcpy(host, p, sizeof(host), hipMemcpyDeviceToHost));
+		CHECK(host[0] == 7 && host[3] == 7);
+		OK(hipGraphExecDestroy(sx));
+		OK(hipGraphDestroy(sg));
+		OK(hipFree(p));
+	}
 
 	/* ---- teardown ---- */
 	OK(hipEventDestroy(e0));

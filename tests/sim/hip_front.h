@@ -32,6 +32,8 @@ hipError_t gs_hip_stream(hipStream_t h, gs_hip_dflt_t d, gs_sim_stream_t **out);
 hipStream_t gs_hip_stream_handle(gs_sim_stream_t *s);
 /* The function behind a hipFunction_t, NULL if it is not one. */
 gs_sim_func_t *gs_hip_func(const void *f);
+/* The function a host stub was registered to (hip_fatbin.c), NULL if none. */
+gs_sim_func_t *gs_hip_stub_func(const void *stub);
 /* The kernel work item of a launch (validates dims and arguments). */
 hipError_t gs_hip_kernel_work(gs_sim_work_t *w, gs_sim_func_t *fn, const unsigned grid[3],
 			      const unsigned block[3], unsigned shmem, void **params, void **extra);
@@ -48,7 +50,8 @@ bool gs_hip_capturing(gs_sim_stream_t *s);
 int gs_sim_is_simulator(void);
 
 /*
- * Exports hip_runtime_api.h does not declare in C: the hip_ext.h launches
+ * Exports hip_runtime_api.h does not declare in C: the fat-binary
+ * registration clang emits calls to, the hip_ext.h launches
  * (C++ only there; 5.2 exports them under their C++ names, defined by
  * aliases in hip_launch.c) and the parameter-layout queries of newer
  * runtimes that this simulator offers so graphshim can graph kernelParams
@@ -66,6 +69,12 @@ hipError_t hipHccModuleLaunchKernel(hipFunction_t f, uint32_t globalWorkSizeX,
 				    uint32_t localWorkSizeZ, size_t sharedMemBytes, hipStream_t hStream,
 				    void **kernelParams, void **extra, hipEvent_t startEvent,
 				    hipEvent_t stopEvent);
+/* The registration calls clang emits for a program's kernels (hip_fatbin.c). */
+void **__hipRegisterFatBinary(const void *data);
+void __hipRegisterFunction(void **modules, const void *hostFunction, char *deviceFunction,
+			   const char *deviceName, unsigned int threadLimit, void *tid, void *bid,
+			   void *blockDim, void *gridDim, int *wSize);
+void __hipUnregisterFatBinary(void **modules);
 hipError_t hipFuncGetParamInfo(hipFunction_t func, size_t paramIndex, size_t *paramOffset,
 			       size_t *paramSize);
 hipError_t hipKernelGetParamInfo(hipFunction_t kernel, size_t paramIndex, size_t *paramOffset,

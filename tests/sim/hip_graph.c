@@ -1,6 +1,6 @@
 /*
  * HIP front: graphs, node construction (kernel nodes take the module
- * function handle in hipKernelNodeParams.func), instantiation (the 5.2
+ * function handle or a registered host stub in hipKernelNodeParams.func), instantiation (the 5.2
  * five-argument hipGraphInstantiate and WithFlags), launch, and parameter
  * patching of executable graphs.  GS_SIM_FAIL_* fault injection for graph
  * build, instantiate, launch and kernel-node patch is applied here, as in
@@ -70,8 +70,12 @@ static hipError_t kernel_params_work(gs_sim_work_t *w, const hipKernelNodeParams
 		return hipErrorInvalidValue;
 	const unsigned grid[3] = { p->gridDim.x, p->gridDim.y, p->gridDim.z };
 	const unsigned block[3] = { p->blockDim.x, p->blockDim.y, p->blockDim.z };
-	hipError_t r = gs_hip_kernel_work(w, gs_hip_func(p->func), grid, block, p->sharedMemBytes,
-					  p->kernelParams, p->extra);
+	/* func is a module function or, as HIP's own graphs have it, a host stub. */
+	gs_sim_func_t *fn = gs_hip_func(p->func);
+	if (!fn)
+		fn = gs_hip_stub_func(p->func);
+	hipError_t r = gs_hip_kernel_work(w, fn, grid, block, p->sharedMemBytes, p->kernelParams,
+					  p->extra);
 	return r == hipErrorInvalidResourceHandle ? hipErrorInvalidDeviceFunction : r;
 }
 

@@ -1,7 +1,8 @@
 /*
  * HIP front: modules, functions, parameter layouts and kernel launches
  * (hipModuleLaunchKernel with kernelParams or the packed `extra` buffer,
- * and the hip_ext.h launches with global work sizes and optional events).
+ * the hip_ext.h launches with global work sizes and optional events, and
+ * hipLaunchKernel with a host stub registered from a fat binary).
  * hipModuleLoad("dir/k.hsaco") loads "dir/k.sim.so" when that exists (the
  * core's rule), so HIP programs keep their file names.  Arguments are
  * copied at call time.
@@ -170,6 +171,33 @@ hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned int gridDimX, unsigne
 	const unsigned block[3] = { blockDimX, blockDimY, blockDimZ };
 	GS_HIP_RET(launch(f, grid, block, sharedMemBytes, stream, kernelParams, extra, NULL, NULL,
 			  GS_HIP_NULL));
+}
+
+/* The host-stub launches (<<<>>>, hipLaunchKernelGGL): stubs registered
+ * from a fat binary (hip_fatbin.c); args as kernelParams. */
+static hipError_t stub_launch(const void *stub, dim3 g, dim3 b, void **args, size_t shmem,
+			      hipStream_t stream, gs_hip_dflt_t d)
+{
+	gs_sim_func_t *fn = gs_hip_stub_func(stub);
+	if (!fn)
+		return hipErrorInvalidDeviceFunction;
+	const unsigned grid[3] = { g.x, g.y, g.z };
+	const unsigned block[3] = { b.x, b.y, b.z };
+	return launch((hipFunction_t)fn, grid, block, shmem, stream, args, NULL, NULL, NULL, d);
+}
+
+hipError_t hipLaunchKernel(const void *function_address, dim3 numBlocks, dim3 dimBlocks,
+			   void **args, size_t sharedMemBytes, hipStream_t stream)
+{
+	GS_HIP_RET(stub_launch(function_address, numBlocks, dimBlocks, args, sharedMemBytes, stream,
+			       GS_HIP_NULL));
+}
+
+hipError_t hipLaunchKernel_spt(const void *function_address, dim3 numBlocks, dim3 dimBlocks,
+			       void **args, size_t sharedMemBytes, hipStream_t stream)
+{
+	GS_HIP_RET(stub_launch(function_address, numBlocks, dimBlocks, args, sharedMemBytes, stream,
+			       GS_HIP_PTDS));
 }
 
 /*

@@ -139,7 +139,7 @@ tests_sim_hiplib_libamdhip64_so_5_SOURCES = \
 	tests/sim/sim_module.c tests/sim/sim_graph.c \
 	tests/sim/hip_front.h tests/sim/hip_errors.h \
 	tests/sim/hip_device.c tests/sim/hip_stream.c tests/sim/hip_mem.c \
-	tests/sim/hip_launch.c tests/sim/hip_graph.c
+	tests/sim/hip_launch.c tests/sim/hip_graph.c tests/sim/hip_fatbin.c
 tests_sim_hiplib_libamdhip64_so_5_CPPFLAGS = $(HIP_CPPFLAGS) -I$(srcdir)/tests/sim
 tests_sim_hiplib_libamdhip64_so_5_CFLAGS = $(AM_CFLAGS) -fPIC
 tests_sim_hiplib_libamdhip64_so_5_LDFLAGS = -shared -Wl,-soname,libamdhip64.so.5 -Wl,-Bsymbolic \

@@ -240,6 +240,9 @@ typedef struct gs_sim_module {
 gs_sim_err_t gs_sim_module_load_file(gs_sim_module_t **out, const char *path);
 gs_sim_err_t gs_sim_module_load_image(gs_sim_module_t **out, const void *image);
 void gs_sim_module_unload(gs_sim_module_t *m);
+/* A module over a kernel table that stays in memory (no shared object, and
+ * no GS_SIM_H_MODULE handle: the HIP front's fat binaries). */
+gs_sim_err_t gs_sim_module_from_table(gs_sim_module_t **out, const gs_sim_kernel_t *tab);
 gs_sim_func_t *gs_sim_module_func(gs_sim_module_t *m, const char *name);
 /* Pack kernelParams-style pointers into a new argument buffer. */
 unsigned char *gs_sim_func_pack(const gs_sim_func_t *fn, void *const *params);

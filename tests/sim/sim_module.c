@@ -11,15 +11,10 @@
 
 #include "sim_core.h"
 
-static gs_sim_err_t module_from_dl(gs_sim_module_t **out, void *dl)
+gs_sim_err_t gs_sim_module_from_table(gs_sim_module_t **out, const gs_sim_kernel_t *tab)
 {
-	const gs_sim_kernel_t *tab = dlsym(dl, "gs_sim_kernels");
 	gs_sim_module_t *m;
 	size_t n = 0;
-	if (!tab) {
-		dlclose(dl);
-		return GS_SIM_EIMAGE;
-	}
 	while (tab[n].name)
 		n++;
 	m = calloc(1, sizeof(*m));
@@ -28,10 +23,8 @@ static gs_sim_err_t module_from_dl(gs_sim_module_t **out, void *dl)
 		if (m)
 			free(m->funcs);
 		free(m);
-		dlclose(dl);
 		return GS_SIM_ENOMEM;
 	}
-	m->dl = dl;
 	m->n = n;
 	for (size_t i = 0; i < n; i++) {
 		gs_sim_func_t *f = &m->funcs[i];
@@ -51,8 +44,20 @@ static gs_sim_err_t module_from_dl(gs_sim_module_t **out, void *dl)
 		gs_sim_reg_add(f, GS_SIM_H_FUNC);
 		gs_sim_reg_add(&m->kerns[i], GS_SIM_H_KERN);
 	}
-	gs_sim_reg_add(m, GS_SIM_H_MODULE);
 	*out = m;
+	return GS_SIM_OK;
+}
+
+static gs_sim_err_t module_from_dl(gs_sim_module_t **out, void *dl)
+{
+	const gs_sim_kernel_t *tab = dlsym(dl, "gs_sim_kernels");
+	gs_sim_err_t err = tab ? gs_sim_module_from_table(out, tab) : GS_SIM_EIMAGE;
+	if (err) {
+		dlclose(dl);
+		return err;
+	}
+	(*out)->dl = dl;
+	gs_sim_reg_add(*out, GS_SIM_H_MODULE);
 	return GS_SIM_OK;
 }
 
@@ -104,7 +109,8 @@ void gs_sim_module_unload(gs_sim_module_t *m)
 		gs_sim_reg_del(&m->funcs[i]);
 		gs_sim_reg_del(&m->kerns[i]);
 	}
-	dlclose(m->dl);
+	if (m->dl)
+		dlclose(m->dl);
 	free(m->funcs);
 	free(m->kerns);
 	free(m);
