@@ -49,6 +49,8 @@
 	  "host time per launch above which chunks also shrink towards the end")          \
 	X(async_build, "GRAPHSHIM_ASYNC_BUILD", BOOL, 1, 0, 1,                                \
 	  "build and instantiate graphs on a background thread")                             \
+	X(speculate, "GRAPHSHIM_SPECULATE", BOOL, 1, 0, 1,                                    \
+	  "start building a step's graphs when its last sighting before learning begins")    \
 	X(hip_max_patches, "GRAPHSHIM_HIP_MAX_PATCHES", INT, 1000, 0, 1000000000,             \
 	  "patches of one HIP graph before it is re-instantiated (0: no limit)")            \
 	X(gate, "GRAPHSHIM_GATE", GATE, 0, 0, 2,                                               \
@@ -89,6 +91,7 @@ typedef struct gs_config {
 	long long chunk_last;
 	double host_bound_us;
 	bool async_build;
+	bool speculate;
 	long long hip_max_patches;
 	int gate; /* gs_gate_mode_t */
 	long long gate_samples;

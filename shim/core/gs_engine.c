@@ -93,6 +93,7 @@ static gs_stream_t *gs_stream_new(gs_skey_t key, unsigned flags)
 		s->ncands = 0;
 		s->done = NULL;
 		s->nheld = 0;
+		s->last_id = 0;
 		gs_period_reset(&s->period);
 		pthread_mutex_unlock(&s->lock);
 		return s;
@@ -279,6 +280,12 @@ static bool gs_replay_failed(gs_stream_t *s, gs_seq_t *q, uint32_t b, uint32_t e
 static bool gs_replay_chunk(gs_stream_t *s, gs_seq_t *q, uint32_t j)
 {
 	uint32_t b = gs_chunk_begin(q, j), e = q->chunk_end[j], ndiff = 0;
+	if (j >= __atomic_load_n(&q->ready, __ATOMIC_ACQUIRE)) {
+		/* Still being built: this chunk goes eagerly, the pass goes on. */
+		s->submitted = e;
+		gs_release(s, b, e);
+		return false;
+	}
 	for (uint32_t i = b; i < e; i++)
 		if (gs_rec_first_diff(q->recs[i], gs_ring_at(s, s->held_start + i)) >= 0)
 			s->diffs[ndiff++] = i;
@@ -343,7 +350,7 @@ static void gs_match_end(gs_stream_t *s, gs_mismatch_reason_t why, const gs_rec_
 			gs_eager_pass(s, s->done);
 		else
 			gs_replay_ready(s, s->done);
-	} else if (charge && s->ncands && s->cands[0]->state == GS_SEQ_ARMED) {
+	} else if (charge && s->ncands && gs_seq_matchable(s->cands[0])) {
 		gs_mismatch(s, s->cands[0], why, nheld, got);
 	}
 	gs_release(s, s->submitted, nheld);
@@ -360,7 +367,7 @@ static bool gs_match_next(gs_stream_t *s, gs_rec_t *r, uint64_t at)
 	uint32_t k = s->nheld, keep = 0;
 	for (uint32_t i = 0; i < s->ncands; i++) {
 		gs_seq_t *q = s->cands[i];
-		if (q->state == GS_SEQ_ARMED && q->n > k && gs_rec_same_shape(q->recs[k], r))
+		if (gs_seq_matchable(q) && q->n > k && gs_rec_same_shape(q->recs[k], r))
 			s->cands[keep++] = q;
 	}
 	if (!keep) {
@@ -413,7 +420,7 @@ static bool gs_try_start(gs_stream_t *s, gs_rec_t *r, uint64_t at)
 	bool anchored = at == s->seg_start;
 	uint32_t n = 0;
 	for (gs_seq_t *q = s->lru; q && n < GS_MAX_CANDS; q = q->next)
-		if (q->state == GS_SEQ_ARMED && q->first_shape == r->shape && (q->periodic || anchored) &&
+		if (gs_seq_matchable(q) && q->first_shape == r->shape && (q->periodic || anchored) &&
 		    gs_rec_same_shape(q->recs[0], r))
 			s->cands[n++] = q;
 	if (!n)
@@ -474,6 +481,14 @@ static void gs_segment_end(gs_stream_t *s)
 		if (q) {
 			q->seen++;
 			gs_seq_touch(s, q);
+			if (q->spec && q->seen >= (uint64_t)gs_config.learn_reps)
+				q->spec = false; /* the guess repeated: match it */
+			if (gs_config.speculate && gs_config.async_build && gs_config.learn_reps > 1 &&
+			    q->state == GS_SEQ_LEARNING && q->seen + 1 == (uint64_t)gs_config.learn_reps) {
+				s->last_id = q->id;
+				s->last_start = s->seg_start;
+				s->last_host_ns = (gs_now_ns() - s->seg_t0) / len;
+			}
 			if (q->state == GS_SEQ_LEARNING && q->seen >= (uint64_t)gs_config.learn_reps)
 				gs_seq_arm(s, q, s->seg_start, (gs_now_ns() - s->seg_t0) / len, true);
 			else if (q->state == GS_SEQ_RETIRED && q->cooldown_left > 0 &&
@@ -575,8 +590,11 @@ int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec
 		return gs_pass(NULL, rec, api);
 	}
 	gs_rec_t *r = *slot;
-	if (at == s->seg_start)
+	if (at == s->seg_start) {
 		s->seg_t0 = gs_now_ns(); /* one clock read a segment, for the chunk plan */
+		if (s->last_id)
+			gs_seq_speculate(s, r);
+	}
 	if (__atomic_load_n(&s->built, __ATOMIC_ACQUIRE))
 		gs_seq_publish(s);
 	r->orig = rec->orig; /* valid until this call returns */

@@ -60,6 +60,13 @@ struct gs_seq {
 	uint32_t *chunk_end;
 	uint64_t host_ns;/* host time per launch when it was learned (wall clock) */
 	void **graphs;   /* the backend's instantiated graphs (armed only) */
+	/*
+	 * Chunks whose graphs are ready, in order (atomic: the builder stores
+	 * graphs[j], then raises it).  A sequence still BUILDING replays its
+	 * ready chunks and sends the others eagerly.
+	 */
+	uint32_t ready;
+	bool spec;       /* built from its first sighting before it repeated: not matched yet */
 	uint64_t seen, replays, patches, mismatches, retirements, build_ns;
 	uint64_t eager_passes;  /* complete passes submitted eagerly by the gate's choice */
 	gs_gate_t gate;
@@ -143,6 +150,10 @@ typedef struct gs_stream {
 	uint64_t nodes;      /* nodes of armed sequences */
 	uint64_t first_bloom;/* bit (first_shape & 63) of every armed sequence */
 	uint32_t built;      /* sequences built and not yet published (atomic) */
+	/* The segment that just ended, when its sequence was one sighting short
+	 * of learning: if the next segment begins the same way, its graphs are
+	 * built now (gs_seq_speculate). */
+	uint64_t last_id, last_start, last_host_ns;
 
 	gs_period_t period;
 	UT_hash_handle hh;
@@ -173,6 +184,15 @@ bool gs_seq_arm(gs_stream_t *s, gs_seq_t *q, uint64_t from, uint64_t host_ns, bo
 void gs_seq_retire(gs_stream_t *s, gs_seq_t *q);
 void gs_seq_free_all(gs_stream_t *s, bool release_graphs);
 void gs_seq_rebuild_bloom(gs_stream_t *s);
+/* A segment begins with r: build the last one's sequence if r may repeat it. */
+void gs_seq_speculate(gs_stream_t *s, const gs_rec_t *r);
+
+/* Whether q takes part in matching: armed, or building with a chunk ready. */
+static inline bool gs_seq_matchable(const gs_seq_t *q)
+{
+	return !q->spec && (q->state == GS_SEQ_ARMED ||
+			    (q->state == GS_SEQ_BUILDING && __atomic_load_n(&q->ready, __ATOMIC_ACQUIRE)));
+}
 /* Build q's graphs now (the caller's thread); 0 or the backend's status. */
 int gs_seq_build(gs_seq_t *q);
 /* Publish the result of a build; stream lock held. */

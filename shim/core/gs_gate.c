@@ -161,6 +161,8 @@ bool gs_gate_begin(gs_stream_t *s, gs_seq_t *q)
 {
 	gs_gate_t *g = &q->gate;
 	s->pass_seq = q;
+	if (q->state != GS_SEQ_ARMED)
+		return s->pass_eager = false; /* still building: its ready chunks replay */
 	if (g->state != GS_GATE_S_TRIAL) {
 		bool recheck = !g->off && gs_config.gate == GS_GATE_AUTO && gs_config.gate_recheck &&
 			       ++g->passes >= (uint64_t)gs_config.gate_recheck;

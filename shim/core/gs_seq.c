@@ -56,6 +56,7 @@ static void gs_seq_release(gs_seq_t *q)
 	free(q->chunk_end);
 	q->chunk_end = NULL;
 	q->nchunks = 0;
+	q->ready = 0;
 	if (q->recs) {
 		for (uint32_t i = 0; i < q->n; i++)
 			free(q->recs[i]);
@@ -209,6 +210,7 @@ gs_seq_t *gs_seq_add(gs_stream_t *s, uint64_t id, uint32_t n, uint64_t first_sha
 	q->first_shape = first_shape;
 	q->state = GS_SEQ_LEARNING;
 	q->owner = s;
+	q->gate.running = -1;
 	GS_HASH_TRY();
 	HASH_ADD(hh, s->seqs, id, sizeof(q->id), q);
 	if (gs_hash_oom) {
@@ -225,7 +227,7 @@ void gs_seq_rebuild_bloom(gs_stream_t *s)
 {
 	uint64_t b = 0;
 	for (gs_seq_t *q = s->lru; q; q = q->next)
-		if (q->state == GS_SEQ_ARMED)
+		if (q->state == GS_SEQ_ARMED || q->state == GS_SEQ_BUILDING)
 			b |= 1ULL << (q->first_shape & 63);
 	s->first_bloom = b;
 }
@@ -311,6 +313,8 @@ static bool gs_seq_bake(gs_stream_t *s, gs_seq_t *q, uint64_t from, bool steal)
 		return true;
 	for (uint32_t i = 0; i < q->n; i++) {
 		gs_rec_t **slot = &s->ring[(from + i) % s->cap];
+		if (!*slot)
+			return true; /* taken already (a speculative build) */
 		if (steal) {
 			q->recs[i] = *slot;
 			*slot = NULL;
@@ -329,6 +333,8 @@ int gs_seq_build(gs_seq_t *q)
 		uint32_t b = gs_chunk_begin(q, j);
 		rc = gs_engine_ops->graph_build((const gs_rec_t *const *)q->recs + b,
 						q->chunk_end[j] - b, &q->graphs[j]);
+		if (!rc) /* the stream may replay it from now on */
+			__atomic_store_n(&q->ready, j + 1, __ATOMIC_RELEASE);
 	}
 	return rc;
 }
@@ -380,6 +386,8 @@ static bool gs_seq_arm_now(gs_stream_t *s, gs_seq_t *q, uint64_t from, uint64_t 
 	s->nodes += n;
 	q->counted = true;
 	q->state = GS_SEQ_BUILDING;
+	q->ready = 0;
+	s->first_bloom |= 1ULL << (q->first_shape & 63);
 	q->handoff = GS_HANDOFF_BUILDING;
 	if (gs_config.async_build && !gs_build_submit(q))
 		return false;
@@ -390,11 +398,43 @@ static bool gs_seq_arm_now(gs_stream_t *s, gs_seq_t *q, uint64_t from, uint64_t 
 	return rc != 0;
 }
 
+/*
+ * Replay by the third sighting of a step.  Learning arms a sequence at the
+ * end of its GRAPHSHIM_LEARN_REPS-th sighting, but its graphs take longer to
+ * build than a step of small kernels takes to issue (1.2-2.7 ms against
+ * 0.9 ms for 256 launches on an H100), so the next sighting ran eagerly
+ * while they were built.  When a segment that was one sighting short of
+ * learning is followed by one that begins with the same record shape, its
+ * records (still in the ring, taken as they are) go to the builder now; the
+ * sequence is not matched (`spec`) until the segment ending confirms the
+ * repeat, and then replays the chunks built so far.  A guess that does not
+ * repeat costs one build on the builder thread.
+ */
+void gs_seq_speculate(gs_stream_t *s, const gs_rec_t *r)
+{
+	uint64_t id = s->last_id;
+	s->last_id = 0;
+	gs_seq_t *q = gs_seq_find(s, id);
+	if (!q || q->state != GS_SEQ_LEARNING || q->first_shape != r->shape ||
+	    s->pos - s->last_start > s->cap)
+		return; /* another sequence, or its records are overwritten */
+	q->spec = true;
+	if (gs_seq_arm(s, q, s->last_start, s->last_host_ns, true)) {
+		q->spec = false;
+		return;
+	}
+	GS_STAT_INC(speculated);
+	gs_trace_learned(s->key.handle, q->id, q->n, "speculative");
+}
+
 void gs_seq_publish(gs_stream_t *s)
 {
 	for (gs_seq_t *q = s->lru; q && __atomic_load_n(&s->built, __ATOMIC_ACQUIRE); q = q->next) {
+		/* A sequence in the match in progress waits: a failed build
+		 * releases graphs the match may still launch. */
 		if (q->state != GS_SEQ_BUILDING ||
-		    __atomic_load_n(&q->handoff, __ATOMIC_ACQUIRE) != GS_HANDOFF_BUILT)
+		    __atomic_load_n(&q->handoff, __ATOMIC_ACQUIRE) != GS_HANDOFF_BUILT ||
+		    gs_seq_is_cand(s, q))
 			continue;
 		q->handoff = GS_HANDOFF_NONE;
 		__atomic_sub_fetch(&s->built, 1, __ATOMIC_ACQ_REL);

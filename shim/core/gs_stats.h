@@ -31,6 +31,7 @@
 	X(evictions, "sequences evicted from a full cache")                   \
 	X(fallbacks, "backend failures handled by going eager")               \
 	X(flushes, "flushes that submitted held work")                        \
+	X(speculated, "sequences built when a step began like the one before, a sighting early") \
 	X(gated, "matched, submitted eagerly because the gate chose eager for the pass") \
 	X(gate_decisions, "gate decisions (eager and replayed passes timed, medians compared)") \
 	X(gate_eager, "gate decisions that chose eager")

@@ -23,6 +23,8 @@ trap 'rm -rf "$tmp"' EXIT
 export LD_LIBRARY_PATH="$sim${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # Deterministic: graphs are built in the call that completes the learning.
 export GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_OVERWRITE=1
+# Armed sequences replay: the gate follows the simulator's timing (t-gate.sh).
+export GRAPHSHIM_GATE=replay
 steps=200
 fails=0
 stat() { # stat KEY -> the first value of KEY in the statistics

@@ -20,8 +20,10 @@ trap 'rm -rf "$tmp"' EXIT
 # The programs are linked against the real libamdhip64; this puts the
 # simulator in its place.
 export LD_LIBRARY_PATH="$sim${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-# Deterministic: graphs are built in the call that completes the learning.
-export GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_OVERWRITE=1
+# Deterministic: graphs are built in the call that completes the learning,
+# and armed sequences replay (the gate's choice follows the simulator's
+# timing, which models no GPU; tests/integ/t-gate.sh covers the gate).
+export GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_OVERWRITE=1 GRAPHSHIM_GATE=replay
 fails=0
 stat() { # stat FILE KEY -> the counter's value
 	sed -n "s/.*\"$2\": *\([0-9.]*\).*/\1/p" "$1" | head -n 1

@@ -53,6 +53,9 @@ static int tb_build(const gs_rec_t *const *recs, size_t n, void **out)
 		return 2;
 	if (tb.build_sleep_ms)
 		usleep((useconds_t)tb.build_sleep_ms * 1000);
+	if (tb.hold_builds_after && __atomic_load_n(&tb.builds, __ATOMIC_RELAXED) > tb.hold_builds_after)
+		while (!__atomic_load_n(&tb.release_builds, __ATOMIC_ACQUIRE))
+			usleep(200);
 	tb_graph_t *g = calloc(1, sizeof(*g));
 	g->n = n;
 	g->nodes = calloc(n, sizeof(*g->nodes));
@@ -60,6 +63,7 @@ static int tb_build(const gs_rec_t *const *recs, size_t n, void **out)
 		cr_assert(!gs_rec_copy(&g->nodes[i], recs[i]));
 	__atomic_add_fetch(&tb.live_graphs, 1, __ATOMIC_RELAXED);
 	*out = g;
+	__atomic_add_fetch(&tb.builds_done, 1, __ATOMIC_RELEASE);
 	return 0;
 }
 

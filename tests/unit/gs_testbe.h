@@ -29,6 +29,9 @@ typedef struct tb_state {
 	int fail_build_at, fail_launch_at, fail_patch_at, fail_submit_at;
 	int submit_status; /* returned by every submit that is not failed */
 	int build_sleep_ms; /* make graph builds slow */
+	/* Graph builds after the first hold_builds_after (when > 0) wait until
+	 * release_builds is set; builds_done counts finished ones (atomics). */
+	int hold_builds_after, release_builds, builds_done;
 	/*
 	 * A GPU clock for the gate's timers: every executed record advances
 	 * it by cost_eager (submitted) or cost_node (from a graph), every graph

@@ -3,6 +3,7 @@
 #include "gs_testbe.h"
 
 #include <criterion/criterion.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -116,5 +117,92 @@ Test(build, nothing_is_built_while_the_application_captures)
 	gs_engine_capture_end("cuStreamEndCapture");
 	gs_build_wait();
 	cr_expect_eq(__atomic_load_n(&tb.builds, __ATOMIC_RELAXED), 1, "built once the capture ended");
+	tb_check();
+}
+
+/* Launches of the last n executed that ran from a graph. */
+static int from_graph_in_last(size_t n)
+{
+	int k = 0;
+	for (size_t i = tb.nexec - n; i < tb.nexec; i++)
+		k += tb.exec[i].from_graph;
+	return k;
+}
+
+static void wait_builds_done(int n)
+{
+	for (int i = 0; i < 20000 && __atomic_load_n(&tb.builds_done, __ATOMIC_ACQUIRE) < n; i++)
+		usleep(500);
+	cr_assert_geq(__atomic_load_n(&tb.builds_done, __ATOMIC_ACQUIRE), n, "the builder never built");
+}
+
+/*
+ * The third sighting replays even when a build takes longer than a step:
+ * the build starts when the second sighting begins like the first.
+ */
+static void third_step_replays(const char *speculate)
+{
+	tb_start("GRAPHSHIM_ASYNC_BUILD", "1", "GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_SPECULATE",
+		 speculate, NULL);
+	tb.build_sleep_ms = 50;
+	step(16);
+	tb_launch(S1, 0x100, 0, 0); /* the second sighting begins ... */
+	if (!strcmp(speculate, "1"))
+		wait_builds_done(1); /* (a step that outlasts the build) */
+	for (int i = 1; i < 16; i++)
+		tb_launch(S1, 0x100 + (uintptr_t)i, i, 0);
+	gs_engine_flush_stream(S1, NULL, 0, GS_FLUSH_SYNC, "sync");
+	step(16);
+}
+
+Test(build, the_third_sighting_replays_with_a_speculative_build)
+{
+	third_step_replays("1");
+	cr_expect_eq(gs_stats.speculated, 1);
+	cr_expect_eq(from_graph_in_last(16), 16, "the third step ran from the graph");
+	cr_expect_eq(gs_stats.replays, 1);
+	tb_check();
+}
+
+Test(build, without_speculation_the_third_sighting_is_eager)
+{
+	third_step_replays("0");
+	cr_expect_eq(gs_stats.speculated, 0);
+	cr_expect_eq(from_graph_in_last(16), 0);
+	gs_build_wait();
+	step(16);
+	cr_expect_eq(from_graph_in_last(16), 16);
+	tb_check();
+}
+
+Test(build, ready_chunks_replay_while_the_rest_is_built)
+{
+	tb_start("GRAPHSHIM_ASYNC_BUILD", "1", "GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_CHUNK_FIRST", "4",
+		 NULL);
+	tb.hold_builds_after = 1; /* the first chunk's graph, then the builder stalls */
+	step(12);                  /* chunks of 4 and 8 */
+	step(12);
+	wait_builds_done(1);
+	step(12);
+	cr_expect_eq(from_graph_in_last(12), 4, "the ready chunk replays, the other goes eagerly");
+	cr_expect_eq(gs_stats.mismatches, 0, "a chunk not yet built is no mismatch");
+	__atomic_store_n(&tb.release_builds, 1, __ATOMIC_RELEASE);
+	gs_build_wait();
+	step(12);
+	cr_expect_eq(from_graph_in_last(12), 12);
+	tb_check();
+}
+
+Test(build, a_guess_that_does_not_repeat_is_never_matched)
+{
+	tb_start("GRAPHSHIM_ASYNC_BUILD", "1", "GRAPHSHIM_PERIOD", "0", NULL);
+	step(16);
+	step(10); /* begins like the first: built speculatively, but it is another step */
+	gs_build_wait();
+	cr_expect_eq(gs_stats.speculated, 1);
+	step(16); /* the 16-launch step is seen a second time only now */
+	cr_expect_eq(from_graph_in_last(16), 0, "not replayed before it repeated");
+	step(16);
+	cr_expect_eq(from_graph_in_last(16), 16, "replayed once it had repeated");
 	tb_check();
 }

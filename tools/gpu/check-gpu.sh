@@ -38,7 +38,11 @@ K=$GS_KBIN
 D="$K/decode --steps $STEPS ${GS_CHECK_DECODE:-}"
 
 # name | coverage required ("-": reported only) | command
+# The *-3steps cases: does replay begin by the third sighting of a step?
+# (launches 3 x a step; replayed: those of the third step from graphs)
 CASES="tiny|$MIN|$K/tiny --steps $STEPS
+tiny-3steps|-|$K/tiny --steps 3
+decode-3steps|-|$K/decode --steps 3 ${GS_CHECK_DECODE:-}
 tiny-graph|-|$K/tiny --steps $STEPS --explicit-graph
 tiny-stream0|-|$K/tiny --steps $STEPS --stream0
 decode|$MIN|$D
