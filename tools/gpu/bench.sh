@@ -11,6 +11,8 @@
 #   GS_BENCH_WORKLOADS  which of: tiny decode nrepeat hostwork python, and noreadback
 #                       (host issue time only: no sync in a step) (default: all but noreadback)
 #   GS_BENCH_HOSTWORK   hostwork's arguments (default --steps 200)
+#   GS_BENCH_NREPEAT_MODES  nrepeat's modes (default "eager graphshim"; also
+#                       shimoff shimring256 shimnoperiod: where pass-through time goes)
 #   GS_BENCH_TINY       tiny's arguments (default --steps 1000)
 #   GS_BENCH_DECODE     decode's arguments (default --steps 300)
 #   GS_BENCH_PY         decode.py's arguments (default --tokens 100 --rounds 2)
@@ -61,6 +63,11 @@ bench_one() {
 				LD_PRELOAD=$GS_LIB $PIN $cmd --time --out "$out" >"$log" 2>&1 ;;
 			# graphshim with the gate off: every armed sequence replays
 			shimreplay) GRAPHSHIM_GATE=replay LD_PRELOAD=$GS_LIB $PIN $cmd --time --out "$out" >"$log" 2>&1 ;;
+			# where pass-through time goes: hooks only (engine off), a
+			# short history (a 257-record ring), no period detection
+			shimoff) GRAPHSHIM_ENABLE=0 LD_PRELOAD=$GS_LIB $PIN $cmd --time --out "$out" >"$log" 2>&1 ;;
+			shimring256) GRAPHSHIM_MAX_SEQ=256 LD_PRELOAD=$GS_LIB $PIN $cmd --time --out "$out" >"$log" 2>&1 ;;
+			shimnoperiod) GRAPHSHIM_PERIOD=0 LD_PRELOAD=$GS_LIB $PIN $cmd --time --out "$out" >"$log" 2>&1 ;;
 			# graphshim with the chunk plan of a fast host (no shrinking tail)
 			shimnotail) GRAPHSHIM_HOST_BOUND_US=1000000 LD_PRELOAD=$GS_LIB $PIN $cmd --time --out "$out" >"$log" 2>&1 ;;
 			graph) $PIN $cmd --time --explicit-graph --out "$out" >"$log" 2>&1 ;;
@@ -112,7 +119,9 @@ PY
 	fi
 	# The extra graphshim variants, each a line under the table.
 	local v t
-	for v in "shimreplay:with GRAPHSHIM_GATE=replay" "shimnotail:without the shrinking tail"; do
+	for v in "shimreplay:with GRAPHSHIM_GATE=replay" "shimnotail:without the shrinking tail" \
+		"shimoff:hooks only (GRAPHSHIM_ENABLE=0)" "shimring256:with GRAPHSHIM_MAX_SEQ=256" \
+		"shimnoperiod:with GRAPHSHIM_PERIOD=0"; do
 		case " $modes " in *" ${v%%:*} "*) ;; *) continue ;; esac
 		t=$(gs_median <"$w.${v%%:*}.times" 2>/dev/null || echo -)
 		NOTES="$NOTES$(printf '%s: graphshim %s %sus, speedup %s (interleaved in the same rounds)' \
@@ -142,7 +151,7 @@ for wl in $WORKLOADS; do
 		"$GS_KBIN/tiny ${GS_BENCH_TINY:---steps 1000}" ;;
 	decode) bench_one decode "$ROUNDS" "eager graphshim graph" \
 		"$GS_KBIN/decode ${GS_BENCH_DECODE:---steps 300}" ;;
-	nrepeat) bench_one nrepeat "$ROUNDS" "eager graphshim" \
+	nrepeat) bench_one nrepeat "$ROUNDS" "${GS_BENCH_NREPEAT_MODES:-eager graphshim}" \
 		"$GS_KBIN/nrepeat ${GS_BENCH_NREPEAT:---steps 500}" ;;
 	hostwork) bench_one hostwork "$ROUNDS" "eager graphshim graph shimreplay" \
 		"$GS_KBIN/hostwork ${GS_BENCH_HOSTWORK:---steps 200}" ;;
