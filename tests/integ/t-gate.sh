@@ -1,6 +1,7 @@
 #!/bin/sh
-# The gate on the CPU simulator (real interposition, the CUDA backend's GPU
-# timers as cuEvent pairs): under each GRAPHSHIM_GATE setting the outputs of
+# The gate on the CPU simulator (real interposition; the GPU timers are the
+# CUDA backend's cuEvent pairs, then, where the HIP builds exist, the HIP
+# backend's hipEvent pairs): under each GRAPHSHIM_GATE setting the outputs of
 # hostwork (long kernels with host work between them) and tiny are those of
 # the run without graphshim, and the statistics show what the setting
 # promises: auto times sequences and reports the medians it compared,
@@ -18,7 +19,7 @@ for f in "$lib" "$sim/libcuda.so.1" "$k/hostwork" "$k/tiny" "$b/tools/graphshim"
 done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-export LD_LIBRARY_PATH="$sim${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+base_ldpath=${LD_LIBRARY_PATH:-}
 export GRAPHSHIM_OVERWRITE=1
 fails=0
 fail() { echo "FAIL $*"; fails=$((fails + 1)); }
@@ -40,10 +41,22 @@ gate() {
 	return 0
 }
 
-H="$k/hostwork --kernels 6 --steps 40 --iters 20 --host-us 100 --n 256"
-T="$k/tiny --kernels 32 --steps 40"
-for w in hostwork tiny; do
-	[ $w = hostwork ] && cmd=$H || cmd=$T
+for flavour in cuda hip; do
+if [ $flavour = hip ]; then
+	x=-hip
+	sim="$b/tests/sim/hiplib"
+	if [ ! -x "$k/tiny-hip" ] || [ ! -e "$sim/libamdhip64.so.5" ]; then
+		echo "note: no HIP builds (configure --with-hip): the HIP flavour is skipped"
+		continue
+	fi
+else
+	x=
+fi
+export LD_LIBRARY_PATH="$sim${base_ldpath:+:$base_ldpath}"
+H="$k/hostwork$x --kernels 6 --steps 40 --iters 20 --host-us 100 --n 256"
+T="$k/tiny$x --kernels 32 --steps 40"
+for w in hostwork$x tiny$x; do
+	case $w in hostwork*) cmd=$H ;; *) cmd=$T ;; esac
 	if gate "$w-auto" auto $cmd; then
 		# At least one decision with both medians, in the statistics and the trace.
 		d=$(grep -c '"gate": "\(eager\|replay\)", "eager_us": [1-9]' "$tmp/s.json")
@@ -71,5 +84,6 @@ for w in hostwork tiny; do
 			echo "ok   $w-replay: identical, $replays graph launches, nothing timed"
 		fi
 	fi
+done
 done
 [ $fails -eq 0 ] || { echo "$fails failed"; exit 1; }
