@@ -55,9 +55,9 @@
 	  "patches of one HIP graph before it is re-instantiated (0: no limit)")            \
 	X(gate, "GRAPHSHIM_GATE", GATE, 0, 0, 2,                                               \
 	  "auto: time eager and replayed passes of each sequence, keep the faster; replay or eager: force") \
-	X(gate_samples, "GRAPHSHIM_GATE_SAMPLES", INT, 3, 1, 15,                              \
+	X(gate_samples, "GRAPHSHIM_GATE_SAMPLES", INT, 5, 1, 15,                              \
 	  "timed passes of each kind before the gate decides (the medians are compared)")   \
-	X(gate_margin, "GRAPHSHIM_GATE_MARGIN", REAL, 0.05, 0.0, 10.0,                        \
+	X(gate_margin, "GRAPHSHIM_GATE_MARGIN", REAL, 0.10, 0.0, 10.0,                        \
 	  "eager wins only when replay is slower than eager by more than this fraction")     \
 	X(gate_recheck, "GRAPHSHIM_GATE_RECHECK", INT, 1000, 0, 1000000000,                   \
 	  "passes of a sequence after a decision before it is timed again (0: never)")      \
