@@ -55,7 +55,9 @@
 	  "patches of one HIP graph before it is re-instantiated (0: no limit)")            \
 	X(gate, "GRAPHSHIM_GATE", GATE, 0, 0, 2,                                               \
 	  "auto: time eager and replayed passes of each sequence, keep the faster; replay or eager: force") \
-	X(gate_samples, "GRAPHSHIM_GATE_SAMPLES", INT, 5, 1, 15,                              \
+	X(gate_after, "GRAPHSHIM_GATE_AFTER", INT, 16, 1, 1000000000,                         \
+	  "untimed replays of a sequence before the gate first times it")                   \
+	X(gate_samples, "GRAPHSHIM_GATE_SAMPLES", INT, 3, 1, 15,                              \
 	  "timed passes of each kind before the gate decides (the medians are compared)")   \
 	X(gate_margin, "GRAPHSHIM_GATE_MARGIN", REAL, 0.10, 0.0, 10.0,                        \
 	  "eager wins only when replay is slower than eager by more than this fraction")     \
@@ -94,6 +96,7 @@ typedef struct gs_config {
 	bool speculate;
 	long long hip_max_patches;
 	int gate; /* gs_gate_mode_t */
+	long long gate_after;
 	long long gate_samples;
 	double gate_margin;
 	long long gate_recheck;

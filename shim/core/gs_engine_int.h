@@ -31,7 +31,7 @@ typedef enum gs_gate_state {
 
 typedef struct gs_gate {
 	uint8_t state;     /* gs_gate_state_t */
-	uint8_t warm;      /* replays to run before one is timed */
+	uint32_t warm;     /* replays to run before one is timed */
 	uint8_t ne, nr;    /* samples read in this trial */
 	uint8_t se, sr;    /* timed passes completed in this trial */
 	int8_t running;    /* the timer of the pass in progress, or -1 */

@@ -5,8 +5,10 @@
  * A graph does not always win (a host that works between launches while
  * graphshim holds them for a chunk, replays that need heavy patching, a
  * runtime whose graph dispatch costs more than its launches).  So every
- * armed sequence starts in a trial: after one untimed replay (the first
- * launch of a graph uploads it), its passes go eagerly and replayed in
+ * armed sequence starts in a trial: after GRAPHSHIM_GATE_AFTER untimed
+ * replays (the first launch of a graph uploads it; a sequence seen only a
+ * few times is not worth eager passes; and the builder, busy while a
+ * program starts, competes with the timed replays), its passes go eagerly and replayed in
  * turn, each timed on the GPU by a pair of events recorded on the stream
  * -- the start when the pass's first launch arrives, the stop after its
  * last submission -- so a timed span holds what the GPU waited for as well
@@ -35,7 +37,7 @@ static bool gs_gate_have_timers(void)
 	return o->timer_create && o->timer_mark && o->timer_read && o->timer_destroy;
 }
 
-static void gs_gate_trial(gs_gate_t *g, uint8_t warm)
+static void gs_gate_trial(gs_gate_t *g, uint32_t warm)
 {
 	g->state = GS_GATE_S_TRIAL;
 	g->warm = warm;
@@ -64,7 +66,8 @@ void gs_gate_armed(gs_seq_t *q)
 		g->off = true;
 		return;
 	}
-	gs_gate_trial(g, 1);
+	/* At least one: the first launch of a graph uploads it. */
+	gs_gate_trial(g, gs_config.gate_after > 1 ? (uint32_t)gs_config.gate_after : 1);
 }
 
 /* No timer could be made or used: q replays, as before the gate. */

@@ -19,7 +19,7 @@ fi
 for async in 0 1; do
 	gate=replay
 	[ $async = 1 ] && gate=auto
-	if ! GRAPHSHIM_ASYNC_BUILD=$async GRAPHSHIM_GATE=$gate GRAPHSHIM_GATE_RECHECK=4 \
+	if ! GRAPHSHIM_ASYNC_BUILD=$async GRAPHSHIM_GATE=$gate GRAPHSHIM_GATE_AFTER=1 GRAPHSHIM_GATE_RECHECK=4 \
 		GRAPHSHIM_STATS="$tmp/s.json" GRAPHSHIM_OVERWRITE=1 \
 		shim "$r/r_stress" $iters >"$tmp/g.out" 2>"$tmp/g.err"; then
 		bad "stress under graphshim (async build $async)"; cat "$tmp/g.err"; continue

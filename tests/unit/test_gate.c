@@ -20,7 +20,8 @@ static void step(uint64_t v)
 static void gate_start(uint64_t eager, uint64_t node, uint64_t graph, const char *k, const char *v)
 {
 	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_GATE", "auto", "GRAPHSHIM_GATE_SAMPLES", "3",
-		 "GRAPHSHIM_CHUNK_FIRST", "8", k, v, NULL);
+		 "GRAPHSHIM_GATE_AFTER", "1", "GRAPHSHIM_CHUNK_FIRST", "8", "GRAPHSHIM_GATE_MARGIN",
+		 "0.05", k, v, NULL);
 	tb.timers = true;
 	tb.cost_eager = eager;
 	tb.cost_node = node;
@@ -240,5 +241,19 @@ Test(gate, a_retired_sequence_frees_its_timers)
 	gs_engine_flush_stream(S1, NULL, 0, GS_FLUSH_SYNC, "sync");
 	cr_expect_eq(gs_stats.retirements, 1);
 	cr_expect_eq(tb.live_timers, 0);
+	tb_check();
+}
+
+Test(gate, the_first_timing_waits_for_gate_after_replays)
+{
+	gate_start(1000, 1000, 20000, "GRAPHSHIM_GATE_AFTER", "5");
+	for (int i = 0; i < 2 + 5; i++)
+		step(0);
+	cr_expect_eq(tb.timer_calls, 0, "nothing timed during the first five replays");
+	cr_expect_eq(last_step_from_graph(), N);
+	for (int i = 0; i < 7; i++)
+		step(0);
+	cr_expect_eq(gs_stats.gate_decisions, 1);
+	cr_expect_str_eq(seq_info().gate, "eager");
 	tb_check();
 }
