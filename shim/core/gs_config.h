@@ -31,6 +31,8 @@
 	  "graph nodes kept per stream (least recently used evicted)")                       \
 	X(period, "GRAPHSHIM_PERIOD", BOOL, 1, 0, 1,                                          \
 	  "detect repeating periods in streams that never synchronize")                      \
+	X(period_after, "GRAPHSHIM_PERIOD_AFTER", INT, 1024, 2, 1000000,                      \
+	  "launches without a boundary before period detection starts on a stream")         \
 	X(mismatch_limit, "GRAPHSHIM_MISMATCH_LIMIT", INT, 3, 1, 1000000,                     \
 	  "consecutive mismatches that retire a sequence to eager")                          \
 	X(cooldown, "GRAPHSHIM_COOLDOWN", INT, 0, 0, 1000000000,                              \
@@ -84,6 +86,7 @@ typedef struct gs_config {
 	long long max_seqs;
 	long long max_nodes;
 	bool period;
+	long long period_after;
 	long long mismatch_limit;
 	long long cooldown;
 	double patch_cost;

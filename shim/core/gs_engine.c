@@ -94,6 +94,7 @@ static gs_stream_t *gs_stream_new(gs_skey_t key, unsigned flags)
 		s->done = NULL;
 		s->nheld = 0;
 		s->last_id = 0;
+		s->period_on = false;
 		gs_period_reset(&s->period);
 		pthread_mutex_unlock(&s->lock);
 		return s;
@@ -103,16 +104,35 @@ static gs_stream_t *gs_stream_new(gs_skey_t key, unsigned flags)
 		return NULL;
 	s->key = key;
 	s->flags = flags;
-	s->cap = (uint32_t)gs_config.max_seq + 1;
+	s->cap = gs_ring_max() < GS_RING_MIN ? gs_ring_max() : GS_RING_MIN;
 	s->seg_hash = 0;
 	pthread_mutex_init(&s->lock, NULL);
 	s->ring = calloc(s->cap, sizeof(*s->ring));
-	s->diffs = calloc(s->cap, sizeof(*s->diffs));
-	if (!s->ring || !s->diffs || (gs_config.period && gs_period_init(&s->period, s->cap))) {
+	s->diffs = calloc(gs_ring_max(), sizeof(*s->diffs));
+	if (!s->ring || !s->diffs) {
 		gs_stream_free(s, false);
 		return NULL;
 	}
 	return s;
+}
+
+/*
+ * Double the history (up to max_seq + 1), keeping every record at its
+ * position.  When memory is short it stays as it is: a segment longer than
+ * it is then not learnable, as when it reaches max_seq.
+ */
+static void gs_ring_grow(gs_stream_t *s)
+{
+	uint32_t max = gs_ring_max(), ncap = s->cap * 2 < max ? s->cap * 2 : max;
+	gs_rec_t **n = calloc(ncap, sizeof(*n));
+	if (!n)
+		return;
+	uint64_t lo = s->pos > s->cap ? s->pos - s->cap : 0;
+	for (uint64_t i = lo; i < s->pos; i++)
+		n[i % ncap] = s->ring[i % s->cap];
+	free(s->ring);
+	s->ring = n;
+	s->cap = ncap;
 }
 
 /* Find or create the state of a stream; NULL when memory is short. */
@@ -432,20 +452,54 @@ static bool gs_try_start(gs_stream_t *s, gs_rec_t *r, uint64_t at)
 	return gs_match_next(s, r, at);
 }
 
+static void gs_period_feed(gs_stream_t *s, const gs_rec_t *r, uint64_t at);
+
 /* Learning on every record: the segment hash and period detection. */
 static void gs_learn_record(gs_stream_t *s, const gs_rec_t *r, uint64_t at)
 {
 	s->seg_hash = gs_hash_step(s->seg_hash, r->shape);
-	if (at - s->seg_start + 1 >= s->cap)
+	uint64_t len = at - s->seg_start + 1;
+	if (len * 2 >= s->cap && s->cap < gs_ring_max())
+		gs_ring_grow(s);
+	if (len >= s->cap)
 		s->seg_bad = true; /* older records of the segment are overwritten */
 	if (!gs_config.period)
 		return;
+	if (!s->period_on) {
+		uint64_t after = (uint64_t)gs_config.period_after;
+		if (after > gs_ring_max() - 1)
+			after = gs_ring_max() - 1;
+		if (len < after)
+			return;
+		/* A long segment: detection starts, fed what the history holds of it. */
+		if (!s->period.cap && gs_period_init(&s->period, gs_ring_max()))
+			return;
+		s->period_on = true;
+		gs_period_reset(&s->period);
+		uint64_t keep = s->cap - 1; /* the records the history still holds */
+		uint64_t b = at + 1 >= keep && at + 1 - keep > s->seg_start ? at + 1 - keep : s->seg_start;
+		for (uint64_t i = b; i < at; i++) {
+			const gs_rec_t *o = gs_ring_at(s, i);
+			if (o)
+				gs_period_feed(s, o, i);
+			else
+				gs_period_reset(&s->period); /* taken: start after it */
+		}
+	}
+	gs_period_feed(s, r, at);
+}
+
+/* Push one record into period detection; arm what it finds. */
+static void gs_period_feed(gs_stream_t *s, const gs_rec_t *r, uint64_t at)
+{
 	uint32_t len = gs_period_push(&s->period, r->hash, (uint32_t)gs_config.min_seq,
 				      (uint32_t)gs_config.learn_reps);
 	if (!len || len > (uint32_t)gs_config.max_seq)
 		return;
 	uint64_t from = at + 1 - len;
 	uint64_t id = gs_seq_id(s, from, len);
+	if (!id)
+		return;
 	gs_seq_t *q = gs_seq_find(s, id);
 	if (q && q->state != GS_SEQ_LEARNING) {
 		q->periodic = true;
@@ -504,6 +558,7 @@ static void gs_segment_end(gs_stream_t *s)
 	s->seg_start = s->pos;
 	s->seg_hash = 0;
 	s->seg_bad = false;
+	s->period_on = false;
 	gs_period_reset(&s->period);
 }
 

@@ -117,7 +117,17 @@ typedef struct gs_stream {
 	unsigned flags; /* GS_STREAM_* */
 	pthread_mutex_t lock;
 
-	/* Every record the stream saw, newest at pos-1; cap = max_seq + 1. */
+	/*
+	 * Every record the stream saw, newest at pos-1.  The history starts
+	 * short and doubles whenever a segment reaches half of it, up to
+	 * max_seq + 1, so it always holds the segment in progress and the one
+	 * before: a stream that synchronizes every 256 launches keeps 512
+	 * records, not 4097, and a launch writes into memory touched a short
+	 * while ago.  (A 4097-record history and period tables cost launches
+	 * that never repeat 16% on an H100 host, where the driver's own state
+	 * was evicted; with a 17-record one they ran as fast as without
+	 * graphshim.)
+	 */
 	gs_rec_t **ring;
 	uint32_t cap;
 	uint64_t pos;
@@ -155,7 +165,11 @@ typedef struct gs_stream {
 	 * built now (gs_seq_speculate). */
 	uint64_t last_id, last_start, last_host_ns;
 
+	/* Period detection runs only in segments longer than
+	 * GRAPHSHIM_PERIOD_AFTER (its tables are allocated then, and the
+	 * segment's earlier records are fed from the history). */
 	gs_period_t period;
+	bool period_on;
 	UT_hash_handle hh;
 } gs_stream_t;
 
@@ -244,6 +258,13 @@ const char *gs_gate_state_name(const gs_seq_t *q);
 static inline uint32_t gs_chunk_begin(const gs_seq_t *q, uint32_t j)
 {
 	return j ? q->chunk_end[j - 1] : 0;
+}
+
+/* The history's first size, and its largest: max_seq + 1. */
+#define GS_RING_MIN 64u
+static inline uint32_t gs_ring_max(void)
+{
+	return (uint32_t)gs_config.max_seq + 1;
 }
 
 /* The ring slot of absolute position i. */

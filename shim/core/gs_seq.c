@@ -14,8 +14,12 @@
 uint64_t gs_seq_id(const gs_stream_t *s, uint64_t from, uint32_t n)
 {
 	uint64_t h = 0;
-	for (uint32_t i = 0; i < n; i++)
-		h = gs_hash_step(h, gs_ring_at(s, from + i)->shape);
+	for (uint32_t i = 0; i < n; i++) {
+		const gs_rec_t *r = gs_ring_at(s, from + i);
+		if (!r)
+			return 0; /* taken by an earlier arming: no sequence here */
+		h = gs_hash_step(h, r->shape);
+	}
 	return gs_hash_step(h, n);
 }
 

@@ -71,12 +71,15 @@ shrink_max=${FUZZ_SHRINK_MAX:-2}
 # sample of each kind and re-timed every 4 passes, so that short loops cross
 # its trial, decisions and re-checks; forced replay; forced eager).
 common="GRAPHSHIM_LEARN_REPS=2 GRAPHSHIM_MIN_SEQ=2 GRAPHSHIM_LOG=error"
+# Period detection from a segment's 3rd launch (programs are short), except
+# in the batches that set a later start, fed from the history when it comes.
+per_after="GRAPHSHIM_PERIOD_AFTER=3"
 settings() {
 	case $(( $1 % 6 )) in
 	0) echo "GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_CHUNK_FIRST=1 GRAPHSHIM_GATE_AFTER=1 GRAPHSHIM_GATE_SAMPLES=1 GRAPHSHIM_GATE_RECHECK=4" ;;
 	1) echo "GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_CHUNK_FIRST=2 GRAPHSHIM_MISMATCH_LIMIT=1 GRAPHSHIM_COOLDOWN=1 GRAPHSHIM_GATE=replay" ;;
 	2) echo "GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_CHUNK_FIRST=4 GRAPHSHIM_PATCH_COST=0 GRAPHSHIM_GRAPH_COST=0 GRAPHSHIM_GATE=eager" ;;
-	3) echo "GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_CHUNK_FIRST=8 GRAPHSHIM_PATCH_COST=5 GRAPHSHIM_MISMATCH_LIMIT=8 GRAPHSHIM_CHUNK_MAX=8" ;;
+	3) echo "GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_CHUNK_FIRST=8 GRAPHSHIM_PATCH_COST=5 GRAPHSHIM_MISMATCH_LIMIT=8 GRAPHSHIM_CHUNK_MAX=8 GRAPHSHIM_PERIOD_AFTER=40" ;;
 	4) echo "GRAPHSHIM_ASYNC_BUILD=1 GRAPHSHIM_CHUNK_FIRST=3 GRAPHSHIM_COOLDOWN=1" ;;
 	5) echo "GRAPHSHIM_ASYNC_BUILD=1 GRAPHSHIM_CHUNK_FIRST=6 GRAPHSHIM_PERIOD=0 GRAPHSHIM_MAX_SEQS=4 GRAPHSHIM_MISMATCH_LIMIT=2" ;;
 	esac
@@ -103,7 +106,7 @@ while [ "$s" -lt "$end" ]; do
 	el0=$(awk "BEGIN { print $t0 - $start }")
 	FUZZ_KDELAY=$kd $to "$run" -s "$s" "$n" >"$tmp/plain" 2>"$tmp/plain.err" &
 	pid=$!
-	env FUZZ_KDELAY=$kd $common $set_i GRAPHSHIM_STATS="$tmp/stats.$i.json" LD_PRELOAD="$preload" \
+	env FUZZ_KDELAY=$kd $common $per_after $set_i GRAPHSHIM_STATS="$tmp/stats.$i.json" LD_PRELOAD="$preload" \
 		$to "$run" -s "$s" "$n" >"$tmp/shim" 2>"$tmp/shim.err"
 	rc_s=$?
 	wait $pid
@@ -142,8 +145,8 @@ while [ "$s" -lt "$end" ]; do
 			[ $shrink -eq 1 ] && [ $shrunk -lt "$shrink_max" ] || break
 			shrunk=$(( shrunk + 1 ))
 			echo "fuzz: shrinking seed $d ($set_i)"
-			env FUZZ_KDELAY=$kd $common $set_i FUZZ_SHIM="$preload" "$run" --shrink "$d" ||
-			env FUZZ_KDELAY=$kd $common $set_i FUZZ_SHIM="$preload" "$run" --shrink --pre $(( d - s > 40 ? 40 : d - s )) "$d"
+			env FUZZ_KDELAY=$kd $common $per_after $set_i FUZZ_SHIM="$preload" "$run" --shrink "$d" ||
+			env FUZZ_KDELAY=$kd $common $per_after $set_i FUZZ_SHIM="$preload" "$run" --shrink --pre $(( d - s > 40 ? 40 : d - s )) "$d"
 		done
 	fi
 	done_n=$(( done_n + n ))

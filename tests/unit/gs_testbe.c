@@ -163,6 +163,9 @@ void tb_start(const char *first, ...)
 	 * loaded machine took over 6 us a launch and cut the tail); the tests
 	 * of that rule set it themselves. */
 	setenv("GRAPHSHIM_HOST_BOUND_US", "1000000", 1);
+	/* Period detection from a stream's first records (its lazy start has
+	 * its own test). */
+	setenv("GRAPHSHIM_PERIOD_AFTER", "2", 1);
 	/* The gate times passes: its own tests turn it on. */
 	setenv("GRAPHSHIM_GATE", "replay", 1);
 	va_list ap;

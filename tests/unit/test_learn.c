@@ -164,3 +164,48 @@ Test(learn, disabled_engine_passes_everything)
 	cr_expect_eq(tb.builds, 0);
 	cr_expect_eq(tb.nexec, 30);
 }
+
+Test(learn, period_detection_starts_late_and_is_fed_the_segment_so_far)
+{
+	tb_start("GRAPHSHIM_PERIOD_AFTER", "100", NULL);
+	for (int i = 0; i < 19; i++)
+		tb_step(S1, F, 5, 0); /* 95 launches, no boundary */
+	cr_expect_eq(gs_stats.periods, 0, "nothing detected before 100 launches");
+	tb_step(S1, F, 5, 0); /* the 100th: the history's 99 and this one are fed */
+	cr_expect_eq(gs_stats.periods, 1);
+	cr_expect_eq(tb.builds, 1);
+	for (int i = 0; i < 10; i++)
+		tb_step(S1, F, 5, 0);
+	cr_expect_geq(gs_stats.replayed, 5 * 9);
+	tb_check();
+}
+
+Test(learn, short_segments_never_start_period_detection)
+{
+	tb_start("GRAPHSHIM_PERIOD_AFTER", "100", NULL);
+	for (int i = 0; i < 50; i++) {
+		/* 60 launches of a period of 5, then a sync */
+		for (int k = 0; k < 12; k++)
+			tb_step(S1, F, 5, (uint64_t)i);
+		gs_engine_flush_stream(S1, NULL, 0, GS_FLUSH_SYNC, "sync");
+	}
+	cr_expect_eq(gs_stats.periods, 0);
+	tb_check();
+}
+
+Test(learn, the_history_grows_with_the_segments)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", NULL);
+	/* Steps of 300 launches: longer than the first history, learned by
+	 * their boundaries all the same. */
+	static uintptr_t G[300];
+	for (int k = 0; k < 300; k++)
+		G[k] = 0x1000 + (uintptr_t)(k % 7);
+	for (int i = 0; i < 5; i++) {
+		tb_step(S1, G, 300, 0);
+		gs_engine_flush_stream(S1, NULL, 0, GS_FLUSH_SYNC, "sync");
+	}
+	cr_expect_eq(gs_stats.graphs, 1);
+	cr_expect_geq(gs_stats.replayed, 300 * 3);
+	tb_check();
+}
