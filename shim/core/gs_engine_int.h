@@ -122,11 +122,8 @@ typedef struct gs_stream {
 	 * short and doubles whenever a segment reaches half of it, up to
 	 * max_seq + 1, so it always holds the segment in progress and the one
 	 * before: a stream that synchronizes every 256 launches keeps 512
-	 * records, not 4097, and a launch writes into memory touched a short
-	 * while ago.  (A 4097-record history and period tables cost launches
-	 * that never repeat 16% on an H100 host, where the driver's own state
-	 * was evicted; with a 17-record one they ran as fast as without
-	 * graphshim.)
+	 * records, not 4097, and its launches write into less memory (see
+	 * docs/performance.md, "Pass-through cost", for what that bought).
 	 */
 	gs_rec_t **ring;
 	uint32_t cap;
