@@ -251,3 +251,13 @@ void gs_wl_pair_free(gs_wl_pair_t *p)
 	GS_CHECK(cuMemFree(p->x));
 	GS_CHECK(cuMemFree(p->y));
 }
+
+float *gs_wl_floats(size_t n)
+{
+	float *p = malloc(n * sizeof(float));
+	if (p == NULL) {
+		perror("malloc");
+		exit(2);
+	}
+	return p;
+}

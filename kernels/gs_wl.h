@@ -77,6 +77,9 @@ void gs_wl_out_write(gs_wl_out_t *o, const void *p, size_t n);
 void gs_wl_out_device(gs_wl_out_t *o, CUdeviceptr p, size_t n);
 void gs_wl_out_close(gs_wl_out_t *o);
 
+/* n floats of host memory, or exit 2 with a message. */
+float *gs_wl_floats(size_t n);
+
 /* Two device buffers of n floats (tiny, hostwork): x and y. */
 typedef struct gs_wl_pair {
 	CUdeviceptr x, y;

@@ -100,12 +100,8 @@ int main(int argc, char **argv)
 	gs_wl_module_load(&mod, "hostwork");
 	t.spin = gs_wl_function(mod, "k_spin");
 
-	t.a = malloc((size_t)t.c.kernels * sizeof(float));
-	t.b = malloc((size_t)t.c.kernels * sizeof(float));
-	if (t.a == NULL || t.b == NULL) {
-		perror("malloc");
-		return 2;
-	}
+	t.a = gs_wl_floats((size_t)t.c.kernels);
+	t.b = gs_wl_floats((size_t)t.c.kernels);
 	gs_wl_rng_seed(&rng, (uint64_t)t.c.seed, 1);
 	for (long i = 0; i < t.c.kernels; i++) {
 		double th = gs_wl_rng_float(&rng, 0.01f);

@@ -96,12 +96,8 @@ int main(int argc, char **argv)
 	t.rot = gs_wl_function(mod, "k_rot");
 	t.addc = gs_wl_function(mod, "k_addc");
 
-	t.a = malloc((size_t)t.c.kernels * sizeof(float));
-	t.b = malloc((size_t)t.c.kernels * sizeof(float));
-	if (t.a == NULL || t.b == NULL) {
-		perror("malloc");
-		return 2;
-	}
+	t.a = gs_wl_floats((size_t)t.c.kernels);
+	t.b = gs_wl_floats((size_t)t.c.kernels);
 	gs_wl_rng_seed(&rng, (uint64_t)t.c.seed, 1);
 	for (long i = 0; i < t.c.kernels; i++) {
 		if (i % 4 == 3) {
