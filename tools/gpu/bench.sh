@@ -115,7 +115,8 @@ seqs = sorted((q for q in d["sequences"] if q["length"] >= 4 and q["gate"] != "n
               key=lambda q: -q["length"] * max(q["replays"] + q["eager_passes"], 1))[:3]
 print("decisions %d (eager %d);" % (c.get("gate_decisions", 0), c.get("gate_eager", 0)),
       "; ".join("%d launches: %s, eager %.1f us / replay %.1f us" %
-                (q["length"], q["gate"], q["eager_us"], q["replay_us"]) for q in seqs) or "no sequence")
+                (q["length"], q["gate"], q["eager_us"], q["replay_us"]) if q["gate_trials"] else
+                "%d launches: %s, not timed" % (q["length"], q["gate"]) for q in seqs) or "no sequence")
 PY
 )
 "
