@@ -121,10 +121,7 @@ static void gs_seq_keep_gone(const gs_stream_t *s, const gs_seq_t *q)
 	pthread_mutex_lock(&gs_seq_gone_lock);
 	if (gs_seq_ngone < GS_SEQ_GONE_MAX) {
 		gs_seq_info_t *i = &gs_seq_gone[gs_seq_ngone++];
-		gs_seq_info_fill(s, q, i);
-		/* The state names the gate had while the sequence was armed. */
-		static const char *const names[] = {"replay", "eager", "trial"};
-		i->gate = q->state != GS_SEQ_ARMED ? "none" : q->gate.off ? "off" : names[q->gate.state];
+		gs_seq_info_fill(s, q, i); /* before the drop: its state is still its own */
 		i->gone = true;
 	}
 	pthread_mutex_unlock(&gs_seq_gone_lock);
@@ -361,8 +358,7 @@ void gs_seq_built(gs_stream_t *s, gs_seq_t *q, int rc, uint64_t ns)
 	GS_STAT_INC(graphs);
 	q->state = GS_SEQ_ARMED;
 	q->mismatch_run = 0;
-	gs_gate_armed(q);
-	s->first_bloom |= 1ULL << (q->first_shape & 63);
+	gs_gate_armed(q); /* its first_bloom bit was set when it was armed */
 }
 
 static bool gs_seq_arm_now(gs_stream_t *s, gs_seq_t *q, uint64_t from, uint64_t host_ns,
