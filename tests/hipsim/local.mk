@@ -19,7 +19,7 @@ tests_hipsim_testkern_sim_so_LINK = $(CCLD) $(tests_hipsim_testkern_sim_so_CFLAG
 	$(AM_LDFLAGS) -shared $(LDFLAGS) -o $@
 
 check_PROGRAMS += tests/hipsim/t_hip_api
-tests_hipsim_t_hip_api_SOURCES = tests/hipsim/t_hip_api.c
+tests_hipsim_t_hip_api_SOURCES = tests/hipsim/t_hip_api.c tests/hipsim/hipsim_test.h
 tests_hipsim_t_hip_api_CPPFLAGS = $(HIP_CPPFLAGS) -I$(srcdir)/tests/sim \
 	-DGS_HIP_TESTKERN_DIR='"$(abs_top_builddir)/tests/hipsim"'
 tests_hipsim_t_hip_api_LDFLAGS = -L$(top_builddir)/tests/sim/hiplib \
@@ -34,7 +34,7 @@ EXTRA_tests_hipsim_t_hip_api_DEPENDENCIES = tests/sim/hiplib/libamdhip64.so.5 \
 # Every launch and transfer form of graphshim's HIP backend in one repeating
 # step; run by t-hip-workloads.sh (needs --out), not a test on its own.
 check_PROGRAMS += tests/hipsim/t_hip_forms
-tests_hipsim_t_hip_forms_SOURCES = tests/hipsim/t_hip_forms.c
+tests_hipsim_t_hip_forms_SOURCES = tests/hipsim/t_hip_forms.c tests/hipsim/hipsim_test.h
 tests_hipsim_t_hip_forms_CPPFLAGS = $(tests_hipsim_t_hip_api_CPPFLAGS)
 tests_hipsim_t_hip_forms_LDFLAGS = $(tests_hipsim_t_hip_api_LDFLAGS)
 tests_hipsim_t_hip_forms_LDADD = -lamdhip64
@@ -43,7 +43,7 @@ EXTRA_tests_hipsim_t_hip_forms_DEPENDENCIES = $(EXTRA_tests_hipsim_t_hip_api_DEP
 # Host stubs from a fat binary launched through hipLaunchKernel(_spt); the
 # fat binary wraps the committed hipcc code object; run by t-hip-stubs.sh.
 check_PROGRAMS += tests/hipsim/t_hip_stubs
-tests_hipsim_t_hip_stubs_SOURCES = tests/hipsim/t_hip_stubs.c
+tests_hipsim_t_hip_stubs_SOURCES = tests/hipsim/t_hip_stubs.c tests/hipsim/hipsim_test.h
 tests_hipsim_t_hip_stubs_CPPFLAGS = $(tests_hipsim_t_hip_api_CPPFLAGS) \
 	-DGS_HIP_CODEOBJ='"$(abs_top_srcdir)/tests/hip/data/kernels-gfx90a.elf"'
 tests_hipsim_t_hip_stubs_LDFLAGS = $(tests_hipsim_t_hip_api_LDFLAGS)

@@ -16,6 +16,8 @@
 
 #include <hip/hip_runtime_api.h>
 
+#define HIPSIM_OK_EXIT 1
+#include "hipsim_test.h"
 #include "gs_sim_kernel.h"
 
 static int failures;
@@ -27,20 +29,7 @@ static int failures;
 			failures++;                                                \
 		}                                                                  \
 	} while (0)
-#define OK(call)                                                                   \
-	do {                                                                       \
-		hipError_t ok_r_ = (call);                                         \
-		if (ok_r_ != hipSuccess) {                                         \
-			fprintf(stderr, "%s:%d: %s -> %s\n", __FILE__, __LINE__, #call, \
-				hipGetErrorName(ok_r_));                           \
-			exit(1);                                                   \
-		}                                                                  \
-	} while (0)
 
-/* 5.2 exports the ext launch under its C++ name only; C reaches it so. */
-hipError_t ext_launch(hipFunction_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t,
-		      size_t, hipStream_t, void **, void **, hipEvent_t, hipEvent_t, uint32_t)
-	__asm__("_Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j");
 /* Offered by the simulator (ROCm 7.2's name for the same query). */
 hipError_t hipFuncGetParamInfo(hipFunction_t f, size_t i, size_t *off, size_t *size);
 

@@ -15,21 +15,9 @@
 
 #include <hip/hip_runtime_api.h>
 
+#include "hipsim_test.h"
+
 #define N 256
-
-#define OK(call)                                                                   \
-	do {                                                                       \
-		hipError_t ok_r_ = (call);                                         \
-		if (ok_r_ != hipSuccess) {                                         \
-			fprintf(stderr, "%s:%d: %s -> %s\n", __FILE__, __LINE__, #call, \
-				hipGetErrorName(ok_r_));                           \
-			exit(2);                                                   \
-		}                                                                  \
-	} while (0)
-
-hipError_t ext_launch(hipFunction_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t,
-		      size_t, hipStream_t, void **, void **, hipEvent_t, hipEvent_t, uint32_t)
-	__asm__("_Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j");
 
 int main(int argc, char **argv)
 {

@@ -34,19 +34,11 @@
 
 #include <hip/hip_runtime_api.h>
 
+#include "hipsim_test.h"
 #include "gs_sim_kernel.h"
 
 #define N 192
 
-#define OK(call)                                                                   \
-	do {                                                                       \
-		hipError_t ok_r_ = (call);                                         \
-		if (ok_r_ != hipSuccess) {                                         \
-			fprintf(stderr, "%s:%d: %s -> %s\n", __FILE__, __LINE__, #call, \
-				hipGetErrorName(ok_r_));                           \
-			exit(2);                                                   \
-		}                                                                  \
-	} while (0)
 
 /* What clang emits and the runtime exports; no header declares them. */
 void **__hipRegisterFatBinary(const void *data);
