@@ -66,8 +66,9 @@ void gs_gate_armed(gs_seq_t *q)
 		g->off = true;
 		return;
 	}
-	/* At least one: the first launch of a graph uploads it. */
-	gs_gate_trial(g, gs_config.gate_after > 1 ? (uint32_t)gs_config.gate_after : 1);
+	/* At least one (the setting's lower bound): the first launch of a
+	 * graph uploads it. */
+	gs_gate_trial(g, (uint32_t)gs_config.gate_after);
 }
 
 /* No timer could be made or used: q replays, as before the gate. */
