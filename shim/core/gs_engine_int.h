@@ -34,6 +34,7 @@ typedef struct gs_gate {
 	uint32_t warm;     /* replays to run before one is timed */
 	uint8_t ne, nr;    /* samples read in this trial */
 	uint8_t se, sr;    /* timed passes completed in this trial */
+	uint8_t started;   /* timed passes begun in this trial, completed or cut */
 	int8_t running;    /* the timer of the pass in progress, or -1 */
 	bool off;          /* no timers: replay, never measured again */
 	uint8_t tstate[GS_GATE_TIMERS];

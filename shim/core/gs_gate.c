@@ -31,6 +31,9 @@
 
 enum { GS_T_FREE, GS_T_RUNNING, GS_T_EAGER, GS_T_REPLAY };
 
+/* Timed passes a trial may begin before it gives up (cut passes count). */
+#define GS_GATE_MAX_STARTS(want) (8u * (want))
+
 static bool gs_gate_have_timers(void)
 {
 	const gs_ops_t *o = gs_engine_ops;
@@ -41,7 +44,7 @@ static void gs_gate_trial(gs_gate_t *g, uint32_t warm)
 {
 	g->state = GS_GATE_S_TRIAL;
 	g->warm = warm;
-	g->ne = g->nr = g->se = g->sr = 0;
+	g->ne = g->nr = g->se = g->sr = g->started = 0;
 	g->passes = 0;
 }
 
@@ -182,12 +185,25 @@ bool gs_gate_begin(gs_stream_t *s, gs_seq_t *q)
 		g->warm--;
 		return s->pass_eager = false;
 	}
-	/* Eager and replayed passes in turn, eager first; an untimed pass
-	 * (every timer still in flight, or enough of both) replays. */
+	/*
+	 * Eager and replayed passes in turn, eager first, by passes begun: a
+	 * timed pass cut short (another thread's sync, say) counts, or a
+	 * sequence whose passes are often cut would run eagerly pass after
+	 * pass.  One that cannot complete enough timed passes of each kind in
+	 * GS_GATE_MAX_STARTS keeps its graph until the next re-check.  An
+	 * untimed pass (every timer in flight, or enough of both) replays.
+	 */
 	unsigned want = (unsigned)gs_config.gate_samples;
+	if (g->started >= GS_GATE_MAX_STARTS(want)) {
+		g->state = GS_GATE_S_REPLAY;
+		g->passes = 0;
+		return s->pass_eager = false;
+	}
 	if ((g->se >= want && g->sr >= want) || !gs_gate_start(s, q))
 		return s->pass_eager = false;
-	return s->pass_eager = g->se < want && (g->se <= g->sr || g->sr >= want);
+	bool eager = g->sr >= want || (g->se < want && g->started % 2 == 0);
+	g->started++;
+	return s->pass_eager = eager;
 }
 
 bool gs_gate_eager(const gs_stream_t *s, const gs_seq_t *q)

@@ -257,3 +257,27 @@ Test(gate, the_first_timing_waits_for_gate_after_replays)
 	cr_expect_str_eq(seq_info().gate, "eager");
 	tb_check();
 }
+
+Test(gate, passes_cut_by_other_streams_alternate_and_then_give_up)
+{
+	/* (the 5-launch segments below are too short to be learned themselves) */
+	gate_start(1000, 1000, 20000, "GRAPHSHIM_MIN_SEQ", "6");
+	step(0);
+	step(0);
+	step(0); /* the untimed replay */
+	/* Every later pass is cut after five launches by another stream's
+	 * flush (no mismatch is charged): no timed pass ever completes. */
+	for (int k = 0; k < 40; k++) {
+		for (int i = 0; i < 5; i++)
+			tb_launch(S1, F[i], 1000 + i, 0);
+		gs_engine_flush_all(GS_FLUSH_SYNC, "another thread's sync");
+	}
+	cr_expect_eq(gs_stats.gate_decisions, 0);
+	/* Eager and replayed attempts in turn, 24 in all (8 x 3 samples):
+	 * 12 eager ones sent their 5 launches eagerly, then it gave up. */
+	cr_expect_eq(gs_stats.gated, 12 * 5, "gated %llu", (unsigned long long)gs_stats.gated);
+	cr_expect_str_eq(seq_info().gate, "replay");
+	step(0);
+	cr_expect_eq(last_step_from_graph(), N, "it keeps its graph");
+	tb_check();
+}
