@@ -13,6 +13,12 @@
 
 #define GS_EXPORT __attribute__((visibility("default")))
 #define GS_LIKELY(x) __builtin_expect(!!(x), 1)
+/*
+ * Thread-locals read on every launch: the initial-exec model reads them
+ * with no call to __tls_get_addr.  The library is preloaded (or linked),
+ * never dlopen()ed late, so its TLS is in the static block.
+ */
+#define GS_TLS_IE __attribute__((tls_model("initial-exec")))
 #define GS_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define GS_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -33,6 +33,8 @@
 	  "detect repeating periods in streams that never synchronize")                      \
 	X(period_after, "GRAPHSHIM_PERIOD_AFTER", INT, 1024, 2, 1000000,                      \
 	  "launches without a boundary before period detection starts on a stream")         \
+	X(cold_after, "GRAPHSHIM_COLD_AFTER", INT, 16, 0, 1000000000,                         \
+	  "segments in a row that did not repeat before a stream keeps no records (0: never)") \
 	X(mismatch_limit, "GRAPHSHIM_MISMATCH_LIMIT", INT, 3, 1, 1000000,                     \
 	  "consecutive mismatches that retire a sequence to eager")                          \
 	X(cooldown, "GRAPHSHIM_COOLDOWN", INT, 0, 0, 1000000000,                              \
@@ -87,6 +89,7 @@ typedef struct gs_config {
 	long long max_nodes;
 	bool period;
 	long long period_after;
+	long long cold_after;
 	long long mismatch_limit;
 	long long cooldown;
 	double patch_cost;

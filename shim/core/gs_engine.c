@@ -37,7 +37,7 @@ static _Thread_local struct {
 	gs_skey_t key;
 	unsigned gen;
 	gs_stream_t *s;
-} gs_tls_stream;
+} gs_tls_stream GS_TLS_IE;
 
 static const char *const gs_flush_names[] = {
 #define GS_X(n, s) #n,
@@ -73,6 +73,7 @@ static void gs_stream_free(gs_stream_t *s, bool release_graphs)
 		free(s->ring);
 	}
 	free(s->diffs);
+	free(s->cold_ids);
 	gs_period_free(&s->period);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
@@ -96,6 +97,9 @@ static gs_stream_t *gs_stream_new(gs_skey_t key, unsigned flags)
 		s->last_id = 0;
 		s->period_on = false;
 		gs_period_reset(&s->period);
+		__atomic_store_n(&s->cold, false, __ATOMIC_RELAXED);
+		s->fresh = 0;
+		s->seg_matched = false;
 		pthread_mutex_unlock(&s->lock);
 		return s;
 	}
@@ -395,6 +399,7 @@ static bool gs_match_next(gs_stream_t *s, gs_rec_t *r, uint64_t at)
 		return gs_try_start(s, r, at);
 	}
 	s->ncands = keep;
+	s->seg_matched = true;
 	gs_note_held(s, k + 1);
 	GS_STAT_INC(held);
 	if (gs_trace_on)
@@ -432,19 +437,31 @@ static bool gs_match_next(gs_stream_t *s, gs_rec_t *r, uint64_t at)
 	return true;
 }
 
-/* Begin matching at r if an armed sequence may start there. */
-static bool gs_try_start(gs_stream_t *s, gs_rec_t *r, uint64_t at)
+/*
+ * The armed sequences that may begin with r (at most GS_MAX_CANDS, into
+ * out); `anchored`: r begins a segment, where any may, not only periodic ones.
+ */
+static uint32_t gs_starts(const gs_stream_t *s, const gs_rec_t *r, bool anchored,
+			  gs_seq_t **out)
 {
 	if (!(s->first_bloom & (1ULL << (r->shape & 63))))
-		return false;
-	bool anchored = at == s->seg_start;
+		return 0;
 	uint32_t n = 0;
 	for (gs_seq_t *q = s->lru; q && n < GS_MAX_CANDS; q = q->next)
 		if (gs_seq_matchable(q) && q->first_shape == r->shape && (q->periodic || anchored) &&
 		    gs_rec_same_shape(q->recs[0], r))
-			s->cands[n++] = q;
+			out[n++] = q;
+	return n;
+}
+
+/* Begin matching at r if an armed sequence may start there. */
+static bool gs_try_start(gs_stream_t *s, gs_rec_t *r, uint64_t at)
+{
+	gs_seq_t *cands[GS_MAX_CANDS];
+	uint32_t n = gs_starts(s, r, at == s->seg_start, cands);
 	if (!n)
 		return false;
+	memcpy(s->cands, cands, n * sizeof(cands[0]));
 	gs_match_clear(s);
 	s->ncands = n;
 	s->held_start = at;
@@ -520,14 +537,83 @@ static void gs_period_feed(gs_stream_t *s, const gs_rec_t *r, uint64_t at)
 		s->seg_bad = true;
 }
 
+/* ---- cold streams (see gs_stream_t and docs/how-it-works.md) ------------- */
+
+static void gs_cold_enter(gs_stream_t *s)
+{
+	if (!s->cold_ids && !(s->cold_ids = calloc(GS_COLD_IDS, sizeof(*s->cold_ids))))
+		return; /* no memory for it: the stream stays warm */
+	__atomic_store_n(&s->cold, true, __ATOMIC_RELAXED);
+	s->cold_hash = 0;
+	s->cold_len = 0;
+	s->cold_fast = 0;
+	s->last_id = 0; /* nothing recorded to speculate from */
+	GS_STAT_INC(cold_streams);
+	gs_log(GS_LOG_DEBUG, "stream %#lx goes cold: %u segments in a row did not repeat",
+	       (unsigned long)s->key.handle, s->fresh);
+}
+
+/* Keep records again; the next launch begins a segment (pos did not move). */
+static void gs_cold_wake(gs_stream_t *s)
+{
+	__atomic_store_n(&s->cold, false, __ATOMIC_RELAXED);
+	s->fresh = 0;
+	s->seg_start = s->pos;
+	s->seg_hash = 0;
+	s->seg_bad = false;
+	s->seg_matched = false;
+	GS_STAT_INC(cold_woken);
+}
+
+/* The end of a cold segment: count its launches, and wake if it repeated. */
+static void gs_cold_end(gs_stream_t *s)
+{
+	/* The fast path counts nothing itself (no atomics on it). */
+	GS_STAT_ADD(launches, s->cold_fast);
+	GS_STAT_ADD(passed, s->cold_fast);
+	GS_STAT_ADD(cold_passed, s->cold_len);
+	if (s->cold_len >= (uint64_t)gs_config.min_seq) {
+		uint64_t id = gs_hash_step(s->cold_hash, s->cold_len);
+		uint64_t *slot = &s->cold_ids[id & (GS_COLD_IDS - 1)];
+		if (*slot == id) {
+			*slot = 0;
+			gs_cold_wake(s);
+		} else {
+			*slot = id;
+		}
+	}
+	s->cold_hash = 0;
+	s->cold_len = 0;
+	s->cold_fast = 0;
+}
+
+/* One more launch in a cold segment. */
+static void gs_cold_step(gs_stream_t *s, uint64_t key)
+{
+	s->cold_hash = gs_hash_step(s->cold_hash, key);
+	/* A segment this long needs period detection, which needs records. */
+	if (++s->cold_len >= (uint64_t)gs_config.period_after && gs_config.period) {
+		gs_cold_end(s);
+		if (__atomic_load_n(&s->cold, __ATOMIC_RELAXED))
+			gs_cold_wake(s);
+	}
+}
+
 /* The end of a segment: learn it, then start the next one. */
 static void gs_segment_end(gs_stream_t *s)
 {
+	if (__atomic_load_n(&s->cold, __ATOMIC_RELAXED)) {
+		gs_cold_end(s);
+		return;
+	}
 	uint64_t len = s->pos - s->seg_start;
+	bool repeated = s->seg_matched;
 	if (len >= (uint64_t)gs_config.min_seq && !s->seg_bad) {
 		uint64_t id = gs_hash_step(s->seg_hash, len);
 		gs_seq_t *q = gs_seq_find(s, id);
-		if (!q) {
+		if (q) {
+			repeated = true;
+		} else {
 			q = gs_seq_add(s, id, (uint32_t)len, gs_ring_at(s, s->seg_start)->shape);
 			if (q)
 				gs_trace_learned(s->key.handle, id, (uint32_t)len, "boundary");
@@ -558,8 +644,15 @@ static void gs_segment_end(gs_stream_t *s)
 	s->seg_start = s->pos;
 	s->seg_hash = 0;
 	s->seg_bad = false;
+	s->seg_matched = false;
 	s->period_on = false;
 	gs_period_reset(&s->period);
+	/* Empty segments (a flush with nothing since the last) say nothing. */
+	if (repeated)
+		s->fresh = 0;
+	else if (len && gs_config.cold_after && ++s->fresh >= (uint64_t)gs_config.cold_after &&
+		 !gs_trace_on && !s->ncands)
+		gs_cold_enter(s);
 }
 
 /*
@@ -636,6 +729,18 @@ int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec
 	gs_flush_legacy_peers(s, ctx, s->flags, api);
 
 	pthread_mutex_lock(&s->lock);
+	if (__atomic_load_n(&s->cold, __ATOMIC_RELAXED)) {
+		gs_seq_t *cands[GS_MAX_CANDS];
+		/* A segment that begins like an armed sequence wakes the stream. */
+		if (!s->cold_len && gs_starts(s, rec, true, cands)) {
+			gs_cold_wake(s);
+		} else {
+			gs_cold_step(s, rec->shape);
+			int rc = gs_pass(s, rec, api);
+			pthread_mutex_unlock(&s->lock);
+			return rc;
+		}
+	}
 	uint64_t at = s->pos;
 	gs_rec_t **slot = &s->ring[at % s->cap];
 	if (gs_rec_copy(slot, rec)) {
@@ -667,6 +772,27 @@ int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec
 	gs_learn_record(s, r, at);
 	pthread_mutex_unlock(&s->lock);
 	return rc;
+}
+
+bool gs_engine_launch_cold(uintptr_t handle, void *ctx, unsigned sflags, uint64_t key,
+			   int (*submit)(const void *call), const void *call, int *rc)
+{
+	gs_stream_t *s;
+	if ((sflags & GS_STREAM_PASSTHRU) || !gs_engine_active() ||
+	    __atomic_load_n(&gs_capturing, __ATOMIC_ACQUIRE) ||
+	    !(s = gs_stream_get(handle, ctx, sflags)) || !__atomic_load_n(&s->cold, __ATOMIC_RELAXED))
+		return false;
+	gs_flush_legacy_peers(s, ctx, s->flags, "launch");
+	pthread_mutex_lock(&s->lock);
+	/* The first launch of a segment takes the full path: it may wake the stream. */
+	bool cold = __atomic_load_n(&s->cold, __ATOMIC_RELAXED) && s->cold_len;
+	if (cold) {
+		s->cold_fast++;
+		gs_cold_step(s, key);
+		*rc = submit(call);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return cold;
 }
 
 void gs_engine_flush_stream(uintptr_t handle, void *ctx, unsigned sflags, gs_flush_reason_t why,

@@ -81,6 +81,19 @@ int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags,
 		     gs_rec_t *rec, const char *api);
 
 /*
+ * The pass-through fast path.  A stream whose segments stopped repeating
+ * goes cold (GRAPHSHIM_COLD_AFTER): it keeps no records, and its launches
+ * after the first of each segment may pass through without one.  A backend
+ * calls this before building a record, with `key`, a hash of the launch's
+ * structure (function, grid, block, shared memory) that it can compute
+ * from the call alone.  When it returns true the launch was submitted with
+ * submit(call) and *rc has the vendor's status; when false, the backend
+ * builds the record and calls gs_engine_launch() as usual.
+ */
+bool gs_engine_launch_cold(uintptr_t handle, void *ctx, unsigned sflags, uint64_t key,
+			   int (*submit)(const void *call), const void *call, int *rc);
+
+/*
  * Submit the held work of one stream (and what the legacy-stream rules tie
  * to it) and end its learning segment.  Call before the vendor function.
  */

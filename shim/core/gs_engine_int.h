@@ -13,6 +13,9 @@
 #include <pthread.h>
 #include "gs_hash.h"
 
+/* Cold segments a cold stream remembers (a power of two). */
+#define GS_COLD_IDS 64u
+
 /* Armed sequences that may match one prefix at once. */
 #define GS_MAX_CANDS 8
 
@@ -134,6 +137,7 @@ typedef struct gs_stream {
 	uint64_t seg_start;
 	uint64_t seg_hash;
 	bool seg_bad; /* overflowed, or held a failed launch: not learnable */
+	bool seg_matched; /* some launch of it was matched against an armed sequence */
 	uint64_t seg_t0; /* when the segment's first record arrived */
 
 	/* Matching: held records are ring[held_start .. held_start + nheld). */
@@ -162,6 +166,21 @@ typedef struct gs_stream {
 	 * of learning: if the next segment begins the same way, its graphs are
 	 * built now (gs_seq_speculate). */
 	uint64_t last_id, last_start, last_host_ns;
+
+	/*
+	 * Cold: the last GRAPHSHIM_COLD_AFTER segments did not repeat, so the
+	 * stream keeps no records (pos does not move) and passes launches
+	 * through, chaining a structural key of each into cold_hash.  A
+	 * segment whose (cold_hash, length) was seen among the last cold ones
+	 * warms the stream again, and so does a segment beginning like an
+	 * armed sequence (its first launch always takes the full path).
+	 */
+	bool cold;           /* atomic: read without the lock as a hint */
+	uint32_t fresh;      /* segments in a row that did not repeat (warm) */
+	uint64_t cold_hash;  /* the cold segment so far */
+	uint64_t cold_len;   /* its launches */
+	uint64_t cold_fast;  /* ... of them through gs_engine_launch_cold */
+	uint64_t *cold_ids;  /* GS_COLD_IDS recent cold segments, direct-mapped */
 
 	/* Period detection runs only in segments longer than
 	 * GRAPHSHIM_PERIOD_AFTER (its tables are allocated then, and the

@@ -53,7 +53,7 @@ void gs_rec_seal(gs_rec_t *r)
  * once per thread before).  A launch from a later destructor of the same
  * thread allocates again, and the key's destructor runs again for it.
  */
-static _Thread_local gs_rec_t *gs_rec_tls;
+static _Thread_local gs_rec_t *gs_rec_tls GS_TLS_IE;
 static pthread_key_t gs_rec_key;
 static pthread_once_t gs_rec_key_once = PTHREAD_ONCE_INIT;
 static bool gs_rec_key_ok;

@@ -31,6 +31,9 @@
 	X(evictions, "sequences evicted from a full cache")                   \
 	X(fallbacks, "backend failures handled by going eager")               \
 	X(flushes, "flushes that submitted held work")                        \
+	X(cold_passed, "passed through by cold streams, with no record kept")    \
+	X(cold_streams, "times a stream went cold (segments stopped repeating)") \
+	X(cold_woken, "times a cold stream began keeping records again")        \
 	X(speculated, "sequences built when a step began like the one before, a sighting early") \
 	X(gated, "matched, submitted eagerly because the gate chose eager for the pass") \
 	X(gate_decisions, "gate decisions (eager and replayed passes timed, medians compared)") \

@@ -175,6 +175,20 @@ static CUresult gs_cu_hold(gs_rec_t *r, const gs_cu_orig_t *o,
 	return (CUresult)st;
 }
 
+static int gs_cu_orig_submit(const void *o)
+{
+	return (int)gs_cu_orig_call(o);
+}
+
+/* A cold stream's structural key of a launch: nothing but the call's own words. */
+static uint64_t gs_cu_cold_key(CUfunction f, const unsigned grid[3], const unsigned block[3],
+			       unsigned shmem)
+{
+	uint64_t g = ((uint64_t)grid[0] << 42) ^ ((uint64_t)grid[1] << 21) ^ grid[2];
+	uint64_t b = ((uint64_t)block[0] << 42) ^ ((uint64_t)block[1] << 21) ^ block[2];
+	return ((uintptr_t)f ^ shmem) * 0x9fb21c651e98df25ULL + g * 0xc2b2ae3d27d4eb4fULL + b;
+}
+
 static CUresult gs_cu_kernel(const gs_cu_orig_t *o, CUfunction f, const unsigned grid[3],
 			     const unsigned block[3], unsigned shmem, CUstream s,
 			     void **kp, void **extra, const char *api)
@@ -184,6 +198,14 @@ static CUresult gs_cu_kernel(const gs_cu_orig_t *o, CUfunction f, const unsigned
 	CUcontext ctx = gs_cu_ctx_current();
 	if (!f || !ctx)
 		return gs_cu_boundary(o, &sr, ctx, GS_FLUSH_ATTR, api);
+	int rc;
+	gs_cu_depth++;
+	bool cold = gs_engine_launch_cold(sr.handle, ctx, sr.sflags,
+					  gs_cu_cold_key(f, grid, block, shmem),
+					  gs_cu_orig_submit, o, &rc);
+	gs_cu_depth--;
+	if (cold)
+		return (CUresult)rc;
 	const gs_cu_fn_t *fn = gs_cu_fn_get(f);
 	/*
 	 * A launch the driver would reject must reach it now, so the

@@ -39,7 +39,7 @@ bool gs_hip_init(void);
  * Calls made from inside the backend (ops, probes) must not be seen by the
  * hooks again if libamdhip64 calls its own exported functions.
  */
-extern __thread int gs_hip_depth;
+extern __thread int gs_hip_depth GS_TLS_IE;
 #define GS_HIP_REAL(call) (gs_hip_depth++, __extension__({ __auto_type gs_r_ = (call); gs_hip_depth--; gs_r_; }))
 #define GS_HIP_REALV(call) do { gs_hip_depth++; call; gs_hip_depth--; } while (0)
 

@@ -16,7 +16,7 @@
 #include "gs_log.h"
 
 gs_hip_real_t gs_hip_real;
-__thread int gs_hip_depth;
+__thread int gs_hip_depth GS_TLS_IE;
 
 static pthread_once_t gs_hip_once = PTHREAD_ONCE_INIT;
 static bool gs_hip_failed = true;

@@ -29,13 +29,21 @@ static int cmp(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-	int repeat = argc > 1 && argv[1][0] == 'r'; /* "r": the same launch every time */
+	/* "r": the same launch every time; "n": like kernels/nrepeat (a new
+	 * grid and argument each launch, a stream synchronize every 256). */
+	int repeat = argc > 1 && argv[1][0] == 'r';
+	int nrep = argc > 1 && argv[1][0] == 'n';
 	void *h = dlopen("libcuda.so.1", RTLD_NOW);
 	if (!h) {
 		fprintf(stderr, "bench_hook: %s\n", dlerror());
 		return 2;
 	}
 	launch_fn launch = (launch_fn)dlsym(h, "cuLaunchKernel");
+	CUresult (*sync)(CUstream) = (CUresult(*)(CUstream))dlsym(h, "cuStreamSynchronize");
+	if (!launch || !sync) {
+		fprintf(stderr, "bench_hook: %s\n", dlerror());
+		return 2;
+	}
 	CUstream s = (CUstream)0x5000;
 	enum { BATCH = 4000, NB = 21 };
 	double per[NB];
@@ -45,7 +53,10 @@ int main(int argc, char **argv)
 		double t0 = now_ns();
 		for (int i = 0; i < BATCH; i++) {
 			v = repeat ? 7 : b * BATCH + i;
-			if (launch((CUfunction)0x100, 1, 1, 1, 32, 1, 1, 0, s, kp, NULL) != CUDA_SUCCESS)
+			unsigned grid = nrep ? 1 + (unsigned)(v * 2654435761u >> 26) : 1;
+			if (launch((CUfunction)0x100, grid, 1, 1, 32, 1, 1, 0, s, kp, NULL) != CUDA_SUCCESS)
+				return 1;
+			if (nrep && i % 256 == 255 && sync(s) != CUDA_SUCCESS)
 				return 1;
 		}
 		per[b] = (now_ns() - t0) / BATCH;

@@ -45,6 +45,19 @@ int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec
 	return 0;
 }
 
+bool gs_engine_launch_cold(uintptr_t handle, void *ctx, unsigned sflags, uint64_t key,
+			   int (*submit)(const void *call), const void *call, int *rc)
+{
+	gs_stub.cold_calls++;
+	gs_stub.cold_key = key;
+	gs_stub.handle = handle;
+	gs_stub.sflags = sflags;
+	if (!gs_stub.cold)
+		return false;
+	*rc = submit(call);
+	return true;
+}
+
 void gs_engine_flush_stream(uintptr_t handle, void *ctx, unsigned sflags,
 			    gs_flush_reason_t why, const char *api)
 {

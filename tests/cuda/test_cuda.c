@@ -358,6 +358,32 @@ Test(cuda, pass_through_uses_callers_arguments_and_status)
 	cr_expect_eq(gs_stub.last->flags & GS_CU_RF_PERTHREAD, GS_CU_RF_PERTHREAD);
 }
 
+Test(cuda, cold_streams_pass_the_callers_call_with_no_record)
+{
+	int a = 1, c = 2;
+	double b = 3;
+	void *kp[] = { &a, &b, &c };
+	cr_expect_eq(cuLaunchKernel(FN_A, 3, 1, 1, 32, 1, 1, 0, S_NB, kp, NULL), CUDA_SUCCESS);
+	cr_expect_eq(gs_stub.cold_calls, 1, "every kernel launch offers itself to a cold stream");
+	cr_expect_eq(gs_stub.launches, 1, "a warm stream gets the record");
+	uint64_t k3 = gs_stub.cold_key;
+	gs_stub.cold = true;
+	launch_status = CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
+	cr_expect_eq(cuLaunchKernel(FN_A, 4, 1, 1, 32, 1, 1, 0, S_NB, kp, NULL),
+		     CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, "the driver's status comes back");
+	cr_expect_eq(gs_stub.launches, 1, "no record for a cold launch");
+	cr_expect_eq(L.calls, 1, "the driver called once (the stub held the first)");
+	cr_expect_eq(L.kp, kp, "the caller's own parameter array");
+	cr_expect_eq(L.grid[0], 4);
+	cr_expect_eq(L.s, S_NB);
+	cr_expect_eq(gs_stub.handle, (uintptr_t)S_NB);
+	cr_expect_neq(gs_stub.cold_key, k3, "the key tells grids apart");
+	cuLaunchKernel(FN_A, 3, 1, 1, 32, 1, 1, 0, S_NB, kp, NULL);
+	cr_expect_eq(gs_stub.cold_key, k3, "and is the same for the same structure");
+	cuLaunchKernel(FN_A, 3, 1, 1, 64, 1, 1, 0, S_NB, kp, NULL);
+	cr_expect_neq(gs_stub.cold_key, k3, "blocks too");
+}
+
 Test(cuda, kernel_handles_use_kernel_param_info)
 {
 	void *p = (void *)0xabc;

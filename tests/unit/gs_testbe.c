@@ -176,6 +176,17 @@ void tb_start(const char *first, ...)
 	gs_engine_init(&tb_ops); /* true when GRAPHSHIM_ENABLE=0: everything passes */
 }
 
+struct tb_call {
+	const gs_rec_t *r;
+	uintptr_t stream;
+};
+
+static int tb_cold_submit(const void *call)
+{
+	const struct tb_call *c = call;
+	return tb_submit(c->r, c->stream);
+}
+
 static int tb_rec(uintptr_t stream, unsigned sflags, uint32_t kind, uintptr_t func, uint64_t a0,
 		  uint64_t a1, uint64_t aux)
 {
@@ -197,6 +208,13 @@ static int tb_rec(uintptr_t stream, unsigned sflags, uint32_t kind, uintptr_t fu
 		e->a0 = a0;
 		e->a1 = a1;
 	}
+	/* Kernels offer themselves to a cold stream first, as the backends'. */
+	struct tb_call c = { r, stream };
+	int rc;
+	if (kind == GS_REC_KERNEL &&
+	    gs_engine_launch_cold(stream, NULL, sflags, func * 0x9e3779b97f4a7c15ULL, tb_cold_submit,
+				  &c, &rc))
+		return rc;
 	return gs_engine_launch(stream, NULL, sflags, r, "tb_launch");
 }
 
@@ -213,6 +231,11 @@ int tb_launch(uintptr_t stream, uintptr_t func, uint64_t a0, uint64_t a1)
 int tb_copy(uintptr_t stream, uint64_t dst, uint64_t src, uint64_t bytes)
 {
 	return tb_rec(stream, 0, GS_REC_COPY, 0, dst, src, bytes);
+}
+
+void tb_sync(uintptr_t stream, unsigned sflags)
+{
+	gs_engine_flush_stream(stream, NULL, sflags, GS_FLUSH_SYNC, "sync");
 }
 
 void tb_step(uintptr_t stream, const uintptr_t *funcs, size_t n, uint64_t a1)

@@ -73,7 +73,7 @@ Test(cache, longer_than_max_seq_is_not_learned)
 
 Test(cache, endless_distinct_sequences_stay_bounded)
 {
-	tb_start("GRAPHSHIM_MAX_SEQS", "8", "GRAPHSHIM_PERIOD", "0", NULL);
+	tb_start("GRAPHSHIM_MAX_SEQS", "8", "GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_COLD_AFTER", "0", NULL);
 	for (int i = 0; i < 500; i++)
 		kstep(0x1000 + 16 * (uintptr_t)i, 4);
 	gs_seq_info_t info[16];

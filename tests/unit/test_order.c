@@ -8,18 +8,13 @@ static const uintptr_t F[] = {0xf1, 0xf2, 0xf3, 0xf4, 0xf5, 0xf6, 0xf7, 0xf8};
 #define BLK ((uintptr_t)0xb10c)
 #define NBK ((uintptr_t)0x0b1c)
 
-static void sync_on(uintptr_t s, unsigned flags)
-{
-	gs_engine_flush_stream(s, NULL, flags, GS_FLUSH_SYNC, "sync");
-}
-
 /* Arm F[0..4) on stream s and leave a step half held (2 launches). */
 static void arm_and_hold(uintptr_t s, unsigned flags)
 {
 	for (int i = 0; i < 2; i++) {
 		for (int k = 0; k < 4; k++)
 			tb_launch_on(s, flags, F[k], k, 0);
-		sync_on(s, flags);
+		tb_sync(s, flags);
 	}
 	cr_assert_eq(tb.builds, 1);
 	tb_launch_on(s, flags, F[0], 0, 0);
@@ -71,7 +66,7 @@ Test(order, a_legacy_sync_flushes_blocking_streams)
 {
 	tb_start("GRAPHSHIM_PERIOD", "0", NULL);
 	arm_and_hold(BLK, GS_STREAM_BLOCKING);
-	sync_on(LEG, GS_STREAM_LEGACY);
+	tb_sync(LEG, GS_STREAM_LEGACY);
 	cr_expect_eq(gs_stats.released, 2);
 	tb_check();
 }
@@ -80,7 +75,7 @@ Test(order, a_stream_flush_leaves_other_streams_held)
 {
 	tb_start("GRAPHSHIM_PERIOD", "0", NULL);
 	arm_and_hold(NBK, 0);
-	sync_on(0x777, 0);
+	tb_sync(0x777, 0);
 	cr_expect_eq(gs_stats.released, 0);
 	tb_check();
 }
@@ -115,7 +110,7 @@ Test(order, passthru_streams_never_hold)
 	for (int i = 0; i < 10; i++) {
 		for (int k = 0; k < 4; k++)
 			tb_launch_on(0x2, GS_STREAM_PASSTHRU | GS_STREAM_BLOCKING, F[k], k, 0);
-		sync_on(0x2, GS_STREAM_PASSTHRU | GS_STREAM_BLOCKING);
+		tb_sync(0x2, GS_STREAM_PASSTHRU | GS_STREAM_BLOCKING);
 	}
 	cr_expect_eq(tb.builds, 0);
 	cr_expect_eq(gs_stats.held, 0);
@@ -141,7 +136,7 @@ Test(order, capture_flushes_and_suspends_everything)
 	for (int i = 0; i < 3; i++) {
 		for (int k = 0; k < 4; k++)
 			tb_launch_on(NBK, 0, F[k], k, 0);
-		sync_on(NBK, 0);
+		tb_sync(NBK, 0);
 	}
 	cr_expect_eq(gs_stats.held, held, "nothing is held during a capture");
 	cr_expect_eq(gs_stats.replays, 0);

@@ -12,7 +12,7 @@
 #                       (host issue time only: no sync in a step) (default: all but noreadback)
 #   GS_BENCH_HOSTWORK   hostwork's arguments (default --steps 200)
 #   GS_BENCH_NREPEAT_MODES  nrepeat's modes (default "eager graphshim"; also
-#                       shimoff shimring256 shimring16 shimnoperiod shimnospec:
+#                       shimoff shimring256 shimring16 shimnoperiod shimnospec shimwarm:
 #                       where pass-through time goes)
 #   GS_BENCH_TINY       tiny's arguments (default --steps 1000)
 #   GS_BENCH_DECODE     decode's arguments (default --steps 300)
@@ -70,6 +70,8 @@ bench_one() {
 			shimring256) GRAPHSHIM_MAX_SEQ=256 LD_PRELOAD=$GS_LIB $PIN $cmd --time --out "$out" >"$log" 2>&1 ;;
 			shimring16) GRAPHSHIM_MAX_SEQ=16 LD_PRELOAD=$GS_LIB $PIN $cmd --time --out "$out" >"$log" 2>&1 ;;
 			shimnospec) GRAPHSHIM_SPECULATE=0 LD_PRELOAD=$GS_LIB $PIN $cmd --time --out "$out" >"$log" 2>&1 ;;
+			# the recorded pass-through: streams never go cold
+			shimwarm) GRAPHSHIM_COLD_AFTER=0 LD_PRELOAD=$GS_LIB $PIN $cmd --time --out "$out" >"$log" 2>&1 ;;
 			shimnoperiod) GRAPHSHIM_PERIOD=0 LD_PRELOAD=$GS_LIB $PIN $cmd --time --out "$out" >"$log" 2>&1 ;;
 			# graphshim with the chunk plan of a fast host (no shrinking tail)
 			shimnotail) GRAPHSHIM_HOST_BOUND_US=1000000 LD_PRELOAD=$GS_LIB $PIN $cmd --time --out "$out" >"$log" 2>&1 ;;
@@ -126,7 +128,7 @@ PY
 	for v in "shimreplay:with GRAPHSHIM_GATE=replay" "shimnotail:without the shrinking tail" \
 		"shimoff:hooks only (GRAPHSHIM_ENABLE=0)" "shimring256:with GRAPHSHIM_MAX_SEQ=256" \
 		"shimnoperiod:with GRAPHSHIM_PERIOD=0" "shimring16:with GRAPHSHIM_MAX_SEQ=16" \
-		"shimnospec:with GRAPHSHIM_SPECULATE=0"; do
+		"shimnospec:with GRAPHSHIM_SPECULATE=0" "shimwarm:never cold (GRAPHSHIM_COLD_AFTER=0)"; do
 		case " $modes " in *" ${v%%:*} "*) ;; *) continue ;; esac
 		t=$(gs_median <"$w.${v%%:*}.times" 2>/dev/null || echo -)
 		NOTES="$NOTES$(printf '%s: graphshim %s %sus, speedup %s (interleaved in the same rounds)' \
