@@ -12,6 +12,10 @@ ln -s "$fake" "$dir/libcuda.so.1"
 export LD_LIBRARY_PATH=$dir
 base=$("$b/tests/cuda/bench_hook")
 shim=$(LD_PRELOAD=$b/.libs/libgraphshim.so "$b/tests/cuda/bench_hook")
+nb=$("$b/tests/cuda/bench_hook" n)
+ns=$(LD_PRELOAD=$b/.libs/libgraphshim.so "$b/tests/cuda/bench_hook" n)
+nw=$(GRAPHSHIM_COLD_AFTER=0 LD_PRELOAD=$b/.libs/libgraphshim.so "$b/tests/cuda/bench_hook" n)
 rep=$(GRAPHSHIM_PERIOD=0 LD_PRELOAD=$b/.libs/libgraphshim.so "$b/tests/cuda/bench_hook" r)
 echo "ns per launch: driver alone $base, through graphshim (never repeating) $shim, added $(awk "BEGIN {print $shim - $base}")"
+echo "ns per launch, nrepeat's pattern (a sync every 256): driver alone $nb, through graphshim $ns (cold stream), never cold $nw"
 echo "ns per launch: same launch repeated (held and matched, no graph: period off) $rep"
