@@ -39,6 +39,12 @@ static _Thread_local struct {
 	gs_stream_t *s;
 } gs_tls_stream GS_TLS_IE;
 
+/* A token unique to the calling thread (the address of its cache). */
+static inline const void *gs_thread_token(void)
+{
+	return &gs_tls_stream;
+}
+
 static const char *const gs_flush_names[] = {
 #define GS_X(n, s) #n,
 	GS_FLUSH_REASONS(GS_X)
@@ -647,11 +653,15 @@ static void gs_segment_end(gs_stream_t *s)
 	s->seg_matched = false;
 	s->period_on = false;
 	gs_period_reset(&s->period);
-	/* Empty segments (a flush with nothing since the last) say nothing. */
+	/*
+	 * Empty segments (a flush with nothing since the last) say nothing, nor
+	 * do segments another thread's call cut short (its syncs flush every
+	 * stream, at places that have nothing to do with this stream's steps).
+	 */
 	if (repeated)
 		s->fresh = 0;
-	else if (len && gs_config.cold_after && ++s->fresh >= (uint64_t)gs_config.cold_after &&
-		 !gs_trace_on && !s->ncands)
+	else if (len && s->seg_thread == gs_thread_token() && gs_config.cold_after &&
+		 ++s->fresh >= (uint64_t)gs_config.cold_after && !gs_trace_on && !s->ncands)
 		gs_cold_enter(s);
 }
 
@@ -759,6 +769,7 @@ int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec
 		gs_seq_publish(s);
 	r->orig = rec->orig; /* valid until this call returns */
 	s->api = api;
+	s->seg_thread = gs_thread_token();
 	s->pos++;
 	int rc = 0;
 	bool held = s->ncands ? gs_match_next(s, r, at) : gs_try_start(s, r, at);

@@ -177,6 +177,7 @@ typedef struct gs_stream {
 	 */
 	bool cold;           /* atomic: read without the lock as a hint */
 	uint32_t fresh;      /* segments in a row that did not repeat (warm) */
+	const void *seg_thread; /* the thread that issued the segment's last launch */
 	uint64_t cold_hash;  /* the cold segment so far */
 	uint64_t cold_len;   /* its launches */
 	uint64_t cold_fast;  /* ... of them through gs_engine_launch_cold */

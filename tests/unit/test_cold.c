@@ -6,6 +6,7 @@
 #include "gs_testbe.h"
 
 #include <criterion/criterion.h>
+#include <pthread.h>
 
 static const uintptr_t F[] = {0xf1, 0xf2, 0xf3, 0xf4, 0xf5, 0xf6, 0xf7, 0xf8};
 #define S1 ((uintptr_t)0x5001)
@@ -148,5 +149,29 @@ Test(cold, a_cold_blocking_stream_submits_held_legacy_work_first)
 	cr_expect_eq(tb.exec[before + 1].func, F[1]);
 	cr_expect_eq(tb.exec[before + 2].func, 0x9002, "after the held legacy launches");
 	cr_expect_eq(gs_stats.cold_woken, 0, "still cold: that was the fast path");
+	tb_check();
+}
+
+static void *flush_all_elsewhere(void *arg)
+{
+	(void)arg;
+	gs_engine_flush_all(GS_FLUSH_SYNC, "another thread's sync");
+	return NULL;
+}
+
+Test(cold, segments_cut_by_another_threads_flush_do_not_count)
+{
+	tb_start("GRAPHSHIM_COLD_AFTER", "2", "GRAPHSHIM_PERIOD_AFTER", "1000", NULL);
+	for (unsigned i = 0; i < 10; i++) {
+		for (unsigned k = 0; k < 8; k++)
+			tb_launch(S1, 0x10000 + i * 64 + k, k, i);
+		pthread_t t;
+		cr_assert_eq(pthread_create(&t, NULL, flush_all_elsewhere, NULL), 0);
+		pthread_join(t, NULL);
+	}
+	cr_expect_eq(gs_stats.cold_streams, 0, "another thread's flushes say nothing");
+	unique_step(S1, 0, 10, 8);
+	unique_step(S1, 0, 11, 8);
+	cr_expect_eq(gs_stats.cold_streams, 1, "this thread's own syncs do");
 	tb_check();
 }
