@@ -425,6 +425,56 @@ static void gen_loop(gen_t *g)
 	}
 }
 
+/* A launch that can be a graph node (no launch attributes: a boundary). */
+static fz_op_t gen_node_launch(gen_t *g, int st)
+{
+	fz_op_t op = gen_launch(g, st);
+	if (op.form == FZ_F_EXATTR)
+		op.form = FZ_F_PARAMS;
+	return op;
+}
+
+/*
+ * A loop on the legacy stream with launches on a blocking stream B between
+ * its own, one of them writing what the loop's first launch writes.  Once
+ * the loop is learned, L holds its first launches when B's arrive, and
+ * B's must run after them (the launch on B flushes L).  B goes cold first
+ * (two synchronized steps that do not repeat, counted with
+ * GRAPHSHIM_COLD_AFTER of 1 or 2) and the loop's only boundary is an event
+ * recorded on L, so B's launches stay in one segment and all but the first
+ * take graphshim's cold fast path.
+ */
+static void gen_legacy_loop(gen_t *g)
+{
+	int B = -1;
+	for (int s = FZ_S_SH; s < FZ_NS && B < 0; s++)
+		if (!g->p->nb[g->t][s])
+			B = s;
+	if (B < 0) {
+		gen_loop(g);
+		return;
+	}
+	for (int i = 0; i < 2; i++) {
+		emit(g, gen_node_launch(g, B), -1);
+		emit(g, op_new(FZ_K_SSYNC, B), -1);
+	}
+	g->loop++;
+	fz_op_t l1 = gen_node_launch(g, FZ_S_L), l2 = gen_node_launch(g, FZ_S_L);
+	fz_op_t l3 = gen_node_launch(g, FZ_S_L), b0 = gen_node_launch(g, B);
+	fz_op_t b1 = gen_node_launch(g, B);
+	b1.b[0] = l1.b[0];
+	for (int k = 1; k < 3; k++)
+		if (b1.b[k] == b1.b[0])
+			b1.b[k] = (int8_t)pick_kbuf(g, b1.b[0], k == 2 ? b1.b[1] : -1);
+	fz_op_t rec = op_new(FZ_K_EVREC, FZ_S_L);
+	rec.ev = (uint8_t)rn(&g->r, FZ_NEV);
+	int reps = 4 + (int)rn(&g->r, 9);
+	const fz_op_t body[] = { b0, l1, l2, b1, l3, rec };
+	for (int it = 0; it < reps; it++)
+		for (size_t j = 0; j < sizeof(body) / sizeof(body[0]); j++)
+			emit(g, body[j], it);
+}
+
 static void gen_thread(gen_t *g, int t)
 {
 	g->t = t;
@@ -440,8 +490,11 @@ static void gen_thread(gen_t *g, int t)
 	}
 	int blocks = t ? 1 + (int)rn(&g->r, 4) : 3 + (int)rn(&g->r, 6);
 	for (int i = 0; i < blocks; i++) {
-		if (rn(&g->r, 100) < 45) {
+		unsigned x = rn(&g->r, 100);
+		if (x < 45) {
 			gen_loop(g);
+		} else if (x < 53) {
+			gen_legacy_loop(g);
 		} else {
 			int n = 1 + (int)rn(&g->r, 6);
 			for (int j = 0; j < n; j++)
