@@ -12,7 +12,8 @@
 #                       (host issue time only: no sync in a step) (default: all but noreadback)
 #   GS_BENCH_HOSTWORK   hostwork's arguments (default --steps 200)
 #   GS_BENCH_NREPEAT_MODES  nrepeat's modes (default "eager graphshim"; also
-#                       shimoff shimring256 shimring16 shimnoperiod shimnospec shimwarm:
+#                       shimoff shimring256 shimring16 shimnoperiod shimnospec shimwarm
+#                       preload (an empty library preloaded: the baseline):
 #                       where pass-through time goes)
 #   GS_BENCH_TINY       tiny's arguments (default --steps 1000)
 #   GS_BENCH_DECODE     decode's arguments (default --steps 300)
@@ -54,6 +55,12 @@ bench_one() {
 	local n=${#ml[@]} r i m w ref="" same=yes
 	w=$GS_WORK/bench-$name
 	rm -f "$w".*
+	# "preload": an empty library preloaded, the baseline of what any
+	# LD_PRELOAD costs (process layout), to read hooks-only and graphshim against
+	case " $modes " in *" preload "*)
+		echo 'int gs_bench_empty;' >"$GS_WORK/empty.c"
+		${CC:-cc} -shared -fPIC -o "$GS_WORK/libempty.so" "$GS_WORK/empty.c" || return 1 ;;
+	esac
 	for ((r = 0; r < rounds; r++)); do
 		for ((i = 0; i < n; i++)); do
 			m=${ml[$(((i + r) % n))]}
@@ -70,6 +77,7 @@ bench_one() {
 			shimring256) GRAPHSHIM_MAX_SEQ=256 LD_PRELOAD=$GS_LIB $PIN $cmd --time --out "$out" >"$log" 2>&1 ;;
 			shimring16) GRAPHSHIM_MAX_SEQ=16 LD_PRELOAD=$GS_LIB $PIN $cmd --time --out "$out" >"$log" 2>&1 ;;
 			shimnospec) GRAPHSHIM_SPECULATE=0 LD_PRELOAD=$GS_LIB $PIN $cmd --time --out "$out" >"$log" 2>&1 ;;
+			preload) LD_PRELOAD=$GS_WORK/libempty.so $PIN $cmd --time --out "$out" >"$log" 2>&1 ;;
 			# the recorded pass-through: streams never go cold
 			shimwarm) GRAPHSHIM_COLD_AFTER=0 LD_PRELOAD=$GS_LIB $PIN $cmd --time --out "$out" >"$log" 2>&1 ;;
 			shimnoperiod) GRAPHSHIM_PERIOD=0 LD_PRELOAD=$GS_LIB $PIN $cmd --time --out "$out" >"$log" 2>&1 ;;
@@ -128,7 +136,8 @@ PY
 	for v in "shimreplay:with GRAPHSHIM_GATE=replay" "shimnotail:without the shrinking tail" \
 		"shimoff:hooks only (GRAPHSHIM_ENABLE=0)" "shimring256:with GRAPHSHIM_MAX_SEQ=256" \
 		"shimnoperiod:with GRAPHSHIM_PERIOD=0" "shimring16:with GRAPHSHIM_MAX_SEQ=16" \
-		"shimnospec:with GRAPHSHIM_SPECULATE=0" "shimwarm:never cold (GRAPHSHIM_COLD_AFTER=0)"; do
+		"shimnospec:with GRAPHSHIM_SPECULATE=0" "shimwarm:never cold (GRAPHSHIM_COLD_AFTER=0)" \
+		"preload:replaced by an empty preloaded library"; do
 		case " $modes " in *" ${v%%:*} "*) ;; *) continue ;; esac
 		t=$(gs_median <"$w.${v%%:*}.times" 2>/dev/null || echo -)
 		NOTES="$NOTES$(printf '%s: graphshim %s %sus, speedup %s (interleaved in the same rounds)' \
