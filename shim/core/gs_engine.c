@@ -70,6 +70,17 @@ bool gs_engine_active(void)
 
 /* ---- streams ----------------------------------------------------------- */
 
+/* A new segment begins at the stream's next position. */
+static void gs_segment_begin(gs_stream_t *s)
+{
+	s->seg_start = s->pos;
+	s->seg_hash = 0;
+	s->seg_bad = false;
+	s->seg_matched = false;
+	s->period_on = false;
+	gs_period_reset(&s->period);
+}
+
 static void gs_stream_free(gs_stream_t *s, bool release_graphs)
 {
 	gs_seq_free_all(s, release_graphs);
@@ -94,18 +105,13 @@ static gs_stream_t *gs_stream_new(gs_skey_t key, unsigned flags)
 		pthread_mutex_lock(&s->lock);
 		s->key = key;
 		s->flags = flags;
-		s->seg_start = s->pos;
-		s->seg_hash = 0;
-		s->seg_bad = false;
+		gs_segment_begin(s);
 		s->ncands = 0;
 		s->done = NULL;
 		s->nheld = 0;
 		s->last_id = 0;
-		s->period_on = false;
-		gs_period_reset(&s->period);
 		__atomic_store_n(&s->cold, false, __ATOMIC_RELAXED);
 		s->fresh = 0;
-		s->seg_matched = false;
 		pthread_mutex_unlock(&s->lock);
 		return s;
 	}
@@ -463,11 +469,9 @@ static uint32_t gs_starts(const gs_stream_t *s, const gs_rec_t *r, bool anchored
 /* Begin matching at r if an armed sequence may start there. */
 static bool gs_try_start(gs_stream_t *s, gs_rec_t *r, uint64_t at)
 {
-	gs_seq_t *cands[GS_MAX_CANDS];
-	uint32_t n = gs_starts(s, r, at == s->seg_start, cands);
+	uint32_t n = gs_starts(s, r, at == s->seg_start, s->cands);
 	if (!n)
 		return false;
-	memcpy(s->cands, cands, n * sizeof(cands[0]));
 	gs_match_clear(s);
 	s->ncands = n;
 	s->held_start = at;
@@ -564,10 +568,7 @@ static void gs_cold_wake(gs_stream_t *s)
 {
 	__atomic_store_n(&s->cold, false, __ATOMIC_RELAXED);
 	s->fresh = 0;
-	s->seg_start = s->pos;
-	s->seg_hash = 0;
-	s->seg_bad = false;
-	s->seg_matched = false;
+	gs_segment_begin(s);
 	GS_STAT_INC(cold_woken);
 }
 
@@ -647,12 +648,7 @@ static void gs_segment_end(gs_stream_t *s)
 			}
 		}
 	}
-	s->seg_start = s->pos;
-	s->seg_hash = 0;
-	s->seg_bad = false;
-	s->seg_matched = false;
-	s->period_on = false;
-	gs_period_reset(&s->period);
+	gs_segment_begin(s);
 	/*
 	 * Empty segments (a flush with nothing since the last) say nothing, nor
 	 * do segments another thread's call cut short (its syncs flush every
