@@ -323,14 +323,11 @@ static void dec_capture(dec_t *d)
 {
 	for (int key = 0; key < 4; key++) {
 		bool odd = key & 1, extra = key & 2;
-		CUgraph g;
 		if ((odd && !d->c->pingpong) || (extra && !d->c->branch))
 			continue;
-		GS_CHECK(cuStreamBeginCapture(d->s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+		gs_wl_capture_begin(d->s);
 		dec_step(d, odd ? 1 : 0, extra);
-		GS_CHECK(cuStreamEndCapture(d->s, &g));
-		GS_CHECK(cuGraphInstantiate(&d->exec[key], g, 0));
-		GS_CHECK(cuGraphDestroy(g));
+		d->exec[key] = gs_wl_capture_end(d->s);
 	}
 }
 

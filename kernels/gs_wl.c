@@ -252,6 +252,21 @@ void gs_wl_pair_free(gs_wl_pair_t *p)
 	GS_CHECK(cuMemFree(p->y));
 }
 
+void gs_wl_capture_begin(CUstream s)
+{
+	GS_CHECK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+}
+
+CUgraphExec gs_wl_capture_end(CUstream s)
+{
+	CUgraph g;
+	CUgraphExec exec;
+	GS_CHECK(cuStreamEndCapture(s, &g));
+	GS_CHECK(cuGraphInstantiate(&exec, g, 0));
+	GS_CHECK(cuGraphDestroy(g));
+	return exec;
+}
+
 float *gs_wl_floats(size_t n)
 {
 	float *p = malloc(n * sizeof(float));

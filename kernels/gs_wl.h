@@ -92,6 +92,14 @@ void gs_wl_pair_init(gs_wl_pair_t *p, gs_wl_rng_t *rng, size_t n);
 void gs_wl_pair_out(const gs_wl_pair_t *p, const char *path);
 void gs_wl_pair_free(gs_wl_pair_t *p);
 
+/*
+ * The explicit graph of one step (--explicit-graph): begin capturing s,
+ * issue the step's work on it, then end the capture, which returns the
+ * graph instantiated (the captured graph itself is destroyed).
+ */
+void gs_wl_capture_begin(CUstream s);
+CUgraphExec gs_wl_capture_end(CUstream s);
+
 /* Option parsing helpers: exit 1 with a message on a bad value. */
 long gs_wl_arg_long(const char *opt, const char *val, long min, long max);
 /* True when argv[*i] is opt; advances *i past its value into *val. */

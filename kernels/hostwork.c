@@ -113,13 +113,10 @@ int main(int argc, char **argv)
 
 	CUgraphExec exec = NULL;
 	if (t.c.graph) {
-		CUgraph g;
-		GS_CHECK(cuStreamBeginCapture(t.s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+		gs_wl_capture_begin(t.s);
 		for (long i = 0; i < t.c.kernels; i++)
 			hw_launch(&t, i);
-		GS_CHECK(cuStreamEndCapture(t.s, &g));
-		GS_CHECK(cuGraphInstantiate(&exec, g, 0));
-		GS_CHECK(cuGraphDestroy(g));
+		exec = gs_wl_capture_end(t.s);
 	}
 
 	gs_wl_timer_t tm;
