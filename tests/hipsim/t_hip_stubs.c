@@ -67,28 +67,30 @@ static unsigned threads(const gs_sim_dim_t *d)
 	return d->grid[0] * d->block[0];
 }
 
-/* axpy(float a, const float *x, float *y, int n) */
-static void k_axpy(const gs_sim_dim_t *d, void **params)
+/* axpy(float a, const float *x, float *y, int n); `plus_one`: then y[i] += 1 */
+static void axpy_plus(const gs_sim_dim_t *d, void **params, bool plus_one)
 {
 	float a = ARG(float, 0);
 	const float *x = DEV(const float, 1);
 	float *y = DEV(float, 2);
 	int n = ARG(int, 3);
 	for (unsigned i = 0; i < threads(d); i++)
-		if ((int)i < n)
+		if ((int)i < n) {
 			y[i] = a * x[i] + y[i];
+			if (plus_one)
+				y[i] += 1.0f;
+		}
+}
+
+static void k_axpy(const gs_sim_dim_t *d, void **params)
+{
+	axpy_plus(d, params, false);
 }
 
 /* The second fat binary's axpy: one more. */
 static void k_axpy2(const gs_sim_dim_t *d, void **params)
 {
-	float a = ARG(float, 0);
-	const float *x = DEV(const float, 1);
-	float *y = DEV(float, 2);
-	int n = ARG(int, 3);
-	for (unsigned i = 0; i < threads(d); i++)
-		if ((int)i < n)
-			y[i] = a * x[i] + y[i] + 1.0f;
+	axpy_plus(d, params, true);
 }
 
 /* mixed(char c, pair s, short h, long long q, const int *p, float4 v) */
