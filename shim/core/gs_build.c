@@ -34,16 +34,24 @@ static void *gs_build_main(void *arg)
 		gs_build_busy = true;
 		pthread_mutex_unlock(&gs_build_lock);
 
-		uint64_t t0 = gs_now_ns();
-		q->build_rc = gs_seq_build(q);
-		q->build_dt = gs_now_ns() - t0;
+		/*
+		 * A job cancelled while queued is not built: its stream or its
+		 * module may be gone, and a module's functions must not reach
+		 * the driver after it was unloaded (gs_engine_forget_funcs).
+		 */
 		int expect = GS_HANDOFF_BUILDING;
+		bool live = __atomic_load_n(&q->handoff, __ATOMIC_ACQUIRE) == expect;
+		if (live) {
+			uint64_t t0 = gs_now_ns();
+			q->build_rc = gs_seq_build(q);
+			q->build_dt = gs_now_ns() - t0;
+		}
 		gs_stream_t *s = q->owner; /* stream states are never freed */
-		if (__atomic_compare_exchange_n(&q->handoff, &expect, GS_HANDOFF_BUILT, false,
-						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		if (live && __atomic_compare_exchange_n(&q->handoff, &expect, GS_HANDOFF_BUILT, false,
+							__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 			__atomic_add_fetch(&s->built, 1, __ATOMIC_RELEASE);
 		else
-			gs_seq_free(q); /* cancelled while it was being built */
+			gs_seq_free(q); /* cancelled while queued or being built */
 
 		pthread_mutex_lock(&gs_build_lock);
 		gs_build_busy = false;

@@ -856,6 +856,12 @@ void gs_engine_forget_funcs(const char *api)
 	}
 	__atomic_fetch_add(&gs_generation, 1, __ATOMIC_ACQ_REL);
 	pthread_mutex_unlock(&gs_table_lock);
+	/*
+	 * Every sequence is cancelled now, but the builder may be building
+	 * one with this module's functions or in this context: the call that
+	 * unloads them reaches the driver only once it is done.
+	 */
+	gs_build_wait();
 }
 
 void gs_engine_stream_destroy(uintptr_t handle, void *ctx, const char *api)

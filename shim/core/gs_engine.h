@@ -107,7 +107,8 @@ void gs_engine_flush_all(gs_flush_reason_t why, const char *api);
  * Submit everything held, then forget every learned sequence, graph and
  * stream state: function and stream handles may be unloaded or destroyed
  * and then reused (module or library unload, context destroy).  Call it
- * before the vendor call, so graphs are released while their context lives.
+ * before the vendor call, so graphs are released while their context lives;
+ * it returns once no graph is being built.
  */
 void gs_engine_forget_funcs(const char *api);
 

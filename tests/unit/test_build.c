@@ -55,6 +55,54 @@ Test(build, a_stream_destroyed_while_building)
 	tb_check();
 }
 
+/* Wait up to 2 s until n builds have begun. */
+static bool builds_began(int n)
+{
+	for (int i = 0; i < 2000; i++) {
+		if (__atomic_load_n(&tb.builds, __ATOMIC_ACQUIRE) >= n)
+			return true;
+		usleep(1000);
+	}
+	return false;
+}
+
+Test(build, a_module_unloaded_while_building)
+{
+	/* The unload reaches the driver only after the forget returns, and a
+	 * graph being built may hold the module's functions: it must be done. */
+	tb_start("GRAPHSHIM_ASYNC_BUILD", "1", "GRAPHSHIM_PERIOD", "0", NULL);
+	tb.build_sleep_ms = 100;
+	step(16);
+	step(16);
+	cr_assert(builds_began(1));
+	gs_engine_forget_funcs("cuModuleUnload");
+	cr_expect_eq(__atomic_load_n(&tb.builds_done, __ATOMIC_ACQUIRE), 1,
+		     "a build was still running when the module was forgotten");
+	cr_expect_eq(tb.live_graphs, 0, "the cancelled sequence's graph was released");
+	cr_expect_eq(gs_stats.graphs, 0);
+	tb_check();
+}
+
+Test(build, a_build_cancelled_in_the_queue_is_never_built)
+{
+	const uintptr_t s2 = 0x5002;
+	tb_start("GRAPHSHIM_ASYNC_BUILD", "1", "GRAPHSHIM_PERIOD", "0", NULL);
+	tb.build_sleep_ms = 100;
+	step(16);
+	step(16);
+	cr_assert(builds_began(1));
+	for (int k = 0; k < 2; k++) { /* queued behind the slow build */
+		for (int i = 0; i < 8; i++)
+			tb_launch(s2, 0x200 + (uintptr_t)i, i, 0);
+		gs_engine_flush_stream(s2, NULL, 0, GS_FLUSH_SYNC, "sync");
+	}
+	gs_engine_forget_funcs("cuModuleUnload");
+	gs_build_wait();
+	cr_expect_eq(tb.builds, 1, "%d builds: the cancelled one was built", tb.builds);
+	cr_expect_eq(tb.live_graphs, 0);
+	tb_check();
+}
+
 Test(build, fini_waits_for_builds)
 {
 	tb_start("GRAPHSHIM_ASYNC_BUILD", "1", "GRAPHSHIM_PERIOD", "0", NULL);
