@@ -72,7 +72,9 @@ shrink_max=${FUZZ_SHRINK_MAX:-2}
 # its trial, decisions and re-checks; forced replay; forced eager) and
 # cold streams (after 1 or 2 new segments, so that streams go cold and warm
 # again all the time; with period detection from the 3rd launch, the 40th,
-# or never, which decides how long a cold segment may last).
+# or never, which decides how long a cold segment may last).  One batch of
+# background builds has the simulator take 100 us an instantiation, as a GPU
+# does, so that programs end and unload their module while a build runs.
 common="GRAPHSHIM_LEARN_REPS=2 GRAPHSHIM_MIN_SEQ=2 GRAPHSHIM_LOG=error"
 # Period detection from a segment's 3rd launch (programs are short), except
 # in the batches that set a later start, fed from the history when it comes.
@@ -83,14 +85,22 @@ settings() {
 	1) echo "GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_CHUNK_FIRST=2 GRAPHSHIM_MISMATCH_LIMIT=1 GRAPHSHIM_COOLDOWN=1 GRAPHSHIM_GATE=replay" ;;
 	2) echo "GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_CHUNK_FIRST=4 GRAPHSHIM_PATCH_COST=0 GRAPHSHIM_GRAPH_COST=0 GRAPHSHIM_GATE=eager" ;;
 	3) echo "GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_CHUNK_FIRST=8 GRAPHSHIM_PATCH_COST=5 GRAPHSHIM_MISMATCH_LIMIT=8 GRAPHSHIM_CHUNK_MAX=8 GRAPHSHIM_PERIOD_AFTER=40 GRAPHSHIM_COLD_AFTER=2" ;;
-	4) echo "GRAPHSHIM_ASYNC_BUILD=1 GRAPHSHIM_CHUNK_FIRST=3 GRAPHSHIM_COOLDOWN=1 GRAPHSHIM_COLD_AFTER=2" ;;
+	4) echo "GRAPHSHIM_ASYNC_BUILD=1 GRAPHSHIM_CHUNK_FIRST=3 GRAPHSHIM_COOLDOWN=1 GRAPHSHIM_COLD_AFTER=2 GS_SIM_INSTANTIATE_US=100" ;;
 	5) echo "GRAPHSHIM_ASYNC_BUILD=1 GRAPHSHIM_CHUNK_FIRST=6 GRAPHSHIM_PERIOD=0 GRAPHSHIM_MAX_SEQS=4 GRAPHSHIM_MISMATCH_LIMIT=2 GRAPHSHIM_COLD_AFTER=1" ;;
 	esac
 }
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/fuzz.XXXXXX") || exit 2
 trap 'rm -rf "$tmp"' EXIT
-counter() { sed -n "s/.*\"$1\": \([0-9][0-9]*\).*/\1/p" "$2" | head -n 1; }
+# A counter from a statistics file; nothing when the run died before writing it.
+counter() { [ -f "$2" ] && sed -n "s/.*\"$1\": \([0-9][0-9]*\).*/\1/p" "$2" | head -n 1; }
+# The first lines of a run's errors, and a sanitizer's report with its stacks.
+errors() {
+	awk 'NR <= 5 && !/^fuzz_run: [0-9]* programs/ { print "  " $0 }
+		/^==[0-9]+==ERROR|^WARNING: ThreadSanitizer/ { on = 1 }
+		/^Shadow bytes/ { on = 0 }
+		NR > 5 && on && n < 60 { print "  " $0; n++ }' "$1"
+}
 
 start=$(date +%s.%N)
 t_launch=0 t_replay=0 t_patch=0 t_mis=0 t_flush=0 t_gated=0 t_gdec=0 t_cold=0 t_coldn=0 done_n=0 bad=0 shrunk=0 i=0
@@ -134,7 +144,8 @@ while [ "$s" -lt "$end" ]; do
 		"$(awk "BEGIN { print $t1 - $t0 }")" "${l:-?}" "${r:-?}" "${p:-?}" "${m:-?}" "${f:-?}" "$verdict"
 	if [ $verdict != ok ]; then
 		echo "fuzz: exit status plain $rc_p, graphshim $rc_s"
-		sed -n '1,5p' "$tmp/plain.err" "$tmp/shim.err" | grep -v '^fuzz_run: [0-9]* programs' | sed 's/^/  /'
+		errors "$tmp/plain.err"
+		errors "$tmp/shim.err"
 		# Diverging seeds: a different digest, or missing from one side.
 		diffs=$(awk 'NR == FNR { a[$1] = $2; next }
 			a[$1] != $2 { print $1 } { delete a[$1] }

@@ -349,6 +349,8 @@ enum {
 bool gs_sim_fault(int kind);
 double gs_sim_launch_us(void);
 double gs_sim_node_us(void);
+/* Host time an instantiation takes (GS_SIM_INSTANTIATE_US, slept). */
+double gs_sim_instantiate_us(void);
 void gs_sim_spin_us(double us);
 uint64_t gs_sim_now_ns(void);
 

@@ -8,6 +8,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sim_core.h"
 
@@ -308,6 +309,11 @@ static void exec_free_shape(gs_sim_exec_t *x)
 gs_sim_err_t gs_sim_exec_create(gs_sim_exec_t **out, gs_sim_graph_t *g)
 {
 	gs_sim_err_t err = GS_SIM_ENOMEM;
+	/* Instantiating takes time on a GPU (tens of us to ms): a race with
+	 * it, such as a module unloaded meanwhile, needs that window. */
+	double inst_us = gs_sim_instantiate_us();
+	if (inst_us > 0)
+		usleep((useconds_t)inst_us);
 	gs_sim_exec_t *x = calloc(1, sizeof(*x));
 	if (!x)
 		return GS_SIM_ENOMEM;

@@ -86,7 +86,7 @@ int gs_sim_count_handles(int kind)
 
 /* ---- environment ---- */
 static pthread_once_t env_once = PTHREAD_ONCE_INIT;
-static double env_launch_us, env_node_us;
+static double env_launch_us, env_node_us, env_inst_us;
 /* Fault spec per kind: fail call number nth (1-based); from_on: and all
  * later ones too ("N+").  nth == 0: never. */
 static struct { unsigned long nth; bool from_on; atomic_ulong calls; } faults[GS_SIM_F_COUNT];
@@ -119,6 +119,7 @@ static void env_init(void)
 {
 	env_launch_us = env_double("GS_SIM_LAUNCH_US", 0.0);
 	env_node_us = env_double("GS_SIM_NODE_US", env_launch_us / 5.0);
+	env_inst_us = env_double("GS_SIM_INSTANTIATE_US", 0.0);
 	for (int k = 0; k < GS_SIM_F_COUNT; k++) {
 		const char *v = getenv(fault_env[k]);
 		char *end;
@@ -174,4 +175,10 @@ void gs_sim_spin_us(double us)
 	uint64_t end = gs_sim_now_ns() + (uint64_t)(us * 1000.0);
 	while (gs_sim_now_ns() < end)
 		;
+}
+
+double gs_sim_instantiate_us(void)
+{
+	GS_SIM_PT(pthread_once(&env_once, env_init));
+	return env_inst_us;
 }
