@@ -127,16 +127,23 @@ static int gs_wl_cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+double gs_wl_timer_median_ns(gs_wl_timer_t *t)
+{
+	if (t->n == 0)
+		return 0;
+	qsort(t->ns, t->n, sizeof(*t->ns), gs_wl_cmp_u64);
+	if (t->n % 2 == 0)
+		return (t->ns[t->n / 2 - 1] + t->ns[t->n / 2]) / 2.0;
+	return (double)t->ns[t->n / 2];
+}
+
 void gs_wl_timer_report(gs_wl_timer_t *t, const char *label)
 {
 	if (t->n == 0) {
 		printf("gs-wl: %s steps=0\n", label);
 		return;
 	}
-	qsort(t->ns, t->n, sizeof(*t->ns), gs_wl_cmp_u64);
-	double med = t->ns[t->n / 2] / 1e3;
-	if (t->n % 2 == 0)
-		med = (t->ns[t->n / 2 - 1] + t->ns[t->n / 2]) / 2e3;
+	double med = gs_wl_timer_median_ns(t) / 1e3; /* sorts t->ns */
 	printf("gs-wl: %s steps=%zu median_us=%.3f p10_us=%.3f p90_us=%.3f",
 	       label, t->n, med, t->ns[t->n / 10] / 1e3,
 	       t->ns[(t->n * 9) / 10] / 1e3);

@@ -64,6 +64,8 @@ void gs_wl_timer_wall(gs_wl_timer_t *t, uint64_t ns);
  * mean_us=..." (mean_us: loop wall time over steps, when recorded).
  */
 void gs_wl_timer_report(gs_wl_timer_t *t, const char *label);
+/* The median step time in ns (0 with no step); sorts the times. */
+double gs_wl_timer_median_ns(gs_wl_timer_t *t);
 void gs_wl_timer_free(gs_wl_timer_t *t);
 
 /* The --out file (NULL path: outputs are dropped). */

@@ -2,22 +2,89 @@
  * nrepeat: launches that never repeat (grid size and scalar arguments change
  * on every launch), with a stream synchronize per step.  Under graphshim no
  * sequence can be learned, so the difference from an eager run is the cost
- * of passing launches through.
+ * of passing launches through.  --time also reports launch_ns: the median
+ * over steps of the host time to issue a step's launches (before its sync),
+ * per launch -- the cost of a launch call, apart from the GPU's time.
  *
- *   nrepeat [--kernels K] [--steps N] [--seed S] [--out FILE] [--time]
+ * --direct (CUDA only) measures what a preloaded library adds to a launch
+ * call inside one process, where separate processes differ by more than
+ * that (the driver's launch cost varied 2.7-4.3 us from one process to
+ * the next on an H100 host): every step is issued twice, alternately
+ * first, once through cuLaunchKernel as linked (a preloaded library's
+ * wrapper) and once through the driver's own entry point (libcuda.so.1's
+ * cuLaunchKernel, looked up with glibc's dlsym past any override), each on
+ * its own stream.  It reports direct_ns (the driver's path per launch) and
+ * added_ns (the median over steps of the difference, per launch); bypass=
+ * says whether the two entry points differ (no: nothing is preloaded, and
+ * added_ns measures the method's own noise).
+ *
+ *   nrepeat [--kernels K] [--steps N] [--seed S] [--out FILE] [--time] [--direct]
  */
 #include <string.h>
 
 #include "gs_wl.h"
 
+#ifndef GS_USE_HIP
+#include <dlfcn.h>
+#endif
+
 #define NR_BLOCK 128
 #define NR_MAX_GRID 64
+
+typedef CUresult (*nr_launch_t)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
+				unsigned, unsigned, CUstream, void **, void **);
+
+/* A step's launches through `launch` on s; the host time to issue them. */
+static uint64_t nr_issue(nr_launch_t launch, CUfunction f, CUstream s, CUdeviceptr *x,
+			 const unsigned *grid, const float *v, long kernels, int *salt)
+{
+	uint64_t t0 = gs_wl_now_ns();
+	for (long k = 0; k < kernels; k++, (*salt)++) {
+		int n = (int)(grid[k] * NR_BLOCK);
+		float vk = v[k];
+		void *p[] = { x, &n, &vk, salt };
+		GS_CHECK(launch(f, grid[k], 1, 1, NR_BLOCK, 1, 1, 0, s, p, NULL));
+	}
+	return gs_wl_now_ns() - t0;
+}
+
+/* The driver's own cuLaunchKernel: glibc's dlsym (a preloaded library may
+ * override dlsym, but not dlvsym) on the loaded libcuda.so.1. */
+static nr_launch_t nr_driver_launch(void)
+{
+#ifdef GS_USE_HIP
+	return NULL; /* refused at the command line */
+#else
+	void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+	void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+	void *ds = libc ? dlvsym(libc, "dlsym", "GLIBC_2.34") : NULL;
+	if (libc && !ds)
+		ds = dlvsym(libc, "dlsym", "GLIBC_2.2.5");
+	void *(*sym)(void *, const char *) = NULL;
+	nr_launch_t f = NULL;
+	if (ds)
+		memcpy(&sym, &ds, sizeof(sym));
+	void *fp = sym && cuda ? sym(cuda, "cuLaunchKernel") : NULL;
+	if (!fp) {
+		fprintf(stderr, "nrepeat: --direct: cannot find libcuda.so.1's cuLaunchKernel\n");
+		exit(2);
+	}
+	memcpy(&f, &fp, sizeof(f));
+	return f;
+#endif
+}
+
+static int nr_cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
 
 int main(int argc, char **argv)
 {
 	long kernels = 256, steps = 1000, seed = 1;
 	const char *outp = NULL;
-	bool time = false;
+	bool time = false, direct = false;
 
 	for (int i = 1; i < argc; i++) {
 		const char *v;
@@ -31,12 +98,21 @@ int main(int argc, char **argv)
 			outp = v;
 		else if (strcmp(argv[i], "--time") == 0)
 			time = true;
+		else if (strcmp(argv[i], "--direct") == 0)
+			direct = true;
 		else {
 			fprintf(stderr, "usage: nrepeat [--kernels K] [--steps N] [--seed S] "
-					"[--out FILE] [--time]\n");
+					"[--out FILE] [--time] [--direct]\n");
 			return 1;
 		}
 	}
+
+#ifdef GS_USE_HIP
+	if (direct) {
+		fprintf(stderr, "nrepeat: --direct is for the CUDA driver only\n");
+		return 1;
+	}
+#endif
 
 	gs_wl_dev_t dev;
 	CUmodule mod;
@@ -58,27 +134,69 @@ int main(int argc, char **argv)
 	CUstream s;
 	GS_CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
 
-	gs_wl_timer_t tm;
+	CUstream s2 = NULL;
+	nr_launch_t linked = cuLaunchKernel, drv = NULL;
+	if (direct) {
+		drv = nr_driver_launch();
+		GS_CHECK(cuStreamCreate(&s2, CU_STREAM_NON_BLOCKING));
+	}
+	unsigned *grid = malloc((size_t)kernels * sizeof(*grid));
+	float *v = malloc((size_t)kernels * sizeof(*v));
+	int64_t *diff = malloc((size_t)steps * sizeof(*diff));
+	if (!grid || !v || !diff) {
+		perror("malloc");
+		return 2;
+	}
+
+	gs_wl_timer_t tm, issue, dissue;
 	gs_wl_timer_init(&tm, (size_t)steps);
+	gs_wl_timer_init(&issue, (size_t)steps);
+	gs_wl_timer_init(&dissue, (size_t)steps);
 	uint64_t t0 = gs_wl_now_ns();
 	/* salt counts launches: no two launches ever carry the same bytes. */
 	int salt = 0;
 	for (long step = 0; step < steps; step++) {
-		gs_wl_timer_start(&tm);
-		for (long k = 0; k < kernels; k++, salt++) {
-			unsigned grid = 1 + (unsigned)(gs_wl_rng_next(&rng) % NR_MAX_GRID);
-			int n = (int)(grid * NR_BLOCK);
-			float v = gs_wl_rng_float(&rng, 0.25f);
-			void *p[] = { &x, &n, &v, &salt };
-			GS_CHECK(cuLaunchKernel(touch, grid, 1, 1, NR_BLOCK, 1, 1, 0, s, p, NULL));
+		for (long k = 0; k < kernels; k++) {
+			grid[k] = 1 + (unsigned)(gs_wl_rng_next(&rng) % NR_MAX_GRID);
+			v[k] = gs_wl_rng_float(&rng, 0.25f);
 		}
-		GS_CHECK(cuStreamSynchronize(s));
+		gs_wl_timer_start(&tm);
+		uint64_t a = 0, b = 0;
+		bool linked_first = !direct || step % 2 == 0;
+		if (linked_first) {
+			a = nr_issue(linked, touch, s, &x, grid, v, kernels, &salt);
+			GS_CHECK(cuStreamSynchronize(s));
+		}
+		if (direct) {
+			b = nr_issue(drv, touch, s2, &x, grid, v, kernels, &salt);
+			GS_CHECK(cuStreamSynchronize(s2));
+		}
+		if (!linked_first) {
+			a = nr_issue(linked, touch, s, &x, grid, v, kernels, &salt);
+			GS_CHECK(cuStreamSynchronize(s));
+		}
 		gs_wl_timer_stop(&tm);
+		if (issue.n < issue.cap)
+			issue.ns[issue.n++] = a;
+		if (direct) {
+			dissue.ns[dissue.n++] = b;
+			diff[step] = (int64_t)a - (int64_t)b;
+		}
 	}
 	gs_wl_timer_wall(&tm, gs_wl_now_ns() - t0);
 	if (time) {
-		char label[96];
-		snprintf(label, sizeof(label), "nrepeat mode=eager kernels=%ld", kernels);
+		char label[256];
+		int len = snprintf(label, sizeof(label), "nrepeat mode=eager kernels=%ld launch_ns=%.1f",
+				   kernels, gs_wl_timer_median_ns(&issue) / (double)kernels);
+		if (direct) {
+			qsort(diff, (size_t)steps, sizeof(*diff), nr_cmp_i64);
+			double d = steps % 2 ? (double)diff[steps / 2]
+					     : (diff[steps / 2 - 1] + diff[steps / 2]) / 2.0;
+			snprintf(label + len, sizeof(label) - (size_t)len,
+				 " direct_ns=%.1f added_ns=%.1f bypass=%s",
+				 gs_wl_timer_median_ns(&dissue) / (double)kernels,
+				 d / (double)kernels, drv != linked ? "yes" : "no");
+		}
 		gs_wl_timer_report(&tm, label);
 	}
 
@@ -87,9 +205,16 @@ int main(int argc, char **argv)
 	gs_wl_out_device(&out, x, bytes);
 	gs_wl_out_close(&out);
 	GS_CHECK(cuStreamDestroy(s));
+	if (s2)
+		GS_CHECK(cuStreamDestroy(s2));
 	GS_CHECK(cuMemFree(x));
 	GS_CHECK(cuModuleUnload(mod));
 	gs_wl_timer_free(&tm);
+	gs_wl_timer_free(&issue);
+	gs_wl_timer_free(&dissue);
+	free(grid);
+	free(v);
+	free(diff);
 	free(h);
 	return 0;
 }

@@ -8,8 +8,10 @@
 # byte-identical to the first eager run's.  Exits 1 on a failed or
 # differing run, 77 where no GPU is present.  Settings (environment):
 #   GS_BENCH_ROUNDS     rounds (default 10)
-#   GS_BENCH_WORKLOADS  which of: tiny decode nrepeat hostwork python, and noreadback
-#                       (host issue time only: no sync in a step) (default: all but noreadback)
+#   GS_BENCH_WORKLOADS  which of: tiny decode nrepeat passthru hostwork python, and
+#                       noreadback (host issue time only: no sync in a step)
+#                       (default: all but noreadback).  passthru: nrepeat --direct,
+#                       graphshim's cost per passed-through launch within one process
 #   GS_BENCH_HOSTWORK   hostwork's arguments (default --steps 200)
 #   GS_BENCH_NREPEAT_MODES  nrepeat's modes (default "eager graphshim"; also
 #                       shimoff shimring256 shimring16 shimnoperiod shimnospec shimwarm
@@ -42,7 +44,7 @@ ROUNDS=${GS_BENCH_ROUNDS:-10}
 # PyTorch process to the next varied 2x in time per token unpinned.
 PIN=${GS_PIN-$(command -v taskset >/dev/null 2>&1 && [ "$(nproc)" -ge 4 ] && echo "taskset -c 2,3")}
 PYROUNDS=${GS_BENCH_PY_ROUNDS:-5}
-WORKLOADS=${GS_BENCH_WORKLOADS:-tiny decode nrepeat hostwork python}
+WORKLOADS=${GS_BENCH_WORKLOADS:-tiny decode nrepeat passthru hostwork python}
 TITLE=${GS_BENCH_TITLE:-"bench on $(nvidia-smi -L 2>/dev/null | head -n 1 | sed 's/ (UUID.*//')"}
 FAILS=0
 ROWS=""
@@ -93,6 +95,13 @@ bench_one() {
 				continue
 			fi
 			gs_field median_us "$log" >>"$w.$m.times"
+			# nrepeat: the host time of a launch call, apart from the GPU's
+			local lns
+			lns=$(gs_field launch_ns "$log")
+			[ -z "$lns" ] || echo "$lns" >>"$w.$m.lns"
+			# nrepeat --direct: what the preloaded entry point adds, in-process
+			lns=$(gs_field added_ns "$log")
+			[ -z "$lns" ] || echo "$lns" >>"$w.$m.added"
 			[ -z "$ref" ] && ref=$out
 			if ! cmp -s "$ref" "$out"; then
 				echo "bench: $name $m round $r: output differs from $ref"
@@ -129,6 +138,25 @@ print("decisions %d (eager %d);" % (c.get("gate_decisions", 0), c.get("gate_eage
                 "%d launches: %s, not timed" % (q["length"], q["gate"]) for q in seqs) or "no sequence")
 PY
 )
+"
+	fi
+	# Host time per launch call in each mode, and what it adds to eager's.
+	if [ -f "$w.eager.lns" ]; then
+		local le lm parts=""
+		le=$(gs_median <"$w.eager.lns")
+		for m in "${ml[@]}"; do
+			lm=$(gs_median <"$w.$m.lns" 2>/dev/null || echo -)
+			parts="$parts${parts:+; }$m $lm ns"
+			[ "$m" = eager ] || [ "$lm" = - ] ||
+				parts="$parts ($(awk "BEGIN { printf \"%+.1f\", $lm - $le }"))"
+		done
+		NOTES="$NOTES$name: host time per launch call (median of per-step issue time / launches): $parts
+"
+	fi
+	# nrepeat --direct: per launch, the linked cuLaunchKernel minus the
+	# driver's own, step by step in one process (eager: both are the driver's).
+	if [ -f "$w.graphshim.added" ]; then
+		NOTES="$NOTES$name: in one process, cuLaunchKernel as linked minus the driver's own entry point, per launch (median over rounds of each run's median step difference): graphshim $(gs_median <"$w.graphshim.added") ns (rounds $(sort -g "$w.graphshim.added" | head -n 1) to $(sort -g "$w.graphshim.added" | tail -n 1)); eager, both the driver (the method's noise): $(gs_median <"$w.eager.added" 2>/dev/null || echo -) ns
 "
 	fi
 	# The extra graphshim variants, each a line under the table.
@@ -169,6 +197,11 @@ for wl in $WORKLOADS; do
 		"$GS_KBIN/decode ${GS_BENCH_DECODE:---steps 300}" ;;
 	nrepeat) bench_one nrepeat "$ROUNDS" "${GS_BENCH_NREPEAT_MODES:-eager graphshim}" \
 		"$GS_KBIN/nrepeat ${GS_BENCH_NREPEAT:---steps 500}" ;;
+	# nrepeat issuing each step twice, through the linked cuLaunchKernel
+	# and the driver's own: graphshim's pass-through cost without the
+	# process-to-process spread (kernels/nrepeat.c)
+	passthru) bench_one passthru "$ROUNDS" "eager graphshim" \
+		"$GS_KBIN/nrepeat --direct ${GS_BENCH_NREPEAT:---steps 500}" ;;
 	hostwork) bench_one hostwork "$ROUNDS" "eager graphshim graph shimreplay" \
 		"$GS_KBIN/hostwork ${GS_BENCH_HOSTWORK:---steps 200}" ;;
 	noreadback) bench_one decode-noread "$ROUNDS" "eager graphshim graph" \
