@@ -74,6 +74,17 @@ run decode-branch 90 -- $D --branch
 run decode-threads 90 -- $D --threads 2
 run decode-everything 50 -- $D --pingpong --two-streams --copies --branch --threads 2
 run nrepeat 0 -- "$k/nrepeat" --steps 200
+# --direct: half its launches reach the driver past graphshim (the in-process
+# measure of the pass-through cost), and the run says which half did.
+run nrepeat-direct 0 -- "$k/nrepeat" --steps 100 --direct --time
+case " ${GS_INTEG_ONLY:-nrepeat-direct} " in *" nrepeat-direct "*)
+	if ! grep -q 'bypass=no' "$tmp/e.log" || ! grep -q 'bypass=yes' "$tmp/g.log" ||
+	   [ "$(stat "$tmp/s.json" launches)" != 25600 ]; then
+		echo "FAIL nrepeat-direct: graphshim saw $(stat "$tmp/s.json" launches) launches (want 25600 of 51200)," \
+			"bypass: $(grep -o 'bypass=[a-z]*' "$tmp/e.log") without, $(grep -o 'bypass=[a-z]*' "$tmp/g.log") with graphshim"
+		fails=$((fails + 1))
+	fi ;;
+esac
 # Faults in graphshim's own driver calls: same results, counted, eager.
 run fault-graph-build 0 GS_SIM_FAIL_GRAPH_BUILD=1 -- $D
 run fault-instantiate 0 GS_SIM_FAIL_INSTANTIATE=1 -- $D
