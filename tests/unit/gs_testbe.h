@@ -58,9 +58,10 @@ int tb_launch_on(uintptr_t stream, unsigned sflags, uintptr_t func, uint64_t a0,
 /* A copy record (dst, src) of `bytes`. */
 int tb_copy(uintptr_t stream, uint64_t dst, uint64_t src, uint64_t bytes);
 
-/* Issue the steps `nsteps` times: funcs[0..n) with a0 = base + i, a1 = step*arg_stride. */
 /* A stream synchronize: the stream's boundary. */
 void tb_sync(uintptr_t stream, unsigned sflags);
+
+/* Issue the steps `nsteps` times: funcs[0..n) with a0 = base + i, a1 = step*arg_stride. */
 void tb_step(uintptr_t stream, const uintptr_t *funcs, size_t n, uint64_t a1);
 
 /*

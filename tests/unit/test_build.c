@@ -13,7 +13,7 @@ static void step(int n)
 {
 	for (int i = 0; i < n; i++)
 		tb_launch(S1, 0x100 + (uintptr_t)i, i, 0);
-	gs_engine_flush_stream(S1, NULL, 0, GS_FLUSH_SYNC, "sync");
+	tb_sync(S1, 0);
 }
 
 static double now_ms(void)
@@ -94,7 +94,7 @@ Test(build, a_build_cancelled_in_the_queue_is_never_built)
 	for (int k = 0; k < 2; k++) { /* queued behind the slow build */
 		for (int i = 0; i < 8; i++)
 			tb_launch(s2, 0x200 + (uintptr_t)i, i, 0);
-		gs_engine_flush_stream(s2, NULL, 0, GS_FLUSH_SYNC, "sync");
+		tb_sync(s2, 0);
 	}
 	gs_engine_forget_funcs("cuModuleUnload");
 	gs_build_wait();
@@ -142,7 +142,7 @@ Test(build, long_sequence_learned_with_short_launch_calls)
 			worst = dt > worst ? dt : worst;
 		}
 		double t0 = now_ms();
-		gs_engine_flush_stream(S1, NULL, 0, GS_FLUSH_SYNC, "sync");
+		tb_sync(S1, 0);
 		double dt = now_ms() - t0;
 		worst = dt > worst ? dt : worst;
 	}
@@ -203,7 +203,7 @@ static void third_step_replays(const char *speculate)
 		wait_builds_done(1); /* (a step that outlasts the build) */
 	for (int i = 1; i < 16; i++)
 		tb_launch(S1, 0x100 + (uintptr_t)i, i, 0);
-	gs_engine_flush_stream(S1, NULL, 0, GS_FLUSH_SYNC, "sync");
+	tb_sync(S1, 0);
 	step(16);
 }
 
