@@ -114,11 +114,15 @@ void gs_wl_timer_start(gs_wl_timer_t *t)
 	t->t0 = gs_wl_now_ns();
 }
 
+void gs_wl_timer_add(gs_wl_timer_t *t, uint64_t ns)
+{
+	if (t->n < t->cap)
+		t->ns[t->n++] = ns;
+}
+
 void gs_wl_timer_stop(gs_wl_timer_t *t)
 {
-	uint64_t now = gs_wl_now_ns();
-	if (t->n < t->cap)
-		t->ns[t->n++] = now - t->t0;
+	gs_wl_timer_add(t, gs_wl_now_ns() - t->t0);
 }
 
 static int gs_wl_cmp_u64(const void *a, const void *b)

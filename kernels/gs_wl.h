@@ -57,6 +57,8 @@ uint64_t gs_wl_now_ns(void);
 void gs_wl_timer_init(gs_wl_timer_t *t, size_t cap);
 void gs_wl_timer_start(gs_wl_timer_t *t);
 void gs_wl_timer_stop(gs_wl_timer_t *t);
+/* Record a time measured some other way. */
+void gs_wl_timer_add(gs_wl_timer_t *t, uint64_t ns);
 /* Record the whole loop's wall time, reported as mean_us. */
 void gs_wl_timer_wall(gs_wl_timer_t *t, uint64_t ns);
 /*
