@@ -549,14 +549,20 @@ static void gs_period_feed(gs_stream_t *s, const gs_rec_t *r, uint64_t at)
 
 /* ---- cold streams (see gs_stream_t and docs/how-it-works.md) ------------- */
 
+/* A new cold segment begins. */
+static void gs_cold_segment_begin(gs_stream_t *s)
+{
+	s->cold_hash = 0;
+	s->cold_len = 0;
+	s->cold_fast = 0;
+}
+
 static void gs_cold_enter(gs_stream_t *s)
 {
 	if (!s->cold_ids && !(s->cold_ids = calloc(GS_COLD_IDS, sizeof(*s->cold_ids))))
 		return; /* no memory for it: the stream stays warm */
 	__atomic_store_n(&s->cold, true, __ATOMIC_RELAXED);
-	s->cold_hash = 0;
-	s->cold_len = 0;
-	s->cold_fast = 0;
+	gs_cold_segment_begin(s);
 	s->last_id = 0; /* nothing recorded to speculate from */
 	GS_STAT_INC(cold_streams);
 	gs_log(GS_LOG_DEBUG, "stream %#lx goes cold: %u segments in a row did not repeat",
@@ -589,9 +595,7 @@ static void gs_cold_end(gs_stream_t *s)
 			*slot = id;
 		}
 	}
-	s->cold_hash = 0;
-	s->cold_len = 0;
-	s->cold_fast = 0;
+	gs_cold_segment_begin(s);
 }
 
 /* One more launch in a cold segment. */
