@@ -146,6 +146,7 @@ static void *stream_worker(void *arg)
 			if (!s->head)
 				s->tail = NULL;
 		}
+		s->running = op;
 		GS_SIM_PT(pthread_mutex_unlock(&s->mu));
 		if (!op)
 			break;
@@ -154,6 +155,7 @@ static void *stream_worker(void *arg)
 		gs_sim_work_run(&op->work);
 		GS_SIM_PT(pthread_mutex_lock(&s->mu));
 		s->completed = op->seq;
+		s->running = NULL;
 		GS_SIM_PT(pthread_cond_broadcast(&s->done_cv));
 		GS_SIM_PT(pthread_mutex_unlock(&s->mu));
 		op_free(op);
