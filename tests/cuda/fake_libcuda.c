@@ -76,6 +76,33 @@ static unsigned char *fake_touch;
 static size_t fake_touch_n;
 static int fake_touch_init;
 
+/*
+ * FAKE_CUDA_CODE_KB=N (x86-64 only, at most 1024): every launch also runs
+ * N KB of code, one jump per 64-byte line, as a real launch's thousands of
+ * instructions evict the caller's code from the first-level instruction
+ * cache (and its branches from the predictors).
+ */
+#if defined(__x86_64__)
+#define FAKE_CODE_LINES 16384
+__asm__(".text\n"
+	".p2align 6\n"
+	".globl fake_code_sweep\n"
+	".hidden fake_code_sweep\n"
+	".type fake_code_sweep, @function\n"
+	"fake_code_sweep:\n"
+	".rept 16384\n"
+	"jmp 1f\n"
+	".p2align 6\n"
+	"1:\n"
+	".endr\n"
+	"ret\n"
+	".size fake_code_sweep, . - fake_code_sweep\n");
+extern char fake_code_sweep[];
+#else
+#define FAKE_CODE_LINES 0
+#endif
+static void (*fake_code_entry)(void);
+
 static void fake_sweep(void)
 {
 	if (!fake_touch_init) {
@@ -83,10 +110,21 @@ static void fake_sweep(void)
 		fake_touch_n = v ? (size_t)strtoul(v, NULL, 10) * 1024 : 0;
 		if (fake_touch_n && !(fake_touch = calloc(1, fake_touch_n)))
 			fake_touch_n = 0;
+#if FAKE_CODE_LINES
+		v = getenv("FAKE_CUDA_CODE_KB");
+		size_t lines = v ? (size_t)strtoul(v, NULL, 10) * 1024 / 64 : 0;
+		if (lines > FAKE_CODE_LINES)
+			lines = FAKE_CODE_LINES;
+		if (lines)
+			fake_code_entry = (void (*)(void))(void *)(fake_code_sweep +
+								    (FAKE_CODE_LINES - lines) * 64);
+#endif
 		fake_touch_init = 1;
 	}
 	for (size_t i = 0; i < fake_touch_n; i += 64)
 		fake_touch[i]++;
+	if (fake_code_entry)
+		fake_code_entry();
 }
 
 CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
