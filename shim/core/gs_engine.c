@@ -12,6 +12,7 @@
 #include "gs_log.h"
 #include "gs_trace.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -22,10 +23,18 @@ const gs_ops_t *gs_engine_ops;
 
 static pthread_mutex_t gs_table_lock = PTHREAD_MUTEX_INITIALIZER;
 static gs_stream_t *gs_streams;       /* uthash by key */
-static bool gs_active;                /* init done and enabled */
-static int gs_capturing;              /* application captures in progress */
-static unsigned gs_generation;        /* bumped when a stream is forgotten */
-static unsigned gs_held_streams;      /* streams with held work (a hint) */
+/*
+ * The globals every launch reads, on one cache line: a real driver's launch
+ * evicts its caller's lines, and each one the cold lane touches costs a
+ * miss on the next launch (docs/performance.md, "Pass-through cost").
+ */
+static struct {
+	bool active;             /* init done and enabled */
+	int capturing;           /* application captures in progress */
+	unsigned generation;     /* bumped when a stream is forgotten */
+	unsigned held_streams;   /* streams with held work (a hint) */
+	uint64_t cold_limit;     /* a cold segment this long ends (period detection) */
+} gs_hot __attribute__((aligned(64)));
 /*
  * Stream states are never freed while the engine runs: a thread may hold a
  * pointer from its cache.  A destroyed stream's state is emptied and kept
@@ -65,7 +74,7 @@ uint64_t gs_now_ns(void)
 
 bool gs_engine_active(void)
 {
-	return __atomic_load_n(&gs_active, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&gs_hot.active, __ATOMIC_ACQUIRE);
 }
 
 /* ---- streams ----------------------------------------------------------- */
@@ -115,9 +124,10 @@ static gs_stream_t *gs_stream_new(gs_skey_t key, unsigned flags)
 		pthread_mutex_unlock(&s->lock);
 		return s;
 	}
-	s = calloc(1, sizeof(*s));
-	if (!s)
+	/* On a line of its own: the cold lane's fields are its first line. */
+	if (posix_memalign((void **)&s, 64, sizeof(*s)))
 		return NULL;
+	memset(s, 0, sizeof(*s));
 	s->key = key;
 	s->flags = flags;
 	s->cap = gs_ring_max() < GS_RING_MIN ? gs_ring_max() : GS_RING_MIN;
@@ -154,7 +164,7 @@ static void gs_ring_grow(gs_stream_t *s)
 /* Find or create the state of a stream; NULL when memory is short. */
 static gs_stream_t *gs_stream_get(uintptr_t handle, void *ctx, unsigned flags)
 {
-	unsigned gen = __atomic_load_n(&gs_generation, __ATOMIC_ACQUIRE);
+	unsigned gen = __atomic_load_n(&gs_hot.generation, __ATOMIC_ACQUIRE);
 	if (gs_tls_stream.s && gs_tls_stream.key.handle == handle && gs_tls_stream.key.ctx == ctx &&
 	    gs_tls_stream.gen == gen)
 		return gs_tls_stream.s;
@@ -174,7 +184,7 @@ static gs_stream_t *gs_stream_get(uintptr_t handle, void *ctx, unsigned flags)
 			s = NULL;
 		}
 	}
-	gen = __atomic_load_n(&gs_generation, __ATOMIC_ACQUIRE);
+	gen = __atomic_load_n(&gs_hot.generation, __ATOMIC_ACQUIRE);
 	pthread_mutex_unlock(&gs_table_lock);
 	gs_tls_stream.key = key;
 	gs_tls_stream.gen = gen;
@@ -189,9 +199,9 @@ static void gs_note_held(gs_stream_t *s, uint32_t nheld)
 	uint32_t before = s->nheld;
 	__atomic_store_n(&s->nheld, nheld, __ATOMIC_RELEASE);
 	if (!before && nheld)
-		__atomic_fetch_add(&gs_held_streams, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&gs_hot.held_streams, 1, __ATOMIC_RELAXED);
 	else if (before && !nheld)
-		__atomic_fetch_sub(&gs_held_streams, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_sub(&gs_hot.held_streams, 1, __ATOMIC_RELAXED);
 }
 
 static void gs_match_clear(gs_stream_t *s)
@@ -549,7 +559,33 @@ static void gs_period_feed(gs_stream_t *s, const gs_rec_t *r, uint64_t at)
 
 /* ---- cold streams (see gs_stream_t and docs/how-it-works.md) ------------- */
 
-/* A new cold segment begins. */
+_Static_assert(offsetof(gs_stream_t, cold_fast) + sizeof(uint64_t) <= 64,
+	       "the cold lane's fields must share the stream state's first line");
+
+/*
+ * The cold segment's lock.  Held for a few instructions (the lane) or for
+ * the end of a segment, never across a call that may block or take a lock.
+ */
+static __attribute__((noinline, cold)) void gs_cold_lock_wait(gs_stream_t *s)
+{
+	do {
+		while (__atomic_load_n(&s->cold_spin, __ATOMIC_RELAXED))
+			sched_yield();
+	} while (__atomic_exchange_n(&s->cold_spin, 1, __ATOMIC_ACQUIRE));
+}
+
+static inline void gs_cold_lock(gs_stream_t *s)
+{
+	if (GS_UNLIKELY(__atomic_exchange_n(&s->cold_spin, 1, __ATOMIC_ACQUIRE)))
+		gs_cold_lock_wait(s);
+}
+
+static inline void gs_cold_unlock(gs_stream_t *s)
+{
+	__atomic_store_n(&s->cold_spin, 0, __ATOMIC_RELEASE);
+}
+
+/* A new cold segment begins; cold lock held. */
 static void gs_cold_segment_begin(gs_stream_t *s)
 {
 	s->cold_hash = 0;
@@ -557,19 +593,25 @@ static void gs_cold_segment_begin(gs_stream_t *s)
 	s->cold_fast = 0;
 }
 
+/* Stream lock held. */
 static void gs_cold_enter(gs_stream_t *s)
 {
 	if (!s->cold_ids && !(s->cold_ids = calloc(GS_COLD_IDS, sizeof(*s->cold_ids))))
 		return; /* no memory for it: the stream stays warm */
+	gs_cold_lock(s);
 	__atomic_store_n(&s->cold, true, __ATOMIC_RELAXED);
 	gs_cold_segment_begin(s);
+	gs_cold_unlock(s);
 	s->last_id = 0; /* nothing recorded to speculate from */
 	GS_STAT_INC(cold_streams);
 	gs_log(GS_LOG_DEBUG, "stream %#lx goes cold: %u segments in a row did not repeat",
 	       (unsigned long)s->key.handle, s->fresh);
 }
 
-/* Keep records again; the next launch begins a segment (pos did not move). */
+/*
+ * Keep records again; the next launch begins a segment (pos did not move).
+ * Both locks held.
+ */
 static void gs_cold_wake(gs_stream_t *s)
 {
 	__atomic_store_n(&s->cold, false, __ATOMIC_RELAXED);
@@ -578,10 +620,10 @@ static void gs_cold_wake(gs_stream_t *s)
 	GS_STAT_INC(cold_woken);
 }
 
-/* The end of a cold segment: count its launches, and wake if it repeated. */
+/* The end of a cold segment: count its launches, and wake if it repeated.  Both locks held. */
 static void gs_cold_end(gs_stream_t *s)
 {
-	/* The fast path counts nothing itself (no atomics on it). */
+	/* The lane counts nothing itself (no atomics on it). */
 	GS_STAT_ADD(launches, s->cold_fast);
 	GS_STAT_ADD(passed, s->cold_fast);
 	GS_STAT_ADD(cold_passed, s->cold_len);
@@ -598,7 +640,7 @@ static void gs_cold_end(gs_stream_t *s)
 	gs_cold_segment_begin(s);
 }
 
-/* One more launch in a cold segment. */
+/* One more launch in a cold segment.  Both locks held. */
 static void gs_cold_step(gs_stream_t *s, uint64_t key)
 {
 	s->cold_hash = gs_hash_step(s->cold_hash, key);
@@ -614,7 +656,9 @@ static void gs_cold_step(gs_stream_t *s, uint64_t key)
 static void gs_segment_end(gs_stream_t *s)
 {
 	if (__atomic_load_n(&s->cold, __ATOMIC_RELAXED)) {
+		gs_cold_lock(s);
 		gs_cold_end(s);
+		gs_cold_unlock(s);
 		return;
 	}
 	uint64_t len = s->pos - s->seg_start;
@@ -702,7 +746,7 @@ static void gs_flush_one(gs_stream_t *s, gs_flush_reason_t why, const char *api,
 static void gs_flush_legacy_peers(gs_stream_t *self, void *ctx, unsigned flags, const char *api)
 {
 	if (!(flags & (GS_STREAM_LEGACY | GS_STREAM_BLOCKING)) ||
-	    !__atomic_load_n(&gs_held_streams, __ATOMIC_RELAXED))
+	    !__atomic_load_n(&gs_hot.held_streams, __ATOMIC_RELAXED))
 		return;
 	pthread_mutex_lock(&gs_table_lock);
 	for (gs_stream_t *s = gs_streams; s; s = s->hh.next) {
@@ -729,7 +773,7 @@ int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec
 {
 	GS_STAT_INC(launches);
 	gs_stream_t *s = NULL;
-	if (!gs_engine_active() || __atomic_load_n(&gs_capturing, __ATOMIC_ACQUIRE) ||
+	if (!gs_engine_active() || __atomic_load_n(&gs_hot.capturing, __ATOMIC_ACQUIRE) ||
 	    (sflags & GS_STREAM_PASSTHRU) || !(s = gs_stream_get(handle, ctx, sflags))) {
 		gs_flush_legacy_peers(NULL, ctx, sflags, api);
 		int rc = gs_engine_ops ? gs_engine_ops->submit(rec, handle) : -1;
@@ -741,11 +785,18 @@ int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec
 	pthread_mutex_lock(&s->lock);
 	if (__atomic_load_n(&s->cold, __ATOMIC_RELAXED)) {
 		gs_seq_t *cands[GS_MAX_CANDS];
+		gs_cold_lock(s);
+		bool first = !s->cold_len;
+		gs_cold_unlock(s);
 		/* A segment that begins like an armed sequence wakes the stream. */
-		if (!s->cold_len && gs_starts(s, rec, true, cands)) {
+		bool wake = first && gs_starts(s, rec, true, cands);
+		gs_cold_lock(s);
+		if (wake)
 			gs_cold_wake(s);
-		} else {
+		else
 			gs_cold_step(s, rec->shape);
+		gs_cold_unlock(s);
+		if (!wake) {
 			int rc = gs_pass(s, rec, api);
 			pthread_mutex_unlock(&s->lock);
 			return rc;
@@ -785,25 +836,58 @@ int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec
 	return rc;
 }
 
-bool gs_engine_launch_cold(uintptr_t handle, void *ctx, unsigned sflags, uint64_t key,
-			   int (*submit)(const void *call), const void *call, int *rc)
+/*
+ * The cold lane proper: count the launch into s's cold segment unless it
+ * must take the full path.  The vendor call comes after, outside any lock:
+ * nothing is held on a cold stream, and a launch racing with it from
+ * another thread (one that may wake the stream) is unordered with it in
+ * the application too.
+ */
+static inline __attribute__((always_inline)) bool gs_cold_take(gs_stream_t *s, uint64_t key)
+{
+	gs_cold_lock(s);
+	uint64_t len = s->cold_len;
+	/*
+	 * The first launch of a segment takes the full path (it may wake the
+	 * stream), and so does the one that makes it long enough for period
+	 * detection (which needs records).
+	 */
+	bool ok = __atomic_load_n(&s->cold, __ATOMIC_RELAXED) && len &&
+		  len + 1 < gs_hot.cold_limit;
+	if (GS_LIKELY(ok)) {
+		s->cold_hash = gs_hash_step(s->cold_hash, key);
+		s->cold_len = len + 1;
+		s->cold_fast++;
+	}
+	gs_cold_unlock(s);
+	return ok;
+}
+
+bool gs_engine_cold(uintptr_t handle, void *ctx, unsigned sflags, uint64_t key)
 {
 	gs_stream_t *s;
 	if ((sflags & GS_STREAM_PASSTHRU) || !gs_engine_active() ||
-	    __atomic_load_n(&gs_capturing, __ATOMIC_ACQUIRE) ||
+	    __atomic_load_n(&gs_hot.capturing, __ATOMIC_ACQUIRE) ||
 	    !(s = gs_stream_get(handle, ctx, sflags)) || !__atomic_load_n(&s->cold, __ATOMIC_RELAXED))
 		return false;
 	gs_flush_legacy_peers(s, ctx, s->flags, "launch");
-	pthread_mutex_lock(&s->lock);
-	/* The first launch of a segment takes the full path: it may wake the stream. */
-	bool cold = __atomic_load_n(&s->cold, __ATOMIC_RELAXED) && s->cold_len;
-	if (cold) {
-		s->cold_fast++;
-		gs_cold_step(s, key);
-		*rc = submit(call);
-	}
-	pthread_mutex_unlock(&s->lock);
-	return cold;
+	return gs_cold_take(s, key);
+}
+
+GS_HOT bool gs_engine_cold_cached(uintptr_t handle, void *ctx, uint64_t key)
+{
+	gs_stream_t *s = gs_tls_stream.s;
+	if (!s || gs_tls_stream.key.handle != handle || (ctx && gs_tls_stream.key.ctx != ctx) ||
+	    gs_tls_stream.gen != __atomic_load_n(&gs_hot.generation, __ATOMIC_ACQUIRE) ||
+	    !__atomic_load_n(&gs_hot.active, __ATOMIC_ACQUIRE) ||
+	    __atomic_load_n(&gs_hot.capturing, __ATOMIC_ACQUIRE) ||
+	    !__atomic_load_n(&s->cold, __ATOMIC_RELAXED))
+		return false;
+	/* Held work it must wait for, or that must wait for it: the full path flushes it. */
+	if ((s->flags & (GS_STREAM_LEGACY | GS_STREAM_BLOCKING)) &&
+	    __atomic_load_n(&gs_hot.held_streams, __ATOMIC_RELAXED))
+		return false;
+	return gs_cold_take(s, key);
 }
 
 void gs_engine_flush_stream(uintptr_t handle, void *ctx, unsigned sflags, gs_flush_reason_t why,
@@ -858,7 +942,7 @@ void gs_engine_forget_funcs(const char *api)
 		HASH_DELETE(hh, gs_streams, s);
 		gs_stream_retire(s, GS_FLUSH_MODULE, api);
 	}
-	__atomic_fetch_add(&gs_generation, 1, __ATOMIC_ACQ_REL);
+	__atomic_fetch_add(&gs_hot.generation, 1, __ATOMIC_ACQ_REL);
 	pthread_mutex_unlock(&gs_table_lock);
 	/*
 	 * Every sequence is cancelled now, but the builder may be building
@@ -881,7 +965,7 @@ void gs_engine_stream_destroy(uintptr_t handle, void *ctx, const char *api)
 	HASH_FIND(hh, gs_streams, &key, sizeof(key), s);
 	if (s) {
 		HASH_DELETE(hh, gs_streams, s);
-		__atomic_fetch_add(&gs_generation, 1, __ATOMIC_ACQ_REL);
+		__atomic_fetch_add(&gs_hot.generation, 1, __ATOMIC_ACQ_REL);
 		gs_stream_retire(s, GS_FLUSH_STREAM, api);
 	}
 	pthread_mutex_unlock(&gs_table_lock);
@@ -893,12 +977,12 @@ void gs_engine_capture_begin(const char *api)
 		return;
 	gs_build_pause(); /* before the flush, which may queue a build */
 	gs_engine_flush_all(GS_FLUSH_CAPTURE, api);
-	__atomic_fetch_add(&gs_capturing, 1, __ATOMIC_ACQ_REL);
+	__atomic_fetch_add(&gs_hot.capturing, 1, __ATOMIC_ACQ_REL);
 }
 
 bool gs_engine_capturing(void)
 {
-	return __atomic_load_n(&gs_capturing, __ATOMIC_ACQUIRE) != 0;
+	return __atomic_load_n(&gs_hot.capturing, __ATOMIC_ACQUIRE) != 0;
 }
 
 void gs_engine_capture_end(const char *api)
@@ -906,8 +990,8 @@ void gs_engine_capture_end(const char *api)
 	(void)api;
 	if (!gs_engine_active())
 		return;
-	int n = __atomic_load_n(&gs_capturing, __ATOMIC_ACQUIRE);
-	while (n > 0 && !__atomic_compare_exchange_n(&gs_capturing, &n, n - 1, false,
+	int n = __atomic_load_n(&gs_hot.capturing, __ATOMIC_ACQUIRE);
+	while (n > 0 && !__atomic_compare_exchange_n(&gs_hot.capturing, &n, n - 1, false,
 						     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		;
 	if (n > 0)
@@ -958,9 +1042,9 @@ static void gs_fork_child(void)
 	pthread_mutex_init(&gs_table_lock, NULL);
 	gs_streams = NULL;
 	gs_stream_pool = NULL;
-	__atomic_store_n(&gs_active, false, __ATOMIC_RELEASE);
-	__atomic_fetch_add(&gs_generation, 1, __ATOMIC_ACQ_REL);
-	gs_held_streams = 0;
+	__atomic_store_n(&gs_hot.active, false, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&gs_hot.generation, 1, __ATOMIC_ACQ_REL);
+	gs_hot.held_streams = 0;
 	gs_trace_on = false;
 	gs_build_forget();
 }
@@ -998,7 +1082,8 @@ bool gs_engine_init(const gs_ops_t *ops)
 		}
 		if (gs_config.async_build)
 			gs_build_start();
-		__atomic_store_n(&gs_active, true, __ATOMIC_RELEASE);
+		gs_hot.cold_limit = gs_config.period ? (uint64_t)gs_config.period_after : UINT64_MAX;
+		__atomic_store_n(&gs_hot.active, true, __ATOMIC_RELEASE);
 		gs_log(GS_LOG_INFO, "active with the %s backend", ops->name);
 	}
 	pthread_mutex_unlock(&gs_init_lock);
@@ -1014,7 +1099,7 @@ void gs_engine_fini(void)
 	}
 	gs_engine_flush_all(GS_FLUSH_EXIT, "exit");
 	gs_build_stop(); /* graphs being built are published or freed first */
-	__atomic_store_n(&gs_active, false, __ATOMIC_RELEASE);
+	__atomic_store_n(&gs_hot.active, false, __ATOMIC_RELEASE);
 	if (gs_config.summary) {
 		char line[512];
 		gs_stats_summary(line, sizeof(line) - 1);
@@ -1037,7 +1122,7 @@ void gs_engine_fini(void)
 		gs_stream_pool = s->hh.next;
 		gs_stream_free(s, true);
 	}
-	__atomic_fetch_add(&gs_generation, 1, __ATOMIC_ACQ_REL);
+	__atomic_fetch_add(&gs_hot.generation, 1, __ATOMIC_ACQ_REL);
 	pthread_mutex_unlock(&gs_table_lock);
 	gs_inited = false; /* a test may start the engine again */
 	pthread_mutex_unlock(&gs_init_lock);

@@ -86,12 +86,21 @@ int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags,
  * after the first of each segment may pass through without one.  A backend
  * calls this before building a record, with `key`, a hash of the launch's
  * structure (function, grid, block, shared memory) that it can compute
- * from the call alone.  When it returns true the launch was submitted with
- * submit(call) and *rc has the vendor's status; when false, the backend
- * builds the record and calls gs_engine_launch() as usual.
+ * from the call alone.  When it returns true the launch was counted into
+ * the stream's cold segment and the backend calls the vendor with it at
+ * once, as the application did; when false, the backend builds the record
+ * and calls gs_engine_launch() as usual.
  */
-bool gs_engine_launch_cold(uintptr_t handle, void *ctx, unsigned sflags, uint64_t key,
-			   int (*submit)(const void *call), const void *call, int *rc);
+bool gs_engine_cold(uintptr_t handle, void *ctx, unsigned sflags, uint64_t key);
+
+/*
+ * The same for the stream the calling thread's last launch went to: no
+ * stream kind, no table.  `ctx` is the current context for a default
+ * stream (whose handle every context shares), and NULL for a stream its
+ * handle alone names.  False also when the stream is not the thread's
+ * last; the backend then calls gs_engine_cold(), which caches it.
+ */
+bool gs_engine_cold_cached(uintptr_t handle, void *ctx, uint64_t key);
 
 /*
  * Submit the held work of one stream (and what the legacy-stream rules tie

@@ -117,8 +117,21 @@ typedef struct gs_skey {
 } gs_skey_t;
 
 typedef struct gs_stream {
+	/*
+	 * The first cache line (states are allocated on one): all the cold
+	 * lane reads and writes (gs_engine_cold_cached).  The segment of a cold
+	 * stream (see `fresh` below) is guarded by cold_spin, taken inside
+	 * `lock` or alone by the lane for a few instructions: changing `cold`
+	 * also needs `lock`, so it is stable under `lock`.
+	 */
 	gs_skey_t key;
-	unsigned flags; /* GS_STREAM_* */
+	unsigned flags;      /* GS_STREAM_* */
+	bool cold;           /* atomic: read without either lock as a hint */
+	unsigned char cold_spin;
+	uint64_t cold_hash;  /* the cold segment so far */
+	uint64_t cold_len;   /* its launches */
+	uint64_t cold_fast;  /* ... of them through the cold lane */
+
 	pthread_mutex_t lock;
 
 	/*
@@ -173,14 +186,11 @@ typedef struct gs_stream {
 	 * through, chaining a structural key of each into cold_hash.  A
 	 * segment whose (cold_hash, length) was seen among the last cold ones
 	 * warms the stream again, and so does a segment beginning like an
-	 * armed sequence (its first launch always takes the full path).
+	 * armed sequence (its first launch always takes the full path).  The
+	 * segment itself is at the top, on the lane's line.
 	 */
-	bool cold;           /* atomic: read without the lock as a hint */
 	uint32_t fresh;      /* segments in a row that did not repeat (warm) */
 	const void *seg_thread; /* the thread that issued the segment's last launch */
-	uint64_t cold_hash;  /* the cold segment so far */
-	uint64_t cold_len;   /* its launches */
-	uint64_t cold_fast;  /* ... of them through gs_engine_launch_cold */
 	uint64_t *cold_ids;  /* GS_COLD_IDS recent cold segments, direct-mapped */
 
 	/* Period detection runs only in segments longer than

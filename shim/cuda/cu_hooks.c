@@ -9,6 +9,8 @@
  *   ALL       submit all held work, then call it
  *   FORGET    as ALL, then drop cached handles (module or context gone)
  *   CUSTOM    forward to a hand-written gs_cu_x_<name>(per_thread, ...)
+ *   LANE      the wrapper itself is hand-written (cu_launch.c): the cold
+ *             lane, then gs_cu_x_<name>
  */
 #include "cu_internal.h"
 
@@ -78,14 +80,24 @@ gs_cu_real_t gs_cu_real;
 		return gs_cu_x_##base(pt, GS_CU_UNPAREN args);              \
 	}
 
+#define GS_CU_WRAP_LANE(why, ret, name, base, params, args, strm, pt)
+
 #define GS_HOOK(cls, why, wrap, ret, name, base, params, args, strm, pt) \
 	GS_CU_WRAP_##wrap(why, ret, name, base, params, args, strm, pt)
 #include "cu_api.def"
 #undef GS_HOOK
 
-/* The exported names. */
-#define GS_HOOK(cls, why, wrap, ret, name, base, params, args, strm, pt) \
+/* The exported names (the lane's are in cu_launch.c: an alias must be beside its target). */
+#define GS_CU_ALIAS(ret, name, params) \
 	GS_EXPORT ret name params __attribute__((alias("gs_cu_w_" #name)));
+#define GS_CU_ALIAS_HARMLESS GS_CU_ALIAS
+#define GS_CU_ALIAS_STREAM GS_CU_ALIAS
+#define GS_CU_ALIAS_ALL GS_CU_ALIAS
+#define GS_CU_ALIAS_FORGET GS_CU_ALIAS
+#define GS_CU_ALIAS_CUSTOM GS_CU_ALIAS
+#define GS_CU_ALIAS_LANE(ret, name, params)
+#define GS_HOOK(cls, why, wrap, ret, name, base, params, args, strm, pt) \
+	GS_CU_ALIAS_##wrap(ret, name, params)
 #include "cu_api.def"
 #undef GS_HOOK
 

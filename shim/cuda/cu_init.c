@@ -10,7 +10,7 @@
 
 #include "cu_internal.h"
 
-int gs_cu_state;
+gs_cu_lane_t gs_cu_lane __attribute__((aligned(64)));
 __thread int gs_cu_depth __attribute__((tls_model("initial-exec")));
 
 static void *gs_cu_lib;
@@ -20,7 +20,7 @@ static __thread int gs_cu_initialising __attribute__((tls_model("initial-exec"))
 
 /*
  * Real pointer -> index into gs_cu_hooks.  Open addressing, written once
- * before gs_cu_state leaves GS_CU_NONE and read-only afterwards.
+ * before gs_cu_lane.state leaves GS_CU_NONE and read-only afterwards.
  */
 #define GS_CU_MAP_SIZE 2048u
 _Static_assert(GS_CU_MAP_SIZE >= 2 * GS_CU_NHOOKS, "real-pointer map too small");
@@ -58,13 +58,22 @@ static void gs_cu_map_add(const void *real, int idx)
 
 void *gs_cu_wrapper_for(const void *real)
 {
-	if (!real || __atomic_load_n(&gs_cu_state, __ATOMIC_ACQUIRE) == GS_CU_NONE)
+	if (!real || __atomic_load_n(&gs_cu_lane.state, __ATOMIC_ACQUIRE) == GS_CU_NONE)
 		return NULL;
 	for (unsigned i = gs_cu_map_slot(real); gs_cu_map[i].real;
 	     i = (i + 1) & (GS_CU_MAP_SIZE - 1))
 		if (gs_cu_map[i].real == real)
 			return gs_cu_hooks[gs_cu_map[i].idx].wrapper;
 	return NULL;
+}
+
+void gs_cu_lane_fill(void)
+{
+	gs_cu_lane.launch[0] = gs_cu_real.cuLaunchKernel;
+	gs_cu_lane.launch[1] = gs_cu_real.cuLaunchKernel_ptsz;
+	gs_cu_lane.launch_ex[0] = gs_cu_real.cuLaunchKernelEx;
+	gs_cu_lane.launch_ex[1] = gs_cu_real.cuLaunchKernelEx_ptsz;
+	gs_cu_lane.ctx_get = gs_cu_real.cuCtxGetCurrent;
 }
 
 static void gs_cu_resolve(void)
@@ -90,6 +99,7 @@ static void gs_cu_resolve(void)
 		gs_cu_map_add(p, i);
 		found++;
 	}
+	gs_cu_lane_fill();
 	gs_log(GS_LOG_DEBUG, "graphshim: cuda: %u of %d entry points resolved",
 	       found, GS_CU_NHOOKS);
 }
@@ -97,7 +107,7 @@ static void gs_cu_resolve(void)
 static void gs_cu_init_once(void)
 {
 	gs_cu_resolve();
-	__atomic_store_n(&gs_cu_state, GS_CU_RESOLVED, __ATOMIC_RELEASE);
+	__atomic_store_n(&gs_cu_lane.state, GS_CU_RESOLVED, __ATOMIC_RELEASE);
 	int next = GS_CU_OFF;
 	if (gs_cu_lib && gs_cu_real.cuLaunchKernel && gs_cu_real.cuCtxGetCurrent) {
 		gs_cu_depth++;
@@ -106,7 +116,7 @@ static void gs_cu_init_once(void)
 		if (!failed)
 			next = GS_CU_ON;
 	}
-	__atomic_store_n(&gs_cu_state, next, __ATOMIC_RELEASE);
+	__atomic_store_n(&gs_cu_lane.state, next, __ATOMIC_RELEASE);
 }
 
 void gs_cu_init(void)
@@ -125,7 +135,7 @@ CUresult gs_cu_missing(int idx)
 	    !__atomic_exchange_n(&logged[idx], 1, __ATOMIC_RELAXED))
 		gs_log(GS_LOG_WARN, "graphshim: cuda: %s is not available from "
 		       "libcuda.so.1", gs_cu_hooks[idx].name);
-	if (__atomic_load_n(&gs_cu_state, __ATOMIC_ACQUIRE) == GS_CU_NONE || !gs_cu_lib)
+	if (__atomic_load_n(&gs_cu_lane.state, __ATOMIC_ACQUIRE) == GS_CU_NONE || !gs_cu_lib)
 		return CUDA_ERROR_NOT_INITIALIZED;
 	return CUDA_ERROR_NOT_SUPPORTED;
 }

@@ -69,6 +69,7 @@ extern const gs_cu_hook_t gs_cu_hooks[GS_CU_NHOOKS];
 	GS_CU_PROTO_##wrap(ret, base, params)
 #define GS_CU_PROTO_CUSTOM(ret, base, params) \
 	ret gs_cu_x_##base(int pt, GS_CU_UNPAREN params);
+#define GS_CU_PROTO_LANE(ret, base, params) GS_CU_PROTO_CUSTOM(ret, base, params)
 #define GS_CU_PROTO_ELEMENT(ret, base, params)
 #define GS_CU_PROTO_STREAM(ret, base, params)
 #define GS_CU_PROTO_ALL(ret, base, params)
@@ -86,7 +87,21 @@ enum {
 	GS_CU_OFF = 3,      /* engine refused or absent: pass everything through */
 };
 
-extern int gs_cu_state;
+/*
+ * What a launch on a cold stream reads of the backend, on one cache line:
+ * the state (GS_CU_*), and copies of the real launch entry points, [0]
+ * plain and [1] per-thread (_ptsz), written before the state leaves
+ * GS_CU_NONE.
+ */
+typedef struct gs_cu_lane {
+	int state;
+	gs_cu_pfn_cuLaunchKernel launch[2];
+	gs_cu_pfn_cuLaunchKernelEx launch_ex[2];
+	gs_cu_pfn_cuCtxGetCurrent ctx_get;
+} gs_cu_lane_t;
+extern gs_cu_lane_t gs_cu_lane;
+/* Copy the launch entry points from gs_cu_real into gs_cu_lane. */
+void gs_cu_lane_fill(void);
 /* Raised while graphshim itself is in the engine or the driver. */
 extern __thread int gs_cu_depth __attribute__((tls_model("initial-exec")));
 
@@ -101,7 +116,7 @@ void *gs_cu_dlsym_real(void *handle, const char *name);
 
 #define GS_CU_READY()                                                         \
 	do {                                                                  \
-		if (GS_UNLIKELY(__atomic_load_n(&gs_cu_state,                 \
+		if (GS_UNLIKELY(__atomic_load_n(&gs_cu_lane.state,            \
 						__ATOMIC_ACQUIRE) == GS_CU_NONE)) \
 			gs_cu_init();                                         \
 	} while (0)
@@ -109,7 +124,7 @@ void *gs_cu_dlsym_real(void *handle, const char *name);
 /* True when a hook may involve the engine. */
 static inline bool gs_cu_engine_ok(void)
 {
-	return __atomic_load_n(&gs_cu_state, __ATOMIC_ACQUIRE) == GS_CU_ON &&
+	return __atomic_load_n(&gs_cu_lane.state, __ATOMIC_ACQUIRE) == GS_CU_ON &&
 	       gs_cu_depth == 0;
 }
 

@@ -175,14 +175,9 @@ static CUresult gs_cu_hold(gs_rec_t *r, const gs_cu_orig_t *o,
 	return (CUresult)st;
 }
 
-static int gs_cu_orig_submit(const void *o)
-{
-	return (int)gs_cu_orig_call(o);
-}
-
 /* A cold stream's structural key of a launch: nothing but the call's own words. */
-static uint64_t gs_cu_cold_key(CUfunction f, const unsigned grid[3], const unsigned block[3],
-			       unsigned shmem)
+static inline uint64_t gs_cu_cold_key(CUfunction f, const unsigned grid[3],
+				      const unsigned block[3], unsigned shmem)
 {
 	uint64_t g = ((uint64_t)grid[0] << 42) ^ ((uint64_t)grid[1] << 21) ^ grid[2];
 	uint64_t b = ((uint64_t)block[0] << 42) ^ ((uint64_t)block[1] << 21) ^ block[2];
@@ -198,14 +193,12 @@ static CUresult gs_cu_kernel(const gs_cu_orig_t *o, CUfunction f, const unsigned
 	CUcontext ctx = gs_cu_ctx_current();
 	if (!f || !ctx)
 		return gs_cu_boundary(o, &sr, ctx, GS_FLUSH_ATTR, api);
-	int rc;
 	gs_cu_depth++;
-	bool cold = gs_engine_launch_cold(sr.handle, ctx, sr.sflags,
-					  gs_cu_cold_key(f, grid, block, shmem),
-					  gs_cu_orig_submit, o, &rc);
+	bool cold = gs_engine_cold(sr.handle, ctx, sr.sflags, gs_cu_cold_key(f, grid, block, shmem));
+	CUresult rc = cold ? gs_cu_orig_call(o) : CUDA_SUCCESS;
 	gs_cu_depth--;
 	if (cold)
-		return (CUresult)rc;
+		return rc;
 	const gs_cu_fn_t *fn = gs_cu_fn_get(f);
 	/*
 	 * A launch the driver would reject must reach it now, so the
@@ -265,6 +258,85 @@ CUresult gs_cu_x_cuLaunchKernelEx(int pt, const CUlaunchConfig *cfg, CUfunction 
 	return gs_cu_kernel(&o, f, grid, block, cfg->sharedMemBytes, cfg->hStream, kp,
 			    extra, api);
 }
+
+/*
+ * The cold lane (gs_engine_cold_cached): the exported launch entry points
+ * themselves.  A launch on the stream this thread's last launch went to,
+ * while that stream is cold, goes to the driver with only a hash of its
+ * structure computed: no copy of the call, the caller's own arguments
+ * passed on as they came (a tail call), and a handful of cache lines (a
+ * real launch evicts them all; docs/performance.md, "Pass-through cost").
+ * An ordinary stream is named by its handle alone; the legacy default
+ * stream's handle is every context's, so it costs one driver call for the
+ * current context.  The per-thread default stream is never held on and
+ * never takes the lane.  Every other launch takes gs_cu_x_<name>, which
+ * caches the stream for the next one.  No lock is held when the driver is
+ * called, so the depth need not be raised.
+ */
+GS_HOT static inline bool gs_cu_lane_take(int pt, CUstream s, CUfunction f, uint64_t key)
+{
+	if (GS_UNLIKELY(__atomic_load_n(&gs_cu_lane.state, __ATOMIC_ACQUIRE) != GS_CU_ON) ||
+	    gs_cu_depth || !f)
+		return false;
+	if (!s)
+		s = pt ? CU_STREAM_PER_THREAD : CU_STREAM_LEGACY;
+	if (GS_LIKELY(s != CU_STREAM_LEGACY && s != CU_STREAM_PER_THREAD))
+		return gs_engine_cold_cached((uintptr_t)s, NULL, key);
+	CUcontext ctx = NULL;
+	if (s == CU_STREAM_PER_THREAD || gs_cu_lane.ctx_get(&ctx) != CUDA_SUCCESS || !ctx)
+		return false;
+	return gs_engine_cold_cached((uintptr_t)CU_STREAM_LEGACY, ctx, key);
+}
+
+#define GS_CU_LANE_KERNEL(name, pt)                                                       \
+	GS_HOT CUresult gs_cu_w_##name(CUfunction f, unsigned int gx, unsigned int gy,     \
+				       unsigned int gz, unsigned int bx, unsigned int by,  \
+				       unsigned int bz, unsigned int shmem, CUstream s,    \
+				       void **kp, void **extra);                           \
+	GS_HOT CUresult gs_cu_w_##name(CUfunction f, unsigned int gx, unsigned int gy,     \
+				       unsigned int gz, unsigned int bx, unsigned int by,  \
+				       unsigned int bz, unsigned int shmem, CUstream s,    \
+				       void **kp, void **extra)                            \
+	{                                                                                 \
+		gs_cu_pfn_cuLaunchKernel fn = gs_cu_lane.launch[pt];                       \
+		const unsigned grid[3] = { gx, gy, gz }, block[3] = { bx, by, bz };         \
+		if (GS_LIKELY(fn) &&                                                       \
+		    gs_cu_lane_take(pt, s, f, gs_cu_cold_key(f, grid, block, shmem)))       \
+			return fn(f, gx, gy, gz, bx, by, bz, shmem, s, kp, extra);          \
+		return gs_cu_x_cuLaunchKernel(pt, f, gx, gy, gz, bx, by, bz, shmem, s, kp, \
+					      extra);                                     \
+	}                                                                                 \
+	GS_EXPORT GS_HOT CUresult name(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, \
+				unsigned int bx, unsigned int by, unsigned int bz,          \
+				unsigned int shmem, CUstream s, void **kp, void **extra)    \
+		__attribute__((alias("gs_cu_w_" #name)));
+
+GS_CU_LANE_KERNEL(cuLaunchKernel, 0)
+GS_CU_LANE_KERNEL(cuLaunchKernel_ptsz, 1)
+
+#define GS_CU_LANE_KERNEL_EX(name, pt)                                                     \
+	GS_HOT CUresult gs_cu_w_##name(const CUlaunchConfig *cfg, CUfunction f, void **kp, \
+				       void **extra);                                      \
+	GS_HOT CUresult gs_cu_w_##name(const CUlaunchConfig *cfg, CUfunction f, void **kp, \
+				       void **extra)                                       \
+	{                                                                                  \
+		gs_cu_pfn_cuLaunchKernelEx fn = gs_cu_lane.launch_ex[pt];                   \
+		if (cfg && !cfg->numAttrs && GS_LIKELY(fn)) {                               \
+			const unsigned grid[3] = { cfg->gridDimX, cfg->gridDimY,             \
+						   cfg->gridDimZ };                          \
+			const unsigned block[3] = { cfg->blockDimX, cfg->blockDimY,          \
+						    cfg->blockDimZ };                        \
+			if (gs_cu_lane_take(pt, cfg->hStream, f,                             \
+					    gs_cu_cold_key(f, grid, block, cfg->sharedMemBytes))) \
+				return fn(cfg, f, kp, extra);                               \
+		}                                                                          \
+		return gs_cu_x_cuLaunchKernelEx(pt, cfg, f, kp, extra);                     \
+	}                                                                                  \
+	GS_EXPORT GS_HOT CUresult name(const CUlaunchConfig *cfg, CUfunction f, void **kp,   \
+				void **extra) __attribute__((alias("gs_cu_w_" #name)));
+
+GS_CU_LANE_KERNEL_EX(cuLaunchKernelEx, 0)
+GS_CU_LANE_KERNEL_EX(cuLaunchKernelEx_ptsz, 1)
 
 /* ---- copies and memsets ---------------------------------------------------- */
 

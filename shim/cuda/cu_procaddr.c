@@ -53,7 +53,7 @@ static void *gs_cu_swap(void *p, const char *name, const char *via)
 	void *w = gs_cu_wrapper_for(p);
 	if (w)
 		return w;
-	if (__atomic_load_n(&gs_cu_state, __ATOMIC_ACQUIRE) != GS_CU_NONE) {
+	if (__atomic_load_n(&gs_cu_lane.state, __ATOMIC_ACQUIRE) != GS_CU_NONE) {
 		/* Unknown to cuda.h: a newer driver's entry point, not wrapped. */
 		Dl_info di;
 		if (dladdr(p, &di) && di.dli_fname && strstr(di.dli_fname, "libcuda"))

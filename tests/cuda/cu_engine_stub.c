@@ -45,17 +45,23 @@ int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec
 	return 0;
 }
 
-bool gs_engine_launch_cold(uintptr_t handle, void *ctx, unsigned sflags, uint64_t key,
-			   int (*submit)(const void *call), const void *call, int *rc)
+bool gs_engine_cold(uintptr_t handle, void *ctx, unsigned sflags, uint64_t key)
 {
 	gs_stub.cold_calls++;
 	gs_stub.cold_key = key;
 	gs_stub.handle = handle;
+	gs_stub.ctx = ctx;
 	gs_stub.sflags = sflags;
-	if (!gs_stub.cold)
-		return false;
-	*rc = submit(call);
-	return true;
+	return gs_stub.cold;
+}
+
+bool gs_engine_cold_cached(uintptr_t handle, void *ctx, uint64_t key)
+{
+	gs_stub.lane_calls++;
+	gs_stub.lane_key = key;
+	gs_stub.handle = handle;
+	gs_stub.ctx = ctx;
+	return gs_stub.lane;
 }
 
 void gs_engine_flush_stream(uintptr_t handle, void *ctx, unsigned sflags,

@@ -8,9 +8,10 @@ typedef struct gs_stub {
 	const gs_ops_t *ops;
 	int inits, launches, flush_stream, flush_all, destroyed, captures;
 	bool passthru; /* gs_engine_launch submits through ops at once */
-	bool cold;     /* gs_engine_launch_cold takes every launch it is offered */
-	int cold_calls;
-	uint64_t cold_key;
+	bool cold;     /* gs_engine_cold takes every launch it is offered */
+	bool lane;     /* gs_engine_cold_cached takes every launch it is offered */
+	int cold_calls, lane_calls;
+	uint64_t cold_key, lane_key;
 	uintptr_t handle;
 	void *ctx;
 	unsigned sflags;

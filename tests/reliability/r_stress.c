@@ -4,17 +4,21 @@
  * their own (blocking and non-blocking) and two on one shared stream, with
  * stream syncs, events, queries, cross-thread syncs of the shared stream
  * and now and then a step on the legacy default stream.  One argument of
- * the step drifts (patching and mismatches), and every thread adds to its
- * own slice of one buffer, so the result is fixed whatever the
- * interleaving: the program checks it and prints it, and the script
- * compares the output with a run without graphshim.  A watchdog fails the
- * run if it does not finish (a deadlock).
+ * the step drifts (patching and mismatches).  A seventh thread's steps
+ * never repeat (the block size changes every launch), so its stream goes
+ * cold and its launches take the cold lane, while an eighth thread
+ * synchronizes the whole context over and over, ending that stream's cold
+ * segments from outside.  Every worker adds to its own slice of one
+ * buffer, so the result is fixed whatever the interleaving: the program
+ * checks it and prints it, and the script compares the output with a run
+ * without graphshim.  A watchdog fails the run if it does not finish (a
+ * deadlock).
  *
  *   r_stress [iterations]     (default 1500)
  */
 #include "r_common.h"
 
-#define NT 6
+#define NT 7 /* workers; the last one's steps never repeat */
 #define N 32
 
 static CUcontext ctx;
@@ -24,10 +28,42 @@ static CUstream shared;
 static int iters = 1500;
 static atomic_int done;
 
-static void r_add(CUstream s, CUdeviceptr p, int v, unsigned n)
+static void r_add_block(CUstream s, CUdeviceptr p, int v, unsigned n, unsigned block)
 {
 	void *args[] = { &p, &v, &n };
-	CHECK(cuLaunchKernel(add, 1, 1, 1, 32, 1, 1, 0, s, args, NULL));
+	CHECK(cuLaunchKernel(add, 1, 1, 1, block, 1, 1, 0, s, args, NULL));
+}
+
+static void r_add(CUstream s, CUdeviceptr p, int v, unsigned n)
+{
+	r_add_block(s, p, v, n, 32);
+}
+
+/* The cold worker: the same sums, in launches no two steps share. */
+static void cold_steps(CUstream s, CUdeviceptr p)
+{
+	unsigned h = 1;
+	for (int i = 0; i < iters; i++) {
+		for (int k = 0; k < 7; k++) {
+			h = h * 1103515245u + 12345u;
+			int v = k < 6 ? 1 : i % 3;
+			r_add_block(s, k < 6 ? p : p + N / 2 * sizeof(int), v, k < 6 ? N : N / 2,
+				    1 + (h >> 16) % 64);
+		}
+		CHECK(cuStreamSynchronize(s));
+	}
+}
+
+/* Synchronize the context until every worker is done. */
+static void *syncer(void *arg)
+{
+	(void)arg;
+	CHECK(cuCtxSetCurrent(ctx));
+	while (atomic_load(&done) < NT) {
+		CHECK(cuCtxSynchronize());
+		usleep(200);
+	}
+	return NULL;
 }
 
 static void *worker(void *arg)
@@ -39,8 +75,10 @@ static void *worker(void *arg)
 	CHECK(cuCtxSetCurrent(ctx));
 	CHECK(cuStreamCreate(&own, id % 2 ? CU_STREAM_NON_BLOCKING : CU_STREAM_DEFAULT));
 	CHECK(cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING));
-	s = id >= 4 ? shared : own;
-	for (int i = 0; i < iters; i++) {
+	s = id == 4 || id == 5 ? shared : own;
+	if (id == 6)
+		cold_steps(s, p);
+	for (int i = 0; i < iters && id != 6; i++) {
 		/* Now and then a step on the legacy stream, tied to blocking
 		 * streams.  Not for thread 1: its non-blocking stream, synced only
 		 * every tenth step, would run concurrently with it on the same
@@ -103,7 +141,7 @@ int main(int argc, char **argv)
 	if (argc > 1)
 		iters = atoi(argv[1]);
 	const char *wd = getenv("R_WATCHDOG_S");
-	pthread_t th[NT], dog;
+	pthread_t th[NT], dog, sy;
 	ctx = t_setup();
 	add = t_func("add_scalar");
 	CHECK(cuMemAlloc(&buf, NT * N * sizeof(int)));
@@ -112,8 +150,10 @@ int main(int argc, char **argv)
 	pthread_create(&dog, NULL, watchdog, (void *)(intptr_t)(wd ? atoi(wd) : 100));
 	for (intptr_t i = 0; i < NT; i++)
 		pthread_create(&th[i], NULL, worker, (void *)i);
+	pthread_create(&sy, NULL, syncer, NULL);
 	for (int i = 0; i < NT; i++)
 		pthread_join(th[i], NULL);
+	pthread_join(sy, NULL);
 	pthread_join(dog, NULL);
 	CHECK(cuCtxSynchronize());
 	int out[NT * N];

@@ -1,6 +1,7 @@
 #!/bin/sh
-# Threads and constructor order.  r_stress (six threads, shared and own
-# streams, syncs, events, legacy-stream steps, a drifting argument) must
+# Threads and constructor order.  r_stress (seven threads, shared and own
+# streams, syncs, events, legacy-stream steps, a drifting argument, a cold
+# stream, and an eighth thread synchronizing the context) must
 # print the same result with and without graphshim, with the background
 # builder and without, replay from graphs, and finish (its watchdog and
 # timeout catch a deadlock).  r_ctor: a library constructor that uses the
@@ -33,7 +34,13 @@ for async in 0 1; do
 	if [ $(( ${rep:-0} + ${gated:-0} )) -lt 1000 ]; then
 		bad "stress (async build $async): only ${rep:-0} launches replayed, ${gated:-0} gated"; continue
 	fi
-	ok "stress (async build $async, gate $gate): identical, $rep launches replayed, ${gated:-0} sent eagerly by the gate, $mis mismatches"
+	# The seventh thread's stream went cold: its launches took the lane
+	# while the eighth ended its segments from outside.
+	cold=$(sed -n 's/.*"cold_passed": *\([0-9]*\).*/\1/p' "$tmp/s.json" | head -n 1)
+	if [ "${cold:-0}" -lt "$iters" ]; then
+		bad "stress (async build $async): only ${cold:-0} launches passed by a cold stream"; continue
+	fi
+	ok "stress (async build $async, gate $gate): identical, $rep launches replayed, ${gated:-0} sent eagerly by the gate, $mis mismatches, $cold passed cold"
 done
 
 if ! timeout 60 "$r/r_ctor" >"$tmp/c.log" 2>&1; then

@@ -176,17 +176,6 @@ void tb_start(const char *first, ...)
 	gs_engine_init(&tb_ops); /* true when GRAPHSHIM_ENABLE=0: everything passes */
 }
 
-struct tb_call {
-	const gs_rec_t *r;
-	uintptr_t stream;
-};
-
-static int tb_cold_submit(const void *call)
-{
-	const struct tb_call *c = call;
-	return tb_submit(c->r, c->stream);
-}
-
 static int tb_rec(uintptr_t stream, unsigned sflags, uint32_t kind, uintptr_t func, uint64_t a0,
 		  uint64_t a1, uint64_t aux)
 {
@@ -208,13 +197,21 @@ static int tb_rec(uintptr_t stream, unsigned sflags, uint32_t kind, uintptr_t fu
 		e->a0 = a0;
 		e->a1 = a1;
 	}
-	/* Kernels offer themselves to a cold stream first, as the backends'. */
-	struct tb_call c = { r, stream };
-	int rc;
-	if (kind == GS_REC_KERNEL &&
-	    gs_engine_launch_cold(stream, NULL, sflags, func * 0x9e3779b97f4a7c15ULL, tb_cold_submit,
-				  &c, &rc))
-		return rc;
+	/*
+	 * Kernels offer themselves to a cold stream first, as the CUDA
+	 * backend's: to the lane when the stream is not a default one, then
+	 * to the full lookup.
+	 */
+	uint64_t key = func * 0x9e3779b97f4a7c15ULL;
+	if (kind == GS_REC_KERNEL && !(sflags & (GS_STREAM_LEGACY | GS_STREAM_PASSTHRU)) &&
+	    gs_engine_cold_cached(stream, NULL, key)) {
+		tb.lane_hits++;
+		return tb_submit(r, stream);
+	}
+	if (kind == GS_REC_KERNEL && gs_engine_cold(stream, NULL, sflags, key)) {
+		tb.cold_hits++;
+		return tb_submit(r, stream);
+	}
 	return gs_engine_launch(stream, NULL, sflags, r, "tb_launch");
 }
 

@@ -42,6 +42,9 @@ typedef struct tb_state {
 	uint64_t clock, cost_eager, cost_node, cost_graph;
 	bool timers;
 	int timer_lag, timer_calls, fail_timer_at, live_timers;
+	/* Kernels the cold lane took (gs_engine_cold_cached), and the full
+	 * cold lookup (gs_engine_cold). */
+	int lane_hits, cold_hits;
 } tb_state_t;
 
 extern tb_state_t tb;

@@ -175,3 +175,107 @@ Test(cold, segments_cut_by_another_threads_flush_do_not_count)
 	cr_expect_eq(gs_stats.cold_streams, 1, "this thread's own syncs do");
 	tb_check();
 }
+
+/* ---- the cold lane (gs_engine_cold_cached) -------------------------------- */
+
+#define S2 ((uintptr_t)0x5002)
+
+Test(cold, the_lane_takes_a_cold_segment_after_its_first_launch)
+{
+	start_cold(S1, 0, "GRAPHSHIM_PERIOD_AFTER", "1000");
+	uint64_t launches = gs_stats.launches;
+	tb.lane_hits = tb.cold_hits = 0;
+	unique_step(S1, 0, 2, 8);
+	cr_expect_eq(tb.lane_hits, 7, "all but the first, which may wake the stream");
+	cr_expect_eq(tb.cold_hits, 0);
+	unique_step(S1, 0, 3, 8);
+	cr_expect_eq(tb.lane_hits, 14);
+	tb_check();
+	cr_expect_eq(gs_stats.launches, launches + 16, "the lane's launches are counted");
+	cr_expect_eq(gs_stats.cold_passed, 16);
+}
+
+Test(cold, the_lane_knows_only_the_threads_last_stream)
+{
+	start_cold(S1, 0, "GRAPHSHIM_PERIOD_AFTER", "1000");
+	tb.lane_hits = tb.cold_hits = 0;
+	tb_launch(S1, 0x7001, 0, 0); /* the segment's first: the full path */
+	tb_launch(S1, 0x7002, 0, 0);
+	cr_expect_eq(tb.lane_hits, 1);
+	tb_launch(S2, 0x7003, 0, 0); /* a warm stream: recorded */
+	tb_launch(S1, 0x7004, 0, 0);
+	cr_expect_eq(tb.lane_hits, 1, "S2 took the thread's cache");
+	cr_expect_eq(tb.cold_hits, 1, "the full lookup takes it, and caches S1 again");
+	tb_launch(S1, 0x7005, 0, 0);
+	cr_expect_eq(tb.lane_hits, 2);
+	tb_sync(S1, 0);
+	tb_sync(S2, 0);
+	tb_check();
+}
+
+/* S1 cold, in a segment, and this thread's last stream: in the lane. */
+static void start_in_lane(void)
+{
+	start_cold(S1, 0, "GRAPHSHIM_PERIOD_AFTER", "1000");
+	tb_launch(S1, 0x7001, 0, 0);
+	tb_launch(S1, 0x7002, 0, 0);
+	cr_assert_eq(tb.lane_hits, 1);
+	tb.lane_hits = tb.cold_hits = 0;
+}
+
+Test(cold, a_destroyed_stream_leaves_the_lane)
+{
+	start_in_lane();
+	gs_engine_stream_destroy(S1, NULL, "tb_destroy");
+	/* A new stream with the old handle is a new, warm stream. */
+	uint64_t held = gs_stats.held, passed = gs_stats.passed;
+	tb_launch(S1, 0x7003, 0, 0);
+	tb_launch(S1, 0x7004, 0, 0);
+	cr_expect_eq(tb.lane_hits + tb.cold_hits, 0);
+	cr_expect_eq(gs_stats.held + gs_stats.passed, held + passed + 2, "full-path launches");
+	tb_sync(S1, 0);
+	tb_check();
+}
+
+Test(cold, no_lane_during_an_application_capture)
+{
+	start_in_lane();
+	gs_engine_capture_begin("tb_capture");
+	tb_launch(S1, 0x7003, 0, 0);
+	tb_launch(S1, 0x7004, 0, 0);
+	gs_engine_capture_end("tb_capture");
+	cr_expect_eq(tb.lane_hits + tb.cold_hits, 0, "a capture passes everything straight through");
+	tb_sync(S1, 0);
+	tb_check();
+}
+
+static void *flush_all_often(void *arg)
+{
+	for (int i = 0; i < 2000 && !__atomic_load_n((int *)arg, __ATOMIC_ACQUIRE); i++)
+		gs_engine_flush_all(GS_FLUSH_SYNC, "another thread's sync");
+	return NULL;
+}
+
+/*
+ * The lane counts a launch into the segment under the segment's own lock,
+ * which another thread's flush (ending the segment) takes too: no launch
+ * is lost from the counts or counted twice (and TSan sees no race).
+ */
+Test(cold, the_lane_and_another_threads_flushes_count_every_launch)
+{
+	start_cold(S1, 0, "GRAPHSHIM_PERIOD_AFTER", "1000");
+	uint64_t launches = gs_stats.launches;
+	tb.lane_hits = tb.cold_hits = 0;
+	int stop = 0;
+	pthread_t t;
+	cr_assert_eq(pthread_create(&t, NULL, flush_all_often, &stop), 0);
+	for (unsigned i = 0; i < 20000; i++)
+		tb_launch(S1, 0x20000 + i, i, 0);
+	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	tb_sync(S1, 0);
+	cr_expect_gt(tb.lane_hits, 0);
+	tb_check();
+	cr_expect_eq(gs_stats.launches, launches + 20000);
+	cr_expect_eq(gs_stats.passed + gs_stats.held, gs_stats.launches - gs_stats.replayed);
+}
