@@ -18,7 +18,11 @@
  * says whether the two entry points differ (no: nothing is preloaded, and
  * added_ns measures the method's own noise).
  *
+ * --legacy issues every launch on the legacy default stream (stream 0)
+ * instead of streams of its own, both entry points' with --direct.
+ *
  *   nrepeat [--kernels K] [--steps N] [--seed S] [--out FILE] [--time] [--direct]
+ *           [--legacy]
  */
 #include <string.h>
 
@@ -84,7 +88,7 @@ int main(int argc, char **argv)
 {
 	long kernels = 256, steps = 1000, seed = 1;
 	const char *outp = NULL;
-	bool time = false, direct = false;
+	bool time = false, direct = false, legacy = false;
 
 	for (int i = 1; i < argc; i++) {
 		const char *v;
@@ -100,9 +104,11 @@ int main(int argc, char **argv)
 			time = true;
 		else if (strcmp(argv[i], "--direct") == 0)
 			direct = true;
+		else if (strcmp(argv[i], "--legacy") == 0)
+			legacy = true;
 		else {
 			fprintf(stderr, "usage: nrepeat [--kernels K] [--steps N] [--seed S] "
-					"[--out FILE] [--time] [--direct]\n");
+					"[--out FILE] [--time] [--direct] [--legacy]\n");
 			return 1;
 		}
 	}
@@ -165,7 +171,7 @@ int main(int argc, char **argv)
 		uint64_t ns[2] = { 0, 0 };
 		for (int pass = 0; pass < (direct ? 2 : 1); pass++) {
 			int via = direct ? (pass + (int)(step % 2)) % 2 : 0; /* alternately first */
-			CUstream on = via ? s2 : s;
+			CUstream on = legacy ? NULL : via ? s2 : s;
 			ns[via] = nr_issue(via ? drv : linked, touch, on, &x, grid, v, kernels, &salt);
 			GS_CHECK(cuStreamSynchronize(on));
 		}
@@ -179,8 +185,9 @@ int main(int argc, char **argv)
 	gs_wl_timer_wall(&tm, gs_wl_now_ns() - t0);
 	if (time) {
 		char label[256];
-		int len = snprintf(label, sizeof(label), "nrepeat mode=eager kernels=%ld launch_ns=%.1f",
-				   kernels, gs_wl_timer_median_ns(&issue) / (double)kernels);
+		int len = snprintf(label, sizeof(label),
+				   "nrepeat mode=eager kernels=%ld stream=%s launch_ns=%.1f", kernels,
+				   legacy ? "legacy" : "own", gs_wl_timer_median_ns(&issue) / (double)kernels);
 		if (direct) {
 			qsort(diff, (size_t)steps, sizeof(*diff), nr_cmp_i64);
 			double d = steps % 2 ? (double)diff[steps / 2]

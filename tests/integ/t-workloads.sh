@@ -85,6 +85,17 @@ case " ${GS_INTEG_ONLY:-nrepeat-direct} " in *" nrepeat-direct "*)
 		fails=$((fails + 1))
 	fi ;;
 esac
+# On the legacy default stream: it goes cold too (the lane then needs the
+# current context), and every launch is counted.
+run nrepeat-legacy 0 -- "$k/nrepeat" --steps 200 --legacy
+case " ${GS_INTEG_ONLY:-nrepeat-legacy} " in *" nrepeat-legacy "*)
+	if [ "$(stat "$tmp/s.json" launches)" != 51200 ] || [ "$(stat "$tmp/s.json" cold_streams)" -lt 1 ] ||
+	   [ "$(stat "$tmp/s.json" cold_passed)" -lt 40000 ]; then
+		echo "FAIL nrepeat-legacy: launches $(stat "$tmp/s.json" launches) (want 51200)," \
+			"cold_streams $(stat "$tmp/s.json" cold_streams), cold_passed $(stat "$tmp/s.json" cold_passed)"
+		fails=$((fails + 1))
+	fi ;;
+esac
 # Faults in graphshim's own driver calls: same results, counted, eager.
 run fault-graph-build 0 GS_SIM_FAIL_GRAPH_BUILD=1 -- $D
 run fault-instantiate 0 GS_SIM_FAIL_INSTANTIATE=1 -- $D
