@@ -11,6 +11,8 @@
 # here first and carry .gpucarry (see that script).
 #   GS_CONFIGURE_FLAGS  extra ./configure arguments
 #   GS_T_BUILD, GS_T_CHECK, GS_T_BENCH   stage limits in seconds (180, 170, 330)
+# With .gpucarry/before.tar (prepare-carry.sh, GS_CARRY_BEFORE) it also
+# builds that tree's library and hands it to bench.sh as GS_BENCH_BEFORE_LIB.
 # and those of check-gpu.sh and bench.sh (GS_CHECK_STEPS, GS_BENCH_ROUNDS...).
 set -u
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
@@ -77,6 +79,17 @@ if [ "${GS_ALL_BUILD:-1}" != 0 ]; then
 		tail -n 40 "$LOG/build.log"
 		echo "all: build FAILED; nothing run"
 		exit 1
+	fi
+fi
+if [ -f "$CARRY/before.tar" ]; then
+	B=$GS_WORK/before
+	mkdir -p "$B"
+	if stage build-before "${GS_T_BUILD:-180}" bash -c "cd '$B' && tar xf '$CARRY/before.tar' && \
+		touch m4/* build-aux/* aclocal.m4 configure config.h.in Makefile.in && \
+		./configure $CPPF ${GS_CONFIGURE_FLAGS:-} && make -j16 libgraphshim.la"; then
+		export GS_BENCH_BEFORE_LIB=$B/.libs/libgraphshim.so
+	else
+		tail -n 20 "$LOG/build-before.log"
 	fi
 fi
 stage check-gpu "${GS_T_CHECK:-170}" bash "$SRC/tools/gpu/check-gpu.sh"

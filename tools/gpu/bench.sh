@@ -17,6 +17,9 @@
 #                       shimoff shimring256 shimring16 shimnoperiod shimnospec shimwarm
 #                       preload (an empty library preloaded: the baseline):
 #                       where pass-through time goes)
+#   GS_BENCH_BEFORE_LIB another build of libgraphshim.so (all.sh sets it from
+#                       .gpucarry/before.tar): the mode `before` preloads it,
+#                       and passthru runs it by default
 #   GS_BENCH_TINY       tiny's arguments (default --steps 1000)
 #   GS_BENCH_DECODE     decode's arguments (default --steps 300)
 #   GS_BENCH_PY         decode.py's arguments (default --tokens 100 --rounds 2)
@@ -80,6 +83,7 @@ bench_one() {
 			shimring16) GRAPHSHIM_MAX_SEQ=16 LD_PRELOAD=$GS_LIB $PIN $cmd --time --out "$out" >"$log" 2>&1 ;;
 			shimnospec) GRAPHSHIM_SPECULATE=0 LD_PRELOAD=$GS_LIB $PIN $cmd --time --out "$out" >"$log" 2>&1 ;;
 			preload) LD_PRELOAD=$GS_WORK/libempty.so $PIN $cmd --time --out "$out" >"$log" 2>&1 ;;
+			before) LD_PRELOAD=$GS_BENCH_BEFORE_LIB $PIN $cmd --time --out "$out" >"$log" 2>&1 ;;
 			# the recorded pass-through: streams never go cold
 			shimwarm) GRAPHSHIM_COLD_AFTER=0 LD_PRELOAD=$GS_LIB $PIN $cmd --time --out "$out" >"$log" 2>&1 ;;
 			shimnoperiod) GRAPHSHIM_PERIOD=0 LD_PRELOAD=$GS_LIB $PIN $cmd --time --out "$out" >"$log" 2>&1 ;;
@@ -156,7 +160,12 @@ PY
 	# nrepeat --direct: per launch, the linked cuLaunchKernel minus the
 	# driver's own, step by step in one process (eager: both are the driver's).
 	if [ -f "$w.graphshim.added" ]; then
-		NOTES="$NOTES$name: in one process, cuLaunchKernel as linked minus the driver's own entry point, per launch (median over rounds of each run's median step difference): graphshim $(gs_median <"$w.graphshim.added") ns (rounds $(sort -g "$w.graphshim.added" | head -n 1) to $(sort -g "$w.graphshim.added" | tail -n 1)); eager, both the driver (the method's noise): $(gs_median <"$w.eager.added" 2>/dev/null || echo -) ns
+		local parts=""
+		for m in "${ml[@]}"; do
+			[ "$m" != eager ] && [ -f "$w.$m.added" ] || continue
+			parts="$parts${parts:+; }$m $(gs_median <"$w.$m.added") ns (rounds $(sort -g "$w.$m.added" | head -n 1) to $(sort -g "$w.$m.added" | tail -n 1))"
+		done
+		NOTES="$NOTES$name: in one process, cuLaunchKernel as linked minus the driver's own entry point, per launch (median over rounds of each run's median step difference): $parts; eager, both the driver (the method's noise): $(gs_median <"$w.eager.added" 2>/dev/null || echo -) ns
 "
 	fi
 	# The extra graphshim variants, each a line under the table.
@@ -165,7 +174,7 @@ PY
 		"shimoff:hooks only (GRAPHSHIM_ENABLE=0)" "shimring256:with GRAPHSHIM_MAX_SEQ=256" \
 		"shimnoperiod:with GRAPHSHIM_PERIOD=0" "shimring16:with GRAPHSHIM_MAX_SEQ=16" \
 		"shimnospec:with GRAPHSHIM_SPECULATE=0" "shimwarm:never cold (GRAPHSHIM_COLD_AFTER=0)" \
-		"preload:replaced by an empty preloaded library"; do
+		"preload:replaced by an empty preloaded library" "before:of the earlier build (GS_BENCH_BEFORE_LIB)"; do
 		case " $modes " in *" ${v%%:*} "*) ;; *) continue ;; esac
 		t=$(gs_median <"$w.${v%%:*}.times" 2>/dev/null || echo -)
 		NOTES="$NOTES$(printf '%s: graphshim %s %sus, speedup %s (interleaved in the same rounds)' \
@@ -200,7 +209,7 @@ for wl in $WORKLOADS; do
 	# nrepeat issuing each step twice, through the linked cuLaunchKernel
 	# and the driver's own: graphshim's pass-through cost without the
 	# process-to-process spread (kernels/nrepeat.c)
-	passthru) bench_one passthru "$ROUNDS" "eager graphshim" \
+	passthru) bench_one passthru "$ROUNDS" "eager graphshim${GS_BENCH_BEFORE_LIB:+ before}" \
 		"$GS_KBIN/nrepeat --direct ${GS_BENCH_NREPEAT:---steps 500}" ;;
 	hostwork) bench_one hostwork "$ROUNDS" "eager graphshim graph shimreplay" \
 		"$GS_KBIN/hostwork ${GS_BENCH_HOSTWORK:---steps 200}" ;;

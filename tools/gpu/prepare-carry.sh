@@ -5,6 +5,11 @@
 # .gpucarry/ (ignored by git): the generated configure/Makefile.in files and
 # the uthash headers.  Then call the device tool with carry [".gpucarry"];
 # all.sh uses them only where the machine lacks its own.
+#   GS_CARRY_BEFORE=<commit>  also pack that commit's tree, configure
+#                   included, as .gpucarry/before.tar: all.sh then builds
+#                   its library too, and bench.sh runs it as the mode
+#                   `before`, interleaved with this tree's (a before/after
+#                   measurement in one call).
 set -eu
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$SRC"
@@ -18,6 +23,14 @@ tar cf "$C/autotools.tar" configure Makefile.in aclocal.m4 config.h.in build-aux
 cp /usr/include/uthash.h /usr/include/utlist.h /usr/include/utarray.h \
 	/usr/include/utstring.h "$C/include/" 2>/dev/null || true
 [ -f "$C/include/uthash.h" ] || echo "prepare-carry: /usr/include/uthash.h missing (apt-get install uthash-dev)"
+if [ -n "${GS_CARRY_BEFORE:-}" ]; then
+	b=$(mktemp -d)
+	git archive "$GS_CARRY_BEFORE" | tar xf - -C "$b"
+	(cd "$b" && autoreconf -fi >/dev/null 2>&1)
+	tar cf "$C/before.tar" -C "$b" .
+	rm -rf "$b"
+	echo "prepare-carry: $C/before.tar is $(git rev-parse --short "$GS_CARRY_BEFORE")"
+fi
 EXCL=$(git rev-parse --git-path info/exclude)
 mkdir -p "$(dirname "$EXCL")"
 grep -qx "/$C/" "$EXCL" 2>/dev/null || echo "/$C/" >>"$EXCL"
