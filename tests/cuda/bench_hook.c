@@ -30,9 +30,11 @@ static int cmp(const void *a, const void *b)
 int main(int argc, char **argv)
 {
 	/* "r": the same launch every time; "n": like kernels/nrepeat (a new
-	 * grid and argument each launch, a stream synchronize every 256). */
+	 * grid and argument each launch, a stream synchronize every 256);
+	 * "l": "n" on the legacy default stream. */
 	int repeat = argc > 1 && argv[1][0] == 'r';
-	int nrep = argc > 1 && argv[1][0] == 'n';
+	int legacy = argc > 1 && argv[1][0] == 'l';
+	int nrep = (argc > 1 && argv[1][0] == 'n') || legacy;
 	void *h = dlopen("libcuda.so.1", RTLD_NOW);
 	if (!h) {
 		fprintf(stderr, "bench_hook: %s\n", dlerror());
@@ -44,7 +46,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_hook: %s\n", dlerror());
 		return 2;
 	}
-	CUstream s = (CUstream)0x5000;
+	CUstream s = legacy ? NULL : (CUstream)0x5000;
 	enum { BATCH = 4000, NB = 21 };
 	double per[NB];
 	int v = 0;

@@ -9,6 +9,7 @@
 # differing run, 77 where no GPU is present.  Settings (environment):
 #   GS_BENCH_ROUNDS     rounds (default 10)
 #   GS_BENCH_WORKLOADS  which of: tiny decode nrepeat passthru hostwork python, and
+#                       passlegacy (passthru on the legacy default stream),
 #                       noreadback (host issue time only: no sync in a step)
 #                       (default: all but noreadback).  passthru: nrepeat --direct,
 #                       graphshim's cost per passed-through launch within one process
@@ -47,7 +48,7 @@ ROUNDS=${GS_BENCH_ROUNDS:-10}
 # PyTorch process to the next varied 2x in time per token unpinned.
 PIN=${GS_PIN-$(command -v taskset >/dev/null 2>&1 && [ "$(nproc)" -ge 4 ] && echo "taskset -c 2,3")}
 PYROUNDS=${GS_BENCH_PY_ROUNDS:-5}
-WORKLOADS=${GS_BENCH_WORKLOADS:-tiny decode nrepeat passthru hostwork python}
+WORKLOADS=${GS_BENCH_WORKLOADS:-tiny decode nrepeat passthru passlegacy hostwork python}
 TITLE=${GS_BENCH_TITLE:-"bench on $(nvidia-smi -L 2>/dev/null | head -n 1 | sed 's/ (UUID.*//')"}
 FAILS=0
 ROWS=""
@@ -211,6 +212,9 @@ for wl in $WORKLOADS; do
 	# process-to-process spread (kernels/nrepeat.c)
 	passthru) bench_one passthru "$ROUNDS" "eager graphshim${GS_BENCH_BEFORE_LIB:+ before}" \
 		"$GS_KBIN/nrepeat --direct ${GS_BENCH_NREPEAT:---steps 500}" ;;
+	# the same on the legacy default stream (the lane asks for the context)
+	passlegacy) bench_one passlegacy "$ROUNDS" "eager graphshim${GS_BENCH_BEFORE_LIB:+ before}" \
+		"$GS_KBIN/nrepeat --direct --legacy ${GS_BENCH_NREPEAT:---steps 500}" ;;
 	hostwork) bench_one hostwork "$ROUNDS" "eager graphshim graph shimreplay" \
 		"$GS_KBIN/hostwork ${GS_BENCH_HOSTWORK:---steps 200}" ;;
 	noreadback) bench_one decode-noread "$ROUNDS" "eager graphshim graph" \
