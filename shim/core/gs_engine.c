@@ -23,18 +23,8 @@ const gs_ops_t *gs_engine_ops;
 
 static pthread_mutex_t gs_table_lock = PTHREAD_MUTEX_INITIALIZER;
 static gs_stream_t *gs_streams;       /* uthash by key */
-/*
- * The globals every launch reads, on one cache line: a real driver's launch
- * evicts its caller's lines, and each one the cold lane touches costs a
- * miss on the next launch (docs/performance.md, "Pass-through cost").
- */
-static struct {
-	bool active;             /* init done and enabled */
-	int capturing;           /* application captures in progress */
-	unsigned generation;     /* bumped when a stream is forgotten */
-	unsigned held_streams;   /* streams with held work (a hint) */
-	uint64_t cold_limit;     /* a cold segment this long ends (period detection) */
-} gs_hot __attribute__((aligned(64)));
+/* On a line of its own (gs_lane.h). */
+gs_hot_t gs_hot __attribute__((aligned(64)));
 /*
  * Stream states are never freed while the engine runs: a thread may hold a
  * pointer from its cache.  A destroyed stream's state is emptied and kept
@@ -42,16 +32,12 @@ static struct {
  */
 static gs_stream_t *gs_stream_pool;
 
-static _Thread_local struct {
-	gs_skey_t key;
-	unsigned gen;
-	gs_stream_t *s;
-} gs_tls_stream GS_TLS_IE;
+_Thread_local gs_lane_cache_t gs_lane_cache GS_TLS_IE;
 
 /* A token unique to the calling thread (the address of its cache). */
 static inline const void *gs_thread_token(void)
 {
-	return &gs_tls_stream;
+	return &gs_lane_cache;
 }
 
 static const char *const gs_flush_names[] = {
@@ -113,13 +99,13 @@ static gs_stream_t *gs_stream_new(gs_skey_t key, unsigned flags)
 		gs_stream_pool = s->hh.next;
 		pthread_mutex_lock(&s->lock);
 		s->key = key;
-		s->flags = flags;
+		s->lane.flags = flags;
 		gs_segment_begin(s);
 		s->ncands = 0;
 		s->done = NULL;
 		s->nheld = 0;
 		s->last_id = 0;
-		__atomic_store_n(&s->cold, false, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->lane.cold, false, __ATOMIC_RELAXED);
 		s->fresh = 0;
 		pthread_mutex_unlock(&s->lock);
 		return s;
@@ -129,7 +115,7 @@ static gs_stream_t *gs_stream_new(gs_skey_t key, unsigned flags)
 		return NULL;
 	memset(s, 0, sizeof(*s));
 	s->key = key;
-	s->flags = flags;
+	s->lane.flags = flags;
 	s->cap = gs_ring_max() < GS_RING_MIN ? gs_ring_max() : GS_RING_MIN;
 	s->seg_hash = 0;
 	pthread_mutex_init(&s->lock, NULL);
@@ -165,9 +151,9 @@ static void gs_ring_grow(gs_stream_t *s)
 static gs_stream_t *gs_stream_get(uintptr_t handle, void *ctx, unsigned flags)
 {
 	unsigned gen = __atomic_load_n(&gs_hot.generation, __ATOMIC_ACQUIRE);
-	if (gs_tls_stream.s && gs_tls_stream.key.handle == handle && gs_tls_stream.key.ctx == ctx &&
-	    gs_tls_stream.gen == gen)
-		return gs_tls_stream.s;
+	if (gs_lane_cache.lane && gs_lane_cache.key.handle == handle &&
+	    gs_lane_cache.key.ctx == ctx && gs_lane_cache.gen == gen)
+		return gs_stream_of(gs_lane_cache.lane);
 	gs_skey_t key;
 	memset(&key, 0, sizeof(key));
 	key.handle = handle;
@@ -186,9 +172,9 @@ static gs_stream_t *gs_stream_get(uintptr_t handle, void *ctx, unsigned flags)
 	}
 	gen = __atomic_load_n(&gs_hot.generation, __ATOMIC_ACQUIRE);
 	pthread_mutex_unlock(&gs_table_lock);
-	gs_tls_stream.key = key;
-	gs_tls_stream.gen = gen;
-	gs_tls_stream.s = s;
+	gs_lane_cache.key = key;
+	gs_lane_cache.gen = gen;
+	gs_lane_cache.lane = s ? &s->lane : NULL;
 	return s;
 }
 
@@ -559,38 +545,35 @@ static void gs_period_feed(gs_stream_t *s, const gs_rec_t *r, uint64_t at)
 
 /* ---- cold streams (see gs_stream_t and docs/how-it-works.md) ------------- */
 
-_Static_assert(offsetof(gs_stream_t, cold_fast) + sizeof(uint64_t) <= 64,
-	       "the cold lane's fields must share the stream state's first line");
+_Static_assert(offsetof(gs_stream_t, lane) == 0 && sizeof(gs_lane_t) <= 64,
+	       "a stream state's lane is its first cache line");
 
-/*
- * The cold segment's lock.  Held for a few instructions (the lane) or for
- * the end of a segment, never across a call that may block or take a lock.
- */
-static __attribute__((noinline, cold)) void gs_cold_lock_wait(gs_stream_t *s)
+void gs_lane_wait(gs_lane_t *l)
 {
 	do {
-		while (__atomic_load_n(&s->cold_spin, __ATOMIC_RELAXED))
+		while (__atomic_load_n(&l->spin, __ATOMIC_RELAXED))
 			sched_yield();
-	} while (__atomic_exchange_n(&s->cold_spin, 1, __ATOMIC_ACQUIRE));
+	} while (__atomic_exchange_n(&l->spin, 1, __ATOMIC_ACQUIRE));
 }
 
+/* The cold segment's lock: held for a few instructions (the lane) or for
+ * the end of a segment, never across a call that may block or take a lock. */
 static inline void gs_cold_lock(gs_stream_t *s)
 {
-	if (GS_UNLIKELY(__atomic_exchange_n(&s->cold_spin, 1, __ATOMIC_ACQUIRE)))
-		gs_cold_lock_wait(s);
+	gs_lane_lock(&s->lane);
 }
 
 static inline void gs_cold_unlock(gs_stream_t *s)
 {
-	__atomic_store_n(&s->cold_spin, 0, __ATOMIC_RELEASE);
+	gs_lane_unlock(&s->lane);
 }
 
 /* A new cold segment begins; cold lock held. */
 static void gs_cold_segment_begin(gs_stream_t *s)
 {
-	s->cold_hash = 0;
-	s->cold_len = 0;
-	s->cold_fast = 0;
+	s->lane.hash = 0;
+	s->lane.len = 0;
+	s->lane.fast = 0;
 }
 
 /* Stream lock held. */
@@ -599,7 +582,7 @@ static void gs_cold_enter(gs_stream_t *s)
 	if (!s->cold_ids && !(s->cold_ids = calloc(GS_COLD_IDS, sizeof(*s->cold_ids))))
 		return; /* no memory for it: the stream stays warm */
 	gs_cold_lock(s);
-	__atomic_store_n(&s->cold, true, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->lane.cold, true, __ATOMIC_RELAXED);
 	gs_cold_segment_begin(s);
 	gs_cold_unlock(s);
 	s->last_id = 0; /* nothing recorded to speculate from */
@@ -614,7 +597,7 @@ static void gs_cold_enter(gs_stream_t *s)
  */
 static void gs_cold_wake(gs_stream_t *s)
 {
-	__atomic_store_n(&s->cold, false, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->lane.cold, false, __ATOMIC_RELAXED);
 	s->fresh = 0;
 	gs_segment_begin(s);
 	GS_STAT_INC(cold_woken);
@@ -624,11 +607,11 @@ static void gs_cold_wake(gs_stream_t *s)
 static void gs_cold_end(gs_stream_t *s)
 {
 	/* The lane counts nothing itself (no atomics on it). */
-	GS_STAT_ADD(launches, s->cold_fast);
-	GS_STAT_ADD(passed, s->cold_fast);
-	GS_STAT_ADD(cold_passed, s->cold_len);
-	if (s->cold_len >= (uint64_t)gs_config.min_seq) {
-		uint64_t id = gs_hash_step(s->cold_hash, s->cold_len);
+	GS_STAT_ADD(launches, s->lane.fast);
+	GS_STAT_ADD(passed, s->lane.fast);
+	GS_STAT_ADD(cold_passed, s->lane.len);
+	if (s->lane.len >= (uint64_t)gs_config.min_seq) {
+		uint64_t id = gs_hash_step(s->lane.hash, s->lane.len);
 		uint64_t *slot = &s->cold_ids[id & (GS_COLD_IDS - 1)];
 		if (*slot == id) {
 			*slot = 0;
@@ -643,11 +626,11 @@ static void gs_cold_end(gs_stream_t *s)
 /* One more launch in a cold segment.  Both locks held. */
 static void gs_cold_step(gs_stream_t *s, uint64_t key)
 {
-	s->cold_hash = gs_hash_step(s->cold_hash, key);
+	s->lane.hash = gs_hash_step(s->lane.hash, key);
 	/* A segment this long needs period detection, which needs records. */
-	if (++s->cold_len >= (uint64_t)gs_config.period_after && gs_config.period) {
+	if (++s->lane.len >= (uint64_t)gs_config.period_after && gs_config.period) {
 		gs_cold_end(s);
-		if (__atomic_load_n(&s->cold, __ATOMIC_RELAXED))
+		if (__atomic_load_n(&s->lane.cold, __ATOMIC_RELAXED))
 			gs_cold_wake(s);
 	}
 }
@@ -655,7 +638,7 @@ static void gs_cold_step(gs_stream_t *s, uint64_t key)
 /* The end of a segment: learn it, then start the next one. */
 static void gs_segment_end(gs_stream_t *s)
 {
-	if (__atomic_load_n(&s->cold, __ATOMIC_RELAXED)) {
+	if (__atomic_load_n(&s->lane.cold, __ATOMIC_RELAXED)) {
 		gs_cold_lock(s);
 		gs_cold_end(s);
 		gs_cold_unlock(s);
@@ -752,8 +735,8 @@ static void gs_flush_legacy_peers(gs_stream_t *self, void *ctx, unsigned flags, 
 	for (gs_stream_t *s = gs_streams; s; s = s->hh.next) {
 		if (s == self || s->key.ctx != ctx || !__atomic_load_n(&s->nheld, __ATOMIC_ACQUIRE))
 			continue;
-		bool tied = (flags & GS_STREAM_LEGACY) ? (s->flags & GS_STREAM_BLOCKING) != 0
-						       : (s->flags & GS_STREAM_LEGACY) != 0;
+		bool tied = (flags & GS_STREAM_LEGACY) ? (s->lane.flags & GS_STREAM_BLOCKING) != 0
+						       : (s->lane.flags & GS_STREAM_LEGACY) != 0;
 		if (tied)
 			gs_flush_one(s, GS_FLUSH_LEGACY, api, false);
 	}
@@ -780,13 +763,13 @@ int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec
 		GS_STAT_INC(passed);
 		return rc;
 	}
-	gs_flush_legacy_peers(s, ctx, s->flags, api);
+	gs_flush_legacy_peers(s, ctx, s->lane.flags, api);
 
 	pthread_mutex_lock(&s->lock);
-	if (__atomic_load_n(&s->cold, __ATOMIC_RELAXED)) {
+	if (__atomic_load_n(&s->lane.cold, __ATOMIC_RELAXED)) {
 		gs_seq_t *cands[GS_MAX_CANDS];
 		gs_cold_lock(s);
-		bool first = !s->cold_len;
+		bool first = !s->lane.len;
 		gs_cold_unlock(s);
 		/* A segment that begins like an armed sequence wakes the stream. */
 		bool wake = first && gs_starts(s, rec, true, cands);
@@ -836,58 +819,15 @@ int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec
 	return rc;
 }
 
-/*
- * The cold lane proper: count the launch into s's cold segment unless it
- * must take the full path.  The vendor call comes after, outside any lock:
- * nothing is held on a cold stream, and a launch racing with it from
- * another thread (one that may wake the stream) is unordered with it in
- * the application too.
- */
-static inline __attribute__((always_inline)) bool gs_cold_take(gs_stream_t *s, uint64_t key)
-{
-	gs_cold_lock(s);
-	uint64_t len = s->cold_len;
-	/*
-	 * The first launch of a segment takes the full path (it may wake the
-	 * stream), and so does the one that makes it long enough for period
-	 * detection (which needs records).
-	 */
-	bool ok = __atomic_load_n(&s->cold, __ATOMIC_RELAXED) && len &&
-		  len + 1 < gs_hot.cold_limit;
-	if (GS_LIKELY(ok)) {
-		s->cold_hash = gs_hash_step(s->cold_hash, key);
-		s->cold_len = len + 1;
-		s->cold_fast++;
-	}
-	gs_cold_unlock(s);
-	return ok;
-}
-
 bool gs_engine_cold(uintptr_t handle, void *ctx, unsigned sflags, uint64_t key)
 {
 	gs_stream_t *s;
 	if ((sflags & GS_STREAM_PASSTHRU) || !gs_engine_active() ||
 	    __atomic_load_n(&gs_hot.capturing, __ATOMIC_ACQUIRE) ||
-	    !(s = gs_stream_get(handle, ctx, sflags)) || !__atomic_load_n(&s->cold, __ATOMIC_RELAXED))
+	    !(s = gs_stream_get(handle, ctx, sflags)) || !__atomic_load_n(&s->lane.cold, __ATOMIC_RELAXED))
 		return false;
-	gs_flush_legacy_peers(s, ctx, s->flags, "launch");
-	return gs_cold_take(s, key);
-}
-
-GS_HOT bool gs_engine_cold_cached(uintptr_t handle, void *ctx, uint64_t key)
-{
-	gs_stream_t *s = gs_tls_stream.s;
-	if (!s || gs_tls_stream.key.handle != handle || (ctx && gs_tls_stream.key.ctx != ctx) ||
-	    gs_tls_stream.gen != __atomic_load_n(&gs_hot.generation, __ATOMIC_ACQUIRE) ||
-	    !__atomic_load_n(&gs_hot.active, __ATOMIC_ACQUIRE) ||
-	    __atomic_load_n(&gs_hot.capturing, __ATOMIC_ACQUIRE) ||
-	    !__atomic_load_n(&s->cold, __ATOMIC_RELAXED))
-		return false;
-	/* Held work it must wait for, or that must wait for it: the full path flushes it. */
-	if ((s->flags & (GS_STREAM_LEGACY | GS_STREAM_BLOCKING)) &&
-	    __atomic_load_n(&gs_hot.held_streams, __ATOMIC_RELAXED))
-		return false;
-	return gs_cold_take(s, key);
+	gs_flush_legacy_peers(s, ctx, s->lane.flags, "launch");
+	return gs_lane_count(&s->lane, key);
 }
 
 void gs_engine_flush_stream(uintptr_t handle, void *ctx, unsigned sflags, gs_flush_reason_t why,
@@ -896,7 +836,7 @@ void gs_engine_flush_stream(uintptr_t handle, void *ctx, unsigned sflags, gs_flu
 	if (!gs_engine_active())
 		return;
 	gs_stream_t *s = gs_stream_get(handle, ctx, sflags);
-	gs_flush_legacy_peers(s, ctx, s ? s->flags : sflags, api);
+	gs_flush_legacy_peers(s, ctx, s ? s->lane.flags : sflags, api);
 	if (s)
 		gs_flush_one(s, why, api, true);
 }

@@ -93,14 +93,7 @@ int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags,
  */
 bool gs_engine_cold(uintptr_t handle, void *ctx, unsigned sflags, uint64_t key);
 
-/*
- * The same for the stream the calling thread's last launch went to: no
- * stream kind, no table.  `ctx` is the current context for a default
- * stream (whose handle every context shares), and NULL for a stream its
- * handle alone names.  False also when the stream is not the thread's
- * last; the backend then calls gs_engine_cold(), which caches it.
- */
-bool gs_engine_cold_cached(uintptr_t handle, void *ctx, uint64_t key);
+/* For the stream the calling thread's last launch went to: gs_lane.h. */
 
 /*
  * Submit the held work of one stream (and what the legacy-stream rules tie

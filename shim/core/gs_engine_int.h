@@ -8,6 +8,7 @@
 
 #include "gs_config.h"
 #include "gs_engine.h"
+#include "gs_lane.h"
 #include "gs_stats.h"
 
 #include <pthread.h>
@@ -111,27 +112,10 @@ typedef struct gs_period {
 	uint64_t fired;  /* run length at which the current period was reported */
 } gs_period_t;
 
-typedef struct gs_skey {
-	uintptr_t handle;
-	void *ctx;
-} gs_skey_t;
-
 typedef struct gs_stream {
-	/*
-	 * The first cache line (states are allocated on one): all the cold
-	 * lane reads and writes (gs_engine_cold_cached).  The segment of a cold
-	 * stream (see `fresh` below) is guarded by cold_spin, taken inside
-	 * `lock` or alone by the lane for a few instructions: changing `cold`
-	 * also needs `lock`, so it is stable under `lock`.
-	 */
+	/* First: the kind, and the cold segment (gs_lane.h), on one line. */
+	gs_lane_t lane;
 	gs_skey_t key;
-	unsigned flags;      /* GS_STREAM_* */
-	bool cold;           /* atomic: read without either lock as a hint */
-	unsigned char cold_spin;
-	uint64_t cold_hash;  /* the cold segment so far */
-	uint64_t cold_len;   /* its launches */
-	uint64_t cold_fast;  /* ... of them through the cold lane */
-
 	pthread_mutex_t lock;
 
 	/*
@@ -187,7 +171,7 @@ typedef struct gs_stream {
 	 * segment whose (cold_hash, length) was seen among the last cold ones
 	 * warms the stream again, and so does a segment beginning like an
 	 * armed sequence (its first launch always takes the full path).  The
-	 * segment itself is at the top, on the lane's line.
+	 * segment itself is in `lane`, at the top.
 	 */
 	uint32_t fresh;      /* segments in a row that did not repeat (warm) */
 	const void *seg_thread; /* the thread that issued the segment's last launch */
@@ -200,6 +184,12 @@ typedef struct gs_stream {
 	bool period_on;
 	UT_hash_handle hh;
 } gs_stream_t;
+
+/* The state whose lane l is (its first member). */
+static inline gs_stream_t *gs_stream_of(gs_lane_t *l)
+{
+	return (gs_stream_t *)(void *)l;
+}
 
 /* gs_period.c */
 bool gs_period_init(gs_period_t *p, uint32_t cap);

@@ -7,7 +7,7 @@ libgscore_la_SOURCES = \
 	shim/core/gs_rec.h shim/core/gs_rec.c \
 	shim/core/gs_ops.h \
 	shim/core/gs_engine.h shim/core/gs_engine.c \
-	shim/core/gs_engine_int.h \
+	shim/core/gs_engine_int.h shim/core/gs_lane.h \
 	shim/core/gs_seq.c \
 	shim/core/gs_period.c \
 	shim/core/gs_gate.c \

@@ -10,6 +10,7 @@
  * boundary: its stream's held work is submitted and the call passes through.
  */
 #include "cu_internal.h"
+#include "gs_lane.h"
 
 /* ---- the original call --------------------------------------------------- */
 
@@ -273,7 +274,8 @@ CUresult gs_cu_x_cuLaunchKernelEx(int pt, const CUlaunchConfig *cfg, CUfunction 
  * caches the stream for the next one.  No lock is held when the driver is
  * called, so the depth need not be raised.
  */
-GS_HOT static inline bool gs_cu_lane_take(int pt, CUstream s, CUfunction f, uint64_t key)
+static inline __attribute__((always_inline)) bool gs_cu_lane_take(int pt, CUstream s, CUfunction f,
+								   uint64_t key)
 {
 	if (GS_UNLIKELY(__atomic_load_n(&gs_cu_lane.state, __ATOMIC_ACQUIRE) != GS_CU_ON) ||
 	    gs_cu_depth || !f)
@@ -288,7 +290,20 @@ GS_HOT static inline bool gs_cu_lane_take(int pt, CUstream s, CUfunction f, uint
 	return gs_engine_cold_cached((uintptr_t)CU_STREAM_LEGACY, ctx, key);
 }
 
+/*
+ * Where the lane sends what it does not take: a function of the entry
+ * point's own signature, so that both ways out of the wrapper are tail
+ * calls and the wrapper keeps nothing on its stack.
+ */
 #define GS_CU_LANE_KERNEL(name, pt)                                                       \
+	static __attribute__((noinline)) CUresult gs_cu_full_##name(                       \
+		CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,           \
+		unsigned int bx, unsigned int by, unsigned int bz, unsigned int shmem,     \
+		CUstream s, void **kp, void **extra)                                       \
+	{                                                                                 \
+		return gs_cu_x_cuLaunchKernel(pt, f, gx, gy, gz, bx, by, bz, shmem, s, kp, \
+					      extra);                                     \
+	}                                                                                 \
 	GS_HOT CUresult gs_cu_w_##name(CUfunction f, unsigned int gx, unsigned int gy,     \
 				       unsigned int gz, unsigned int bx, unsigned int by,  \
 				       unsigned int bz, unsigned int shmem, CUstream s,    \
@@ -303,8 +318,7 @@ GS_HOT static inline bool gs_cu_lane_take(int pt, CUstream s, CUfunction f, uint
 		if (GS_LIKELY(fn) &&                                                       \
 		    gs_cu_lane_take(pt, s, f, gs_cu_cold_key(f, grid, block, shmem)))       \
 			return fn(f, gx, gy, gz, bx, by, bz, shmem, s, kp, extra);          \
-		return gs_cu_x_cuLaunchKernel(pt, f, gx, gy, gz, bx, by, bz, shmem, s, kp, \
-					      extra);                                     \
+		return gs_cu_full_##name(f, gx, gy, gz, bx, by, bz, shmem, s, kp, extra);   \
 	}                                                                                 \
 	GS_EXPORT GS_HOT CUresult name(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, \
 				unsigned int bx, unsigned int by, unsigned int bz,          \
@@ -315,6 +329,11 @@ GS_CU_LANE_KERNEL(cuLaunchKernel, 0)
 GS_CU_LANE_KERNEL(cuLaunchKernel_ptsz, 1)
 
 #define GS_CU_LANE_KERNEL_EX(name, pt)                                                     \
+	static __attribute__((noinline)) CUresult gs_cu_full_##name(                        \
+		const CUlaunchConfig *cfg, CUfunction f, void **kp, void **extra)          \
+	{                                                                                  \
+		return gs_cu_x_cuLaunchKernelEx(pt, cfg, f, kp, extra);                     \
+	}                                                                                  \
 	GS_HOT CUresult gs_cu_w_##name(const CUlaunchConfig *cfg, CUfunction f, void **kp, \
 				       void **extra);                                      \
 	GS_HOT CUresult gs_cu_w_##name(const CUlaunchConfig *cfg, CUfunction f, void **kp, \
@@ -330,7 +349,7 @@ GS_CU_LANE_KERNEL(cuLaunchKernel_ptsz, 1)
 					    gs_cu_cold_key(f, grid, block, cfg->sharedMemBytes))) \
 				return fn(cfg, f, kp, extra);                               \
 		}                                                                          \
-		return gs_cu_x_cuLaunchKernelEx(pt, cfg, f, kp, extra);                     \
+		return gs_cu_full_##name(cfg, f, kp, extra);                                \
 	}                                                                                  \
 	GS_EXPORT GS_HOT CUresult name(const CUlaunchConfig *cfg, CUfunction f, void **kp,   \
 				void **extra) __attribute__((alias("gs_cu_w_" #name)));

@@ -11,11 +11,35 @@
 #include "cu_engine_stub.h"
 
 gs_stub_t gs_stub;
+gs_hot_t gs_hot;
+_Thread_local gs_lane_cache_t gs_lane_cache GS_TLS_IE;
+gs_lane_t gs_stub_lane;
 
 void gs_stub_reset(void)
 {
 	free(gs_stub.last);
 	memset(&gs_stub, 0, sizeof(gs_stub));
+	memset(&gs_hot, 0, sizeof(gs_hot));
+	memset(&gs_lane_cache, 0, sizeof(gs_lane_cache));
+	memset(&gs_stub_lane, 0, sizeof(gs_stub_lane));
+}
+
+void gs_stub_lane_open(uintptr_t handle, void *ctx)
+{
+	gs_hot.active = true;
+	gs_hot.cold_limit = UINT64_MAX;
+	gs_stub_lane.cold = true;
+	gs_stub_lane.len = 1;
+	gs_lane_cache.key.handle = handle;
+	gs_lane_cache.key.ctx = ctx;
+	gs_lane_cache.gen = gs_hot.generation;
+	gs_lane_cache.lane = &gs_stub_lane;
+}
+
+void gs_lane_wait(gs_lane_t *l)
+{
+	while (__atomic_exchange_n(&l->spin, 1, __ATOMIC_ACQUIRE))
+		;
 }
 
 bool gs_engine_init(const gs_ops_t *ops)
@@ -55,14 +79,7 @@ bool gs_engine_cold(uintptr_t handle, void *ctx, unsigned sflags, uint64_t key)
 	return gs_stub.cold;
 }
 
-bool gs_engine_cold_cached(uintptr_t handle, void *ctx, uint64_t key)
-{
-	gs_stub.lane_calls++;
-	gs_stub.lane_key = key;
-	gs_stub.handle = handle;
-	gs_stub.ctx = ctx;
-	return gs_stub.lane;
-}
+
 
 void gs_engine_flush_stream(uintptr_t handle, void *ctx, unsigned sflags,
 			    gs_flush_reason_t why, const char *api)

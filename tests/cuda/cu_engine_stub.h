@@ -3,15 +3,15 @@
 #define GS_CU_ENGINE_STUB_H
 
 #include "cu_internal.h"
+#include "gs_lane.h"
 
 typedef struct gs_stub {
 	const gs_ops_t *ops;
 	int inits, launches, flush_stream, flush_all, destroyed, captures;
 	bool passthru; /* gs_engine_launch submits through ops at once */
 	bool cold;     /* gs_engine_cold takes every launch it is offered */
-	bool lane;     /* gs_engine_cold_cached takes every launch it is offered */
-	int cold_calls, lane_calls;
-	uint64_t cold_key, lane_key;
+	int cold_calls;
+	uint64_t cold_key;
 	uintptr_t handle;
 	void *ctx;
 	unsigned sflags;
@@ -22,5 +22,14 @@ typedef struct gs_stub {
 
 extern gs_stub_t gs_stub;
 void gs_stub_reset(void);
+
+/*
+ * The cold lane (gs_lane.h, inline in the backend) reads the engine's own
+ * globals; the stub has one stream state's lane, which
+ * gs_stub_lane_open() makes the thread's last stream, cold and in a
+ * segment: every launch the lane takes adds one to its len.
+ */
+extern gs_lane_t gs_stub_lane;
+void gs_stub_lane_open(uintptr_t handle, void *ctx);
 
 #endif

@@ -390,12 +390,11 @@ Test(cuda, the_cold_lane_forwards_the_callers_call_on_ordinary_streams)
 	int a = 1, c = 2;
 	double b = 3;
 	void *kp[] = { &a, &b, &c };
-	gs_stub.lane = true;
+	gs_stub_lane_open((uintptr_t)S_NB, NULL);
 	launch_status = CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
 	cr_expect_eq(cuLaunchKernel(FN_A, 4, 1, 1, 32, 1, 1, 0, S_NB, kp, NULL),
 		     CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, "the driver's status comes back");
-	cr_expect_eq(gs_stub.lane_calls, 1);
-	cr_expect_eq(gs_stub.handle, (uintptr_t)S_NB, "named by its handle alone");
+	cr_expect_eq(gs_stub_lane.len, 2, "counted into the stream's cold segment");
 	cr_expect_eq(gs_stub.cold_calls + gs_stub.launches, 0, "nothing else of the engine");
 	cr_expect_eq(getflags_calls, 0, "no driver call of ours");
 	cr_expect_eq(L.calls, 1);
@@ -404,65 +403,78 @@ Test(cuda, the_cold_lane_forwards_the_callers_call_on_ordinary_streams)
 	cr_expect_eq(L.grid[0], 4);
 	cr_expect_eq(L.block[0], 32);
 	cr_expect_eq(L.s, S_NB);
-	uint64_t k = gs_stub.lane_key;
-	gs_stub.lane = false;
+	uint64_t h = gs_stub_lane.hash;
+	gs_stub_lane.cold = false;
 	cuLaunchKernel(FN_A, 4, 1, 1, 32, 1, 1, 0, S_NB, kp, NULL);
-	cr_expect_eq(gs_stub.cold_key, k, "the lane's key is the full path's");
-	gs_stub.lane = true;
+	cr_expect_eq(gs_stub.cold_calls, 1, "a stream that is not cold takes the full path");
+	cr_expect_eq(gs_hash_step(0, gs_stub.cold_key), h, "whose key is the lane's");
+	gs_stub_lane.cold = true;
 	cuLaunchKernel_ptsz(FN_A, 4, 1, 1, 32, 1, 1, 0, S_NB, kp, NULL);
 	cr_expect_eq(L.pt, 1, "the per-thread entry point the caller used");
-	cr_expect_eq(gs_stub.lane_calls, 3);
+	cr_expect_eq(gs_stub_lane.len, 3);
 	CUlaunchConfig cfg = { .gridDimX = 5, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 32,
 			       .blockDimY = 1, .blockDimZ = 1, .hStream = S_NB };
 	cr_expect_eq(cuLaunchKernelEx(&cfg, FN_A, kp, NULL), CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES);
-	cr_expect_eq(gs_stub.lane_calls, 4);
+	cr_expect_eq(gs_stub_lane.len, 4);
 	cr_expect_eq(L.grid[0], 5);
 	cr_expect_eq(gs_stub.launches, 1, "only the one launch the lane refused was recorded");
+	gs_stub_lane.len = 0;
+	cuLaunchKernel(FN_A, 4, 1, 1, 32, 1, 1, 0, S_NB, kp, NULL);
+	cr_expect_eq(gs_stub.launches, 2, "a segment's first launch takes the full path");
+	cuLaunchKernel(FN_A, 4, 1, 1, 32, 1, 1, 0, (CUstream)0x6000, kp, NULL);
+	cr_expect_eq(gs_stub.launches, 3, "and so does a stream that is not the thread's last");
 }
 
-Test(cuda, the_legacy_stream_takes_the_lane_with_the_current_context)
+Test(cuda, the_legacy_stream_takes_the_lane_in_the_current_context)
 {
 	void *p = (void *)0xabc;
 	void *kp[] = { &p, &p, &p };
-	gs_stub.lane = true;
+	gs_stub_lane_open((uintptr_t)CU_STREAM_LEGACY, CTX);
 	cuLaunchKernel(FN_A, 1, 1, 1, 1, 1, 1, 0, NULL, kp, NULL);
-	cr_expect_eq(gs_stub.lane_calls, 1);
-	cr_expect_eq(gs_stub.handle, (uintptr_t)CU_STREAM_LEGACY, "0 in a plain entry point");
-	cr_expect_eq(gs_stub.ctx, CTX, "its handle is every context's");
-	gs_stub.ctx = NULL;
+	cr_expect_eq(gs_stub_lane.len, 2, "0 in a plain entry point");
 	cuLaunchKernel(FN_A, 1, 1, 1, 1, 1, 1, 0, CU_STREAM_LEGACY, kp, NULL);
-	cr_expect_eq(gs_stub.lane_calls, 2);
-	cr_expect_eq(gs_stub.ctx, CTX);
-	cuLaunchKernel(FN_A, 1, 1, 1, 1, 1, 1, 0, S_NB, kp, NULL);
-	cr_expect_null(gs_stub.ctx, "an ordinary stream is named by its handle alone");
-	cr_expect_eq(L.calls, 3);
+	cr_expect_eq(gs_stub_lane.len, 3);
 	cr_expect_eq(gs_stub.launches, 0);
+	gs_stub_lane_open((uintptr_t)CU_STREAM_LEGACY, (CUcontext)0x2000);
+	cuLaunchKernel(FN_A, 1, 1, 1, 1, 1, 1, 0, NULL, kp, NULL);
+	cr_expect_eq(gs_stub_lane.len, 1, "its handle is every context's: another one's is not it");
+	cr_expect_eq(gs_stub.launches, 1, "recorded (and held, by the stub)");
+	cr_expect_eq(L.calls, 2);
 }
 
 Test(cuda, the_per_thread_stream_nested_calls_and_attributes_never_take_the_lane)
 {
 	void *p = (void *)0xabc;
 	void *kp[] = { &p, &p, &p };
-	gs_stub.lane = true;
 	gs_stub.passthru = true;
+	gs_stub_lane_open((uintptr_t)CU_STREAM_PER_THREAD, NULL);
 	cuLaunchKernel(FN_A, 1, 1, 1, 1, 1, 1, 0, CU_STREAM_PER_THREAD, kp, NULL);
 	cuLaunchKernel_ptsz(FN_A, 1, 1, 1, 1, 1, 1, 0, NULL, kp, NULL);
-	cr_expect_eq(gs_stub.lane_calls, 0, "nothing is ever held on it");
+	cr_expect_eq(gs_stub_lane.len, 1, "nothing is ever held on it");
 	cr_expect_eq(gs_stub.launches, 2);
+	gs_stub_lane_open((uintptr_t)S_NB, NULL);
 	gs_cu_depth++;
 	cuLaunchKernel(FN_A, 1, 1, 1, 1, 1, 1, 0, S_NB, kp, NULL);
 	gs_cu_depth--;
-	cr_expect_eq(gs_stub.lane_calls, 0, "graphshim's own calls go straight to the driver");
+	cr_expect_eq(gs_stub_lane.len, 1, "graphshim's own calls go straight to the driver");
 	CUlaunchAttribute attr = { .id = CU_LAUNCH_ATTRIBUTE_PRIORITY };
 	CUlaunchConfig cfg = { .gridDimX = 1, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 1,
 			       .blockDimY = 1, .blockDimZ = 1, .hStream = S_NB,
 			       .attrs = &attr, .numAttrs = 1 };
 	cuLaunchKernelEx(&cfg, FN_A, kp, NULL);
-	cr_expect_eq(gs_stub.lane_calls, 0, "a launch with attributes is a boundary");
+	cr_expect_eq(gs_stub_lane.len, 1, "a launch with attributes is a boundary");
+	gs_hot.capturing = 1;
+	cuLaunchKernel(FN_A, 1, 1, 1, 1, 1, 1, 0, S_NB, kp, NULL);
+	gs_hot.capturing = 0;
+	cr_expect_eq(gs_stub_lane.len, 1, "nor during an application's capture");
+	gs_hot.generation++;
+	cuLaunchKernel(FN_A, 1, 1, 1, 1, 1, 1, 0, S_NB, kp, NULL);
+	cr_expect_eq(gs_stub_lane.len, 1, "nor once a stream was forgotten");
+	gs_stub_lane_open((uintptr_t)S_NB, NULL);
 	gs_cu_lane.state = GS_CU_OFF;
 	cuLaunchKernel(FN_A, 1, 1, 1, 1, 1, 1, 0, S_NB, kp, NULL);
-	cr_expect_eq(gs_stub.lane_calls, 0, "nor while the engine is off");
-	cr_expect_eq(L.calls, 5, "every launch reached the driver");
+	cr_expect_eq(gs_stub_lane.len, 1, "nor while the engine is off");
+	cr_expect_eq(L.calls, 7, "every launch reached the driver");
 }
 
 Test(cuda, kernel_handles_use_kernel_param_info)

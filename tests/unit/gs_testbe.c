@@ -1,5 +1,6 @@
 /* The recording test backend (see gs_testbe.h). */
 #include "gs_testbe.h"
+#include "gs_lane.h"
 #include "gs_rec.h"
 
 #include <criterion/criterion.h>
