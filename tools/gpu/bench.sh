@@ -169,6 +169,23 @@ PY
 		NOTES="$NOTES$name: in one process, cuLaunchKernel as linked minus the driver's own entry point, per launch (median over rounds of each run's median step difference): $parts; eager, both the driver (the method's noise): $(gs_median <"$w.eager.added" 2>/dev/null || echo -) ns
 "
 	fi
+	# Each mode's speed-up over eager with a bootstrap 95% interval (and
+	# graphshim's over an empty preload, the same process layout without
+	# its code): what the medians can and cannot tell apart.
+	if [ "$rounds" -ge 5 ]; then
+		local parts="" ci
+		for m in "${ml[@]}"; do
+			[ "$m" != eager ] || continue
+			ci=$(gs_interval "$w.eager.times" "$w.$m.times")
+			[ "$ci" = - ] || parts="$parts${parts:+; }$m $ci"
+		done
+		case " $modes " in *" preload "*)
+			ci=$(gs_interval "$w.preload.times" "$w.graphshim.times")
+			[ "$ci" = - ] || parts="$parts; graphshim over preload $ci" ;;
+		esac
+		[ -z "$parts" ] || NOTES="$NOTES$name: speed-up over eager, bootstrap 95% interval: $parts
+"
+	fi
 	# The extra graphshim variants, each a line under the table.
 	local v t
 	for v in "shimreplay:with GRAPHSHIM_GATE=replay" "shimnotail:without the shrinking tail" \

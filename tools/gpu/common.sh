@@ -56,6 +56,24 @@ gs_ratio() {
 		else printf "%.2f\n", a / b }'
 }
 
+# gs_interval A B: median(A) / median(B) of two files of per-run times, with
+# a bootstrap 95% interval ("ratio (lo-hi)"; runs resampled independently,
+# since the spread is between processes; fixed seed, so a rerun on the same
+# numbers prints the same).  "-" with fewer than 5 runs in either.
+gs_interval() {
+	"$GS_PY" - "$1" "$2" <<'PYEOF' 2>/dev/null || echo "-"
+import random, statistics, sys
+a, b = ([float(x) for x in open(f) if x.strip()] for f in sys.argv[1:3])
+if len(a) < 5 or len(b) < 5:
+    print("-"); sys.exit(0)
+rng = random.Random(1)
+boot = sorted(statistics.median(rng.choices(a, k=len(a))) /
+              statistics.median(rng.choices(b, k=len(b))) for _ in range(4000))
+print("%.3f (%.3f-%.3f)" % (statistics.median(a) / statistics.median(b),
+                            boot[len(boot) // 40], boot[len(boot) * 39 // 40]))
+PYEOF
+}
+
 # gs_stats FILE: "launches replayed coverage" from graphshim's statistics
 # JSON (the counters may sit at the top level or in a nested object).
 gs_stats() {
