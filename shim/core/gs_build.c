@@ -8,6 +8,7 @@
 #include "gs_engine_int.h"
 #include "gs_log.h"
 
+#include <sched.h>
 #include <stdlib.h>
 
 static pthread_mutex_t gs_build_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -18,9 +19,39 @@ static bool gs_build_running, gs_build_busy, gs_build_quit;
 static int gs_build_paused; /* application captures in progress */
 static pthread_t gs_build_thread;
 
+/*
+ * GRAPHSHIM_BUILD_SCHED.  The builder wakes when a launch call queues a
+ * build, and a woken thread of the ordinary policy may take the CPU of the
+ * thread that woke it: the application's, for the whole build (1-3 ms on
+ * the H100 host).  SCHED_BATCH and SCHED_IDLE never preempt on waking.
+ * Lowering its own policy needs no privilege.
+ */
+static void gs_build_set_sched(void)
+{
+#if defined(SCHED_BATCH) && defined(SCHED_IDLE)
+	int policy;
+	switch (gs_config.build_sched) {
+	case GS_BUILD_SCHED_BATCH:
+		policy = SCHED_BATCH;
+		break;
+	case GS_BUILD_SCHED_IDLE:
+		policy = SCHED_IDLE;
+		break;
+	default:
+		return;
+	}
+	struct sched_param p = { .sched_priority = 0 };
+	int rc = pthread_setschedparam(pthread_self(), policy, &p);
+	if (rc)
+		gs_log_once(GS_LOG_WARN, "cannot set the builder thread's scheduling policy (error %d); it keeps the application's",
+			    rc);
+#endif
+}
+
 static void *gs_build_main(void *arg)
 {
 	(void)arg;
+	gs_build_set_sched();
 	pthread_mutex_lock(&gs_build_lock);
 	for (;;) {
 		while ((!gs_build_head || gs_build_paused) && !gs_build_quit)

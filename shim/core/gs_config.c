@@ -7,6 +7,7 @@
 #include "gs_log.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <strings.h>
 #include <sys/auxv.h>
@@ -15,7 +16,8 @@ gs_config_t gs_config = {
 	.enable = true, .learn_reps = 2, .min_seq = 4, .max_seq = 4096, .max_seqs = 64,
 	.max_nodes = 65536, .period = true, .period_after = 1024, .mismatch_limit = 3, .cooldown = 0,
 	.patch_cost = 0.5, .graph_cost = 2.0, .chunk_first = 32, .chunk_max = 512,
-	.chunk_last = 8, .host_bound_us = 6.0, .async_build = true, .speculate = true,
+	.chunk_last = 8, .host_bound_us = 6.0, .async_build = true,
+	.build_sched = GS_BUILD_SCHED_BATCH, .speculate = true,
 	.hip_max_patches = 1000, .gate = GS_GATE_AUTO, .gate_after = 16, .gate_samples = 3, .gate_margin = 0.10,
 	.gate_recheck = 1000, .log_level = GS_LOG_WARN, .trace_max = 1000000,
 };
@@ -26,6 +28,7 @@ gs_config_t gs_config = {
 #define GS_DEF_PATH(f, def) c->f[0] = '\0';
 #define GS_DEF_LEVEL(f, def) c->f = (int)(def);
 #define GS_DEF_GATE(f, def) c->f = (int)(def);
+#define GS_DEF_SCHED(f, def) c->f = (int)(def);
 
 void gs_config_defaults(gs_config_t *c)
 {
@@ -102,18 +105,34 @@ static bool gs_config_level(const char *name, const char *v, int *out)
 	return gs_config_level_quiet(name, v, out, false);
 }
 
-static bool gs_config_gate(const char *name, const char *v, int *out)
+/* One of `names` (any case), stored as its index. */
+static bool gs_config_choice(const char *name, const char *v, const char *const *names, int n,
+			     int *out)
 {
-	static const char *const names[] = {"auto", "replay", "eager"};
-	for (int i = 0; i < (int)GS_ARRAY_SIZE(names); i++) {
+	for (int i = 0; i < n; i++) {
 		if (!strcasecmp(v, names[i])) {
 			*out = i;
 			return false;
 		}
 	}
-	gs_log(GS_LOG_ERROR, "%s=\"%s\" is not one of auto/replay/eager; using %s", name, v,
-	       names[*out]);
+	char list[64] = "";
+	for (int i = 0; i < n; i++)
+		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i ? "/" : "",
+			 names[i]);
+	gs_log(GS_LOG_ERROR, "%s=\"%s\" is not one of %s; using %s", name, v, list, names[*out]);
 	return true;
+}
+
+static bool gs_config_gate(const char *name, const char *v, int *out)
+{
+	static const char *const names[] = {"auto", "replay", "eager"};
+	return gs_config_choice(name, v, names, (int)GS_ARRAY_SIZE(names), out);
+}
+
+static bool gs_config_sched(const char *name, const char *v, int *out)
+{
+	static const char *const names[] = {"normal", "batch", "idle"};
+	return gs_config_choice(name, v, names, (int)GS_ARRAY_SIZE(names), out);
 }
 
 static bool gs_config_path(const char *name, const char *v, char *out, size_t cap)
@@ -133,6 +152,7 @@ static bool gs_config_path(const char *name, const char *v, char *out, size_t ca
 #define GS_PARSE_PATH(f, name, v, lo, hi) gs_config_path(name, v, c->f, sizeof(c->f))
 #define GS_PARSE_LEVEL(f, name, v, lo, hi) gs_config_level(name, v, &c->f)
 #define GS_PARSE_GATE(f, name, v, lo, hi) gs_config_gate(name, v, &c->f)
+#define GS_PARSE_SCHED(f, name, v, lo, hi) gs_config_sched(name, v, &c->f)
 
 int gs_config_parse(gs_config_t *c, const char *(*lookup)(const char *name))
 {

@@ -14,7 +14,8 @@
  * X(field, NAME, type, default, min, max, help)
  * type: INT (long long within [min, max]), BOOL (0/1/yes/no/on/off/true/false),
  *       REAL (double within [min, max]), PATH (string), LEVEL (log level),
- *       GATE (auto/replay/eager, gs_gate_mode_t).
+ *       GATE (auto/replay/eager, gs_gate_mode_t),
+ *       SCHED (normal/batch/idle, gs_build_sched_t).
  */
 #define GS_CONFIG_VARS(X)                                                                     \
 	X(enable, "GRAPHSHIM_ENABLE", BOOL, 1, 0, 1,                                          \
@@ -53,6 +54,8 @@
 	  "host time per launch above which chunks also shrink towards the end")          \
 	X(async_build, "GRAPHSHIM_ASYNC_BUILD", BOOL, 1, 0, 1,                                \
 	  "build and instantiate graphs on a background thread")                             \
+	X(build_sched, "GRAPHSHIM_BUILD_SCHED", SCHED, 1, 0, 2,                               \
+	  "the builder thread's scheduling: normal, batch (never preempts the application on waking) or idle") \
 	X(speculate, "GRAPHSHIM_SPECULATE", BOOL, 1, 0, 1,                                    \
 	  "start building a step's graphs when its last sighting before learning begins")    \
 	X(hip_max_patches, "GRAPHSHIM_HIP_MAX_PATCHES", INT, 1000, 0, 1000000000,             \
@@ -99,6 +102,7 @@ typedef struct gs_config {
 	long long chunk_last;
 	double host_bound_us;
 	bool async_build;
+	int build_sched; /* gs_build_sched_t */
 	bool speculate;
 	long long hip_max_patches;
 	int gate; /* gs_gate_mode_t */
@@ -120,6 +124,13 @@ typedef enum gs_gate_mode {
 	GS_GATE_REPLAY = 1, /* always the graph (graphshim before the gate) */
 	GS_GATE_EAGER = 2   /* never the graph: learn and match, submit eagerly */
 } gs_gate_mode_t;
+
+/* GRAPHSHIM_BUILD_SCHED: the Linux scheduling policy of the builder thread. */
+typedef enum gs_build_sched {
+	GS_BUILD_SCHED_NORMAL = 0, /* the application's own (inherited) */
+	GS_BUILD_SCHED_BATCH = 1,  /* SCHED_BATCH: a fair share, but no preemption on waking */
+	GS_BUILD_SCHED_IDLE = 2    /* SCHED_IDLE: only CPU time nothing else wants */
+} gs_build_sched_t;
 
 /* The configuration in force (defaults until gs_config_load). */
 extern gs_config_t gs_config;

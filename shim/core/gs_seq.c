@@ -9,6 +9,7 @@
 #include "gs_trace.h"
 
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <utlist.h>
 
 uint64_t gs_seq_id(const gs_stream_t *s, uint64_t from, uint32_t n)
@@ -364,11 +365,28 @@ void gs_seq_built(gs_stream_t *s, gs_seq_t *q, int rc, uint64_t ns)
 static bool gs_seq_arm_now(gs_stream_t *s, gs_seq_t *q, uint64_t from, uint64_t host_ns,
 			   bool steal);
 
+/* The calling thread's involuntary context switches so far (0 if unknown). */
+static long gs_seq_nivcsw(void)
+{
+	struct rusage ru;
+	return getrusage(RUSAGE_THREAD, &ru) ? 0 : ru.ru_nivcsw;
+}
+
+/*
+ * Arming is the one place a launch call waits for learning, so its time is
+ * kept (arm_max_ns), and whether the scheduler took the thread's CPU during
+ * it (arm_preempted): a slow arm the thread spent switched out was the
+ * CPU's, not graphshim's work (GRAPHSHIM_BUILD_SCHED).  A sequence arms
+ * once, so the two system calls are not on any per-launch path.
+ */
 bool gs_seq_arm(gs_stream_t *s, gs_seq_t *q, uint64_t from, uint64_t host_ns, bool steal)
 {
+	long sw = gs_seq_nivcsw();
 	uint64_t t0 = gs_now_ns();
 	bool failed = gs_seq_arm_now(s, q, from, host_ns, steal);
 	gs_stats_max(&gs_stats.arm_max_ns, gs_now_ns() - t0);
+	if (gs_seq_nivcsw() != sw)
+		GS_STAT_INC(arm_preempted);
 	return failed;
 }
 

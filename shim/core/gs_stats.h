@@ -22,6 +22,7 @@
 	X(build_ns, "nanoseconds spent building and instantiating graphs")    \
 	X(build_max_ns, "longest single graph build, nanoseconds")            \
 	X(arm_max_ns, "longest time a launch call spent arming a sequence (ns)") \
+	X(arm_preempted, "arms during which the calling thread lost its CPU (involuntary switches)") \
 	X(replays, "graph launches")                                          \
 	X(patches, "graph nodes patched in place")                            \
 	X(patched_replays, "replays that needed at least one patch")          \

@@ -3,6 +3,7 @@
 #include "gs_lane.h"
 #include "gs_rec.h"
 
+#include <sched.h>
 #include <criterion/criterion.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -52,6 +53,7 @@ static int tb_build(const gs_rec_t *const *recs, size_t n, void **out)
 {
 	if (__atomic_add_fetch(&tb.builds, 1, __ATOMIC_RELAXED) == tb.fail_build_at)
 		return 2;
+	__atomic_store_n(&tb.build_policy, sched_getscheduler(0) + 1, __ATOMIC_RELEASE);
 	if (tb.build_sleep_ms)
 		usleep((useconds_t)tb.build_sleep_ms * 1000);
 	if (tb.hold_builds_after && __atomic_load_n(&tb.builds, __ATOMIC_RELAXED) > tb.hold_builds_after)

@@ -32,6 +32,7 @@ typedef struct tb_state {
 	/* Graph builds after the first hold_builds_after (when > 0) wait until
 	 * release_builds is set; builds_done counts finished ones (atomics). */
 	int hold_builds_after, release_builds, builds_done;
+	int build_policy; /* the building thread's sched_getscheduler() + 1 (0: no build yet) */
 	/*
 	 * A GPU clock for the gate's timers: every executed record advances
 	 * it by cost_eager (submitted) or cost_node (from a graph), every graph

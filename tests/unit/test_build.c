@@ -3,6 +3,7 @@
 #include "gs_testbe.h"
 
 #include <criterion/criterion.h>
+#include <sched.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -39,6 +40,38 @@ Test(build, graphs_are_built_off_the_launch_path)
 	step(16); /* the stream publishes the finished graph on its next call */
 	cr_expect_eq(gs_stats.graphs, 1);
 	cr_expect_eq(gs_stats.replays, 1, "the sequence replays once its graph is ready");
+	tb_check();
+}
+
+/* GRAPHSHIM_BUILD_SCHED: the policy the builder thread builds under. */
+static int policy_of_builds(const char *sched)
+{
+	tb_start("GRAPHSHIM_ASYNC_BUILD", "1", "GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_BUILD_SCHED",
+		 sched, NULL);
+	step(16);
+	step(16);
+	gs_build_wait();
+	cr_assert_eq(tb.builds, 1);
+	return __atomic_load_n(&tb.build_policy, __ATOMIC_ACQUIRE) - 1;
+}
+
+Test(build, the_builder_runs_under_the_policy_asked_for)
+{
+	cr_expect_eq(policy_of_builds("batch"), SCHED_BATCH);
+	tb_check();
+}
+
+Test(build, an_idle_builder_still_builds)
+{
+	cr_expect_eq(policy_of_builds("idle"), SCHED_IDLE);
+	step(16);
+	cr_expect_eq(gs_stats.replays, 1);
+	tb_check();
+}
+
+Test(build, a_normal_builder_keeps_the_applications_policy)
+{
+	cr_expect_eq(policy_of_builds("normal"), sched_getscheduler(0));
 	tb_check();
 }
 

@@ -77,6 +77,19 @@ Test(config, bad_bool_and_level)
 	cr_expect_eq(c.log_level, 2);
 }
 
+Test(config, choices_by_name_in_any_case)
+{
+	gs_config_t c;
+	const char *t[] = {"GRAPHSHIM_BUILD_SCHED", "Idle", "GRAPHSHIM_GATE", "EAGER", NULL};
+	cr_expect_eq(parse(&c, t), 0);
+	cr_expect_eq(c.build_sched, GS_BUILD_SCHED_IDLE);
+	cr_expect_eq(c.gate, GS_GATE_EAGER);
+	const char *bad[] = {"GRAPHSHIM_BUILD_SCHED", "low", "GRAPHSHIM_GATE", "2", NULL};
+	cr_expect_eq(parse(&c, bad), 2, "names only, not numbers");
+	cr_expect_eq(c.build_sched, GS_BUILD_SCHED_BATCH);
+	cr_expect_eq(c.gate, GS_GATE_AUTO);
+}
+
 Test(config, empty_and_long_paths_rejected)
 {
 	gs_config_t c;
