@@ -148,9 +148,9 @@ void gs_wl_timer_report(gs_wl_timer_t *t, const char *label)
 		return;
 	}
 	double med = gs_wl_timer_median_ns(t) / 1e3; /* sorts t->ns */
-	printf("gs-wl: %s steps=%zu median_us=%.3f p10_us=%.3f p90_us=%.3f",
+	printf("gs-wl: %s steps=%zu median_us=%.3f p10_us=%.3f p90_us=%.3f max_us=%.3f",
 	       label, t->n, med, t->ns[t->n / 10] / 1e3,
-	       t->ns[(t->n * 9) / 10] / 1e3);
+	       t->ns[(t->n * 9) / 10] / 1e3, t->ns[t->n - 1] / 1e3);
 	if (t->wall_ns != 0)
 		printf(" mean_us=%.3f", t->wall_ns / 1e3 / (double)t->n);
 	printf("\n");

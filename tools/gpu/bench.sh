@@ -10,7 +10,9 @@
 #   GS_BENCH_ROUNDS     rounds (default 10)
 #   GS_BENCH_WORKLOADS  which of: tiny decode nrepeat passthru hostwork python, and
 #                       passlegacy (passthru on the legacy default stream),
-#                       noreadback (host issue time only: no sync in a step)
+#                       noreadback (host issue time only: no sync in a step),
+#                       arm, arm1 (short tiny runs under each GRAPHSHIM_BUILD_SCHED,
+#                       on two cores and on one: how long arming blocks a launch)
 #                       (default: all but noreadback).  passthru: nrepeat --direct,
 #                       graphshim's cost per passed-through launch within one process
 #   GS_BENCH_HOSTWORK   hostwork's arguments (default --steps 200)
@@ -21,6 +23,7 @@
 #   GS_BENCH_BEFORE_LIB another build of libgraphshim.so (all.sh sets it from
 #                       .gpucarry/before.tar): the mode `before` preloads it,
 #                       and passthru runs it by default
+#   GS_BENCH_EXTRA      modes added to tiny's and decode's (e.g. "shimnormal")
 #   GS_BENCH_TINY       tiny's arguments (default --steps 1000)
 #   GS_BENCH_DECODE     decode's arguments (default --steps 300)
 #   GS_BENCH_PY         decode.py's arguments (default --tokens 100 --rounds 2)
@@ -71,10 +74,15 @@ bench_one() {
 		for ((i = 0; i < n; i++)); do
 			m=${ml[$(((i + r) % n))]}
 			local out=$w.$m.$r.out log=$w.$m.$r.log rc
+			# Every graphshim run writes its statistics (arming, coverage).
+			export GRAPHSHIM_STATS=$w.$m.$r.json GRAPHSHIM_OVERWRITE=1
 			case $m in
 			eager) $PIN $cmd --time --out "$out" >"$log" 2>&1 ;;
-			graphshim) GRAPHSHIM_STATS=$w.$m.$r.json GRAPHSHIM_OVERWRITE=1 \
-				LD_PRELOAD=$GS_LIB $PIN $cmd --time --out "$out" >"$log" 2>&1 ;;
+			graphshim) LD_PRELOAD=$GS_LIB $PIN $cmd --time --out "$out" >"$log" 2>&1 ;;
+			# the builder thread's scheduling policy (GRAPHSHIM_BUILD_SCHED)
+			shimnormal) GRAPHSHIM_BUILD_SCHED=normal LD_PRELOAD=$GS_LIB $PIN $cmd --time --out "$out" >"$log" 2>&1 ;;
+			shimbatch) GRAPHSHIM_BUILD_SCHED=batch LD_PRELOAD=$GS_LIB $PIN $cmd --time --out "$out" >"$log" 2>&1 ;;
+			shimidle) GRAPHSHIM_BUILD_SCHED=idle LD_PRELOAD=$GS_LIB $PIN $cmd --time --out "$out" >"$log" 2>&1 ;;
 			# graphshim with the gate off: every armed sequence replays
 			shimreplay) GRAPHSHIM_GATE=replay LD_PRELOAD=$GS_LIB $PIN $cmd --time --out "$out" >"$log" 2>&1 ;;
 			# where pass-through time goes: hooks only (engine off), a
@@ -93,6 +101,7 @@ bench_one() {
 			graph) $PIN $cmd --time --explicit-graph --out "$out" >"$log" 2>&1 ;;
 			esac
 			rc=$?
+			unset GRAPHSHIM_STATS GRAPHSHIM_OVERWRITE
 			if [ $rc -ne 0 ]; then
 				echo "bench: $name $m round $r failed (rc=$rc): $log"
 				tail -n 5 "$log" | sed 's/^/    /'
@@ -100,6 +109,7 @@ bench_one() {
 				continue
 			fi
 			gs_field median_us "$log" >>"$w.$m.times"
+			gs_field max_us "$log" >>"$w.$m.maxstep"
 			# nrepeat: the host time of a launch call, apart from the GPU's
 			local lns
 			lns=$(gs_field launch_ns "$log")
@@ -186,13 +196,41 @@ PY
 		[ -z "$parts" ] || NOTES="$NOTES$name: speed-up over eager, bootstrap 95% interval: $parts
 "
 	fi
+	# Per mode, over every run: the longest a launch call spent arming a
+	# sequence (the target: at most 100 us), how many runs exceeded that,
+	# in how many the scheduler took the thread's CPU while it armed, the
+	# longest single step, and the median share of launches replayed.
+	for m in "${ml[@]}"; do
+		ls "$w".$m.*.json >/dev/null 2>&1 || continue
+		NOTES="$NOTES$name: $m: $("$GS_PY" - "$w.$m.maxstep" "$w".$m.*.json <<'PY'
+import json, statistics, sys
+arm, pre, cov = [], 0, []
+for f in sys.argv[2:]:
+    try:
+        c = json.load(open(f))["counters"]
+    except Exception:
+        continue
+    arm.append(c.get("arm_max_ns", 0) / 1e3)
+    pre += c.get("arm_preempted", 0) > 0
+    cov.append(c["replayed"] / c["launches"] if c.get("launches") else 0.0)
+steps = [float(x) for x in open(sys.argv[1]) if x.strip()]
+print("arming at most %.1f us (runs over 100 us: %d of %d; preempted while arming: %d); "
+      "longest step %s us; replayed %.3f (median)" %
+      (max(arm), sum(a > 100 for a in arm), len(arm), pre,
+       "%.0f" % max(steps) if steps else "-", statistics.median(cov)) if arm else "no statistics")
+PY
+)
+"
+	done
 	# The extra graphshim variants, each a line under the table.
 	local v t
 	for v in "shimreplay:with GRAPHSHIM_GATE=replay" "shimnotail:without the shrinking tail" \
 		"shimoff:hooks only (GRAPHSHIM_ENABLE=0)" "shimring256:with GRAPHSHIM_MAX_SEQ=256" \
 		"shimnoperiod:with GRAPHSHIM_PERIOD=0" "shimring16:with GRAPHSHIM_MAX_SEQ=16" \
 		"shimnospec:with GRAPHSHIM_SPECULATE=0" "shimwarm:never cold (GRAPHSHIM_COLD_AFTER=0)" \
-		"preload:replaced by an empty preloaded library" "before:of the earlier build (GS_BENCH_BEFORE_LIB)"; do
+		"preload:replaced by an empty preloaded library" "before:of the earlier build (GS_BENCH_BEFORE_LIB)" \
+		"shimnormal:with GRAPHSHIM_BUILD_SCHED=normal" "shimbatch:with GRAPHSHIM_BUILD_SCHED=batch" \
+		"shimidle:with GRAPHSHIM_BUILD_SCHED=idle"; do
 		case " $modes " in *" ${v%%:*} "*) ;; *) continue ;; esac
 		t=$(gs_median <"$w.${v%%:*}.times" 2>/dev/null || echo -)
 		NOTES="$NOTES$(printf '%s: graphshim %s %sus, speedup %s (interleaved in the same rounds)' \
@@ -218,9 +256,9 @@ trap 'echo "bench: interrupted"; FAILS=$((FAILS + 1)); print_table; exit 124' TE
 
 for wl in $WORKLOADS; do
 	case $wl in
-	tiny) bench_one tiny "$ROUNDS" "eager graphshim graph" \
+	tiny) bench_one tiny "$ROUNDS" "eager graphshim graph${GS_BENCH_EXTRA:+ $GS_BENCH_EXTRA}" \
 		"$GS_KBIN/tiny ${GS_BENCH_TINY:---steps 1000}" ;;
-	decode) bench_one decode "$ROUNDS" "eager graphshim graph" \
+	decode) bench_one decode "$ROUNDS" "eager graphshim graph${GS_BENCH_EXTRA:+ $GS_BENCH_EXTRA}" \
 		"$GS_KBIN/decode ${GS_BENCH_DECODE:---steps 300}" ;;
 	nrepeat) bench_one nrepeat "$ROUNDS" "${GS_BENCH_NREPEAT_MODES:-eager graphshim}" \
 		"$GS_KBIN/nrepeat ${GS_BENCH_NREPEAT:---steps 500}" ;;
@@ -234,6 +272,13 @@ for wl in $WORKLOADS; do
 		"$GS_KBIN/nrepeat --direct --legacy ${GS_BENCH_NREPEAT:---steps 500}" ;;
 	hostwork) bench_one hostwork "$ROUNDS" "eager graphshim graph shimreplay" \
 		"$GS_KBIN/hostwork ${GS_BENCH_HOSTWORK:---steps 200}" ;;
+	# Arming and the builder's policy: many short runs of tiny (a build a
+	# run), on two cores and on one, where the builder shares the
+	# application's CPU (GS_BENCH_ARM: tiny's arguments)
+	arm) bench_one arm "$ROUNDS" "eager shimnormal shimbatch shimidle" \
+		"$GS_KBIN/tiny ${GS_BENCH_ARM:---steps 30}" ;;
+	arm1) PIN="taskset -c $([ "$(nproc)" -ge 4 ] && echo 2 || echo 0)" bench_one arm1 "$ROUNDS" "eager shimnormal shimbatch shimidle" \
+		"$GS_KBIN/tiny ${GS_BENCH_ARM:---steps 30}" ;;
 	noreadback) bench_one decode-noread "$ROUNDS" "eager graphshim graph" \
 		"$GS_KBIN/decode --no-readback ${GS_BENCH_DECODE:---steps 300}" ;;
 	python)
