@@ -144,8 +144,9 @@ typedef struct gs_sim_stream {
 	pthread_mutex_t mu;
 	pthread_cond_t work_cv, done_cv;
 	gs_sim_op_t *head, *tail;
-	/* The op the worker runs, dequeued: kept reachable from the stream, so
-	 * a forked child (where the worker does not exist) does not leak it. */
+	/* The op the worker runs, dequeued, until it is freed (the worker's
+	 * next dequeue replaces it): kept reachable from the stream, so a
+	 * forked child (where the worker does not exist) does not leak it. */
 	gs_sim_op_t *running;
 	uint64_t submitted, completed;
 	bool stop;

@@ -155,9 +155,10 @@ static void *stream_worker(void *arg)
 		gs_sim_work_run(&op->work);
 		GS_SIM_PT(pthread_mutex_lock(&s->mu));
 		s->completed = op->seq;
-		s->running = NULL;
 		GS_SIM_PT(pthread_cond_broadcast(&s->done_cv));
 		GS_SIM_PT(pthread_mutex_unlock(&s->mu));
+		/* s->running still names op while it is freed (the next pass
+		 * replaces it): a fork before the free must find it reachable. */
 		op_free(op);
 	}
 	return NULL;
