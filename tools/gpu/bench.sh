@@ -49,7 +49,10 @@ fi
 ROUNDS=${GS_BENCH_ROUNDS:-10}
 # Every run on the same core (GS_PIN="" to let the scheduler choose): one
 # PyTorch process to the next varied 2x in time per token unpinned.
-PIN=${GS_PIN-$(command -v taskset >/dev/null 2>&1 && [ "$(nproc)" -ge 4 ] && echo "taskset -c 2,3")}
+CORES=$([ "$(nproc)" -ge 4 ] && echo 2,3 || echo 0)
+PIN=${GS_PIN-$(command -v taskset >/dev/null 2>&1 && [ "$CORES" != 0 ] && echo "taskset -c $CORES")}
+# One core, for the arm1 workload: the first of those two (CPU 0 on a small machine).
+PIN1="taskset -c ${CORES%%,*}"
 PYROUNDS=${GS_BENCH_PY_ROUNDS:-5}
 WORKLOADS=${GS_BENCH_WORKLOADS:-tiny decode nrepeat passthru passlegacy hostwork python}
 TITLE=${GS_BENCH_TITLE:-"bench on $(nvidia-smi -L 2>/dev/null | head -n 1 | sed 's/ (UUID.*//')"}
@@ -80,9 +83,8 @@ bench_one() {
 			eager) $PIN $cmd --time --out "$out" >"$log" 2>&1 ;;
 			graphshim) LD_PRELOAD=$GS_LIB $PIN $cmd --time --out "$out" >"$log" 2>&1 ;;
 			# the builder thread's scheduling policy (GRAPHSHIM_BUILD_SCHED)
-			shimnormal) GRAPHSHIM_BUILD_SCHED=normal LD_PRELOAD=$GS_LIB $PIN $cmd --time --out "$out" >"$log" 2>&1 ;;
-			shimbatch) GRAPHSHIM_BUILD_SCHED=batch LD_PRELOAD=$GS_LIB $PIN $cmd --time --out "$out" >"$log" 2>&1 ;;
-			shimidle) GRAPHSHIM_BUILD_SCHED=idle LD_PRELOAD=$GS_LIB $PIN $cmd --time --out "$out" >"$log" 2>&1 ;;
+			shimnormal | shimbatch | shimidle) GRAPHSHIM_BUILD_SCHED=${m#shim} \
+				LD_PRELOAD=$GS_LIB $PIN $cmd --time --out "$out" >"$log" 2>&1 ;;
 			# graphshim with the gate off: every armed sequence replays
 			shimreplay) GRAPHSHIM_GATE=replay LD_PRELOAD=$GS_LIB $PIN $cmd --time --out "$out" >"$log" 2>&1 ;;
 			# where pass-through time goes: hooks only (engine off), a
@@ -277,7 +279,7 @@ for wl in $WORKLOADS; do
 	# application's CPU (GS_BENCH_ARM: tiny's arguments)
 	arm) bench_one arm "$ROUNDS" "eager shimnormal shimbatch shimidle" \
 		"$GS_KBIN/tiny ${GS_BENCH_ARM:---steps 30}" ;;
-	arm1) PIN="taskset -c $([ "$(nproc)" -ge 4 ] && echo 2 || echo 0)" bench_one arm1 "$ROUNDS" "eager shimnormal shimbatch shimidle" \
+	arm1) PIN=$PIN1 bench_one arm1 "$ROUNDS" "eager shimnormal shimbatch shimidle" \
 		"$GS_KBIN/tiny ${GS_BENCH_ARM:---steps 30}" ;;
 	noreadback) bench_one decode-noread "$ROUNDS" "eager graphshim graph" \
 		"$GS_KBIN/decode --no-readback ${GS_BENCH_DECODE:---steps 300}" ;;
