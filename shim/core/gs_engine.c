@@ -608,6 +608,7 @@ static void gs_cold_end(gs_stream_t *s)
 {
 	/* The lane counts nothing itself (no atomics on it). */
 	GS_STAT_ADD(launches, s->lane.fast);
+	GS_STAT_ADD(kernels, s->lane.fast); /* the lane takes kernel launches only */
 	GS_STAT_ADD(passed, s->lane.fast);
 	GS_STAT_ADD(cold_passed, s->lane.len);
 	if (s->lane.len >= (uint64_t)gs_config.min_seq) {
@@ -755,6 +756,8 @@ static int gs_pass(gs_stream_t *s, gs_rec_t *r, const char *api)
 int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec, const char *api)
 {
 	GS_STAT_INC(launches);
+	if (rec->kind == GS_REC_KERNEL)
+		GS_STAT_INC(kernels);
 	gs_stream_t *s = NULL;
 	if (!gs_engine_active() || __atomic_load_n(&gs_hot.capturing, __ATOMIC_ACQUIRE) ||
 	    (sflags & GS_STREAM_PASSTHRU) || !(s = gs_stream_get(handle, ctx, sflags))) {

@@ -11,6 +11,8 @@
 /* X(field, "meaning"); the JSON keys are the field names. */
 #define GS_COUNTERS(X)                                                        \
 	X(launches, "sequence elements seen (kernels, copies, memsets)")     \
+	X(kernels, "kernel launch calls seen, sequence elements and boundaries") \
+	X(layouts_unreadable, "kernels whose parameter layout could not be read (they pass through)") \
 	X(passed, "submitted eagerly as they came")                           \
 	X(held, "held while matching an armed sequence")                      \
 	X(replayed, "submitted as nodes of a graph replay")                   \

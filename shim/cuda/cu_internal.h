@@ -113,6 +113,8 @@ CUresult gs_cu_missing(int idx);
 void *gs_cu_wrapper_for(const void *real);
 /* The real dlsym (never ours). */
 void *gs_cu_dlsym_real(void *handle, const char *name);
+/* A function of the C library's own (dlsym, dlvsym), found without a lookup by name. */
+void *gs_cu_libc_sym(const char *name);
 
 #define GS_CU_READY()                                                         \
 	do {                                                                  \
@@ -174,6 +176,8 @@ typedef struct gs_cu_fn {
 	struct gs_cu_fn *retired;  /* next replaced entry (cu_layout.c) */
 } gs_cu_fn_t;
 
+/* The driver's name of a function or kernel handle, or NULL. */
+const char *gs_cu_fn_name(CUfunction f, bool kernel);
 /* The cached description of a function handle (never NULL once warmed). */
 const gs_cu_fn_t *gs_cu_fn_get(CUfunction f);
 /* Intern a layout: equal layouts share one never-freed copy. */
@@ -182,6 +186,45 @@ const gs_layout_t *gs_cu_layout_intern(const gs_arg_t *arg, uint32_t nargs);
 void gs_cu_fn_refresh(CUfunction f);
 /* Make every cached entry stale (module unloaded, context destroyed). */
 void gs_cu_fn_forget(void);
+
+/* ---- launch attributes (cu_attrs.c) ----------------------------------------- */
+
+/* Attributes one launch may carry into a record; more make it a boundary. */
+#define GS_CU_MAX_ATTRS 16
+/* The record word (gs_rec_t.aux) naming a kernel launch's attribute set. */
+#define GS_CU_AUX_ATTRS 3
+
+/*
+ * A canonical, interned set of launch attributes (never freed): the node
+ * attributes in the caller's order, and programmatic stream serialization,
+ * which a graph expresses as an edge rather than a node attribute.
+ */
+typedef struct gs_cu_attrs {
+	uint32_t n;   /* node attributes in a[] */
+	uint32_t pss; /* programmatic stream serialization was asked for */
+	CUlaunchAttribute a[];
+} gs_cu_attrs_t;
+
+/*
+ * The interned set for a launch's attribute list: *out is NULL when the
+ * list changes nothing.  Returns -1 (and the offending id in *bad) when an
+ * attribute cannot be carried by a graph node, so the launch is a boundary.
+ */
+int gs_cu_attrs_get(const CUlaunchAttribute *in, unsigned n, const gs_cu_attrs_t **out,
+		    unsigned *bad);
+/* Set a kernel node's attributes to the set's. */
+CUresult gs_cu_attrs_apply(CUgraphNode node, const gs_cu_attrs_t *at);
+/* The set as a launch's attribute list (room for GS_CU_MAX_ATTRS + 1); returns the count. */
+unsigned gs_cu_attrs_fill(const gs_cu_attrs_t *at, CUlaunchAttribute *out);
+/* "CLUSTER_DIMENSION" and so on. */
+const char *gs_cu_attr_name(unsigned id);
+/* The trace's name of a launch made a boundary by attribute id (logs once per id). */
+const char *gs_cu_attr_api(unsigned id);
+
+static inline const gs_cu_attrs_t *gs_cu_rec_attrs(const gs_rec_t *r)
+{
+	return (const gs_cu_attrs_t *)(uintptr_t)r->aux[GS_CU_AUX_ATTRS];
+}
 
 /* ---- records and the original call (cu_launch.c) ------------------------ */
 
@@ -231,7 +274,8 @@ CUresult gs_cu_orig_call(const gs_cu_orig_t *o);
  */
 gs_rec_t *gs_cu_rec_kernel(const gs_cu_fn_t *fn, CUfunction f,
 			   const unsigned grid[3], const unsigned block[3],
-			   unsigned shmem, void **kp, void **extra);
+			   unsigned shmem, void **kp, void **extra,
+			   const gs_cu_attrs_t *at);
 /* Parse an `extra` array; true on failure (not the buffer form). */
 bool gs_cu_extra_parse(void **extra, void **buf, size_t *size);
 

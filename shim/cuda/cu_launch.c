@@ -1,16 +1,18 @@
 /*
  * The sequence elements: kernel launches (cuLaunchKernel, cuLaunchKernelEx
- * without attributes), async copies that a graph memcpy node can carry
- * (device-to-device and pinned host memory) and 8/16/32-bit async memsets.
- * Each hook copies the operation into the per-thread scratch record and
- * hands it to the engine, with the caller's own arguments attached so a
- * pass-through submission calls the driver exactly as the application did.
- * Anything the record cannot express (attributes, pageable memory, an
+ * with the launch attributes a graph node can carry, cu_attrs.c), async
+ * copies that a graph memcpy node can carry (device-to-device and pinned
+ * host memory) and 8/16/32-bit async memsets.  Each hook copies the
+ * operation into the per-thread scratch record and hands it to the engine,
+ * with the caller's own arguments attached so a pass-through submission
+ * calls the driver exactly as the application did.  Anything the record
+ * cannot express (an attribute no node carries, pageable memory, an
  * unreadable parameter layout, a launch the driver would reject) is a
  * boundary: its stream's held work is submitted and the call passes through.
  */
 #include "cu_internal.h"
 #include "gs_lane.h"
+#include "gs_stats.h"
 
 /* ---- the original call --------------------------------------------------- */
 
@@ -112,7 +114,8 @@ bool gs_cu_extra_parse(void **extra, void **buf, size_t *size)
 
 gs_rec_t *gs_cu_rec_kernel(const gs_cu_fn_t *fn, CUfunction f,
 			   const unsigned grid[3], const unsigned block[3],
-			   unsigned shmem, void **kp, void **extra)
+			   unsigned shmem, void **kp, void **extra,
+			   const gs_cu_attrs_t *at)
 {
 	const gs_layout_t *lay = NULL;
 	void *buf = NULL;
@@ -144,6 +147,7 @@ gs_rec_t *gs_cu_rec_kernel(const gs_cu_fn_t *fn, CUfunction f,
 		r->block[i] = block[i];
 	}
 	r->nbytes = (uint32_t)nbytes;
+	r->aux[GS_CU_AUX_ATTRS] = (uintptr_t)at; /* part of the shape */
 	if (lay) {
 		for (uint32_t i = 0; i < lay->nargs; i++)
 			memcpy(r->args + lay->arg[i].off, kp[i], lay->arg[i].size);
@@ -157,6 +161,10 @@ gs_rec_t *gs_cu_rec_kernel(const gs_cu_fn_t *fn, CUfunction f,
 static CUresult gs_cu_boundary(const gs_cu_orig_t *o, const gs_cu_sref_t *sr,
 			       CUcontext ctx, gs_flush_reason_t why, const char *api)
 {
+	if (o->op == GS_CU_OP_LAUNCH || o->op == GS_CU_OP_LAUNCHEX) {
+		GS_STAT_INC(kernels);
+		GS_STAT_INC(boundary_launches);
+	}
 	gs_cu_depth++;
 	gs_engine_flush_stream(sr->handle, ctx, sr->sflags, why, api);
 	gs_cu_depth--;
@@ -187,15 +195,16 @@ static inline uint64_t gs_cu_cold_key(CUfunction f, const unsigned grid[3],
 
 static CUresult gs_cu_kernel(const gs_cu_orig_t *o, CUfunction f, const unsigned grid[3],
 			     const unsigned block[3], unsigned shmem, CUstream s,
-			     void **kp, void **extra, const char *api)
+			     void **kp, void **extra, const char *api, const gs_cu_attrs_t *at)
 {
 	gs_cu_sref_t sr;
 	gs_cu_stream_ref(s, o->pt, &sr);
 	CUcontext ctx = gs_cu_ctx_current();
 	if (!f || !ctx)
 		return gs_cu_boundary(o, &sr, ctx, GS_FLUSH_ATTR, api);
+	uint64_t key = gs_cu_cold_key(f, grid, block, shmem) ^ gs_mix64((uintptr_t)at);
 	gs_cu_depth++;
-	bool cold = gs_engine_cold(sr.handle, ctx, sr.sflags, gs_cu_cold_key(f, grid, block, shmem));
+	bool cold = gs_engine_cold(sr.handle, ctx, sr.sflags, key);
 	CUresult rc = cold ? gs_cu_orig_call(o) : CUDA_SUCCESS;
 	gs_cu_depth--;
 	if (cold)
@@ -210,7 +219,7 @@ static CUresult gs_cu_kernel(const gs_cu_orig_t *o, CUfunction f, const unsigned
 	    threads > __atomic_load_n(&fn->max_threads, __ATOMIC_RELAXED) ||
 	    shmem > __atomic_load_n(&fn->max_dyn_shmem, __ATOMIC_RELAXED))
 		return gs_cu_boundary(o, &sr, ctx, GS_FLUSH_ATTR, api);
-	gs_rec_t *r = gs_cu_rec_kernel(fn, f, grid, block, shmem, kp, extra);
+	gs_rec_t *r = gs_cu_rec_kernel(fn, f, grid, block, shmem, kp, extra, at);
 	if (!r)
 		return gs_cu_boundary(o, &sr, ctx, GS_FLUSH_ATTR, api);
 	return gs_cu_hold(r, o, &sr, ctx, api);
@@ -233,7 +242,7 @@ CUresult gs_cu_x_cuLaunchKernel(int pt, CUfunction f, unsigned int gx, unsigned 
 	if (!gs_cu_elements_ok())
 		return gs_cu_orig_call(&o);
 	return gs_cu_kernel(&o, f, o.u.k.grid, o.u.k.block, shmem, s, kp, extra,
-			    pt ? "cuLaunchKernel_ptsz" : "cuLaunchKernel");
+			    pt ? "cuLaunchKernel_ptsz" : "cuLaunchKernel", NULL);
 }
 
 CUresult gs_cu_x_cuLaunchKernelEx(int pt, const CUlaunchConfig *cfg, CUfunction f,
@@ -248,16 +257,19 @@ CUresult gs_cu_x_cuLaunchKernelEx(int pt, const CUlaunchConfig *cfg, CUfunction 
 	if (!gs_cu_elements_ok() || !cfg)
 		return gs_cu_orig_call(&o);
 	const char *api = pt ? "cuLaunchKernelEx_ptsz" : "cuLaunchKernelEx";
-	if (cfg->numAttrs) {
-		/* A graph kernel node cannot carry launch attributes (yet). */
+	const gs_cu_attrs_t *at = NULL;
+	unsigned bad = 0;
+	if (cfg->numAttrs && gs_cu_attrs_get(cfg->attrs, cfg->numAttrs, &at, &bad)) {
+		/* No graph node can carry it: the trace names the attribute. */
 		gs_cu_sref_t sr;
 		gs_cu_stream_ref(cfg->hStream, pt, &sr);
-		return gs_cu_boundary(&o, &sr, gs_cu_ctx_current(), GS_FLUSH_ATTR, api);
+		return gs_cu_boundary(&o, &sr, gs_cu_ctx_current(), GS_FLUSH_ATTR,
+				      gs_cu_attr_api(bad));
 	}
 	const unsigned grid[3] = { cfg->gridDimX, cfg->gridDimY, cfg->gridDimZ };
 	const unsigned block[3] = { cfg->blockDimX, cfg->blockDimY, cfg->blockDimZ };
 	return gs_cu_kernel(&o, f, grid, block, cfg->sharedMemBytes, cfg->hStream, kp,
-			    extra, api);
+			    extra, api, at);
 }
 
 /*

@@ -15,6 +15,7 @@
 #include "gs_hash.h"
 
 #include "cu_internal.h"
+#include "gs_stats.h"
 
 #define GS_CU_FN_SLOTS 16384u /* power of two; at most 3/4 used */
 #define GS_CU_MAX_PARAMS 8192u
@@ -66,7 +67,7 @@ const gs_layout_t *gs_cu_layout_intern(const gs_arg_t *arg, uint32_t nargs)
 	return &it->l;
 }
 
-/* Ask the driver; returns true on failure (the handle is not a kernel). */
+/* Ask the driver for parameter k of f, as a CUfunction or as a CUkernel. */
 static CUresult gs_cu_param_info(CUfunction f, bool kernel, uint32_t k, size_t *off, size_t *size)
 {
 	if (kernel)
@@ -77,20 +78,53 @@ static CUresult gs_cu_param_info(CUfunction f, bool kernel, uint32_t k, size_t *
 					     : CUDA_ERROR_NOT_SUPPORTED;
 }
 
+/* True when the driver knows f as a function of that kind at all. */
+static bool gs_cu_handle_valid(CUfunction f, bool kernel)
+{
+	int v = 0;
+	if (kernel) {
+		CUdevice dev;
+		return gs_cu_real.cuKernelGetAttribute && gs_cu_real.cuCtxGetDevice &&
+		       gs_cu_real.cuCtxGetDevice(&dev) == CUDA_SUCCESS &&
+		       gs_cu_real.cuKernelGetAttribute(&v, CU_FUNC_ATTRIBUTE_NUM_REGS, (CUkernel)f,
+						       dev) == CUDA_SUCCESS;
+	}
+	return gs_cu_real.cuFuncGetAttribute &&
+	       gs_cu_real.cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_NUM_REGS, f) == CUDA_SUCCESS;
+}
+
+/*
+ * With lazy loading (the default since CUDA 12.2) a function handle can
+ * exist before its code is loaded; loading it is what its first launch
+ * would do anyway.  True when it was not loaded and now is.
+ */
+static bool gs_cu_func_load(CUfunction f)
+{
+	CUfunctionLoadingState st = CU_FUNCTION_LOADING_STATE_LOADED;
+	if (!gs_cu_real.cuFuncIsLoaded || !gs_cu_real.cuFuncLoad ||
+	    gs_cu_real.cuFuncIsLoaded(&st, f) != CUDA_SUCCESS ||
+	    st != CU_FUNCTION_LOADING_STATE_UNLOADED)
+		return false;
+	return gs_cu_real.cuFuncLoad(f) == CUDA_SUCCESS;
+}
+
 /*
  * The index past the last parameter answers CUDA_ERROR_INVALID_VALUE, but so
  * can a query that simply failed, and a layout cut short would bake garbage
  * into graph nodes.  So the end is believed only when the same index fails
- * twice and the index before it still answers as it did; a kernel with no
- * parameters, indistinguishable from a query that always fails, gets no
- * layout (its launches pass through).
+ * twice and the index before it still answers as it did.  At index 0 that
+ * check is made against the handle itself: a function the driver knows, of
+ * which neither query can say a first parameter, has none (the driver could
+ * not marshal kernelParams for it otherwise, so a launch with kernelParams
+ * would fail without graphshim too).  Returns the status that ended the
+ * query (CUDA_SUCCESS with *out and *n set when the layout was read).
  */
-static bool gs_cu_query_params(CUfunction f, bool kernel, gs_arg_t **out, uint32_t *n)
+static CUresult gs_cu_query_params(CUfunction f, bool kernel, gs_arg_t **out, uint32_t *n)
 {
 	uint32_t cap = 16, k = 0;
 	gs_arg_t *a = malloc(cap * sizeof(*a));
 	if (!a)
-		return true;
+		return CUDA_ERROR_OUT_OF_MEMORY;
 	for (;;) {
 		size_t off = 0, size = 0;
 		CUresult r = gs_cu_param_info(f, kernel, k, &off, &size);
@@ -98,22 +132,24 @@ static bool gs_cu_query_params(CUfunction f, bool kernel, gs_arg_t **out, uint32
 			r = gs_cu_param_info(f, kernel, k, &off, &size);
 		if (r == CUDA_ERROR_INVALID_VALUE) {
 			size_t poff = 0, psize = 0;
-			if (k > 0 && gs_cu_param_info(f, kernel, k - 1, &poff, &psize) == CUDA_SUCCESS &&
-			    poff == a[k - 1].off && psize == a[k - 1].size)
+			if (k > 0 ? gs_cu_param_info(f, kernel, k - 1, &poff, &psize) == CUDA_SUCCESS &&
+					    poff == a[k - 1].off && psize == a[k - 1].size
+				  : gs_cu_handle_valid(f, kernel) &&
+					    gs_cu_param_info(f, !kernel, 0, &poff, &psize) != CUDA_SUCCESS)
 				break;
 			free(a);
-			return true;
+			return r;
 		}
 		if (r != CUDA_SUCCESS || k >= GS_CU_MAX_PARAMS || off > UINT32_MAX ||
 		    size > UINT32_MAX) {
 			free(a);
-			return true;
+			return r != CUDA_SUCCESS ? r : CUDA_ERROR_NOT_SUPPORTED;
 		}
 		if (k == cap) {
 			gs_arg_t *b = realloc(a, 2 * cap * sizeof(*a));
 			if (!b) {
 				free(a);
-				return true;
+				return CUDA_ERROR_OUT_OF_MEMORY;
 			}
 			a = b;
 			cap *= 2;
@@ -124,7 +160,46 @@ static bool gs_cu_query_params(CUfunction f, bool kernel, gs_arg_t **out, uint32
 	}
 	*out = a;
 	*n = k;
-	return false;
+	return CUDA_SUCCESS;
+}
+
+static const char *gs_cu_err_name(CUresult r)
+{
+	const char *s = NULL;
+	if (gs_cu_real.cuGetErrorName && gs_cu_real.cuGetErrorName(r, &s) == CUDA_SUCCESS && s)
+		return s;
+	return "unknown error";
+}
+
+const char *gs_cu_fn_name(CUfunction f, bool kernel)
+{
+	const char *s = NULL;
+	CUresult r = kernel ? (gs_cu_real.cuKernelGetName
+				       ? gs_cu_real.cuKernelGetName(&s, (CUkernel)f)
+				       : CUDA_ERROR_NOT_SUPPORTED)
+			    : (gs_cu_real.cuFuncGetName ? gs_cu_real.cuFuncGetName(&s, f)
+							: CUDA_ERROR_NOT_SUPPORTED);
+	return r == CUDA_SUCCESS ? s : NULL;
+}
+
+/* Kernels whose layout could not be read are named this many times, then counted. */
+#define GS_CU_UNREADABLE_LOGGED 16u
+
+/* Say which kernel passes through and what the driver answered. */
+static void gs_cu_unreadable(CUfunction f, CUresult rf, CUresult rk)
+{
+	GS_STAT_INC(layouts_unreadable);
+	static unsigned logged;
+	unsigned n = __atomic_fetch_add(&logged, 1, __ATOMIC_RELAXED);
+	if (n >= GS_CU_UNREADABLE_LOGGED)
+		return;
+	const char *name = gs_cu_fn_name(f, false);
+	if (!name)
+		name = gs_cu_fn_name(f, true);
+	gs_log(GS_LOG_INFO, "cuda: the parameter layout of kernel %.200s could not be read "
+	       "(cuFuncGetParamInfo: %s, cuKernelGetParamInfo: %s); its launches pass through%s",
+	       name ? name : "(unnamed)", gs_cu_err_name(rf), gs_cu_err_name(rk),
+	       n + 1 == GS_CU_UNREADABLE_LOGGED ? " (further kernels: layouts_unreadable)" : "");
 }
 
 /*
@@ -167,9 +242,13 @@ static gs_cu_fn_t *gs_cu_fn_make(CUfunction f, uint32_t gen)
 	e->gen = gen;
 	gs_arg_t *a = NULL;
 	uint32_t n = 0;
-	if (!gs_cu_query_params(f, false, &a, &n)) {
+	CUresult rk = CUDA_ERROR_NOT_SUPPORTED;
+	CUresult rf = gs_cu_query_params(f, false, &a, &n);
+	if (rf != CUDA_SUCCESS && rf != CUDA_ERROR_OUT_OF_MEMORY && gs_cu_func_load(f))
+		rf = gs_cu_query_params(f, false, &a, &n);
+	if (rf == CUDA_SUCCESS) {
 		e->layout = gs_cu_layout_intern(a, n);
-	} else if (!gs_cu_query_params(f, true, &a, &n)) {
+	} else if ((rk = gs_cu_query_params(f, true, &a, &n)) == CUDA_SUCCESS) {
 		e->rflags = GS_CU_RF_KERNEL;
 		e->layout = gs_cu_layout_intern(a, n);
 	}
@@ -177,8 +256,7 @@ static gs_cu_fn_t *gs_cu_fn_make(CUfunction f, uint32_t gen)
 	if (e->layout)
 		gs_cu_fn_limits(e, f);
 	else
-		gs_log_once(GS_LOG_INFO, "graphshim: cuda: a kernel's parameter layout "
-			    "could not be read; its launches pass through");
+		gs_cu_unreadable(f, rf, rk);
 	return e;
 }
 

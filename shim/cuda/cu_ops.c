@@ -70,6 +70,28 @@ static uint64_t gs_cu_u64(const unsigned char *p)
 	return v;
 }
 
+/* A held launch with attributes goes out as the application made it: cuLaunchKernelEx. */
+static CUresult gs_cu_submit_kernel_ex(const gs_rec_t *r, CUstream s, const gs_cu_attrs_t *at,
+				       void **kp, void **extra)
+{
+	CUlaunchAttribute attrs[GS_CU_MAX_ATTRS + 1];
+	CUlaunchConfig cfg;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.gridDimX = r->grid[0];
+	cfg.gridDimY = r->grid[1];
+	cfg.gridDimZ = r->grid[2];
+	cfg.blockDimX = r->block[0];
+	cfg.blockDimY = r->block[1];
+	cfg.blockDimZ = r->block[2];
+	cfg.sharedMemBytes = r->shmem;
+	cfg.hStream = s;
+	cfg.attrs = attrs;
+	cfg.numAttrs = gs_cu_attrs_fill(at, attrs);
+	return gs_cu_real.cuLaunchKernelEx
+		? gs_cu_real.cuLaunchKernelEx(&cfg, (CUfunction)r->func, kp, extra)
+		: CUDA_ERROR_NOT_SUPPORTED;
+}
+
 static CUresult gs_cu_submit_kernel(const gs_rec_t *r, CUstream s)
 {
 	void *stack[GS_CU_STACK_PARAMS];
@@ -78,12 +100,17 @@ static CUresult gs_cu_submit_kernel(const gs_rec_t *r, CUstream s)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	gs_cu_kargs_t a;
 	gs_cu_kargs_fill(r, &a, kp);
-	CUresult st = gs_cu_real.cuLaunchKernel
-		? gs_cu_real.cuLaunchKernel((CUfunction)r->func, r->grid[0], r->grid[1],
-					    r->grid[2], r->block[0], r->block[1], r->block[2],
-					    r->shmem, s, a.kp,
-					    (r->flags & GS_CU_RF_EXTRA) ? a.extra : NULL)
-		: CUDA_ERROR_NOT_SUPPORTED;
+	void **extra = (r->flags & GS_CU_RF_EXTRA) ? a.extra : NULL;
+	const gs_cu_attrs_t *at = gs_cu_rec_attrs(r);
+	CUresult st;
+	if (at)
+		st = gs_cu_submit_kernel_ex(r, s, at, a.kp, extra);
+	else
+		st = gs_cu_real.cuLaunchKernel
+			? gs_cu_real.cuLaunchKernel((CUfunction)r->func, r->grid[0], r->grid[1],
+						    r->grid[2], r->block[0], r->block[1], r->block[2],
+						    r->shmem, s, a.kp, extra)
+			: CUDA_ERROR_NOT_SUPPORTED;
 	gs_cu_kp_free(kp, stack);
 	return st;
 }
@@ -221,6 +248,8 @@ static CUresult gs_cu_add_node(CUgraph g, const CUgraphNode *dep, size_t ndep,
 		gs_cu_kernel_params(r, &a, &p);
 		CUresult st = R->cuGraphAddKernelNode_v2(out, g, dep, ndep, &p);
 		gs_cu_kp_free(kp, stack);
+		if (st == CUDA_SUCCESS)
+			st = gs_cu_attrs_apply(*out, gs_cu_rec_attrs(r));
 		return st;
 	}
 	if (r->kind == GS_REC_COPY) {
@@ -238,6 +267,39 @@ static CUresult gs_cu_add_node(CUgraph g, const CUgraphNode *dep, size_t ndep,
 		return R->cuGraphAddMemsetNode(out, g, dep, ndep, &p, (CUcontext)r->ctx);
 	}
 	return CUDA_ERROR_INVALID_VALUE;
+}
+
+/*
+ * A launch with programmatic stream serialization may overlap the kernel
+ * before it on its stream once that kernel triggers: between two kernel
+ * nodes a graph says so with a programmatic edge.  After anything else (or
+ * at a chunk's first node, whose predecessor is in the graph before) the
+ * ordinary full dependency stands, which is always correct: the kernel's
+ * own wait for its dependency then returns at once.
+ */
+static bool gs_cu_programmatic(const gs_rec_t *prev, const gs_rec_t *r)
+{
+	const gs_cu_attrs_t *at = r->kind == GS_REC_KERNEL ? gs_cu_rec_attrs(r) : NULL;
+	return at && at->pss && prev->kind == GS_REC_KERNEL;
+}
+
+/* The edge from -> to, programmatic where the driver takes it, else ordinary. */
+static CUresult gs_cu_edge_programmatic(CUgraph g, CUgraphNode from, CUgraphNode to)
+{
+	const gs_cu_real_t *R = &gs_cu_real;
+	if (R->cuGraphAddDependencies_v2) {
+		CUgraphEdgeData e;
+		memset(&e, 0, sizeof(e));
+		e.type = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC;
+		e.from_port = CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC;
+		if (R->cuGraphAddDependencies_v2(g, &from, &to, &e, 1) == CUDA_SUCCESS)
+			return CUDA_SUCCESS;
+		gs_log_once(GS_LOG_INFO, "cuda: the driver refused a programmatic graph edge; "
+			    "programmatic launches replay with full dependencies");
+		return R->cuGraphAddDependencies_v2(g, &from, &to, NULL, 1);
+	}
+	return R->cuGraphAddDependencies ? R->cuGraphAddDependencies(g, &from, &to, 1)
+					 : CUDA_ERROR_NOT_SUPPORTED;
 }
 
 static void gs_cu_graph_release(gs_cu_graph_t *G)
@@ -266,9 +328,16 @@ static int gs_cu_graph_build(const gs_rec_t *const *recs, size_t n, void **graph
 	G->n = n;
 	bool pushed = gs_cu_ctx_enter(G->ctx);
 	CUresult st = R->cuGraphCreate(&G->g, 0);
-	for (size_t i = 0; st == CUDA_SUCCESS && i < n; i++)
+	for (size_t i = 0; st == CUDA_SUCCESS && i < n; i++) {
+		if (i && gs_cu_programmatic(recs[i - 1], recs[i])) {
+			st = gs_cu_add_node(G->g, NULL, 0, recs[i], &G->node[i]);
+			if (st == CUDA_SUCCESS)
+				st = gs_cu_edge_programmatic(G->g, G->node[i - 1], G->node[i]);
+			continue;
+		}
 		st = gs_cu_add_node(G->g, i ? &G->node[i - 1] : NULL, i ? 1 : 0, recs[i],
 				    &G->node[i]);
+	}
 	if (st == CUDA_SUCCESS)
 		st = R->cuGraphInstantiateWithFlags(&G->x, G->g, 0);
 	if (st != CUDA_SUCCESS) {

@@ -7,9 +7,11 @@ GS_CUDA_SOURCES = \
 	shim/cuda/cu_hooks.c \
 	shim/cuda/cu_init.c \
 	shim/cuda/cu_procaddr.c \
+	shim/cuda/cu_dlreal.c \
 	shim/cuda/cu_stream.c \
 	shim/cuda/cu_layout.c \
 	shim/cuda/cu_launch.c \
+	shim/cuda/cu_attrs.c \
 	shim/cuda/cu_special.c \
 	shim/cuda/cu_ops.c
 

@@ -9,9 +9,12 @@
 #include <stdlib.h>
 
 #include "cu_engine_stub.h"
+#include "gs_stats.h"
 
 gs_stub_t gs_stub;
 gs_hot_t gs_hot;
+/* The backend counts boundaries and unreadable layouts into the statistics. */
+gs_stats_t gs_stats;
 _Thread_local gs_lane_cache_t gs_lane_cache GS_TLS_IE;
 gs_lane_t gs_stub_lane;
 

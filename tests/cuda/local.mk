@@ -29,7 +29,8 @@ tests_cuda_libfakecuda_la_SOURCES = tests/cuda/fake_libcuda.c
 tests_cuda_libfakecuda_la_CPPFLAGS = $(CUDA_CPPFLAGS)
 tests_cuda_libfakecuda_la_CFLAGS = $(AM_CFLAGS) -Wno-missing-prototypes
 tests_cuda_libfakecuda_la_LDFLAGS = -module -avoid-version -rpath /nowhere \
-	-Wl,-soname,libcuda.so.1
+	-Wl,-soname,libcuda.so.1 -Wl,--version-script=$(srcdir)/tests/cuda/fake_libcuda.map
+EXTRA_DIST += tests/cuda/fake_libcuda.map
 check_PROGRAMS += tests/cuda/test_procaddr
 tests_cuda_test_procaddr_SOURCES = tests/cuda/test_procaddr.c
 tests_cuda_test_procaddr_CPPFLAGS = $(CUDA_CPPFLAGS)

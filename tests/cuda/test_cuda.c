@@ -8,6 +8,7 @@
 #include <criterion/criterion.h>
 
 #include "cu_engine_stub.h"
+#include "gs_stats.h"
 
 #define FN_A ((CUfunction)0x100)    /* (int, double, int) */
 #define FN_KERN ((CUfunction)0x200) /* a CUkernel: (void *) */
@@ -150,6 +151,7 @@ static CUresult s_begin_capture(CUstream s, CUstreamCaptureMode m)
 static void setup(void)
 {
 	gs_stub_reset();
+	memset(&gs_stats, 0, sizeof(gs_stats));
 	memset(&gs_cu_real, 0, sizeof(gs_cu_real));
 	memset(&L, 0, sizeof(L));
 	launch_status = CUDA_SUCCESS;
@@ -510,23 +512,234 @@ Test(cuda, invalid_launch_reaches_driver_now)
 	cr_expect_eq(L.calls, 3);
 }
 
-Test(cuda, launch_ex_with_attributes_is_a_boundary)
+/* Launch attributes the stub driver saw in the last cuLaunchKernelEx. */
+static CUlaunchAttribute ex_attrs[GS_CU_MAX_ATTRS + 1];
+static unsigned ex_nattrs;
+
+static CUresult s_launch_ex_attrs(const CUlaunchConfig *c, CUfunction f, void **kp, void **extra)
+{
+	ex_nattrs = c->numAttrs;
+	memcpy(ex_attrs, c->attrs, c->numAttrs * sizeof(*c->attrs));
+	return s_launch_ex(c, f, kp, extra);
+}
+
+/* A copy of the stub's last record that outlives the next launch (orig cleared, as held). */
+static gs_rec_t *rec_dup(const gs_rec_t *r)
+{
+	gs_rec_t *d = malloc(gs_rec_size(r->nbytes));
+	cr_assert_not_null(d);
+	memcpy(d, r, gs_rec_size(r->nbytes));
+	d->orig = NULL;
+	return d;
+}
+
+static CUlaunchConfig ex_config(CUlaunchAttribute *at, unsigned n)
+{
+	CUlaunchConfig cfg = { .gridDimX = 4, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 32,
+			       .blockDimY = 1, .blockDimZ = 1, .hStream = S_NB,
+			       .attrs = at, .numAttrs = n };
+	return cfg;
+}
+
+Test(cuda, launch_ex_attributes_a_node_carries_are_part_of_the_record)
 {
 	int a = 0, c = 0;
 	double b = 0;
 	void *kp[] = { &a, &b, &c };
-	CUlaunchAttribute at = { .id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE };
-	CUlaunchConfig cfg = { .gridDimX = 1, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 1,
-			       .blockDimY = 1, .blockDimZ = 1, .hStream = S_NB };
+	CUlaunchConfig cfg = ex_config(NULL, 0);
 	cr_expect_eq(cuLaunchKernelEx(&cfg, FN_A, kp, NULL), CUDA_SUCCESS);
-	cr_expect_eq(gs_stub.launches, 1, "no attributes: an element");
-	cfg.attrs = &at;
-	cfg.numAttrs = 1;
+	cr_assert_eq(gs_stub.launches, 1, "no attributes: an element");
+	cr_expect_eq(gs_stub.last->aux[GS_CU_AUX_ATTRS], 0);
+
+	CUlaunchAttribute at[3];
+	memset(at, 0xa5, sizeof(at)); /* garbage in the unused bytes of each value */
+	at[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+	at[0].value.clusterDim.x = 2, at[0].value.clusterDim.y = 1, at[0].value.clusterDim.z = 1;
+	at[1].id = CU_LAUNCH_ATTRIBUTE_IGNORE;
+	at[2].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+	at[2].value.programmaticStreamSerializationAllowed = 1;
+	cfg = ex_config(at, 3);
 	cr_expect_eq(cuLaunchKernelEx(&cfg, FN_A, kp, NULL), CUDA_SUCCESS);
-	cr_expect_eq(gs_stub.launches, 1);
+	cr_assert_eq(gs_stub.launches, 2, "carried attributes: still an element");
+	cr_expect_eq(gs_stub.flush_stream, 0);
+	const gs_cu_attrs_t *s1 = gs_cu_rec_attrs(gs_stub.last);
+	cr_assert_not_null(s1);
+	cr_expect_eq(s1->n, 1, "IGNORE dropped, serialization kept as a flag");
+	cr_expect_eq(s1->pss, 1);
+	cr_expect_eq(s1->a[0].id, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION);
+	cr_expect_eq(s1->a[0].value.clusterDim.x, 2);
+	cr_expect_eq(s1->a[0].value.pad[12], 0, "only the meaningful bytes are kept");
+
+	/* Equal attributes with other garbage: the same interned set, the same shape. */
+	memset(&at[0].value.pad[12], 0x3c, 16);
+	memset(&at[2].value.pad[4], 0x77, 8);
+	cr_expect_eq(cuLaunchKernelEx(&cfg, FN_A, kp, NULL), CUDA_SUCCESS);
+	cr_expect_eq(gs_cu_rec_attrs(gs_stub.last), s1);
+	/* A different cluster: another set. */
+	at[0].value.clusterDim.x = 4;
+	cr_expect_eq(cuLaunchKernelEx(&cfg, FN_A, kp, NULL), CUDA_SUCCESS);
+	cr_expect_neq(gs_cu_rec_attrs(gs_stub.last), s1);
+	/* Only entries that change nothing: a plain launch. */
+	at[0].id = CU_LAUNCH_ATTRIBUTE_IGNORE;
+	at[2].value.programmaticStreamSerializationAllowed = 0;
+	cr_expect_eq(cuLaunchKernelEx(&cfg, FN_A, kp, NULL), CUDA_SUCCESS);
+	cr_expect_eq(gs_stub.last->aux[GS_CU_AUX_ATTRS], 0);
+	cr_expect_eq(L.calls, 0, "all held");
+}
+
+Test(cuda, launch_ex_with_an_event_attribute_is_a_boundary)
+{
+	int a = 0, c = 0;
+	double b = 0;
+	void *kp[] = { &a, &b, &c };
+	CUlaunchAttribute at[2];
+	memset(at, 0, sizeof(at));
+	at[0].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+	at[0].value.cooperative = 1;
+	at[1].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT;
+	CUlaunchConfig cfg = ex_config(at, 2);
+	cr_expect_eq(cuLaunchKernelEx(&cfg, FN_A, kp, NULL), CUDA_SUCCESS);
+	cr_expect_eq(gs_stub.launches, 0);
 	cr_expect_eq(gs_stub.flush_stream, 1);
 	cr_expect_eq(gs_stub.why, GS_FLUSH_ATTR);
+	cr_expect_str_eq(gs_stub.api, "cuLaunchKernelEx[PROGRAMMATIC_EVENT]");
+	cr_expect_eq(L.calls, 1, "passed through as the application made it");
+	cr_expect_eq(gs_stats.boundary_launches, 1);
+	cr_expect_eq(gs_stats.kernels, 1);
+}
+
+Test(cuda, a_held_launch_with_attributes_is_submitted_with_them)
+{
+	int a = 5, c = 6;
+	double b = 1.5;
+	void *kp[] = { &a, &b, &c };
+	CUlaunchAttribute at[2];
+	memset(at, 0, sizeof(at));
+	at[0].id = CU_LAUNCH_ATTRIBUTE_PRIORITY;
+	at[0].value.priority = -1;
+	at[1].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+	at[1].value.programmaticStreamSerializationAllowed = 1;
+	CUlaunchConfig cfg = ex_config(at, 2);
+	gs_cu_real.cuLaunchKernelEx = s_launch_ex_attrs;
+	cr_assert_eq(cuLaunchKernelEx(&cfg, FN_A, kp, NULL), CUDA_SUCCESS);
+	gs_rec_t *held = rec_dup(gs_stub.last); /* a held record has no caller any more */
+	cr_expect_eq(gs_cu_ops.submit(held, gs_stub.handle), CUDA_SUCCESS);
 	cr_expect_eq(L.calls, 1);
+	cr_expect_eq(L.grid[0], 4);
+	cr_expect_eq(memcmp(L.image, held->args, 20), 0);
+	cr_assert_eq(ex_nattrs, 2);
+	cr_expect_eq(ex_attrs[0].id, CU_LAUNCH_ATTRIBUTE_PRIORITY);
+	cr_expect_eq(ex_attrs[0].value.priority, -1);
+	cr_expect_eq(ex_attrs[1].id, CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION);
+	cr_expect_eq(ex_attrs[1].value.programmaticStreamSerializationAllowed, 1);
+	free(held);
+}
+
+/* A stub graph: nodes are numbered, attributes and edges are logged. */
+static struct {
+	int nodes, nattr, nedge;
+	CUlaunchAttributeID attr_id[8];
+	CUgraphNode attr_node[8];
+	CUgraphNode edge_from[8], edge_to[8];
+	int edge_type[8];
+	CUgraphNode dep_of[8];
+} G;
+
+static CUresult s_graph_create(CUgraph *g, unsigned f) { *g = (CUgraph)0x9000; return CUDA_SUCCESS; }
+static CUresult s_graph_destroy(CUgraph g) { return CUDA_SUCCESS; }
+static CUresult s_exec_destroy(CUgraphExec x) { return CUDA_SUCCESS; }
+static CUresult s_instantiate(CUgraphExec *x, CUgraph g, unsigned long long f)
+{
+	*x = (CUgraphExec)0x9100;
+	return CUDA_SUCCESS;
+}
+static CUresult s_add_kernel(CUgraphNode *out, CUgraph g, const CUgraphNode *dep, size_t nd,
+			     const CUDA_KERNEL_NODE_PARAMS *p)
+{
+	int i = G.nodes++;
+	*out = (CUgraphNode)(uintptr_t)(0xa000 + i);
+	G.dep_of[i] = nd ? dep[0] : NULL;
+	return CUDA_SUCCESS;
+}
+static CUresult s_node_attr(CUgraphNode n, CUkernelNodeAttrID id, const CUkernelNodeAttrValue *v)
+{
+	G.attr_node[G.nattr] = n;
+	G.attr_id[G.nattr++] = id;
+	return CUDA_SUCCESS;
+}
+static CUresult s_add_deps(CUgraph g, const CUgraphNode *from, const CUgraphNode *to,
+			   const CUgraphEdgeData *e, size_t n)
+{
+	G.edge_from[G.nedge] = from[0];
+	G.edge_to[G.nedge] = to[0];
+	G.edge_type[G.nedge++] = e ? (int)e->type : -1;
+	return CUDA_SUCCESS;
+}
+
+Test(cuda, graph_nodes_carry_attributes_and_programmatic_edges)
+{
+	memset(&G, 0, sizeof(G));
+	gs_cu_real.cuGraphCreate = s_graph_create;
+	gs_cu_real.cuGraphDestroy = s_graph_destroy;
+	gs_cu_real.cuGraphExecDestroy = s_exec_destroy;
+	gs_cu_real.cuGraphInstantiateWithFlags = s_instantiate;
+	gs_cu_real.cuGraphAddKernelNode_v2 = s_add_kernel;
+	gs_cu_real.cuGraphKernelNodeSetAttribute = s_node_attr;
+	gs_cu_real.cuGraphAddDependencies_v2 = s_add_deps;
+	int a = 1, c = 2;
+	double b = 3;
+	void *kp[] = { &a, &b, &c };
+	CUlaunchAttribute at[2];
+	memset(at, 0, sizeof(at));
+	at[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+	at[0].value.clusterDim.x = 2, at[0].value.clusterDim.y = 1, at[0].value.clusterDim.z = 1;
+	at[1].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+	at[1].value.programmaticStreamSerializationAllowed = 1;
+	/* Record 0: plain; 1: cluster + serialization; 2: serialization only. */
+	gs_rec_t *r[3];
+	CUlaunchConfig cfg = ex_config(NULL, 0);
+	cr_assert_eq(cuLaunchKernelEx(&cfg, FN_A, kp, NULL), CUDA_SUCCESS);
+	r[0] = rec_dup(gs_stub.last);
+	cfg = ex_config(at, 2);
+	cr_assert_eq(cuLaunchKernelEx(&cfg, FN_A, kp, NULL), CUDA_SUCCESS);
+	r[1] = rec_dup(gs_stub.last);
+	cfg = ex_config(&at[1], 1);
+	cr_assert_eq(cuLaunchKernelEx(&cfg, FN_A, kp, NULL), CUDA_SUCCESS);
+	r[2] = rec_dup(gs_stub.last);
+
+	void *graph = NULL;
+	cr_assert_eq(gs_cu_ops.graph_build((const gs_rec_t *const *)r, 3, &graph), CUDA_SUCCESS);
+	cr_expect_eq(G.nodes, 3);
+	cr_expect_eq(G.nattr, 1, "the cluster dimension on node 1, nothing else");
+	cr_expect_eq(G.attr_node[0], (CUgraphNode)0xa001);
+	cr_expect_eq(G.attr_id[0], CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION);
+	/* Node 0 has no dependency; 1 and 2 hang on their predecessor by a programmatic edge. */
+	cr_expect_null(G.dep_of[0]);
+	cr_expect_null(G.dep_of[1]);
+	cr_expect_null(G.dep_of[2]);
+	cr_assert_eq(G.nedge, 2);
+	cr_expect_eq(G.edge_from[0], (CUgraphNode)0xa000);
+	cr_expect_eq(G.edge_to[0], (CUgraphNode)0xa001);
+	cr_expect_eq(G.edge_type[0], CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC);
+	cr_expect_eq(G.edge_from[1], (CUgraphNode)0xa001);
+	cr_expect_eq(G.edge_to[1], (CUgraphNode)0xa002);
+	gs_cu_ops.graph_destroy(graph);
+	for (int i = 0; i < 3; i++)
+		free(r[i]);
+}
+
+Test(cuda, an_unreadable_layout_is_counted_and_passes_through)
+{
+	int a = 0;
+	void *kp[] = { &a };
+	cr_expect_eq(cuLaunchKernel(FN_BAD, 1, 1, 1, 1, 1, 1, 0, S_NB, kp, NULL), CUDA_SUCCESS);
+	cr_expect_eq(gs_stub.launches, 0);
+	cr_expect_eq(L.calls, 1);
+	cr_expect_eq(gs_stats.layouts_unreadable, 1);
+	cr_expect_eq(gs_stats.boundary_launches, 1);
+	cr_expect_eq(cuLaunchKernel(FN_BAD, 1, 1, 1, 1, 1, 1, 0, S_NB, kp, NULL), CUDA_SUCCESS);
+	cr_expect_eq(gs_stats.layouts_unreadable, 1, "counted once per kernel");
+	cr_expect_eq(gs_stats.boundary_launches, 2);
 }
 
 Test(cuda, pinned_copy_is_an_element_pageable_is_not)

@@ -7,6 +7,7 @@
  * every launch reaches the driver exactly once and in order, eagerly or
  * through a graph.
  */
+#define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
@@ -66,6 +67,18 @@ int main(void)
 	 * not something after us. */
 	void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
 	CHECK(libc && dlsym(RTLD_NEXT, "puts") == dlsym(RTLD_DEFAULT, "puts"), "RTLD_NEXT puts");
+
+	/* dlvsym is interposed the same way: a driver name gives the wrapper,
+	 * anything else (and RTLD_NEXT) what the C library would give. */
+	void *pv = dlvsym(h, "cuLaunchKernel", "FAKECUDA_1");
+	CHECK(pv == p, "dlvsym cuLaunchKernel from %s", lib_of(pv));
+	CHECK(strstr(lib_of(dlvsym(h, "fake_log_count", "FAKECUDA_1")), "libcuda"),
+	      "dlvsym of a non-cu name");
+	CHECK(dlvsym(RTLD_NEXT, "puts", "GLIBC_2.2.5") == dlsym(RTLD_DEFAULT, "puts"),
+	      "RTLD_NEXT dlvsym puts");
+	CHECK(dlsym(RTLD_DEFAULT, "cuLaunchKernelEx") &&
+	      strstr(lib_of(dlsym(RTLD_DEFAULT, "cuLaunchKernelEx")), "graphshim"),
+	      "RTLD_DEFAULT finds the wrapper");
 
 	int (*count)(void) = (int (*)(void))dlsym(h, "fake_log_count");
 	const int *(*entry)(int) = (const int *(*)(int))dlsym(h, "fake_log_entry");
