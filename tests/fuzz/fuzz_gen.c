@@ -178,6 +178,8 @@ static fz_op_t gen_launch(gen_t *g, int st)
 	op.sub = (uint8_t)rn(&g->r, FZ_NKERN);
 	op.form = x < 45 ? FZ_F_PARAMS : x < 60 ? FZ_F_EXTRA : x < 72 ? FZ_F_EX
 		: x < 87 ? FZ_F_KERNEL : x < 97 ? FZ_F_PROC : FZ_F_EXATTR;
+	if (op.form == FZ_F_EXATTR)
+		op.ev = (uint8_t)(1 + rn(&g->r, FZ_A_ALL));
 	op.alt = (uint8_t)rn(&g->r, 2);
 	op.b[0] = (int8_t)pick_kbuf(g, -1, -1);
 	if (op.sub == FZ_KN_AXPB || op.sub == FZ_KN_MIX)
@@ -354,10 +356,18 @@ static fz_op_t drift_op(gen_t *g, fz_op_t op, int type)
 			op.v[2] ^= 0x5a5a;
 		break;
 	case DR_FORM:
-		if (op.kind == FZ_K_LAUNCH)
+		if (op.kind == FZ_K_LAUNCH && op.form == FZ_F_EXATTR && rn(&g->r, 2)) {
+			/* Other attributes: another graph node, or a boundary. */
+			op.ev = (uint8_t)(op.ev ^ (1u << rn(&g->r, 4)));
+			if (!op.ev)
+				op.ev = FZ_A_CLUSTER;
+		} else if (op.kind == FZ_K_LAUNCH) {
 			op.form = (uint8_t)((op.form + 1 + rn(&g->r, FZ_NFORMS - 1)) % FZ_NFORMS);
-		else
+			if (op.form == FZ_F_EXATTR && !op.ev)
+				op.ev = FZ_A_PRIORITY | FZ_A_CLUSTER;
+		} else {
 			op.form ^= 1;
+		}
 		break;
 	}
 	return op;
@@ -850,11 +860,15 @@ void fz_op_format(const fz_op_t *op, char *out, size_t size)
 	const char *via = op->form ? " proc" : "";
 	switch (op->kind) {
 	case FZ_K_LAUNCH:
-		snprintf(out, size, "%s LAUNCH %s/%s on %s (%s, %s, %s) off %d n %d a %d b %d grid %d block %d shm %d",
+		snprintf(out, size, "%s LAUNCH %s/%s on %s (%s, %s, %s) off %d n %d a %d b %d grid %d block %d shm %d%s%s%s%s",
 			 head, kern_names[op->sub], form_names[op->form], st,
 			 buf_name(op->b[0], b0), buf_name(op->b[1], b1), buf_name(op->b[2], b2),
 			 op->v[0], op->v[1], op->v[2], op->v[3], op->v[4] & 0xff, op->v[5],
-			 op->v[4] >> 8);
+			 op->v[4] >> 8,
+			 op->form == FZ_F_EXATTR && (op->ev & FZ_A_PRIORITY) ? " +priority" : "",
+			 op->form == FZ_F_EXATTR && (op->ev & FZ_A_CLUSTER) ? " +cluster" : "",
+			 op->form == FZ_F_EXATTR && (op->ev & FZ_A_SERIAL) ? " +serial" : "",
+			 op->form == FZ_F_EXATTR && (op->ev & FZ_A_EVENT) ? " +event" : "");
 		break;
 	case FZ_K_COPY:
 		snprintf(out, size, "%s COPY %s%s on %s %s[%d] <- %s[%d] x%d", head,

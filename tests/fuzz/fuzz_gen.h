@@ -57,6 +57,14 @@ enum {
 enum { FZ_KN_AXPB, FZ_KN_MIX, FZ_KN_ADD, FZ_KN_STRUCT, FZ_NKERN };
 /* Launch forms (op.form of LAUNCH). */
 enum { FZ_F_PARAMS, FZ_F_EXTRA, FZ_F_EX, FZ_F_KERNEL, FZ_F_PROC, FZ_F_EXATTR, FZ_NFORMS };
+/*
+ * The launch attributes of an ex+attr launch (fz_op_t.ev, at least one):
+ * a priority and a cluster dimension, which add_scalar folds into memory,
+ * programmatic stream serialization, and a programmatic event (on an event
+ * of the runner's own, never waited on), which graphshim cannot put in a
+ * graph node and so passes through as a boundary.
+ */
+enum { FZ_A_PRIORITY = 1, FZ_A_CLUSTER = 2, FZ_A_SERIAL = 4, FZ_A_EVENT = 8, FZ_A_ALL = 15 };
 /* Copies (op.sub of COPY): asynchronous, then synchronous. */
 enum { FZ_C_HTOD, FZ_C_DTOH, FZ_C_DTOD, FZ_C_UNI, FZ_C_NASYNC,
        FZ_C_HTOD_S = FZ_C_NASYNC, FZ_C_DTOH_S, FZ_C_DTOD_S, FZ_C_UNI_S, FZ_NCOPY };
@@ -67,7 +75,7 @@ typedef struct fz_op {
 	uint8_t sub;  /* kernel, copy kind, memset width (1, 2, 4; +8: synchronous) */
 	uint8_t form; /* launch form; for others 1: through cuGetProcAddress */
 	uint8_t alt;  /* legacy stream named CU_STREAM_LEGACY instead of 0 */
-	uint8_t ev;   /* event index */
+	uint8_t ev;   /* event index; for an ex+attr launch, its FZ_A_* attributes */
 	int8_t b[3];  /* buffers, -1: none */
 	uint16_t loop, iter; /* loop number (0: none) and iteration */
 	int32_t prim; /* primary index, -1 for operations the legalizer added */

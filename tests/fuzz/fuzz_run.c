@@ -118,6 +118,7 @@ typedef struct fz_thr {
 	uint32_t *hb[FZ_NBUF]; /* host buffers (pinned, pageable, slots) */
 	uint32_t *slots;
 	CUevent ev[FZ_NEV + FZ_NFEV];
+	CUevent pev; /* programmatic launch events record it; nothing waits on it */
 	CUdeviceptr scratch, sfree;
 	uint32_t shost[4];
 	fz_hostarg_t *args;
@@ -244,12 +245,32 @@ static CUresult do_launch(fz_thr_t *th, const fz_op_t *op)
 #if !FZ_FLAVOUR_HIP
 	case FZ_F_EX:
 	case FZ_F_EXATTR: {
-		CUlaunchAttribute attr;
-		memset(&attr, 0, sizeof(attr));
-		attr.id = CU_LAUNCH_ATTRIBUTE_PRIORITY;
+		CUlaunchAttribute attr[4];
+		unsigned na = 0;
+		/* Garbage in the unused bytes: only the meaningful ones may count. */
+		memset(attr, 0x5c ^ (op->v[2] & 0xff), sizeof(attr));
+		if (op->form == FZ_F_EXATTR && (op->ev & FZ_A_PRIORITY)) {
+			attr[na].id = CU_LAUNCH_ATTRIBUTE_PRIORITY;
+			attr[na++].value.priority = -(op->v[3] & 3);
+		}
+		if (op->form == FZ_F_EXATTR && (op->ev & FZ_A_CLUSTER)) {
+			attr[na].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+			attr[na].value.clusterDim.x = grid; /* a cluster divides its grid */
+			attr[na].value.clusterDim.y = 1;
+			attr[na++].value.clusterDim.z = 1;
+		}
+		if (op->form == FZ_F_EXATTR && (op->ev & FZ_A_SERIAL)) {
+			attr[na].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+			attr[na++].value.programmaticStreamSerializationAllowed = 1;
+		}
+		if (op->form == FZ_F_EXATTR && (op->ev & FZ_A_EVENT)) {
+			attr[na].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT;
+			attr[na].value.programmaticEvent.event = th->pev;
+			attr[na].value.programmaticEvent.flags = 0;
+			attr[na++].value.programmaticEvent.triggerAtBlockStart = 0;
+		}
 		CUlaunchConfig cfg = { grid, 1, 1, block, 1, 1, shm, handle(th, op, false),
-				       op->form == FZ_F_EXATTR ? &attr : NULL,
-				       op->form == FZ_F_EXATTR ? 1u : 0u };
+				       na ? attr : NULL, na };
 		return cuLaunchKernelEx(&cfg, f, params, NULL);
 	}
 	case FZ_F_KERNEL:
@@ -521,6 +542,9 @@ static uint64_t run_prog(const fz_prog_t *lp, bool verbose)
 				h->hb[b][i] = pattern(lp->seed, t, b, i);
 		for (int e = 0; e < FZ_NEV + FZ_NFEV; e++)
 			FZ_CHECK(cuEventCreate(&h->ev[e], e % 2 ? CU_EVENT_DISABLE_TIMING : 0));
+#if !FZ_FLAVOUR_HIP
+		FZ_CHECK(cuEventCreate(&h->pev, CU_EVENT_DISABLE_TIMING));
+#endif
 		FZ_CHECK(cuMemAlloc(&h->scratch, 256));
 		FZ_CHECK(cuMemAlloc(&h->sfree, 256));
 		if (!(h->args = calloc((size_t)lp->n[t] + 1, sizeof(*h->args))))
@@ -549,6 +573,9 @@ static uint64_t run_prog(const fz_prog_t *lp, bool verbose)
 		fz_thr_t *h = &th[t];
 		for (int e = 0; e < FZ_NEV + FZ_NFEV; e++)
 			FZ_CHECK(cuEventDestroy(h->ev[e]));
+#if !FZ_FLAVOUR_HIP
+		FZ_CHECK(cuEventDestroy(h->pev));
+#endif
 		for (int s = FZ_S_OWN; s < FZ_NS; s++)
 			FZ_CHECK(cuStreamDestroy(h->s[s]));
 		for (int b = 0; b < FZ_NDEV; b++)

@@ -68,6 +68,8 @@ static void k_add_scalar(const gs_sim_dim_t *d, void **params)
 	uint32_t v = ARG(uint32_t, 1);
 	unsigned n = ARG(unsigned, 2);
 	v += 3u * d->grid[0] + d->block[0] + d->shmem;
+	/* Launch attributes a replay must keep (zero without them). */
+	v += 5u * d->cluster[0] + 7u * (uint32_t)d->priority;
 	kdelay(v + n);
 	for (unsigned i = 0; i < n; i++)
 		p[i] += v;

@@ -30,6 +30,10 @@ CUstream gs_cu_stream_handle(gs_sim_stream_t *s);
 /* Function behind a CUfunction or a CUkernel cast to CUfunction. */
 gs_sim_func_t *gs_cu_func(CUfunction f);
 /* Build the kernel work item of a launch (validates dims and params). */
+/* Apply one launch attribute to a kernel's dimensions (launch: a launch,
+ * else a graph node); the driver's answer for one it refuses. */
+CUresult gs_cu_kernel_attr(gs_sim_dim_t *dim, CUlaunchAttributeID id, const CUlaunchAttributeValue *v,
+			   bool launch);
 CUresult gs_cu_kernel_work(gs_sim_work_t *w, gs_sim_func_t *fn, const unsigned grid[3],
 			   const unsigned block[3], unsigned shmem, void **params, void **extra);
 /* Translate a CUDA_MEMCPY3D into a copy work item. */

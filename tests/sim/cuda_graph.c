@@ -168,18 +168,43 @@ CUresult cuGraphAddDependencies(CUgraph hGraph, const CUgraphNode *from, const C
 	if (numDependencies && (!from || !to))
 		return CUDA_ERROR_INVALID_VALUE;
 	for (size_t i = 0; i < numDependencies; i++) {
-		if (edgeData && (edgeData[i].type != CU_GRAPH_DEPENDENCY_TYPE_DEFAULT ||
-				 edgeData[i].from_port || edgeData[i].to_port))
-			return CUDA_ERROR_INVALID_VALUE;
 		if (!gs_sim_reg_is(from[i], GS_SIM_H_NODE) || !gs_sim_reg_is(to[i], GS_SIM_H_NODE))
 			return CUDA_ERROR_INVALID_VALUE;
 		gs_sim_node_t *a = (gs_sim_node_t *)from[i], *b = (gs_sim_node_t *)to[i];
+		/*
+		 * A programmatic edge (kernel to kernel, from the programmatic or
+		 * launch-order port) lets the second start early on a GPU; here
+		 * it waits for the first to complete, which is always allowed.
+		 */
+		bool prog = edgeData && edgeData[i].type == CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC &&
+			    (edgeData[i].from_port == CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC ||
+			     edgeData[i].from_port == CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER) &&
+			    !edgeData[i].to_port && a->work.kind == GS_SIM_W_KERNEL &&
+			    b->work.kind == GS_SIM_W_KERNEL;
+		if (edgeData && !prog && (edgeData[i].type != CU_GRAPH_DEPENDENCY_TYPE_DEFAULT ||
+					  edgeData[i].from_port || edgeData[i].to_port))
+			return CUDA_ERROR_INVALID_VALUE;
 		if (a->graph != (gs_sim_graph_t *)hGraph)
 			return CUDA_ERROR_INVALID_VALUE;
 		if ((r = gs_cu_err(gs_sim_graph_add_dep(a, b))))
 			return r;
 	}
 	return CUDA_SUCCESS;
+}
+
+CUresult cuGraphKernelNodeSetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr,
+				       const CUkernelNodeAttrValue *value)
+{
+	GS_CU_CHECK_INIT();
+	if (!gs_sim_reg_is(hNode, GS_SIM_H_NODE) || !value)
+		return CUDA_ERROR_INVALID_VALUE;
+	gs_sim_node_t *n = (gs_sim_node_t *)hNode;
+	if (n->work.kind != GS_SIM_W_KERNEL)
+		return CUDA_ERROR_INVALID_VALUE;
+	GS_SIM_PT(pthread_mutex_lock(&n->graph->mu));
+	CUresult r = gs_cu_kernel_attr(&n->work.u.kern.dim, attr, value, false);
+	GS_SIM_PT(pthread_mutex_unlock(&n->graph->mu));
+	return r;
 }
 
 CUresult cuGraphAddDependencies_v1(CUgraph hGraph, const CUgraphNode *from, const CUgraphNode *to,

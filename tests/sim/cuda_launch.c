@@ -258,8 +258,44 @@ CUresult gs_cu_kernel_work(gs_sim_work_t *w, gs_sim_func_t *fn, const unsigned g
 	return !e ? CUDA_SUCCESS : e == GS_SIM_PACK_NOMEM ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_INVALID_VALUE;
 }
 
+CUresult gs_cu_kernel_attr(gs_sim_dim_t *dim, CUlaunchAttributeID id, const CUlaunchAttributeValue *v,
+			   bool launch)
+{
+	switch (id) {
+	case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: {
+		const unsigned c[3] = { v->clusterDim.x, v->clusterDim.y, v->clusterDim.z };
+		for (int i = 0; i < 3; i++)
+			if (!c[i] || dim->grid[i] % c[i])
+				return CUDA_ERROR_INVALID_VALUE; /* a cluster must divide the grid */
+		memcpy(dim->cluster, c, sizeof(c));
+		return CUDA_SUCCESS;
+	}
+	case CU_LAUNCH_ATTRIBUTE_PRIORITY:
+		dim->priority = v->priority;
+		return CUDA_SUCCESS;
+	case CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE:
+		/* Graphs only: a launch outside a capture is refused. */
+		return launch ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+	case CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY:
+		return CUDA_ERROR_INVALID_VALUE; /* streams only */
+	case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT:
+	case CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT:
+		return launch ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; /* launches only */
+	default:
+		/* Scheduling hints and serialization change nothing a serial CPU
+		 * execution computes. */
+		return CUDA_SUCCESS;
+	}
+}
+
+/*
+ * A launch: the kernel work, its attributes (cfg, for cuLaunchKernelEx),
+ * then the events the attributes record.  A programmatic or
+ * launch-completion event may trigger before the kernel completes on a GPU;
+ * here it is recorded after it, which satisfies every wait on it.
+ */
 static CUresult launch(CUfunction f, const unsigned grid[3], const unsigned block[3], unsigned shmem,
-		       CUstream h, void **params, void **extra, gs_cu_dflt_t d)
+		       CUstream h, void **params, void **extra, gs_cu_dflt_t d, const CUlaunchConfig *cfg)
 {
 	gs_sim_stream_t *s;
 	gs_sim_work_t w;
@@ -269,8 +305,33 @@ static CUresult launch(CUfunction f, const unsigned grid[3], const unsigned bloc
 		return r;
 	if ((r = gs_cu_kernel_work(&w, gs_cu_func(f), grid, block, shmem, params, extra)))
 		return r;
+	for (unsigned i = 0; cfg && i < cfg->numAttrs; i++) {
+		const CUlaunchAttribute *a = &cfg->attrs[i];
+		if ((a->id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT &&
+		     !gs_sim_reg_is(a->value.programmaticEvent.event, GS_SIM_H_EVENT)) ||
+		    (a->id == CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT &&
+		     !gs_sim_reg_is(a->value.launchCompletionEvent.event, GS_SIM_H_EVENT)))
+			r = CUDA_ERROR_INVALID_HANDLE;
+		else
+			r = gs_cu_kernel_attr(&w.u.kern.dim, a->id, &a->value, true);
+		if (r) {
+			gs_sim_work_fini(&w);
+			return r;
+		}
+	}
 	gs_sim_spin_us(gs_sim_launch_us());
-	return gs_cu_err(gs_sim_submit(s, &w, NULL, 0, NULL));
+	if ((r = gs_cu_err(gs_sim_submit(s, &w, NULL, 0, NULL))))
+		return r;
+	for (unsigned i = 0; cfg && i < cfg->numAttrs; i++) {
+		const CUlaunchAttribute *a = &cfg->attrs[i];
+		CUevent ev = a->id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT ? a->value.programmaticEvent.event
+			   : a->id == CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT
+				   ? a->value.launchCompletionEvent.event
+				   : NULL;
+		if (ev && (r = gs_cu_err(gs_sim_event_record((gs_sim_event_t *)ev, s))))
+			return r;
+	}
+	return CUDA_SUCCESS;
 }
 
 static CUresult launch_kernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
@@ -278,7 +339,7 @@ static CUresult launch_kernel(CUfunction f, unsigned gx, unsigned gy, unsigned g
 			      void **extra, gs_cu_dflt_t d)
 {
 	const unsigned grid[3] = { gx, gy, gz }, block[3] = { bx, by, bz };
-	return launch(f, grid, block, shmem, h, params, extra, d);
+	return launch(f, grid, block, shmem, h, params, extra, d, NULL);
 }
 
 CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
@@ -299,8 +360,6 @@ CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int g
 			     sharedMemBytes, hStream, kernelParams, extra, GS_CU_PTDS);
 }
 
-/* Launch attributes are accepted and ignored: none changes what a serial
- * CPU execution computes. */
 static CUresult launch_ex(const CUlaunchConfig *c, CUfunction f, void **params, void **extra,
 			  gs_cu_dflt_t d)
 {
@@ -308,7 +367,7 @@ static CUresult launch_ex(const CUlaunchConfig *c, CUfunction f, void **params, 
 		return CUDA_ERROR_INVALID_VALUE;
 	const unsigned grid[3] = { c->gridDimX, c->gridDimY, c->gridDimZ };
 	const unsigned block[3] = { c->blockDimX, c->blockDimY, c->blockDimZ };
-	return launch(f, grid, block, c->sharedMemBytes, c->hStream, params, extra, d);
+	return launch(f, grid, block, c->sharedMemBytes, c->hStream, params, extra, d, c);
 }
 
 CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra)

@@ -22,6 +22,14 @@ typedef struct gs_sim_dim {
 	unsigned grid[3];
 	unsigned block[3];
 	unsigned shmem;
+	/*
+	 * Launch attributes a kernel can observe (CUDA front only; zero when
+	 * none): the cluster dimension, which must divide the grid, and the
+	 * priority.  A kernel that folds them into its result makes a replay
+	 * that lost them change memory, as a GPU kernel using clusters would.
+	 */
+	unsigned cluster[3];
+	int priority;
 } gs_sim_dim_t;
 
 /* params[i] points at parameter i, as kernelParams does on a GPU. */

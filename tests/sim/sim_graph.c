@@ -442,6 +442,12 @@ gs_sim_err_t gs_sim_exec_set(gs_sim_exec_t *x, const gs_sim_node_t *node, int ty
 	if (i == x->n || x->types[i] != w->kind) {
 		err = GS_SIM_EINVAL;
 	} else if (!(err = exec_own_version_locked(x))) {
+		/* New parameters keep the node's launch attributes, as on a GPU. */
+		if (w->kind == GS_SIM_W_KERNEL) {
+			const gs_sim_dim_t *old = &x->cur->works[i].u.kern.dim;
+			memcpy(w->u.kern.dim.cluster, old->cluster, sizeof(old->cluster));
+			w->u.kern.dim.priority = old->priority;
+		}
 		gs_sim_work_fini(&x->cur->works[i]);
 		x->cur->works[i] = *w;
 		GS_SIM_PT(pthread_mutex_unlock(&x->mu));
