@@ -174,7 +174,8 @@ int gs_cu_attrs_get(const CUlaunchAttribute *in, unsigned n, const gs_cu_attrs_t
 		return 0; /* only entries that change nothing: a plain launch */
 	size_t klen = gs_cu_attrs_klen(c.s.n);
 	const gs_cu_attrs_t *last = gs_cu_attr_last;
-	if (last && !memcmp(last, &c.s, klen)) {
+	/* The same count first: a shorter cached set must not be read past its end. */
+	if (last && last->n == c.s.n && !memcmp(last, &c.s, klen)) {
 		*out = last;
 		return 0;
 	}

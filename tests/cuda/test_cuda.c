@@ -587,6 +587,29 @@ Test(cuda, launch_ex_attributes_a_node_carries_are_part_of_the_record)
 	cr_expect_eq(L.calls, 0, "all held");
 }
 
+Test(cuda, a_longer_set_after_a_shorter_one_is_its_own)
+{
+	int a = 0, c = 0;
+	double b = 0;
+	void *kp[] = { &a, &b, &c };
+	CUlaunchAttribute at[2];
+	memset(at, 0, sizeof(at));
+	at[0].id = CU_LAUNCH_ATTRIBUTE_PRIORITY;
+	at[0].value.priority = -2;
+	at[1].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+	at[1].value.cooperative = 1;
+	CUlaunchConfig cfg = ex_config(at, 1);
+	cr_assert_eq(cuLaunchKernelEx(&cfg, FN_A, kp, NULL), CUDA_SUCCESS);
+	cr_expect_eq(gs_cu_rec_attrs(gs_stub.last)->n, 1);
+	/* The thread's cached set is the shorter one: it is not compared past its end. */
+	cfg = ex_config(at, 2);
+	cr_assert_eq(cuLaunchKernelEx(&cfg, FN_A, kp, NULL), CUDA_SUCCESS);
+	cr_expect_eq(gs_cu_rec_attrs(gs_stub.last)->n, 2);
+	cfg = ex_config(at, 1);
+	cr_assert_eq(cuLaunchKernelEx(&cfg, FN_A, kp, NULL), CUDA_SUCCESS);
+	cr_expect_eq(gs_cu_rec_attrs(gs_stub.last)->n, 1);
+}
+
 Test(cuda, launch_ex_with_an_event_attribute_is_a_boundary)
 {
 	int a = 0, c = 0;
