@@ -29,6 +29,7 @@ typedef int CUdevice;
 typedef hipCtx_t CUcontext;
 
 #define CUDA_SUCCESS hipSuccess
+#define CUDA_ERROR_NOT_READY hipErrorNotReady
 #define CU_STREAM_DEFAULT hipStreamDefault
 #define CU_STREAM_NON_BLOCKING hipStreamNonBlocking
 #define CU_EVENT_DISABLE_TIMING hipEventDisableTiming
@@ -55,6 +56,7 @@ typedef hipCtx_t CUcontext;
 #define cuEventCreate hipEventCreateWithFlags
 #define cuEventDestroy hipEventDestroy
 #define cuEventRecord hipEventRecord
+#define cuEventQuery hipEventQuery
 #define cuStreamWaitEvent hipStreamWaitEvent
 #define cuLaunchKernel hipModuleLaunchKernel
 #define cuStreamBeginCapture hipStreamBeginCapture

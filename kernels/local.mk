@@ -4,7 +4,7 @@
 # kernels/<w>_sim.c, built into kernels/<w>.sim.so for the CPU simulator
 # (tests/sim), whose cuModuleLoad("<w>.cubin") loads "<w>.sim.so" instead.
 # Programs find both in $GS_KERNEL_DIR, by default this build directory.
-GS_WL_NAMES = tiny decode nrepeat hostwork
+GS_WL_NAMES = tiny decode nrepeat hostwork fwstep
 GS_WL_SIMSO = $(GS_WL_NAMES:%=kernels/%.sim.so)
 GS_WL_CUBINS =
 NVCC_FLAGS = -cubin -arch=sm_90 -O3
@@ -58,6 +58,7 @@ GS_WL_TINY_SRC = kernels/tiny.c $(GS_WL_COMMON)
 GS_WL_DECODE_SRC = kernels/decode.c kernels/decode.h kernels/decode_ref.c $(GS_WL_COMMON)
 GS_WL_NREPEAT_SRC = kernels/nrepeat.c $(GS_WL_COMMON)
 GS_WL_HOSTWORK_SRC = kernels/hostwork.c $(GS_WL_COMMON)
+GS_WL_FWSTEP_SRC = kernels/fwstep.c $(GS_WL_COMMON)
 
 if HAVE_CUDA
 GS_WL_CPPFLAGS = $(CUDA_CPPFLAGS) -I$(srcdir)/kernels \
@@ -66,7 +67,13 @@ GS_WL_CPPFLAGS = $(CUDA_CPPFLAGS) -I$(srcdir)/kernels \
 # driver's, or the simulator's through LD_LIBRARY_PATH.
 GS_WL_LDADD = -L$(CUDA_DIR)/lib64/stubs -lcuda -lm
 
-noinst_PROGRAMS += kernels/tiny kernels/decode kernels/nrepeat kernels/twodev kernels/hostwork
+noinst_PROGRAMS += kernels/tiny kernels/decode kernels/nrepeat kernels/twodev kernels/hostwork \
+	kernels/fwstep
+
+kernels_fwstep_SOURCES = $(GS_WL_FWSTEP_SRC)
+kernels_fwstep_CPPFLAGS = $(GS_WL_CPPFLAGS)
+kernels_fwstep_LDADD = $(GS_WL_LDADD)
+EXTRA_kernels_fwstep_DEPENDENCIES = kernels/fwstep.sim.so $(GS_WL_CUBINS)
 
 kernels_hostwork_SOURCES = $(GS_WL_HOSTWORK_SRC)
 kernels_hostwork_CPPFLAGS = $(GS_WL_CPPFLAGS)
@@ -100,7 +107,12 @@ endif
 if HAVE_HIP
 GS_WL_HIP_CPPFLAGS = $(HIP_CPPFLAGS) -DGS_USE_HIP -I$(srcdir)/kernels \
 	-DGS_KERNEL_DIR_DEFAULT='"$(abs_top_builddir)/kernels"'
-noinst_PROGRAMS += kernels/tiny-hip kernels/decode-hip kernels/nrepeat-hip kernels/hostwork-hip
+noinst_PROGRAMS += kernels/tiny-hip kernels/decode-hip kernels/nrepeat-hip kernels/hostwork-hip \
+	kernels/fwstep-hip
+kernels_fwstep_hip_SOURCES = $(GS_WL_FWSTEP_SRC)
+kernels_fwstep_hip_CPPFLAGS = $(GS_WL_HIP_CPPFLAGS)
+kernels_fwstep_hip_LDADD = -lamdhip64 -lm
+EXTRA_kernels_fwstep_hip_DEPENDENCIES = $(GS_WL_HSACOS)
 kernels_hostwork_hip_SOURCES = $(GS_WL_HOSTWORK_SRC)
 kernels_hostwork_hip_CPPFLAGS = $(GS_WL_HIP_CPPFLAGS)
 kernels_hostwork_hip_LDADD = -lamdhip64 -lm

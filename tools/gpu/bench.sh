@@ -8,7 +8,8 @@
 # byte-identical to the first eager run's.  Exits 1 on a failed or
 # differing run, 77 where no GPU is present.  Settings (environment):
 #   GS_BENCH_ROUNDS     rounds (default 10)
-#   GS_BENCH_WORKLOADS  which of: tiny decode nrepeat passthru hostwork python, and
+#   GS_BENCH_WORKLOADS  which of: tiny decode nrepeat passthru hostwork fwstep python, and
+#                       fwstatic (fwstep's static step, with its hand-written graph),
 #                       passlegacy (passthru on the legacy default stream),
 #                       noreadback (host issue time only: no sync in a step),
 #                       arm, arm1 (short tiny runs under each GRAPHSHIM_BUILD_SCHED,
@@ -16,6 +17,7 @@
 #                       (default: all but noreadback).  passthru: nrepeat --direct,
 #                       graphshim's cost per passed-through launch within one process
 #   GS_BENCH_HOSTWORK   hostwork's arguments (default --steps 200)
+#   GS_BENCH_FWSTEP     fwstep's arguments, for fwstep and fwstatic (default --tokens 200)
 #   GS_BENCH_NREPEAT_MODES  nrepeat's modes (default "eager graphshim"; also
 #                       shimoff shimring256 shimring16 shimnoperiod shimnospec shimwarm
 #                       preload (an empty library preloaded: the baseline):
@@ -54,7 +56,7 @@ PIN=${GS_PIN-$(command -v taskset >/dev/null 2>&1 && [ "$CORES" != 0 ] && echo "
 # One core, for the arm1 workload: the first of those two (CPU 0 on a small machine).
 PIN1="taskset -c ${CORES%%,*}"
 PYROUNDS=${GS_BENCH_PY_ROUNDS:-5}
-WORKLOADS=${GS_BENCH_WORKLOADS:-tiny decode nrepeat passthru passlegacy hostwork python}
+WORKLOADS=${GS_BENCH_WORKLOADS:-tiny decode nrepeat passthru passlegacy hostwork fwstep python}
 TITLE=${GS_BENCH_TITLE:-"bench on $(nvidia-smi -L 2>/dev/null | head -n 1 | sed 's/ (UUID.*//')"}
 FAILS=0
 ROWS=""
@@ -274,6 +276,12 @@ for wl in $WORKLOADS; do
 		"$GS_KBIN/nrepeat --direct --legacy ${GS_BENCH_NREPEAT:---steps 500}" ;;
 	hostwork) bench_one hostwork "$ROUNDS" "eager graphshim graph shimreplay" \
 		"$GS_KBIN/hostwork ${GS_BENCH_HOSTWORK:---steps 200}" ;;
+	# A step issued as a framework issues it (kernels/README.md); its static
+	# form (no growth, rotation, events or read-backs) has a hand-written graph.
+	fwstep) bench_one fwstep "$ROUNDS" "eager graphshim${GS_BENCH_EXTRA:+ $GS_BENCH_EXTRA}" \
+		"$GS_KBIN/fwstep ${GS_BENCH_FWSTEP:---tokens 200}" ;;
+	fwstatic) bench_one fwstatic "$ROUNDS" "eager graphshim graph" \
+		"$GS_KBIN/fwstep --no-grow --rotate 1 --no-events --readback-every 0 ${GS_BENCH_FWSTEP:---tokens 200}" ;;
 	# Arming and the builder's policy: many short runs of tiny (a build a
 	# run), on two cores and on one, where the builder shares the
 	# application's CPU (GS_BENCH_ARM: tiny's arguments)

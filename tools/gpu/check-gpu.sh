@@ -8,6 +8,7 @@
 #   GS_CHECK_STEPS  steps of each run (default 200)
 #   GS_MIN_COV      coverage required of the stable workloads (default 0.95)
 #   GS_CHECK_DECODE extra decode arguments, e.g. sizes (default: none, full size)
+#   GS_CHECK_FWSTEP extra fwstep arguments (default: none, full size)
 #   GS_CHECK_ONLY   a regular expression: run only the cases it matches
 #   GS_PY_TOKENS    tokens of the PyTorch case (default 100; 0 skips it)
 #   GS_NO_GPU_OK=1  run even when nvidia-smi sees no GPU (simulator)
@@ -24,7 +25,7 @@ if [ ! -f "$GS_LIB" ]; then
 	echo "check-gpu: $GS_LIB not found: build first (make -j)"
 	exit 99
 fi
-for w in tiny decode nrepeat hostwork; do
+for w in tiny decode nrepeat hostwork fwstep; do
 	if [ ! -x "$GS_KBIN/$w" ]; then
 		echo "check-gpu: $GS_KBIN/$w not built (configure found no cuda.h?)"
 		exit 99
@@ -36,8 +37,11 @@ MIN=${GS_MIN_COV:-0.95}
 PYTOK=${GS_PY_TOKENS:-100}
 K=$GS_KBIN
 D="$K/decode --steps $STEPS ${GS_CHECK_DECODE:-}"
+F="$K/fwstep --tokens $STEPS ${GS_CHECK_FWSTEP:-}"
+FS="$F --no-grow --rotate 1 --no-events --readback-every 0"
 
 # name | coverage required ("-": reported only) | command
+# fwstep: reported only, until the learner replays a framework's step.
 # The *-3steps cases: does replay begin by the third sighting of a step?
 # (launches 3 x a step; replayed: those of the third step from graphs)
 CASES="tiny|$MIN|$K/tiny --steps $STEPS
@@ -60,7 +64,15 @@ decode-check-mix|-|$K/decode --check --steps $STEPS --pingpong --copies --two-st
 nrepeat|-|$K/nrepeat --steps $STEPS
 hostwork|-|$K/hostwork --steps $STEPS
 hostwork-replay|-|env GRAPHSHIM_GATE=replay $K/hostwork --steps $STEPS
-hostwork-graph|-|$K/hostwork --steps $STEPS --explicit-graph"
+hostwork-graph|-|$K/hostwork --steps $STEPS --explicit-graph
+fwstep|-|$F
+fwstep-noevents|-|$F --no-events
+fwstep-norotate|-|$F --rotate 1
+fwstep-nogrow|-|$F --no-grow
+fwstep-twostreams|-|$F --two-streams
+fwstep-kvcopy|-|$F --kv-copy
+fwstep-static|-|$FS
+fwstep-graph|-|$FS --explicit-graph"
 if [ "$PYTOK" -gt 0 ] 2>/dev/null && gs_torch_present; then
 	CASES="$CASES
 python-decode|-|$GS_PY $GS_SRC/kernels/python/decode.py --tokens $PYTOK --rounds 1"

@@ -1,0 +1,380 @@
+/*
+ * fwstep: one token of a decoder, issued the way a framework issues it
+ * rather than the way a hand-tuned C program would.  Inside a step the host
+ * reads device values back (.item()-style checks every R layers), records
+ * and queries an event after each layer (a caching allocator), may join a
+ * side stream by events (a copy stream), hands out its scratch buffer from a
+ * small rotation (allocator addresses), repeats one layer structure with
+ * each layer's own weights, and lets the KV cache grow: the attention's
+ * grid, the append's slot and the position passed by value change from
+ * token to token.  Each feature turns on and off on its own (fw_usage), so
+ * graphshim's learner can be developed against each drift alone and all of
+ * them together; every run writes the same bytes to --out whether graphshim
+ * is loaded or not.  The kernels (fwstep.cu, fwstep_sim.c) use wrapping
+ * 32-bit integers: reproducible bit for bit, sensitive to every order and
+ * argument.
+ */
+#include <string.h>
+
+#include "gs_wl.h"
+
+#define FW_BLOCK 256     /* threads a block, as the kernels expect */
+#define FW_MAX_ROTATE 64 /* scratch buffers at most */
+#define FW_VOCAB 64      /* the token's argmax runs over x[0, min(FW_VOCAB, D)) */
+
+typedef struct fw_cfg {
+	long layers, dim, tokens, rotate, readback_every, chunk, ctx, seed;
+	bool events, grow, two_streams, kv_copy, readback_async, time, graph;
+	const char *out;
+} fw_cfg_t;
+
+typedef struct fw_fns {
+	CUfunction norm, matvec, append, attn, residual, flag, token;
+} fw_fns_t;
+
+typedef struct fw {
+	fw_cfg_t c;
+	fw_fns_t f;
+	CUstream s, s2;
+	CUevent ev_layer, ev_a, ev_b;
+	CUdeviceptr x, h, y, W, kv, E, flag, tok;
+	CUdeviceptr t[FW_MAX_ROTATE]; /* the scratch rotation */
+	long turn;                    /* layers issued so far: picks the scratch buffer */
+	unsigned *toks, *flags;       /* every value read back, in order */
+	size_t nflags;
+} fw_t;
+
+static void fw_usage(void)
+{
+	fprintf(stderr,
+		"usage: fwstep [--layers L] [--dim D] [--tokens N] [--ctx C] [--chunk K]\n"
+		"              [--rotate N] [--readback-every R] [--events|--no-events]\n"
+		"              [--grow|--no-grow] [--two-streams] [--kv-copy]\n"
+		"              [--readback sync|async] [--seed S] [--out FILE] [--time]\n"
+		"              [--explicit-graph]\n"
+		"  --tokens N          steps, one token each (also --steps; default 200)\n"
+		"  --ctx C             cache slots; the position wraps to 0 at C (default 512)\n"
+		"  --chunk K           positions an attention block takes (default 16)\n"
+		"  --rotate N          scratch buffers handed out in turn, one a layer (default 3)\n"
+		"  --readback-every R  a flag read back after every R-th layer (default 2; 0: never)\n"
+		"  --no-events         no event record + query after each layer\n"
+		"  --no-grow           attention grid fixed at ceil(C/K), not ceil((pos+1)/K)\n"
+		"  --two-streams       the KV append on a side stream, joined by events\n"
+		"  --kv-copy           the KV append as cuMemcpyDtoDAsync, not a kernel\n"
+		"  --readback          sync: cuStreamSynchronize + cuMemcpyDtoH (default);\n"
+		"                      async: cuMemcpyDtoHAsync + cuStreamSynchronize\n"
+		"  --explicit-graph    one captured graph a position; only with --no-grow\n"
+		"                      --rotate 1 --no-events --readback-every 0\n");
+	exit(1);
+}
+
+static void fw_parse(fw_cfg_t *c, int argc, char **argv)
+{
+	*c = (fw_cfg_t){ .layers = 12, .dim = 256, .tokens = 200, .rotate = 3, .readback_every = 2,
+			 .chunk = 16, .ctx = 512, .seed = 1, .events = true, .grow = true };
+	for (int i = 1; i < argc; i++) {
+		const char *v;
+		if (gs_wl_opt(argc, argv, &i, "--layers", &v))
+			c->layers = gs_wl_arg_long("--layers", v, 1, 1000);
+		else if (gs_wl_opt(argc, argv, &i, "--dim", &v))
+			c->dim = gs_wl_arg_long("--dim", v, 1, 4096);
+		else if (gs_wl_opt(argc, argv, &i, "--tokens", &v) ||
+			 gs_wl_opt(argc, argv, &i, "--steps", &v))
+			c->tokens = gs_wl_arg_long("--tokens", v, 1, 100000000);
+		else if (gs_wl_opt(argc, argv, &i, "--ctx", &v))
+			c->ctx = gs_wl_arg_long("--ctx", v, 1, 1 << 20);
+		else if (gs_wl_opt(argc, argv, &i, "--chunk", &v))
+			c->chunk = gs_wl_arg_long("--chunk", v, 1, 1 << 20);
+		else if (gs_wl_opt(argc, argv, &i, "--rotate", &v))
+			c->rotate = gs_wl_arg_long("--rotate", v, 1, FW_MAX_ROTATE);
+		else if (gs_wl_opt(argc, argv, &i, "--readback-every", &v))
+			c->readback_every = gs_wl_arg_long("--readback-every", v, 0, 1000);
+		else if (gs_wl_opt(argc, argv, &i, "--seed", &v))
+			c->seed = gs_wl_arg_long("--seed", v, 0, 0x7fffffff);
+		else if (gs_wl_opt(argc, argv, &i, "--out", &v))
+			c->out = v;
+		else if (gs_wl_opt(argc, argv, &i, "--readback", &v)) {
+			if (strcmp(v, "sync") != 0 && strcmp(v, "async") != 0)
+				fw_usage();
+			c->readback_async = strcmp(v, "async") == 0;
+		} else if (strcmp(argv[i], "--events") == 0 || strcmp(argv[i], "--no-events") == 0)
+			c->events = argv[i][2] == 'e';
+		else if (strcmp(argv[i], "--grow") == 0 || strcmp(argv[i], "--no-grow") == 0)
+			c->grow = argv[i][2] == 'g';
+		else if (strcmp(argv[i], "--two-streams") == 0)
+			c->two_streams = true;
+		else if (strcmp(argv[i], "--kv-copy") == 0)
+			c->kv_copy = true;
+		else if (strcmp(argv[i], "--time") == 0)
+			c->time = true;
+		else if (strcmp(argv[i], "--explicit-graph") == 0)
+			c->graph = true;
+		else
+			fw_usage();
+	}
+	/* A captured step bakes in everything a static step has; the position
+	 * is baked too, so there is one graph a position. */
+	if (c->graph && (c->grow || c->rotate != 1 || c->events || c->readback_every != 0)) {
+		fprintf(stderr, "fwstep: --explicit-graph needs the static step: "
+				"--no-grow --rotate 1 --no-events --readback-every 0\n");
+		exit(1);
+	}
+}
+
+static void fw_launch(CUfunction fn, unsigned grid, CUstream s, void **p)
+{
+	GS_CHECK(cuLaunchKernel(fn, grid, 1, 1, FW_BLOCK, 1, 1, 0, s, p, NULL));
+}
+
+static unsigned fw_blocks(long n)
+{
+	return (unsigned)((n + FW_BLOCK - 1) / FW_BLOCK);
+}
+
+/* A caching allocator asks whether a block's last use is done: not an error. */
+static CUresult fw_query(CUevent e)
+{
+	CUresult r = cuEventQuery(e);
+	return r == CUDA_ERROR_NOT_READY ? CUDA_SUCCESS : r;
+}
+
+/*
+ * Four bytes of device memory read by the host, as .item() does.  s is
+ * non-blocking, so the synchronous copy (on the legacy stream) would not
+ * wait for it: the host synchronizes s first.
+ */
+static unsigned fw_read(fw_t *w, CUdeviceptr src)
+{
+	unsigned v;
+	if (w->c.readback_async) {
+		GS_CHECK(cuMemcpyDtoHAsync(&v, src, sizeof(v), w->s));
+		GS_CHECK(cuStreamSynchronize(w->s));
+	} else {
+		GS_CHECK(cuStreamSynchronize(w->s));
+		GS_CHECK(cuMemcpyDtoH(&v, src, sizeof(v)));
+	}
+	return v;
+}
+
+/* kv[pos] = *t, on stream s: a kernel, or a device copy with --kv-copy. */
+static void fw_append(fw_t *w, CUstream s, CUdeviceptr kv, CUdeviceptr *t, int pos)
+{
+	int D = (int)w->c.dim;
+	if (w->c.kv_copy) {
+		size_t row = (size_t)D * sizeof(unsigned);
+		GS_CHECK(cuMemcpyDtoDAsync(kv + (size_t)pos * row, *t, row, s));
+	} else {
+		void *p[] = { &kv, t, &pos, &D };
+		fw_launch(w->f.append, fw_blocks(D), s, p);
+	}
+}
+
+/* One layer at position pos; l picks the layer's weights and cache. */
+static void fw_layer(fw_t *w, long l, int pos)
+{
+	const fw_cfg_t *c = &w->c;
+	int D = (int)c->dim, chunk = (int)c->chunk;
+	size_t wsz = sizeof(unsigned);
+	CUdeviceptr *t = &w->t[w->turn++ % c->rotate];
+	CUdeviceptr Wl = w->W + (size_t)l * (size_t)D * (size_t)D * wsz;
+	CUdeviceptr kv = w->kv + (size_t)l * (size_t)c->ctx * (size_t)D * wsz;
+	long span = c->grow ? pos + 1 : c->ctx;
+	unsigned grid = (unsigned)((span + chunk - 1) / chunk);
+
+	void *pn[] = { &w->h, &w->y, &w->x, &D };
+	fw_launch(w->f.norm, 1, w->s, pn);
+	void *pm[] = { t, &Wl, &w->h, &D };
+	fw_launch(w->f.matvec, fw_blocks(D), w->s, pm);
+	if (c->two_streams) {
+		/* The append on the side stream, as a copy stream would. */
+		GS_CHECK(cuEventRecord(w->ev_a, w->s));
+		GS_CHECK(cuStreamWaitEvent(w->s2, w->ev_a, 0));
+		fw_append(w, w->s2, kv, t, pos);
+		GS_CHECK(cuEventRecord(w->ev_b, w->s2));
+		GS_CHECK(cuStreamWaitEvent(w->s, w->ev_b, 0));
+	} else {
+		fw_append(w, w->s, kv, t, pos);
+	}
+	void *pa[] = { &w->y, t, &kv, &pos, &chunk, &D };
+	fw_launch(w->f.attn, grid, w->s, pa);
+	void *pr[] = { &w->x, &w->y, &D };
+	fw_launch(w->f.residual, fw_blocks(D), w->s, pr);
+
+	if (c->events) {
+		GS_CHECK(cuEventRecord(w->ev_layer, w->s));
+		GS_CHECK(fw_query(w->ev_layer));
+	}
+	if (c->readback_every > 0 && (l + 1) % c->readback_every == 0) {
+		void *pf[] = { &w->flag, &w->x, &D };
+		fw_launch(w->f.flag, 1, w->s, pf);
+		unsigned v = fw_read(w, w->flag);
+		/* The stand-in for a NaN check: a digest of 0 stops the run. */
+		if (v == 0) {
+			fprintf(stderr, "fwstep: position %d, layer %ld: the check read 0\n", pos, l);
+			exit(3);
+		}
+		w->flags[w->nflags++] = v;
+	}
+}
+
+/* One token's work up to the token in device memory (not read back). */
+static void fw_step(fw_t *w, int pos)
+{
+	int D = (int)w->c.dim, vocab = D < FW_VOCAB ? D : FW_VOCAB;
+
+	for (long l = 0; l < w->c.layers; l++)
+		fw_layer(w, l, pos);
+	void *pt[] = { &w->tok, &w->x, &w->E, &vocab, &D };
+	fw_launch(w->f.token, 1, w->s, pt);
+}
+
+/* n words of device memory, pseudo-random from rng, or zeros (rng NULL). */
+static CUdeviceptr fw_words(size_t n, gs_wl_rng_t *rng)
+{
+	unsigned *h = calloc(n, sizeof(unsigned));
+	if (h == NULL) {
+		perror("calloc");
+		exit(2);
+	}
+	for (size_t i = 0; rng != NULL && i < n; i++)
+		h[i] = (unsigned)(gs_wl_rng_next(rng) >> 32);
+	CUdeviceptr p = gs_wl_alloc(n * sizeof(unsigned));
+	GS_CHECK(cuMemcpyHtoD(p, h, n * sizeof(unsigned)));
+	free(h);
+	return p;
+}
+
+static void fw_setup(fw_t *w)
+{
+	const fw_cfg_t *c = &w->c;
+	size_t D = (size_t)c->dim, L = (size_t)c->layers;
+	gs_wl_rng_t rng;
+
+	gs_wl_rng_seed(&rng, (uint64_t)c->seed, 7);
+	w->W = fw_words(L * D * D, &rng);
+	w->E = fw_words((size_t)FW_VOCAB * D, &rng);
+	w->x = fw_words(D, &rng);
+	w->h = fw_words(D, NULL);
+	w->y = fw_words(D, NULL);
+	for (long k = 0; k < c->rotate; k++)
+		w->t[k] = fw_words(D, NULL);
+	w->kv = fw_words(L * (size_t)c->ctx * D, NULL);
+	w->flag = fw_words(1, NULL);
+	w->tok = fw_words(1, NULL);
+	GS_CHECK(cuStreamCreate(&w->s, CU_STREAM_NON_BLOCKING));
+	GS_CHECK(cuStreamCreate(&w->s2, CU_STREAM_NON_BLOCKING));
+	GS_CHECK(cuEventCreate(&w->ev_layer, CU_EVENT_DISABLE_TIMING));
+	GS_CHECK(cuEventCreate(&w->ev_a, CU_EVENT_DISABLE_TIMING));
+	GS_CHECK(cuEventCreate(&w->ev_b, CU_EVENT_DISABLE_TIMING));
+	size_t nflags = c->readback_every > 0 ? (size_t)(c->layers / c->readback_every) : 0;
+	w->toks = calloc((size_t)c->tokens, sizeof(unsigned));
+	w->flags = calloc((size_t)c->tokens * nflags + 1, sizeof(unsigned));
+	if (w->toks == NULL || w->flags == NULL) {
+		perror("calloc");
+		exit(2);
+	}
+}
+
+/* Everything the run produced, in a fixed order. */
+static void fw_output(fw_t *w)
+{
+	const fw_cfg_t *c = &w->c;
+	size_t row = (size_t)c->dim * sizeof(unsigned);
+	gs_wl_out_t o;
+
+	gs_wl_out_open(&o, c->out);
+	gs_wl_out_write(&o, w->toks, (size_t)c->tokens * sizeof(unsigned));
+	gs_wl_out_write(&o, w->flags, w->nflags * sizeof(unsigned));
+	gs_wl_out_device(&o, w->x, row);
+	gs_wl_out_device(&o, w->h, row);
+	gs_wl_out_device(&o, w->y, row);
+	for (long k = 0; k < c->rotate; k++)
+		gs_wl_out_device(&o, w->t[k], row);
+	gs_wl_out_device(&o, w->kv, (size_t)c->layers * (size_t)c->ctx * row);
+	gs_wl_out_device(&o, w->tok, sizeof(unsigned));
+	gs_wl_out_device(&o, w->flag, sizeof(unsigned));
+	gs_wl_out_close(&o);
+}
+
+static void fw_report(const fw_cfg_t *c, gs_wl_timer_t *tm)
+{
+	char label[320];
+	snprintf(label, sizeof(label),
+		 "fwstep mode=%s L=%ld D=%ld ctx=%ld chunk=%ld rotate=%ld readback_every=%ld "
+		 "events=%d grow=%d two_streams=%d kv_copy=%d readback=%s",
+		 c->graph ? "graph" : "eager", c->layers, c->dim, c->ctx, c->chunk, c->rotate,
+		 c->readback_every, c->events, c->grow, c->two_streams, c->kv_copy,
+		 c->readback_async ? "async" : "sync");
+	gs_wl_timer_report(tm, label);
+}
+
+int main(int argc, char **argv)
+{
+	fw_t w = { 0 };
+	gs_wl_dev_t dev;
+	CUmodule mod;
+
+	fw_parse(&w.c, argc, argv);
+	gs_wl_dev_init(&dev);
+	gs_wl_module_load(&mod, "fwstep");
+	w.f.norm = gs_wl_function(mod, "k_norm");
+	w.f.matvec = gs_wl_function(mod, "k_matvec");
+	w.f.append = gs_wl_function(mod, "k_append");
+	w.f.attn = gs_wl_function(mod, "k_attn");
+	w.f.residual = gs_wl_function(mod, "k_residual");
+	w.f.flag = gs_wl_function(mod, "k_flag");
+	w.f.token = gs_wl_function(mod, "k_token");
+	fw_setup(&w);
+
+	/* --explicit-graph: the static step captured once per position. */
+	long ngraphs = w.c.graph ? (w.c.ctx < w.c.tokens ? w.c.ctx : w.c.tokens) : 0;
+	CUgraphExec *exec = calloc((size_t)ngraphs + 1, sizeof(*exec));
+	if (exec == NULL) {
+		perror("calloc");
+		return 2;
+	}
+	for (long p = 0; p < ngraphs; p++) {
+		gs_wl_capture_begin(w.s);
+		fw_step(&w, (int)p);
+		exec[p] = gs_wl_capture_end(w.s);
+	}
+
+	gs_wl_timer_t tm;
+	gs_wl_timer_init(&tm, (size_t)w.c.tokens);
+	uint64_t t0 = gs_wl_now_ns();
+	for (long k = 0; k < w.c.tokens; k++) {
+		int pos = (int)(k % w.c.ctx);
+		gs_wl_timer_start(&tm);
+		if (w.c.graph)
+			GS_CHECK(cuGraphLaunch(exec[pos], w.s));
+		else
+			fw_step(&w, pos);
+		w.toks[k] = fw_read(&w, w.tok);
+		gs_wl_timer_stop(&tm);
+	}
+	GS_CHECK(cuStreamSynchronize(w.s));
+	GS_CHECK(cuStreamSynchronize(w.s2));
+	gs_wl_timer_wall(&tm, gs_wl_now_ns() - t0);
+	if (w.c.time)
+		fw_report(&w.c, &tm);
+	fw_output(&w);
+
+	for (long p = 0; p < ngraphs; p++)
+		GS_CHECK(cuGraphExecDestroy(exec[p]));
+	free(exec);
+	GS_CHECK(cuEventDestroy(w.ev_layer));
+	GS_CHECK(cuEventDestroy(w.ev_a));
+	GS_CHECK(cuEventDestroy(w.ev_b));
+	GS_CHECK(cuStreamDestroy(w.s));
+	GS_CHECK(cuStreamDestroy(w.s2));
+	CUdeviceptr bufs[] = { w.x, w.h, w.y, w.W, w.kv, w.E, w.flag, w.tok };
+	for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
+		GS_CHECK(cuMemFree(bufs[i]));
+	for (long k = 0; k < w.c.rotate; k++)
+		GS_CHECK(cuMemFree(w.t[k]));
+	GS_CHECK(cuModuleUnload(mod));
+	gs_wl_timer_free(&tm);
+	free(w.toks);
+	free(w.flags);
+	return 0;
+}
