@@ -13,7 +13,7 @@ EXTRA_DIST += $(GS_WL_NAMES:%=kernels/%.cu) $(GS_WL_NAMES:%=kernels/%_sim.c) \
 	kernels/gs_sim_args.h kernels/python/decode.py kernels/README.md \
 	tests/sim/gs_sim_kernel.h \
 	tools/gpu/check-gpu.sh tools/gpu/bench.sh tools/gpu/all.sh tools/gpu/sim-demo.sh \
-	tools/gpu/common.sh tools/gpu/prepare-carry.sh
+	tools/gpu/common.sh tools/gpu/prepare-carry.sh tools/gpu/visibility.sh
 CLEANFILES += $(GS_WL_SIMSO) $(GS_WL_NAMES:%=kernels/%.cubin)
 
 if HAVE_NVCC
