@@ -11,6 +11,12 @@
 # here first and carry .gpucarry (see that script).
 #   GS_CONFIGURE_FLAGS  extra ./configure arguments
 #   GS_T_BUILD, GS_T_CHECK, GS_T_BENCH   stage limits in seconds (180, 170, 330)
+#   GS_ALL_REAL=1       also run the real-program suite (tools/gpu/real.sh) after
+#                       the bench stage; GS_ALL_REAL=only: build, then that suite
+#                       alone (check-gpu and bench skipped: the suite with 5
+#                       rounds does not fit beside them in one 10-minute call)
+#   GS_T_REAL           its stage limit in seconds (default 560; real.sh's own
+#                       budget GS_REAL_BUDGET defaults to 540 and stops before it)
 # With .gpucarry/before.tar (prepare-carry.sh, GS_CARRY_BEFORE) it also
 # builds that tree's library and hands it to bench.sh as GS_BENCH_BEFORE_LIB.
 # and those of check-gpu.sh and bench.sh (GS_CHECK_STEPS, GS_BENCH_ROUNDS...).
@@ -92,12 +98,19 @@ if [ -f "$CARRY/before.tar" ]; then
 		tail -n 20 "$LOG/build-before.log"
 	fi
 fi
-stage check-gpu "${GS_T_CHECK:-170}" bash "$SRC/tools/gpu/check-gpu.sh"
-stage bench "${GS_T_BENCH:-330}" bash "$SRC/tools/gpu/bench.sh"
+if [ "${GS_ALL_REAL:-0}" != only ]; then
+	stage check-gpu "${GS_T_CHECK:-170}" bash "$SRC/tools/gpu/check-gpu.sh"
+	stage bench "${GS_T_BENCH:-330}" bash "$SRC/tools/gpu/bench.sh"
+fi
+# The real-program suite: its table joins the others (GS_TABLE), its
+# statistics and logs go to $LOG/real-runs.tar.gz.
+if [ "${GS_ALL_REAL:-0}" != 0 ]; then
+	stage real "${GS_T_REAL:-560}" env OUT="$LOG" bash "$SRC/tools/gpu/real.sh"
+fi
 
 # Statistics files and the logs of every run, small enough to bring back.
-(cd "$GS_WORK" && tar czf "$LOG/runs.tar.gz" --exclude='*.out' . 2>/dev/null)
-grep -h -E 'FAIL|differs|failed' "$LOG/check-gpu.log" "$LOG/bench.log" 2>/dev/null | head -n 20
+(cd "$GS_WORK" && tar czf "$LOG/runs.tar.gz" --exclude='*.out' --exclude=real . 2>/dev/null)
+grep -h -E 'FAIL|differs|failed' "$LOG/check-gpu.log" "$LOG/bench.log" "$LOG/real.log" 2>/dev/null | head -n 20
 echo
 echo "all: finished in $(($(date +%s) - T0))s:$STATUS (0 = pass, 77 = skipped, 124 = out of time)"
 cat "$GS_TABLE"
