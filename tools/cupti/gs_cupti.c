@@ -25,6 +25,11 @@
  */
 #define _GNU_SOURCE
 #include <cupti.h>
+/* Where a newer CUPTI moves the kernel record used below among the
+ * deprecated versions, it is still declared there. */
+#if __has_include(<cupti_activity_deprecated.h>)
+#include <cupti_activity_deprecated.h>
+#endif
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
