@@ -15,8 +15,11 @@
 #                       the bench stage; GS_ALL_REAL=only: build, then that suite
 #                       alone (check-gpu and bench skipped: the suite with 5
 #                       rounds does not fit beside them in one 10-minute call)
-#   GS_T_REAL           its stage limit in seconds (default 560; real.sh's own
-#                       budget GS_REAL_BUDGET defaults to 540 and stops before it)
+#   GS_T_REAL           its stage limit in seconds (default: what is left of
+#                       GS_ALL_LIMIT, 590 s from the start, so that the whole call
+#                       stays within the device tool's 10 minutes); real.sh's
+#                       budget GS_REAL_BUDGET defaults to that limit less 90 s, for
+#                       the round and counting runs under way when it runs out
 # With .gpucarry/before.tar (prepare-carry.sh, GS_CARRY_BEFORE) it also
 # builds that tree's library and hands it to bench.sh as GS_BENCH_BEFORE_LIB.
 # and those of check-gpu.sh and bench.sh (GS_CHECK_STEPS, GS_BENCH_ROUNDS...).
@@ -105,7 +108,14 @@ fi
 # The real-program suite: its table joins the others (GS_TABLE), its
 # statistics and logs go to $LOG/real-runs.tar.gz.
 if [ "${GS_ALL_REAL:-0}" != 0 ]; then
-	stage real "${GS_T_REAL:-560}" env OUT="$LOG" bash "$SRC/tools/gpu/real.sh"
+	lim=${GS_T_REAL:-$((${GS_ALL_LIMIT:-590} - ($(date +%s) - T0)))}
+	if [ "$lim" -lt 120 ]; then
+		echo "all: real: only ${lim}s left: skipped (GS_T_REAL, or GS_ALL_REAL=only)"
+		STATUS="$STATUS real=skipped"
+	else
+		stage real "$lim" env OUT="$LOG" GS_REAL_BUDGET="${GS_REAL_BUDGET:-$((lim - 90))}" \
+			bash "$SRC/tools/gpu/real.sh"
+	fi
 fi
 
 # Statistics files and the logs of every run, small enough to bring back.

@@ -127,6 +127,7 @@ export JAX_COMPILATION_CACHE_DIR=$CACHE/jax JAX_PERSISTENT_CACHE_MIN_COMPILE_TIM
 export PYTHONDONTWRITEBYTECODE=1
 ROWS=""
 NOTES=""
+LEFT=""
 FAILS=0
 TITLE="real programs on $(nvidia-smi -L 2>/dev/null | head -n 1 | sed 's/ (UUID.*//')"
 [ $GPU = 1 ] || TITLE="real programs: DRY RUN without a GPU (--device cpu, small sizes)"
@@ -390,6 +391,7 @@ real_one() {
 	for ((r = 0; r < ROUNDS; r++)); do
 		if over_budget; then
 			note "$name: out of time budget (GS_REAL_BUDGET=${BUDGET}s) after $r rounds"
+			LEFT="$LEFT${LEFT:+ }$name"
 			break
 		fi
 		CUR=$name CUR_ROUND=$r
@@ -531,6 +533,7 @@ while IFS='|' read -r name need flags modes cmd graph cpu; do
 	matched=$((matched + 1))
 	if over_budget; then
 		note "$name: skipped: out of time budget (GS_REAL_BUDGET=${BUDGET}s)"
+		LEFT="$LEFT${LEFT:+ }$name"
 		continue
 	fi
 	if [ $GPU = 0 ] && [ "$cpu" = - ]; then
@@ -563,6 +566,7 @@ if [ $matched = 0 ]; then
 	bash "$0" --list
 	exit 1
 fi
+[ -z "$LEFT" ] || note "the rest, for another call: GS_REAL_PROGRAMS='$LEFT'"
 [ -z "$VERSIONS" ] || note "frameworks: $VERSIONS (python: $("$PY" --version 2>&1))"
 note "total: $(($(date +%s) - T0))s; statistics, logs and CUPTI counts under $W"
 print_table
