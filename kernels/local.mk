@@ -16,6 +16,17 @@ EXTRA_DIST += $(GS_WL_NAMES:%=kernels/%.cu) $(GS_WL_NAMES:%=kernels/%_sim.c) \
 	tools/gpu/common.sh tools/gpu/prepare-carry.sh tools/gpu/visibility.sh
 CLEANFILES += $(GS_WL_SIMSO) $(GS_WL_NAMES:%=kernels/%.cubin)
 
+# The real-program suite (kernels/real/README.md) and its CUPTI kernel
+# counter: built and run by tools/gpu/real.sh on a GPU machine (the Python
+# programs need their frameworks, the counter a driver), never by make check.
+GS_REAL_FILES = kernels/real/README.md kernels/real/real_common.h \
+	kernels/real/cublas_bias.cu kernels/real/launch_ex.cu \
+	kernels/real/torch_nn_decode.py kernels/real/torch_infer.py \
+	kernels/real/torch_train.py kernels/real/torch_compile.py \
+	kernels/real/hf_generate.py kernels/real/jax_decode.py \
+	kernels/real/cupy_solver.py kernels/real/triton_loop.py
+EXTRA_DIST += $(GS_REAL_FILES) tools/cupti/gs_cupti.c tools/gpu/real.sh
+
 if HAVE_NVCC
 GS_WL_CUBINS += $(GS_WL_NAMES:%=kernels/%.cubin)
 kernels/%.cubin: kernels/%.cu
@@ -140,7 +151,10 @@ check-gpu: all
 bench-gpu: all
 	@GS_BUILD=$(abs_top_builddir) GS_SRC=$(abs_top_srcdir) \
 		$(SHELL) $(srcdir)/tools/gpu/bench.sh
+real-gpu: all
+	@GS_BUILD=$(abs_top_builddir) GS_SRC=$(abs_top_srcdir) \
+		bash $(srcdir)/tools/gpu/real.sh
 sim-demo: all
 	@GS_BUILD=$(abs_top_builddir) GS_SRC=$(abs_top_srcdir) \
 		$(SHELL) $(srcdir)/tools/gpu/sim-demo.sh
-.PHONY: check-gpu bench-gpu sim-demo
+.PHONY: check-gpu bench-gpu real-gpu sim-demo

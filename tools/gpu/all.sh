@@ -11,6 +11,15 @@
 # here first and carry .gpucarry (see that script).
 #   GS_CONFIGURE_FLAGS  extra ./configure arguments
 #   GS_T_BUILD, GS_T_CHECK, GS_T_BENCH   stage limits in seconds (180, 170, 330)
+#   GS_ALL_REAL=1       also run the real-program suite (tools/gpu/real.sh) after
+#                       the bench stage; GS_ALL_REAL=only: build, then that suite
+#                       alone (check-gpu and bench skipped: the suite with 5
+#                       rounds does not fit beside them in one 10-minute call)
+#   GS_T_REAL           its stage limit in seconds (default: what is left of
+#                       GS_ALL_LIMIT, 590 s from the start, so that the whole call
+#                       stays within the device tool's 10 minutes); real.sh's
+#                       budget GS_REAL_BUDGET defaults to that limit less 90 s, for
+#                       the round and counting runs under way when it runs out
 # With .gpucarry/before.tar (prepare-carry.sh, GS_CARRY_BEFORE) it also
 # builds that tree's library and hands it to bench.sh as GS_BENCH_BEFORE_LIB.
 # and those of check-gpu.sh and bench.sh (GS_CHECK_STEPS, GS_BENCH_ROUNDS...).
@@ -92,12 +101,26 @@ if [ -f "$CARRY/before.tar" ]; then
 		tail -n 20 "$LOG/build-before.log"
 	fi
 fi
-stage check-gpu "${GS_T_CHECK:-170}" bash "$SRC/tools/gpu/check-gpu.sh"
-stage bench "${GS_T_BENCH:-330}" bash "$SRC/tools/gpu/bench.sh"
+if [ "${GS_ALL_REAL:-0}" != only ]; then
+	stage check-gpu "${GS_T_CHECK:-170}" bash "$SRC/tools/gpu/check-gpu.sh"
+	stage bench "${GS_T_BENCH:-330}" bash "$SRC/tools/gpu/bench.sh"
+fi
+# The real-program suite: its table joins the others (GS_TABLE), its
+# statistics and logs go to $LOG/real-runs.tar.gz.
+if [ "${GS_ALL_REAL:-0}" != 0 ]; then
+	lim=${GS_T_REAL:-$((${GS_ALL_LIMIT:-590} - ($(date +%s) - T0)))}
+	if [ "$lim" -lt 120 ]; then
+		echo "all: real: only ${lim}s left: skipped (GS_T_REAL, or GS_ALL_REAL=only)"
+		STATUS="$STATUS real=skipped"
+	else
+		stage real "$lim" env OUT="$LOG" GS_REAL_BUDGET="${GS_REAL_BUDGET:-$((lim - 90))}" \
+			bash "$SRC/tools/gpu/real.sh"
+	fi
+fi
 
 # Statistics files and the logs of every run, small enough to bring back.
-(cd "$GS_WORK" && tar czf "$LOG/runs.tar.gz" --exclude='*.out' . 2>/dev/null)
-grep -h -E 'FAIL|differs|failed' "$LOG/check-gpu.log" "$LOG/bench.log" 2>/dev/null | head -n 20
+(cd "$GS_WORK" && tar czf "$LOG/runs.tar.gz" --exclude='*.out' --exclude=real . 2>/dev/null)
+grep -h -E 'FAIL|differs|failed' "$LOG/check-gpu.log" "$LOG/bench.log" "$LOG/real.log" 2>/dev/null | head -n 20
 echo
 echo "all: finished in $(($(date +%s) - T0))s:$STATUS (0 = pass, 77 = skipped, 124 = out of time)"
 cat "$GS_TABLE"

@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""A small decoder under torch.compile, decoding a token a step, for the real-program suite.
+
+The decode step of a GPT-like model (token and position embeddings,
+pre-norm attention + GELU MLP blocks, a static KV cache written at a position
+held in a buffer, argmax) is one nn.Module whose forward() reads the current
+token and position from its buffers and updates them in place, compiled
+with torch.compile(fullgraph=True, dynamic=False).  Every token is read back
+with .item().
+
+  --mode default          Inductor's Triton kernels (and cuBLAS for the
+                          matmuls), launched one by one: Triton's launcher
+                          goes through cuLaunchKernelEx.
+  --mode reduce-overhead  the same kernels replayed from CUDA graphs that
+                          PyTorch captures itself (CUDAGraph Trees): the
+                          application's own capture.
+
+The cache, token and position buffers are marked static
+(torch._dynamo.mark_static_address, as transformers does for its static
+cache), so CUDA graphs may mutate them in place.  Inductor runs in its
+deterministic mode (no on-device benchmarking that could choose different
+kernels in different processes).  Set TORCHINDUCTOR_CACHE_DIR to share
+compiled kernels between runs: with a warm cache a process compiles in a
+few seconds.
+
+--warmup W: a whole generation of W tokens first (compilation, graph
+capture); then the timed generation of --tokens.  --out writes every token
+id (int32 little-endian); --time prints one gs-wl line with the median time
+of one token, read-back included, and how many graphs were skipped
+(cudagraph_skips: 0 means reduce-overhead really replays graphs).
+"""
+import argparse
+import statistics
+import struct
+import sys
+import time
+
+import torch
+import torch._dynamo
+import torch._inductor.config as inductor_config
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Block(nn.Module):
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.heads, self.hd = heads, dim // heads
+        self.ln1 = nn.LayerNorm(dim)
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.proj = nn.Linear(dim, dim)
+        self.ln2 = nn.LayerNorm(dim)
+        self.fc1 = nn.Linear(dim, 4 * dim)
+        self.fc2 = nn.Linear(4 * dim, dim)
+
+    def forward(self, x, kc, vc, pos, mask):
+        b, t, d = x.shape
+        q, k, v = self.qkv(self.ln1(x)).view(b, t, 3, self.heads, self.hd).permute(2, 0, 3, 1, 4)
+        kc.index_copy_(2, pos, k)
+        vc.index_copy_(2, pos, v)
+        o = F.scaled_dot_product_attention(q, kc, vc, attn_mask=mask)
+        x = x + self.proj(o.transpose(1, 2).reshape(b, t, d))
+        return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
+
+
+class Decoder(nn.Module):
+    def __init__(self, a, dtype):
+        super().__init__()
+        self.wte = nn.Embedding(a.vocab, a.dim)
+        self.wpe = nn.Embedding(a.ctx, a.dim)
+        self.blocks = nn.ModuleList(Block(a.dim, a.heads) for _ in range(a.layers))
+        self.ln_f = nn.LayerNorm(a.dim)
+        self.head = nn.Linear(a.dim, a.vocab, bias=False)
+        hd = a.dim // a.heads
+        self.register_buffer("k_cache", torch.zeros(a.layers, a.batch, a.heads, a.ctx, hd, dtype=dtype))
+        self.register_buffer("v_cache", torch.zeros(a.layers, a.batch, a.heads, a.ctx, hd, dtype=dtype))
+        self.register_buffer("tok", torch.zeros(a.batch, 1, dtype=torch.long))
+        self.register_buffer("pos", torch.zeros(1, dtype=torch.long))
+        self.register_buffer("slots", torch.arange(a.ctx))
+
+    def forward(self):
+        x = self.wte(self.tok) + self.wpe(self.pos)
+        mask = (self.slots <= self.pos).view(1, -1)
+        for i, blk in enumerate(self.blocks):
+            x = blk(x, self.k_cache[i], self.v_cache[i], self.pos, mask)
+        nxt = self.head(self.ln_f(x[:, -1])).argmax(-1, keepdim=True)
+        self.tok.copy_(nxt)
+        self.pos.add_(1)
+        return nxt
+
+    def reset(self):
+        self.k_cache.zero_()
+        self.v_cache.zero_()
+        self.pos.zero_()
+
+
+def generate(model, step, prompt, n, times):
+    model.reset()
+    for i in range(prompt.shape[1]):  # the prompt, a token a step
+        model.tok.copy_(prompt[:, i:i + 1])
+        nxt = step()
+    out = nxt.view(-1).tolist()
+    for _ in range(n - 1):
+        t0 = time.perf_counter()
+        nxt = step()
+        out += [nxt.item()] if nxt.numel() == 1 else nxt.view(-1).tolist()
+        times.append(time.perf_counter() - t0)
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--tokens", "--steps", dest="tokens", type=int, default=128)
+    ap.add_argument("--warmup", type=int, default=16, help="tokens of the warm-up generation")
+    ap.add_argument("--mode", choices=("default", "reduce-overhead", "none"), default="default",
+                    help="torch.compile mode (none: not compiled, for comparison)")
+    ap.add_argument("--layers", type=int, default=4)
+    ap.add_argument("--dim", type=int, default=256)
+    ap.add_argument("--heads", type=int, default=4)
+    ap.add_argument("--vocab", type=int, default=4096)
+    ap.add_argument("--ctx", type=int, default=256)
+    ap.add_argument("--prompt", type=int, default=8)
+    ap.add_argument("--batch", type=int, default=1)
+    ap.add_argument("--dtype", choices=("auto", "float32", "bfloat16", "float16"), default="auto",
+                    help="auto: bfloat16 on cuda, float32 on cpu")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    ap.add_argument("--out")
+    ap.add_argument("--time", action="store_true")
+    a = ap.parse_args()
+    dev = torch.device(a.device)
+    if a.dim % a.heads:
+        sys.exit("torch_compile.py: --dim must be a multiple of --heads")
+    if a.prompt + max(a.tokens, a.warmup) > a.ctx:
+        sys.exit("torch_compile.py: --prompt + --tokens must fit in --ctx")
+    dtype = {"auto": torch.bfloat16 if dev.type == "cuda" else torch.float32,
+             "float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[a.dtype]
+    inductor_config.deterministic = True
+
+    torch.manual_seed(a.seed)
+    model = Decoder(a, dtype).eval().to(device=dev, dtype=dtype)
+    for name in ("k_cache", "v_cache", "tok", "pos", "slots"):
+        torch._dynamo.mark_static_address(getattr(model, name))
+    step = model if a.mode == "none" else torch.compile(model, mode=a.mode, fullgraph=True, dynamic=False)
+    g = torch.Generator().manual_seed(a.seed + 1)
+    prompt = torch.randint(0, a.vocab, (a.batch, a.prompt), generator=g).to(dev)
+
+    tokens, times = [], []
+    with torch.no_grad():
+        if a.warmup > 0:
+            tokens += generate(model, step, prompt, a.warmup, [])
+        tokens += generate(model, step, prompt, a.tokens, times)
+    if a.out:
+        with open(a.out, "wb") as f:
+            f.write(struct.pack("<%di" % len(tokens), *tokens))
+    if a.time:
+        skips = torch._dynamo.utils.counters["inductor"]["cudagraph_skips"]
+        print("gs-wl: torch_compile variant=%s device=%s dtype=%s layers=%d dim=%d batch=%d steps=%d "
+              "warmup=%d cudagraph_skips=%d median_us=%.3f mean_us=%.3f" % (
+                  a.mode, dev.type, str(dtype).split(".")[-1], a.layers, a.dim, a.batch, len(times),
+                  a.warmup, skips, statistics.median(times) * 1e6, statistics.mean(times) * 1e6),
+              flush=True)
+
+
+if __name__ == "__main__":
+    main()

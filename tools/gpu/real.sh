@@ -1,0 +1,573 @@
+#!/bin/bash
+# The real-program suite (kernels/real/) in ONE call: framework programs
+# (PyTorch, transformers, torch.compile, JAX, CuPy, Triton, cuBLAS, CUDA
+# runtime launch features) run without graphshim (eager), under graphshim
+# (LD_PRELOAD), and in the framework's own graph mode (graph), INTERLEAVED
+# for R rounds with the order rotated round by round, as bench.sh does.
+# Every run's --out must be byte-identical to the first eager run's.  Then
+# one extra run per mode, untimed, with libgscupti.so injected
+# (CUDA_INJECTION64_PATH): CUPTI's count of the kernels really run, which
+# must be the same with and without graphshim.  The table comes LAST.
+#
+# Builds the C/CUDA programs and libgscupti.so (into GS_BUILD/kernels/real-bin,
+# kept while their sources are older); expects libgraphshim.so built
+# (common.sh's GS_LIB).  Exits 0 when every run passed and matched, 1
+# otherwise, 77 where no GPU is present, 124 when cut short (TERM/INT:
+# the rows finished are still printed).  Settings (environment):
+#   GS_REAL_PROGRAMS  names or shell patterns of the suite's programs (default
+#                     all; `real.sh --list` prints them); a pattern may also
+#                     name a framework (torch, transformers, jax, cupy, triton, cuda)
+#   GS_REAL_MODES     modes to run, of each program's (default: all it has):
+#                     eager graphshim graph (and before, see below)
+#   GS_REAL_ROUNDS    rounds (default 5)
+#   GS_REAL_EXTRA_LIB another build of libgraphshim.so: mode `before` preloads it,
+#                     interleaved with the others
+#   GS_REAL_TIMEOUT   limit of one run in seconds (default 120)
+#   GS_REAL_PRIME_TIMEOUT  limit of a compiling program's first run (default 420)
+#   GS_REAL_BUDGET    seconds for the whole suite (default 540); programs not
+#                     started by then are skipped with a note, one under way
+#                     stops after its current round
+#   GS_REAL_COUNT=0   no CUPTI counting runs
+#   GS_REAL_TRACE=1   the counting runs also write GRAPHSHIM_TRACE per process
+#   GS_REAL_CACHE     compiled-kernel caches shared by the runs and kept between
+#                     calls (Inductor, Triton, CuPy, JAX; default $TMPDIR/gs-real-cache)
+#   GS_PIN            prefix of every run (default: taskset -c 2-5 where there
+#                     are 8+ CPUs, 2,3 where 4+, none below; "" for none)
+# The suite runs in its table's order, most telling first: at 5 rounds the
+# whole of it takes longer than one budget (see kernels/real/README.md), so
+# a call with the default budget covers the first entries and notes the
+# rest as skipped; name the rest in a second call.
+#   GS_CUPTI_INC, GS_CUPTI_LIB   cupti.h's directory and libcupti.so's path
+#                     (default: the pip package nvidia-cuda-cupti, else CUDA's)
+#   GS_NO_GPU_OK=1    run without a GPU: a dry run of the script on the CPU,
+#                     each program that can with --device cpu and small sizes
+#   GS_TABLE          also append the table to this file (all.sh sets it)
+#   OUT               the table to $OUT/real-table.txt, statistics and logs
+#                     to $OUT/real-runs.tar.gz (the device tool's folder)
+# and those of common.sh (GS_BUILD, GS_LIB, GS_WORK, GS_PY).
+set -u
+
+# The suite.  One program a line:
+#   name | needs | flags | modes | command | graph | cpu
+# needs: the framework that must be present (torch, transformers, jax, cupy,
+#   triton, cuda: the C programs); flags: "self" (the framework captures CUDA
+#   graphs by itself even in the eager run), "compile" (a first, untimed run
+#   fills the compile caches); modes: of eager graphshim graph; command:
+#   leading VAR=value words are its environment; graph: what the graph mode
+#   adds (leading VAR=value words override the environment, the rest are
+#   arguments, later ones win); cpu: arguments added in a dry run without a
+#   GPU ("-": the program needs a GPU).
+SUITE='cublas|cuda|-|eager graphshim graph|$B/cublas_bias|--graph|-
+launch-ex|cuda|-|eager graphshim graph|$B/launch_ex|--graph|-
+nn-static|torch|-|eager graphshim graph|$PY $R/torch_nn_decode.py --cache static|--graph|--device cpu --tokens 24 --warmup 4 --layers 2
+nn-dynamic|torch|-|eager graphshim|$PY $R/torch_nn_decode.py --cache dynamic|-|--device cpu --tokens 24 --warmup 4 --layers 2
+infer-cnn|torch|-|eager graphshim graph|$PY $R/torch_infer.py --arch cnn --batch 4|--graph|--device cpu --steps 6 --warmup 2 --width 8
+train-mlp|torch|-|eager graphshim|$PY $R/torch_train.py --arch mlp|-|--device cpu --steps 6 --warmup 2
+hf-llama|transformers|-|eager graphshim|$PY $R/hf_generate.py --arch llama --cache dynamic|-|--device cpu --tokens 6 --layers 1 --dim 128
+compile|torch|compile|eager graphshim graph|$PY $R/torch_compile.py --mode default|--mode reduce-overhead|--device cpu --mode none --tokens 12 --warmup 2 --layers 1
+jax|jax|-|eager graphshim graph|XLA_FLAGS=--xla_gpu_enable_command_buffer= $PY $R/jax_decode.py|XLA_FLAGS=|--device cpu --tokens 12 --warmup 2 --layers 2
+cupy-cg|cupy|-|eager graphshim|$PY $R/cupy_solver.py --method cg|-|-
+triton|triton|-|eager graphshim graph|$PY $R/triton_loop.py|--graph|--device cpu --steps 2 --warmup 1 --rows 4 --dim 128 --layers 2
+hf-llama-static|transformers|self,compile|eager graphshim|$PY $R/hf_generate.py --arch llama --cache static|-|--device cpu --tokens 6 --layers 1 --dim 128
+compile-ro|torch|self,compile|eager graphshim|$PY $R/torch_compile.py --mode reduce-overhead|-|--device cpu --mode none --tokens 12 --warmup 2 --layers 1
+jax-cb|jax|self|eager graphshim|$PY $R/jax_decode.py|-|--device cpu --tokens 12 --warmup 2 --layers 2
+infer-mixer|torch|-|eager graphshim graph|$PY $R/torch_infer.py --arch mixer --batch 1|--graph|--device cpu --steps 6 --warmup 2
+train-block|torch|-|eager graphshim|$PY $R/torch_train.py --arch block --layers 2|-|--device cpu --steps 4 --warmup 1 --batch 4 --seq 8
+hf-gpt2|transformers|-|eager graphshim|$PY $R/hf_generate.py --arch gpt2 --cache dynamic|-|--device cpu --tokens 6 --layers 1 --dim 128
+jax-scan|jax|-|eager graphshim graph|XLA_FLAGS=--xla_gpu_enable_command_buffer= $PY $R/jax_decode.py --layers-loop scan|XLA_FLAGS=|--device cpu --tokens 12 --warmup 2 --layers 2
+cupy-jacobi|cupy|-|eager graphshim|$PY $R/cupy_solver.py --method jacobi --n 512 --check 20|-|-
+cublas-f32|cuda|-|eager graphshim graph|$B/cublas_bias --dtype f32 --batch 1 --layers 8 --dim 256|--graph|-
+launch-ex-c8|cuda|-|eager graphshim graph|$B/launch_ex --cluster 8 --blocks 256 --pairs 4|--graph|-'
+
+if [ "${1:-}" = --list ]; then
+	echo "$SUITE" | awk -F'|' '{ printf "%-16s %-13s %-13s %s\n", $1, $2, $3, $4 }'
+	exit 0
+fi
+
+. "$(dirname "$0")/common.sh"
+R=$GS_SRC/kernels/real
+B=$GS_BUILD/kernels/real-bin
+PY=$GS_PY
+
+GPU=1
+gs_gpu_present || GPU=0
+if [ $GPU = 0 ] && [ "${GS_NO_GPU_OK:-0}" != 1 ]; then
+	echo "real: no GPU (nvidia-smi -L found none): skipped"
+	exit 77
+fi
+if [ ! -f "$GS_LIB" ]; then
+	echo "real: $GS_LIB not found: build first (make -j)"
+	exit 99
+fi
+if [ -n "${GS_REAL_EXTRA_LIB:-}" ] && [ ! -f "$GS_REAL_EXTRA_LIB" ]; then
+	echo "real: GS_REAL_EXTRA_LIB=$GS_REAL_EXTRA_LIB not found"
+	exit 99
+fi
+
+ROUNDS=${GS_REAL_ROUNDS:-5}
+TLIM=${GS_REAL_TIMEOUT:-120}
+PRIME_TLIM=${GS_REAL_PRIME_TIMEOUT:-420}
+BUDGET=${GS_REAL_BUDGET:-540}
+T0=$(date +%s)
+# Pinned like bench.sh, so runs vary less between processes; four CPUs
+# where the machine has them, for the frameworks' helper threads.
+NCPU=$(nproc)
+if [ "$NCPU" -ge 8 ]; then CORES=2-5; elif [ "$NCPU" -ge 4 ]; then CORES=2,3; else CORES=""; fi
+PIN=${GS_PIN-$(command -v taskset >/dev/null 2>&1 && [ -n "$CORES" ] && echo "taskset -c $CORES")}
+W=$GS_WORK/real
+mkdir -p "$W"
+CACHE=${GS_REAL_CACHE:-${TMPDIR:-/tmp}/gs-real-cache}
+mkdir -p "$CACHE"
+# Every run: no hub access, JAX allocating as it goes, compiled kernels in
+# caches shared by all runs (so only a program's first run compiles).
+export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_DATASETS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
+export XLA_PYTHON_CLIENT_PREALLOCATE=false
+export TORCHINDUCTOR_CACHE_DIR=$CACHE/inductor TRITON_CACHE_DIR=$CACHE/triton CUPY_CACHE_DIR=$CACHE/cupy
+export JAX_COMPILATION_CACHE_DIR=$CACHE/jax JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0
+export PYTHONDONTWRITEBYTECODE=1
+ROWS=""
+NOTES=""
+LEFT=""
+FAILS=0
+TITLE="real programs on $(nvidia-smi -L 2>/dev/null | head -n 1 | sed 's/ (UUID.*//')"
+[ $GPU = 1 ] || TITLE="real programs: DRY RUN without a GPU (--device cpu, small sizes)"
+
+note() { NOTES="$NOTES$*
+"; }
+
+print_table() {
+	local hdr
+	hdr=$(printf '%-16s %6s %10s %10s %10s  %-24s %9s %9s %9s %13s %9s %6s  %s' program rounds \
+		"eager_us" "shim_us" "graph_us" "speedup (95% CI)" "grph/shim" "cupti_e" "cupti_s" \
+		"launches" "replayed" "cov" identical)
+	{
+		echo
+		echo "== $TITLE: median step time (us), $ROUNDS rounds interleaved =="
+		echo "$hdr"
+		printf '%s' "$ROWS"
+		printf '%s' "$NOTES"
+		echo "speedup = eager/graphshim (bootstrap 95% interval); grph/shim = graph/graphshim"
+		echo "(1.00 = graphshim as fast as the framework's own graphs); cupti_e/cupti_s: CUPTI's kernel"
+		echo "count in the eager and graphshim counting runs (! = they differ); launches: graphshim's"
+		echo "statistics, main process, median over rounds (sequence elements; /kernels where it counts them)."
+	} >"$W/table.txt"
+	cat "$W/table.txt"
+	[ -z "${GS_TABLE:-}" ] || cat "$W/table.txt" >>"$GS_TABLE"
+	if [ -n "${OUT:-}" ]; then
+		mkdir -p "$OUT"
+		cp "$W/table.txt" "$OUT/real-table.txt"
+		# Statistics and logs (no outputs); traces only while the archive
+		# stays within what the device tool brings back (16 MiB a file).
+		(cd "$GS_WORK" && tar czf "$OUT/real-runs.tar.gz" --exclude='*.out' real 2>/dev/null)
+		if [ "$(stat -c %s "$OUT/real-runs.tar.gz" 2>/dev/null || echo 0)" -gt 15000000 ]; then
+			(cd "$GS_WORK" && tar czf "$OUT/real-runs.tar.gz" --exclude='*.out' \
+				--exclude='*.trace.json' real 2>/dev/null)
+			echo "real: traces left out of real-runs.tar.gz (over 15 MB)"
+		fi
+	fi
+}
+CHILD="" CUR="" CUR_ROUND=""
+interrupted() {
+	[ -z "$CHILD" ] || kill -TERM "$CHILD" 2>/dev/null
+	echo "real: interrupted"
+	[ -z "$CUR" ] || note "$CUR: cut short in round $CUR_ROUND (no row; its runs are under $W)"
+	note "interrupted: the rows above are what finished"
+	print_table
+	exit 124
+}
+trap interrupted TERM INT
+
+# med FILE: the median of a file of numbers, "-" when there is none.
+med() {
+	if [ -s "$1" ]; then gs_median <"$1"; else echo -; fi
+}
+
+over_budget() { [ $(($(date +%s) - T0)) -ge "$BUDGET" ]; }
+
+# --- Build: the C/CUDA programs and libgscupti.so ------------------------
+# newer SRC... : true when the target ($1) is missing or older than a source.
+stale() {
+	local t=$1 s
+	shift
+	[ -f "$t" ] || return 0
+	for s in "$@"; do [ "$s" -nt "$t" ] && return 0; done
+	return 1
+}
+NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+HAVE_C=0
+mkdir -p "$B"
+if [ -x "$NVCC" ]; then
+	HAVE_C=1
+	for p in cublas_bias launch_ex; do
+		libs=""
+		[ $p = cublas_bias ] && libs="-lcublasLt -lcublas"
+		if stale "$B/$p" "$R/$p.cu" "$R/real_common.h"; then
+			# shellcheck disable=SC2086
+			if ! "$NVCC" -arch=sm_90 -O2 -o "$B/$p" "$R/$p.cu" $libs >"$W/build-$p.log" 2>&1; then
+				echo "real: building $p failed:"
+				tail -n 20 "$W/build-$p.log"
+				HAVE_C=0
+			fi
+		fi
+	done
+else
+	note "C programs: no nvcc found: cublas*, launch-ex* skipped"
+fi
+
+# CUPTI: the pip package's (the one PyTorch and JAX load) where it has both
+# header and library, else the CUDA toolkit's.
+find_cupti() {
+	local d
+	for d in $("$PY" -c 'import nvidia, sys; print(" ".join(nvidia.__path__))' 2>/dev/null); do
+		for sub in cu13 cuda_cupti cu12; do
+			if [ -f "$d/$sub/include/cupti.h" ] && ls "$d/$sub"/lib/libcupti.so* >/dev/null 2>&1; then
+				echo "$d/$sub/include $(ls "$d/$sub"/lib/libcupti.so* | sort | tail -n 1)"
+				return 0
+			fi
+		done
+	done
+	for d in /usr/local/cuda /usr/local/cuda/extras/CUPTI; do
+		if [ -f "$d/include/cupti.h" ] && ls "$d"/lib64/libcupti.so* >/dev/null 2>&1; then
+			echo "$d/include $(ls "$d"/lib64/libcupti.so* | sort | tail -n 1)"
+			return 0
+		fi
+	done
+	return 1
+}
+CUPTI_SO="" CLIB=""
+if [ "${GS_REAL_COUNT:-1}" != 0 ]; then
+	read -r CINC CLIB <<<"$(find_cupti)"
+	CINC=${GS_CUPTI_INC:-${CINC:-}}
+	CLIB=${GS_CUPTI_LIB:-${CLIB:-}}
+	if [ -z "$CINC" ] || [ ! -f "$CINC/cupti.h" ]; then
+		note "CUPTI: no cupti.h found (GS_CUPTI_INC): no counting runs"
+	else
+		CUPTI_SO=$B/libgscupti.so
+		src=$GS_SRC/tools/cupti/gs_cupti.c
+		# cupti.h includes cuda.h: the toolkit's, or the pip package's beside it.
+		if stale "$CUPTI_SO" "$src" && ! ${CC:-cc} -std=c11 -O2 -g -Wall -Wextra -fPIC -shared \
+			-fvisibility=hidden -I"$CINC" -I/usr/local/cuda/include -o "$CUPTI_SO" "$src" \
+			-ldl -lpthread >"$W/build-cupti.log" 2>&1; then
+			echo "real: building libgscupti.so failed:"
+			tail -n 20 "$W/build-cupti.log"
+			CUPTI_SO=""
+		fi
+		[ -z "$CUPTI_SO" ] || note "CUPTI: header $CINC, library ${CLIB:-(libcupti.so.13 from the loader)}"
+	fi
+fi
+
+# --- Which frameworks are here -------------------------------------------
+declare -A HAVE
+VERSIONS=""
+have() { # have NEED: true when the framework is usable (cached)
+	local n=$1 code
+	if [ -z "${HAVE[$n]:-}" ]; then
+		# The import, the version (for the notes), then that it sees the GPU.
+		case $n in
+		torch) code='import torch; print("torch", torch.__version__); assert torch.cuda.is_available()' ;;
+		transformers) code='import torch, transformers; print("transformers", transformers.__version__); assert torch.cuda.is_available()' ;;
+		jax) code='import jax; print("jax", jax.__version__); assert jax.devices()[0].platform == "gpu"' ;;
+		cupy) code='import cupy; print("cupy", cupy.__version__); assert cupy.cuda.runtime.getDeviceCount() > 0' ;;
+		triton) code='import torch, triton; print("triton", triton.__version__); assert torch.cuda.is_available()' ;;
+		cuda) code='' ;;
+		esac
+		# A dry run needs only the imports (programs run with --device cpu).
+		[ $GPU = 1 ] || code=${code%%; assert*}
+		if [ "$n" = cuda ]; then
+			HAVE[$n]=$([ $GPU = 1 ] && [ $HAVE_C = 1 ] && echo 1 || echo 0)
+		elif timeout 120 "$PY" -c "$code" >"$W/have-$n.log" 2>&1; then
+			HAVE[$n]=1
+			VERSIONS="$VERSIONS${VERSIONS:+, }$(grep -m 1 "^$n " "$W/have-$n.log")"
+		else
+			HAVE[$n]=0
+		fi
+	fi
+	[ "${HAVE[$n]}" = 1 ]
+}
+
+# --- Statistics helpers --------------------------------------------------
+# main_stats FILE...: "launches kernels replayed coverage" of the process
+# whose counters saw the most launches ("-" for what is missing).
+main_stats() {
+	"$PY" - "$@" <<'PYEOF' 2>/dev/null || echo "- - - -"
+import json, sys
+best = None
+for f in sys.argv[1:]:
+    try:
+        c = json.load(open(f)).get("counters", {})
+    except Exception:
+        continue
+    if "launches" in c and (best is None or c["launches"] > best["launches"]):
+        best = c
+if best is None:
+    print("- - - -"); sys.exit(0)
+l, r = int(best["launches"]), int(best.get("replayed", 0))
+k = next((best[x] for x in ("kernels", "kernel_launches", "launches_kernel") if x in best), "-")
+print(l, k, r, "%.3f" % (r / l if l else 0.0))
+PYEOF
+}
+
+# cupti_main FILE: "kernels graph_kernels memcpy memset dropped processes" of
+# the process that ran the most kernels.
+cupti_main() {
+	[ -s "$1" ] || { echo "- - - - - 0"; return; }
+	awk '/^gs-cupti:/ { n++; k = 0
+		for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+		if (v["kernels"] + 0 >= best + 0) { best = v["kernels"]; line = v["kernels"] " " v["graph_kernels"] " " v["memcpy"] " " v["memset"] " " v["dropped"] } }
+		END { if (n) print line, n; else print "- - - - - 0" }' "$1" 2>/dev/null
+}
+
+# --- One program ---------------------------------------------------------
+# run_mode NAME MODE TAG LIMIT: one run of NAME's command in MODE; output,
+# log and statistics under $W/NAME.MODE.TAG.*.  Sets RC.
+run_mode() {
+	local name=$1 m=$2 tag=$3 limit=$4 base=$W/$1.$2.$3
+	local -a envs=() pre=() args=() cpu=()
+	local w
+	read -r -a envs <<<"$C_ENV"
+	read -r -a args <<<"$C_ARGS"
+	case $m in
+	graph)
+		for w in $C_GRAPH; do
+			case $w in [A-Z_]*=*) envs+=("$w") ;; *) args+=("$w") ;; esac
+		done ;;
+	graphshim) pre=(LD_PRELOAD="$GS_LIB") ;;
+	before) pre=(LD_PRELOAD="$GS_REAL_EXTRA_LIB") ;;
+	esac
+	if [ $GPU = 0 ] && [ "$C_CPU" != - ]; then
+		read -r -a cpu <<<"$C_CPU"
+		args+=("${cpu[@]}")
+	fi
+	case $m in graphshim | before)
+		pre+=(GRAPHSHIM_STATS="$base.%p.json" GRAPHSHIM_OVERWRITE=1)
+		[ "$tag" != count ] || [ "${GS_REAL_TRACE:-0}" != 1 ] ||
+			pre+=(GRAPHSHIM_TRACE="$base.%p.trace.json") ;;
+	esac
+	if [ "$tag" = count ]; then
+		rm -f "$base.cupti"
+		pre+=(CUDA_INJECTION64_PATH="$CUPTI_SO" GS_CUPTI_OUT="$base.cupti")
+		[ -z "$CLIB" ] || pre+=(GS_CUPTI_LIB="$CLIB")
+	fi
+	# In the background, so that a TERM (all.sh's time limit) interrupts the
+	# wait at once and the trap can stop the run and print the table.
+	# shellcheck disable=SC2086
+	timeout -k 10 "$limit" env "${envs[@]}" "${pre[@]}" $PIN "${args[@]}" --time --out "$base.out" \
+		>"$base.log" 2>&1 &
+	CHILD=$!
+	wait "$CHILD"
+	RC=$?
+	CHILD=""
+	# graphshim's own lines (warnings, summaries), gathered in one log.
+	grep '^graphshim:' "$base.log" 2>/dev/null | sed "s|^|$1 $2 $3: |" >>"$W/graphshim-lines.log"
+}
+
+real_one() {
+	local name=$1 flags=$2 modes=$3
+	local -a ml=()
+	local m r i n ref="" early="" same=yes gdiff=0 rounds_done=0 w=$W/$name
+	for m in $modes; do
+		case " ${GS_REAL_MODES:-eager graphshim graph before} " in *" $m "*) ml+=("$m") ;; esac
+	done
+	[ -z "${GS_REAL_EXTRA_LIB:-}" ] || case " ${GS_REAL_MODES:-before} " in *" before "*) ml+=(before) ;; esac
+	# A dry run has no CUDA graphs: --graph needs a GPU.
+	if [ $GPU = 0 ]; then
+		case " $C_GRAPH " in *" --graph "*)
+			mapfile -t ml < <(printf '%s\n' "${ml[@]}" | grep -v -x graph) ;;
+		esac
+	fi
+	n=${#ml[@]}
+	[ "$n" -gt 0 ] || { note "$name: no mode selected"; return; }
+	rm -f "$w".*
+	echo "real: $name (${ml[*]}): ${C_ENV:+$C_ENV }$C_ARGS"
+	# A compiling program's first run fills the caches, untimed (for each
+	# command that compiles differently: eager's and graph's).
+	case ",$flags," in *,compile,*)
+		for m in eager graph; do
+			case " ${ml[*]} " in *" $m "*) ;; *) continue ;; esac
+			run_mode "$name" "$m" prime "$PRIME_TLIM"
+			[ $RC = 0 ] || note "$name: first ($m, compiling) run failed rc=$RC: $w.$m.prime.log"
+		done ;;
+	esac
+	for ((r = 0; r < ROUNDS; r++)); do
+		if over_budget; then
+			note "$name: out of time budget (GS_REAL_BUDGET=${BUDGET}s) after $r rounds"
+			LEFT="$LEFT${LEFT:+ }$name"
+			break
+		fi
+		CUR=$name CUR_ROUND=$r
+		for ((i = 0; i < n; i++)); do
+			m=${ml[$(((i + r) % n))]}
+			run_mode "$name" "$m" "$r" "$TLIM"
+			local out=$w.$m.$r.out log=$w.$m.$r.log
+			if [ $RC -ne 0 ]; then
+				echo "real: $name $m round $r failed (rc=$RC): $log"
+				tail -n 5 "$log" | sed 's/^/    /'
+				note "$name: $m round $r failed (rc=$RC$([ $RC = 124 ] && echo ", over ${TLIM}s")): $(grep -v '^\s*$' "$log" | tail -n 1 | cut -c1-150 | grep . || echo "(no output)")"
+				same=no
+				continue
+			fi
+			local t
+			t=$(gs_field median_us "$log")
+			[ -z "$t" ] || echo "$t" >>"$w.$m.times"
+			case $m in graphshim | before) main_stats "$w.$m.$r".*.json >>"$w.$m.stats" ;; esac
+			if [ -z "$ref" ] && [ "$m" = graph ]; then
+				early="$early $out" # compared once there is a reference
+				continue
+			fi
+			[ -n "$ref" ] || ref=$out
+			if [ "$out" != "$ref" ]; then
+				if ! cmp -s "$ref" "$out"; then
+					echo "real: $name $m round $r: output differs from $ref"
+					if [ "$m" = graph ]; then gdiff=$((gdiff + 1)); else same=no; fi
+				else
+					rm -f "$out"
+				fi
+			fi
+		done
+		rounds_done=$((r + 1))
+	done
+	# Graph runs before the first eager run, compared now.
+	for f in $early; do
+		[ -n "$ref" ] || break
+		if cmp -s "$ref" "$f"; then rm -f "$f"; else gdiff=$((gdiff + 1)); fi
+	done
+
+	# One counting run per mode, CUPTI injected, untimed.
+	local cnt=""
+	if [ -n "$CUPTI_SO" ] && ! over_budget; then
+		for m in "${ml[@]}"; do
+			run_mode "$name" "$m" count "$TLIM"
+			if [ $RC -ne 0 ]; then
+				note "$name: $m counting run failed (rc=$RC): $w.$m.count.log"
+			elif [ -n "$ref" ] && ! cmp -s "$ref" "$w.$m.count.out"; then
+				[ "$m" = graph ] || note "$name: $m counting run (CUPTI injected): output differs from eager's"
+			fi
+			grep -h '^gs-cupti: pid=[0-9]*: ' "$w.$m.count.log" 2>/dev/null | head -n 2 |
+				while read -r l; do echo "$name $m: $l" >>"$W/cupti-errors.log"; done
+			cnt="$cnt$m $(cupti_main "$w.$m.count.cupti")
+"
+		done
+	elif [ -n "$CUPTI_SO" ]; then
+		note "$name: no counting runs (out of time budget)"
+	fi
+
+	CUR=""
+	# The row.
+	local e g x ci gx ce cs launches kern rep cov ident
+	e=$(med "$w.eager.times")
+	g=$(med "$w.graphshim.times")
+	x=$(med "$w.graph.times")
+	ci=$(gs_interval "$w.eager.times" "$w.graphshim.times")
+	[ "$ci" != - ] || ci=$(gs_ratio "$e" "$g")
+	gx=$(gs_ratio "$x" "$g")
+	ce=$(echo "$cnt" | awk '$1 == "eager" { print $2 }')
+	cs=$(echo "$cnt" | awk '$1 == "graphshim" { print $2 }')
+	[ -n "$ce" ] || ce=-
+	[ -n "$cs" ] || cs=-
+	[ "$ce" = - ] || [ "$cs" = - ] || [ "$ce" = "$cs" ] || cs="$cs!"
+	read -r launches kern rep cov <<<"$("$PY" - "$w.graphshim.stats" <<'PYEOF' 2>/dev/null || echo "- - - -"
+import statistics, sys
+rows = [l.split() for l in open(sys.argv[1]) if l.split() and l.split()[0] != "-"]
+if not rows:
+    print("- - - -"); sys.exit(0)
+med = lambda i, f: f(statistics.median(float(r[i]) for r in rows))
+k = "-" if any(r[1] == "-" for r in rows) else "%d" % med(1, float)
+print("%d %s %d %.3f" % (med(0, float), k, med(2, float), statistics.median(float(r[3]) for r in rows)))
+PYEOF
+)"
+	[ "$kern" = - ] || launches="$launches/$kern"
+	if [ "$same" = yes ] && [ $gdiff = 0 ]; then ident=yes
+	elif [ "$same" = yes ]; then ident="yes (graph differs: $gdiff)"
+	else ident=NO; FAILS=$((FAILS + 1)); fi
+	[ "$ce" = - ] || [ "$cs" = - ] || [ "$cs" = "$ce" ] || { ident="$ident, kernels differ"; FAILS=$((FAILS + 1)); }
+	case ",$flags," in *,self,*) name="$name*" ;; esac
+	ROWS="$ROWS$(printf '%-16s %6s %10s %10s %10s  %-24s %9s %9s %9s %13s %9s %6s  %s' "$name" \
+		"$rounds_done" "$e" "$g" "$x" "$ci" "$gx" "$ce" "$cs" "$launches" "$rep" "$cov" "$ident")
+"
+	name=${name%\*}
+	echo "real: $name: eager ${e}us graphshim ${g}us graph ${x}us ($rounds_done rounds)"
+
+	# Notes: CUPTI's counts per mode, graphshim's view, the framework's own
+	# graphs, the extra build.
+	if [ -z "$(echo "$cnt" | awk 'NF && $7 > 0')" ]; then
+		[ -z "$cnt" ] || note "$name: CUPTI: no gs-cupti: line from the counting runs (no kernel ran, or CUPTI failed: see $w.*.count.log)"
+	else
+		note "$name: CUPTI (main process: kernels, in graphs, memcpy, memset, dropped; processes): $(echo "$cnt" |
+			awk 'NF { printf "%s%s %s/%s/%s/%s/%s (%s)", sep, $1, $2, $3, $4, $5, $6, $7; sep = "; " }')"
+		local sc cl
+		sc=$(main_stats "$w".graphshim.count.*.json)
+		cl=$(echo "$cnt" | awk '$1 == "graphshim" && $2 != "-" { print $2 + $4 + $5 }')
+		[ -z "$cl" ] || [ "${sc%% *}" = - ] ||
+			note "$name: graphshim's counting run: it saw ${sc%% *} launches; CUPTI ran $cl kernels+memcpy+memset"
+	fi
+	case ",$flags," in *,self,*)
+		note "$name: * the framework captures CUDA graphs itself (graphshim should leave them alone and cost nothing)" ;;
+	esac
+	local skips
+	for m in "${ml[@]}"; do
+		skips=$(gs_field cudagraph_skips "$w.$m.0.log")
+		[ -z "$skips" ] || [ "$skips" = 0 ] || note "$name: $m: torch.compile skipped CUDA graphs $skips time(s)"
+	done
+	if [ -f "$w.before.times" ]; then
+		note "$name: before (GS_REAL_EXTRA_LIB) $(med "$w.before.times")us; eager/before $(gs_interval "$w.eager.times" "$w.before.times"); before/graphshim $(gs_interval "$w.before.times" "$w.graphshim.times")"
+	fi
+	local gl
+	gl=$(grep -c "^$name " "$W/graphshim-lines.log" 2>/dev/null)
+	[ "${gl:-0}" = 0 ] || note "$name: $gl graphshim: line(s) on stderr, first: $(grep "^$name " "$W/graphshim-lines.log" | head -n 1 | cut -c1-160)"
+}
+
+# --- The suite -----------------------------------------------------------
+: >"$W/graphshim-lines.log"
+PATS=${GS_REAL_PROGRAMS:-*}
+matched=0
+while IFS='|' read -r name need flags modes cmd graph cpu; do
+	sel=0
+	set -f # the patterns are for names, not files
+	for p in $PATS; do
+		# shellcheck disable=SC2254
+		case $name in $p) sel=1 ;; esac
+		[ "$p" = "$need" ] && sel=1
+	done
+	set +f
+	[ $sel = 1 ] || continue
+	matched=$((matched + 1))
+	if over_budget; then
+		note "$name: skipped: out of time budget (GS_REAL_BUDGET=${BUDGET}s)"
+		LEFT="$LEFT${LEFT:+ }$name"
+		continue
+	fi
+	if [ $GPU = 0 ] && [ "$cpu" = - ]; then
+		note "$name: skipped: needs a GPU"
+		continue
+	fi
+	if ! have "$need"; then
+		note "$name: skipped: $need not available ($(tail -n 1 "$W/have-$need.log" 2>/dev/null | cut -c1-120))"
+		echo "real: $name skipped ($need not available)"
+		continue
+	fi
+	# The command's environment words, then the program and its arguments.
+	C_ENV="" C_ARGS=""
+	cmd=${cmd//\$PY/$PY}
+	cmd=${cmd//\$R/$R}
+	cmd=${cmd//\$B/$B}
+	for w in $cmd; do
+		if [ -z "$C_ARGS" ]; then
+			case $w in [A-Z_]*=*) C_ENV="$C_ENV${C_ENV:+ }$w"; continue ;; esac
+		fi
+		C_ARGS="$C_ARGS${C_ARGS:+ }$w"
+	done
+	C_GRAPH=$graph
+	[ "$C_GRAPH" != - ] || C_GRAPH=""
+	C_CPU=$cpu
+	real_one "$name" "$flags" "$modes"
+done <<<"$SUITE"
+if [ $matched = 0 ]; then
+	echo "real: GS_REAL_PROGRAMS='$PATS' matches nothing; the suite:"
+	bash "$0" --list
+	exit 1
+fi
+[ -z "$LEFT" ] || note "the rest, for another call: GS_REAL_PROGRAMS='$LEFT'"
+[ -z "$VERSIONS" ] || note "frameworks: $VERSIONS (python: $("$PY" --version 2>&1))"
+note "total: $(($(date +%s) - T0))s; statistics, logs and CUPTI counts under $W"
+print_table
+[ $FAILS -eq 0 ]
