@@ -307,6 +307,35 @@ print(l, k, r, "%.3f" % (r / l if l else 0.0))
 PYEOF
 }
 
+# why_stats FILE...: of the process whose counters saw the most launches,
+# what kept launches from replaying: boundaries, unreadable layouts, the
+# flush and mismatch reasons, sequences learned and replayed.
+why_stats() {
+	"$PY" - "$@" <<'PYEOF' 2>/dev/null
+import json, sys
+best = None
+for f in sys.argv[1:]:
+    try:
+        d = json.load(open(f))
+    except Exception:
+        continue
+    c = d.get("counters", {})
+    if "launches" in c and (best is None or c["launches"] > best[0]["launches"]):
+        best = (c, d)
+if best is None:
+    sys.exit(0)
+c, d = best
+top = lambda m: ", ".join("%s %d" % kv for kv in sorted(m.items(), key=lambda kv: -kv[1]) if kv[1])[:120] or "none"
+seqs = d.get("sequences", [])
+print("boundary_launches %s, layouts_unreadable %s, sequences %d (replayed %d, retired %d), "
+      "patches %s, gate eager %s; flushes: %s; mismatches: %s" % (
+      c.get("boundary_launches", "-"), c.get("layouts_unreadable", "-"), len(seqs),
+      sum(1 for q in seqs if q.get("replays")), sum(1 for q in seqs if q.get("state") == "retired"),
+      c.get("patches", "-"), c.get("gate_eager", "-"),
+      top(d.get("flushes_by_reason", {})), top(d.get("mismatches_by_reason", {}))))
+PYEOF
+}
+
 # cupti_main FILE: "kernels graph_kernels memcpy memset dropped processes" of
 # the process that ran the most kernels.
 cupti_main() {
@@ -500,6 +529,9 @@ PYEOF
 		[ -z "$cl" ] || [ "${sc%% *}" = - ] ||
 			note "$name: graphshim's counting run: it saw ${sc%% *} launches; CUPTI ran $cl kernels+memcpy+memset"
 	fi
+	local why
+	why=$(why_stats "$w".graphshim.*.json)
+	[ -z "$why" ] || note "$name: graphshim (main process, last run): $why"
 	case ",$flags," in *,self,*)
 		note "$name: * the framework captures CUDA graphs itself (graphshim should leave them alone and cost nothing)" ;;
 	esac
