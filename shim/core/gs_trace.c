@@ -401,10 +401,12 @@ void gs_trace_launch(const char *api, uintptr_t stream, const gs_rec_t *r, const
 	}
 	gs_trace_event(name, "launch", 'i', now, 0, true, stream,
 		       "\"stream\":\"0x%llx\",\"state\":%s,\"kind\":\"%s\",\"func\":\"0x%llx\","
-		       "\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u],\"shmem\":%u,\"nbytes\":%u",
+		       "\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u],\"shmem\":%u,\"nbytes\":%u,"
+		       "\"hash\":\"%016llx\"",
 		       (unsigned long long)stream, st, gs_trace_kind_name(r->kind),
 		       (unsigned long long)(uintptr_t)r->func, r->grid[0], r->grid[1], r->grid[2],
-		       r->block[0], r->block[1], r->block[2], r->shmem, r->nbytes);
+		       r->block[0], r->block[1], r->block[2], r->shmem, r->nbytes,
+		       (unsigned long long)r->hash);
 }
 
 void gs_trace_flush(uintptr_t stream, gs_flush_reason_t why, const char *api, uint32_t nheld)
