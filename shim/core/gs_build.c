@@ -73,9 +73,9 @@ static void *gs_build_main(void *arg)
 		int expect = GS_HANDOFF_BUILDING;
 		bool live = __atomic_load_n(&q->handoff, __ATOMIC_ACQUIRE) == expect;
 		if (live) {
-			uint64_t t0 = gs_now_ns();
+			uint64_t t0 = gs_clock_ns();
 			q->build_rc = gs_seq_build(q);
-			q->build_dt = gs_now_ns() - t0;
+			q->build_dt = gs_clock_ns() - t0;
 		}
 		gs_stream_t *s = q->owner; /* stream states are never freed */
 		if (live && __atomic_compare_exchange_n(&q->handoff, &expect, GS_HANDOFF_BUILT, false,

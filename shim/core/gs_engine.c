@@ -15,11 +15,8 @@
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 #include <unistd.h>
 #include <utlist.h>
-
-const gs_ops_t *gs_engine_ops;
 
 static pthread_mutex_t gs_table_lock = PTHREAD_MUTEX_INITIALIZER;
 static gs_stream_t *gs_streams;       /* uthash by key */
@@ -38,24 +35,6 @@ _Thread_local gs_lane_cache_t gs_lane_cache GS_TLS_IE;
 static inline const void *gs_thread_token(void)
 {
 	return &gs_lane_cache;
-}
-
-static const char *const gs_flush_names[] = {
-#define GS_X(n, s) #n,
-	GS_FLUSH_REASONS(GS_X)
-#undef GS_X
-};
-
-const char *gs_flush_reason_name(gs_flush_reason_t r)
-{
-	return (unsigned)r < GS_FLUSH_NREASONS ? gs_flush_names[r] : "?";
-}
-
-uint64_t gs_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 bool gs_engine_active(void)
@@ -207,7 +186,7 @@ static void gs_submit_held(gs_stream_t *s, uint32_t from, uint32_t to, bool gate
 {
 	for (uint32_t i = from; i < to; i++) {
 		gs_rec_t *r = gs_ring_at(s, s->held_start + i);
-		int rc = gs_engine_ops->submit(r, s->key.handle);
+		int rc = gs_backend->submit(r, s->key.handle);
 		if (gated)
 			GS_STAT_INC(gated);
 		else
@@ -331,14 +310,14 @@ static bool gs_replay_chunk(gs_stream_t *s, gs_seq_t *q, uint32_t j)
 	for (uint32_t k = 0; k < ndiff; k++) {
 		uint32_t i = s->diffs[k];
 		const gs_rec_t *r = gs_ring_at(s, s->held_start + i);
-		int rc = gs_engine_ops->graph_patch(q->graphs[j], i - b, r);
+		int rc = gs_backend->graph_patch(q->graphs[j], i - b, r);
 		if (rc)
 			return gs_replay_failed(s, q, b, e, GS_MISMATCH_PATCH_FAILED, i, r, rc);
 		/* The baked record follows the graph: same shape, new bytes. */
 		memcpy(q->recs[i]->args, r->args, r->nbytes);
 		q->recs[i]->hash = r->hash;
 	}
-	int rc = gs_engine_ops->graph_launch(q->graphs[j], s->key.handle);
+	int rc = gs_backend->graph_launch(q->graphs[j], s->key.handle);
 	if (rc)
 		return gs_replay_failed(s, q, b, e, GS_MISMATCH_LAUNCH_FAILED, b, NULL, rc);
 	GS_STAT_INC(replays);
@@ -538,7 +517,7 @@ static void gs_period_feed(gs_stream_t *s, const gs_rec_t *r, uint64_t at)
 	/* Records held by a match in progress must stay; otherwise take them,
 	 * and the segment they came from can no longer be learned. */
 	bool steal = s->ncands == 0;
-	gs_seq_arm(s, q, from, span ? (gs_now_ns() - s->seg_t0) / span : 0, steal);
+	gs_seq_arm(s, q, from, span ? (gs_clock_ns() - s->seg_t0) / span : 0, steal);
 	if (steal)
 		s->seg_bad = true;
 }
@@ -665,10 +644,10 @@ static void gs_segment_end(gs_stream_t *s)
 			    q->state == GS_SEQ_LEARNING && q->seen + 1 == (uint64_t)gs_config.learn_reps) {
 				s->last_id = q->id;
 				s->last_start = s->seg_start;
-				s->last_host_ns = (gs_now_ns() - s->seg_t0) / len;
+				s->last_host_ns = (gs_clock_ns() - s->seg_t0) / len;
 			}
 			if (q->state == GS_SEQ_LEARNING && q->seen >= (uint64_t)gs_config.learn_reps)
-				gs_seq_arm(s, q, s->seg_start, (gs_now_ns() - s->seg_t0) / len, true);
+				gs_seq_arm(s, q, s->seg_start, (gs_clock_ns() - s->seg_t0) / len, true);
 			else if (q->state == GS_SEQ_RETIRED && q->cooldown_left > 0 &&
 				 q->retired_at <= s->seg_start && --q->cooldown_left == 0) {
 				/* Sightings after the segment that retired it count. */
@@ -745,7 +724,7 @@ static void gs_flush_legacy_peers(gs_stream_t *self, void *ctx, unsigned flags, 
 
 static int gs_pass(gs_stream_t *s, gs_rec_t *r, const char *api)
 {
-	int rc = gs_engine_ops->submit(r, s ? s->key.handle : 0);
+	int rc = gs_backend->submit(r, s ? s->key.handle : 0);
 	GS_STAT_INC(passed);
 	if (gs_trace_on)
 		gs_trace_launch(api, s ? s->key.handle : 0, r, "eager");
@@ -759,7 +738,7 @@ int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec
 	if (!gs_engine_active() || __atomic_load_n(&gs_hot.capturing, __ATOMIC_ACQUIRE) ||
 	    (sflags & GS_STREAM_PASSTHRU) || !(s = gs_stream_get(handle, ctx, sflags))) {
 		gs_flush_legacy_peers(NULL, ctx, sflags, api);
-		int rc = gs_engine_ops ? gs_engine_ops->submit(rec, handle) : -1;
+		int rc = gs_backend ? gs_backend->submit(rec, handle) : -1;
 		GS_STAT_INC(passed);
 		return rc;
 	}
@@ -795,7 +774,7 @@ int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec
 	}
 	gs_rec_t *r = *slot;
 	if (at == s->seg_start) {
-		s->seg_t0 = gs_now_ns(); /* one clock read a segment, for the chunk plan */
+		s->seg_t0 = gs_clock_ns(); /* one clock read a segment, for the chunk plan */
 		if (s->last_id)
 			gs_seq_speculate(s, r);
 	}
@@ -955,6 +934,33 @@ size_t gs_engine_seq_info(gs_seq_info_t *out, size_t max)
 
 /* ---- lifecycle ------------------------------------------------------------ */
 
+/* Per-sequence figures gathered without allocation when there are few. */
+#define GS_SEQ_INLINE 64
+
+/* The statistics file, with every sequence's figures; true on failure. */
+static bool gs_engine_write_stats(const char *path, bool overwrite)
+{
+	gs_seq_info_t inl[GS_SEQ_INLINE];
+	gs_seq_info_t *info = inl;
+	size_t cap = GS_SEQ_INLINE;
+	size_t total = gs_engine_seq_info(inl, cap);
+	if (total > cap) {
+		/* Sequences may be added meanwhile: leave room and take what fits. */
+		size_t want = total + total / 4 + 16;
+		gs_seq_info_t *big = malloc(want * sizeof(*big));
+		if (big) {
+			info = big;
+			cap = want;
+			total = gs_engine_seq_info(big, cap);
+		}
+	}
+	size_t n = total < cap ? total : cap;
+	bool err = gs_stats_write_json(path, overwrite, info, n, total > n);
+	if (info != inl)
+		free(info);
+	return err;
+}
+
 static void gs_engine_atexit(void)
 {
 	gs_engine_fini();
@@ -998,17 +1004,17 @@ bool gs_engine_init(const gs_ops_t *ops)
 	if (gs_inited) {
 		/* One backend owns the engine; a second one (a process that loads
 		 * both vendors' libraries) passes its calls straight through. */
-		bool mine = gs_engine_ops == ops && gs_engine_active();
+		bool mine = gs_backend == ops && gs_engine_active();
 		pthread_mutex_unlock(&gs_init_lock);
 		if (!mine)
 			gs_log_once(GS_LOG_INFO, "the %s backend passes through: the engine belongs to %s",
-				    ops->name, gs_engine_ops ? gs_engine_ops->name : "none");
+				    ops->name, gs_backend ? gs_backend->name : "none");
 		return !mine;
 	}
 	gs_inited = true;
 	gs_config_load();
 	gs_seq_gone_reset();
-	gs_engine_ops = ops;
+	gs_backend = ops;
 	if (gs_config.enable) {
 		if (gs_config.trace_path[0] && !gs_config_secure() &&
 		    gs_trace_open(gs_config.trace_path, gs_config.trace_max, gs_config.overwrite))
@@ -1049,7 +1055,7 @@ void gs_engine_fini(void)
 		(void)w;
 	}
 	if (gs_config.stats_path[0] && !gs_config_secure() &&
-	    gs_stats_write_json(gs_config.stats_path, gs_config.overwrite))
+	    gs_engine_write_stats(gs_config.stats_path, gs_config.overwrite))
 		gs_log(GS_LOG_WARN, "cannot write statistics to %s", gs_config.stats_path);
 	gs_trace_close();
 	pthread_mutex_lock(&gs_table_lock);

@@ -6,6 +6,8 @@
 #ifndef GS_ENGINE_INT_H
 #define GS_ENGINE_INT_H
 
+#include "gs_backend.h"
+#include "gs_clock.h"
 #include "gs_config.h"
 #include "gs_engine.h"
 #include "gs_lane.h"
@@ -291,7 +293,5 @@ static inline gs_rec_t *gs_ring_at(const gs_stream_t *s, uint64_t i)
 	return s->ring[i % s->cap];
 }
 
-extern const gs_ops_t *gs_engine_ops;
-uint64_t gs_now_ns(void);
 
 #endif /* GS_ENGINE_INT_H */

@@ -34,12 +34,6 @@ enum { GS_T_FREE, GS_T_RUNNING, GS_T_EAGER, GS_T_REPLAY };
 /* Timed passes a trial may begin before it gives up (cut passes count). */
 #define GS_GATE_MAX_STARTS(want) (8u * (want))
 
-static bool gs_gate_have_timers(void)
-{
-	const gs_ops_t *o = gs_engine_ops;
-	return o->timer_create && o->timer_mark && o->timer_read && o->timer_destroy;
-}
-
 static void gs_gate_trial(gs_gate_t *g, uint32_t warm)
 {
 	g->state = GS_GATE_S_TRIAL;
@@ -64,7 +58,7 @@ void gs_gate_armed(gs_seq_t *q)
 	case GS_GATE_AUTO:
 		break;
 	}
-	if (!gs_gate_have_timers()) {
+	if (!gs_backend_has_timers()) {
 		g->state = GS_GATE_S_REPLAY;
 		g->off = true;
 		return;
@@ -120,7 +114,7 @@ static void gs_gate_poll(gs_stream_t *s, gs_seq_t *q)
 		if (g->tstate[i] != GS_T_EAGER && g->tstate[i] != GS_T_REPLAY)
 			continue;
 		uint64_t ns = 0;
-		int rc = gs_engine_ops->timer_read(g->timer[i], &ns);
+		int rc = gs_backend->timer_read(g->timer[i], &ns);
 		if (rc == 0)
 			continue;
 		bool eager = g->tstate[i] == GS_T_EAGER;
@@ -149,12 +143,12 @@ static bool gs_gate_start(gs_stream_t *s, gs_seq_t *q)
 	if (i == GS_GATE_TIMERS)
 		return false;
 	int rc = 0;
-	if (!g->timer[i] && (rc = gs_engine_ops->timer_create(q->graphs[0], &g->timer[i])) != 0) {
+	if (!g->timer[i] && (rc = gs_backend->timer_create(q->graphs[0], &g->timer[i])) != 0) {
 		g->timer[i] = NULL;
 		gs_gate_give_up(q, rc);
 		return false;
 	}
-	if ((rc = gs_engine_ops->timer_mark(g->timer[i], 0, s->key.handle)) != 0) {
+	if ((rc = gs_backend->timer_mark(g->timer[i], 0, s->key.handle)) != 0) {
 		gs_gate_give_up(q, rc);
 		return false;
 	}
@@ -223,7 +217,7 @@ void gs_gate_complete(gs_stream_t *s, gs_seq_t *q, bool eager)
 	int i = g->running;
 	g->running = -1;
 	s->gate_seq = NULL;
-	int rc = gs_engine_ops->timer_mark(g->timer[i], 1, s->key.handle);
+	int rc = gs_backend->timer_mark(g->timer[i], 1, s->key.handle);
 	if (rc) {
 		g->tstate[i] = GS_T_FREE;
 		gs_gate_give_up(q, rc);
@@ -260,7 +254,7 @@ void gs_gate_release(gs_seq_t *q)
 	gs_gate_t *g = &q->gate;
 	for (int i = 0; i < GS_GATE_TIMERS; i++) {
 		if (g->timer[i])
-			gs_engine_ops->timer_destroy(g->timer[i]);
+			gs_backend->timer_destroy(g->timer[i]);
 		g->timer[i] = NULL;
 		g->tstate[i] = GS_T_FREE;
 	}

@@ -108,6 +108,17 @@ bool gs_rec_copy(gs_rec_t **dst, const gs_rec_t *src)
 	return false;
 }
 
+static const char *const gs_rec_kind_names[GS_REC_NKINDS] = {
+#define GS_X(n, s) [GS_REC_##n] = s,
+	GS_REC_KINDS(GS_X)
+#undef GS_X
+};
+
+const char *gs_rec_kind_name(uint32_t kind)
+{
+	return kind < GS_REC_NKINDS && gs_rec_kind_names[kind] ? gs_rec_kind_names[kind] : "unknown";
+}
+
 bool gs_rec_same_shape(const gs_rec_t *a, const gs_rec_t *b)
 {
 	return a->shape == b->shape && a->kind == b->kind && a->func == b->func &&

@@ -54,7 +54,7 @@ static void gs_seq_release(gs_seq_t *q)
 	if (q->graphs) {
 		for (uint32_t j = 0; j < q->nchunks; j++)
 			if (q->graphs[j])
-				gs_engine_ops->graph_destroy(q->graphs[j]);
+				gs_backend->graph_destroy(q->graphs[j]);
 		free(q->graphs);
 		q->graphs = NULL;
 	}
@@ -333,7 +333,7 @@ int gs_seq_build(gs_seq_t *q)
 	int rc = 0;
 	for (uint32_t j = 0; j < q->nchunks && !rc; j++) {
 		uint32_t b = gs_chunk_begin(q, j);
-		rc = gs_engine_ops->graph_build((const gs_rec_t *const *)q->recs + b,
+		rc = gs_backend->graph_build((const gs_rec_t *const *)q->recs + b,
 						q->chunk_end[j] - b, &q->graphs[j]);
 		if (!rc) /* the stream may replay it from now on */
 			__atomic_store_n(&q->ready, j + 1, __ATOMIC_RELEASE);
@@ -382,9 +382,9 @@ static long gs_seq_nivcsw(void)
 bool gs_seq_arm(gs_stream_t *s, gs_seq_t *q, uint64_t from, uint64_t host_ns, bool steal)
 {
 	long sw = gs_seq_nivcsw();
-	uint64_t t0 = gs_now_ns();
+	uint64_t t0 = gs_clock_ns();
 	bool failed = gs_seq_arm_now(s, q, from, host_ns, steal);
-	gs_stats_max(&gs_stats.arm_max_ns, gs_now_ns() - t0);
+	gs_stats_max(&gs_stats.arm_max_ns, gs_clock_ns() - t0);
 	if (gs_seq_nivcsw() != sw)
 		GS_STAT_INC(arm_preempted);
 	return failed;
@@ -410,9 +410,9 @@ static bool gs_seq_arm_now(gs_stream_t *s, gs_seq_t *q, uint64_t from, uint64_t 
 	if (gs_config.async_build && !gs_build_submit(q))
 		return false;
 	q->handoff = GS_HANDOFF_NONE;
-	uint64_t t0 = gs_now_ns();
+	uint64_t t0 = gs_clock_ns();
 	int rc = gs_seq_build(q);
-	gs_seq_built(s, q, rc, gs_now_ns() - t0);
+	gs_seq_built(s, q, rc, gs_clock_ns() - t0);
 	return rc != 0;
 }
 

@@ -1,12 +1,14 @@
 /*
  * Counters for the summary at exit and the JSON statistics file.  Counters
  * are process-wide and updated with relaxed atomics; per-sequence figures
- * are gathered from the engine when the file is written.
+ * are handed in by the caller (the engine, at exit) when the file is
+ * written.
  */
 #ifndef GS_STATS_H
 #define GS_STATS_H
 
-#include "gs_engine.h"
+#include "gs_common.h"
+#include "gs_flush.h"
 
 /* X(field, "meaning"); the JSON keys are the field names. */
 #define GS_COUNTERS(X)                                                        \
@@ -86,7 +88,7 @@ typedef enum gs_seq_state {
 
 const char *gs_seq_state_name(gs_seq_state_t s);
 
-/* Per-sequence figures, gathered by gs_engine_seq_info(). */
+/* Per-sequence figures (gs_engine_seq_info() gathers them). */
 typedef struct gs_seq_info {
 	uint64_t id;        /* the sequence's hash (shape of every record) */
 	uintptr_t stream;
@@ -107,12 +109,6 @@ typedef struct gs_seq_info {
 	bool gone;          /* dropped with its stream or module; its last figures */
 } gs_seq_info_t;
 
-/*
- * Fill up to max entries with the current sequences; returns how many there
- * are in all (which may exceed max).
- */
-size_t gs_engine_seq_info(gs_seq_info_t *out, size_t max);
-
 /* Coverage: replayed launches over launches seen, in [0, 1]. */
 double gs_stats_coverage(const gs_stats_t *s);
 
@@ -120,10 +116,12 @@ double gs_stats_coverage(const gs_stats_t *s);
 void gs_stats_summary(char *buf, size_t len);
 
 /*
- * Write the statistics JSON (process figures and per-sequence figures) to
- * path, expanding %p to the pid.  Refuses to replace an existing file unless
- * overwrite is set, and never follows a symlink.  True on failure.
+ * Write the statistics JSON to path (gs_out.h: %p expands to the pid, an
+ * existing file is replaced only with overwrite, never through a symlink):
+ * the counters, and the n per-sequence figures of seqs; `truncated` says
+ * there were more than the caller could gather.  True on failure.
  */
-bool gs_stats_write_json(const char *path, bool overwrite);
+bool gs_stats_write_json(const char *path, bool overwrite, const gs_seq_info_t *seqs, size_t n,
+			 bool truncated);
 
 #endif /* GS_STATS_H */

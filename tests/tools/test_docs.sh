@@ -55,7 +55,7 @@ done <"${TMPDIR:-/tmp}/gs-vars.$$"
 [ -s "${TMPDIR:-/tmp}/gs-vars.$$" ] || { echo "FAIL: could not read GS_CONFIG_VARS"; fail=1; }
 rm -f "${TMPDIR:-/tmp}/gs-vars.$$"
 
-flush=$(names "$S/shim/core/gs_engine.h" GS_FLUSH_REASONS)
+flush=$(names "$S/shim/core/gs_flush.h" GS_FLUSH_REASONS)
 mism=$(names "$S/shim/core/gs_stats.h" GS_MISMATCH_REASONS)
 counters=$(names "$S/shim/core/gs_stats.h" GS_COUNTERS)
 [ -n "$flush" ] && [ -n "$mism" ] && [ -n "$counters" ] || { echo "FAIL: header lists not found"; exit 1; }
