@@ -28,11 +28,21 @@ typedef struct gs_seq gs_seq_t;
 #define GS_GATE_TIMERS 4
 #define GS_GATE_MAX_SAMPLES 15
 
-/* The gate's state per armed sequence (gs_gate.c). */
+/*
+ * The gate's state per armed sequence (gs_gate.c); X(NAME, "name").
+ * REPLAY: replay (decided, forced, or no timers).  EAGER: eager passes
+ * (decided or forced).  TRIAL: timing eager and replayed passes in turn.
+ */
+#define GS_GATE_STATES(X)                                                     \
+	X(REPLAY, "replay")                                                   \
+	X(EAGER, "eager")                                                     \
+	X(TRIAL, "trial")
+
 typedef enum gs_gate_state {
-	GS_GATE_S_REPLAY = 0, /* replay (decided, forced, or no timers) */
-	GS_GATE_S_EAGER,      /* eager passes (decided or forced) */
-	GS_GATE_S_TRIAL       /* timing eager and replayed passes in turn */
+#define GS_X(n, s) GS_GATE_S_##n,
+	GS_GATE_STATES(GS_X)
+#undef GS_X
+	GS_GATE_NSTATES
 } gs_gate_state_t;
 
 typedef struct gs_gate {

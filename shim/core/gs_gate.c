@@ -56,6 +56,7 @@ void gs_gate_armed(gs_seq_t *q)
 		g->state = GS_GATE_S_REPLAY;
 		return;
 	case GS_GATE_AUTO:
+	case GS_GATE_NMODES: /* not a value: the setting is validated */
 		break;
 	}
 	if (!gs_backend_has_timers()) {
@@ -267,6 +268,6 @@ const char *gs_gate_state_name(const gs_seq_t *q)
 		return "none";
 	if (q->gate.off)
 		return "off";
-	static const char *const names[] = {"replay", "eager", "trial"};
+	static const char *const names[] = {GS_GATE_STATES(GS_NAME_STR)};
 	return names[q->gate.state];
 }

@@ -20,26 +20,17 @@
 
 gs_stats_t gs_stats;
 
-static const char *const gs_mismatch_names[] = {
-#define GS_X(n, s) #n,
-	GS_MISMATCH_REASONS(GS_X)
-#undef GS_X
-};
-
-static const char *const gs_seq_state_names[] = {"learning", "armed", "retired", "failed"};
+static const char *const gs_mismatch_names[] = {GS_MISMATCH_REASONS(GS_NAME_ID)};
+static const char *const gs_seq_state_names[] = {GS_SEQ_STATES(GS_NAME_STR)};
 
 const char *gs_mismatch_reason_name(gs_mismatch_reason_t r)
 {
-	if ((unsigned)r >= GS_MISMATCH_NREASONS)
-		return "INVALID";
-	return gs_mismatch_names[r];
+	return gs_name_at(gs_mismatch_names, GS_MISMATCH_NREASONS, (unsigned)r, "INVALID");
 }
 
 const char *gs_seq_state_name(gs_seq_state_t s)
 {
-	if ((unsigned)s >= GS_ARRAY_SIZE(gs_seq_state_names))
-		return "invalid";
-	return gs_seq_state_names[s];
+	return gs_name_at(gs_seq_state_names, GS_SEQ_NSTATES, (unsigned)s, "invalid");
 }
 
 void gs_stats_max(uint64_t *field, uint64_t v)

@@ -56,6 +56,7 @@ typedef enum gs_mismatch_reason {
 	GS_MISMATCH_NREASONS
 } gs_mismatch_reason_t;
 
+/* The reason's name ("STRUCTURE", ...); "INVALID" for a value outside the list. */
 const char *gs_mismatch_reason_name(gs_mismatch_reason_t r);
 
 typedef struct gs_stats {
@@ -77,15 +78,28 @@ void gs_stats_max(uint64_t *field, uint64_t v);
 /* Reset every counter (tests). */
 void gs_stats_reset(void);
 
-/* The state of a sequence, for the statistics and the trace. */
+/*
+ * The state of a sequence, for the statistics and the trace; X(NAME,
+ * "name").  LEARNING: seen, not yet repeated enough.  ARMED: has its
+ * graphs; incoming launches are matched.  RETIRED: too many mismatches,
+ * eager.  FAILED: the backend could not build its graph, eager.
+ * BUILDING: its graphs are being built in the background.
+ */
+#define GS_SEQ_STATES(X)                                                      \
+	X(LEARNING, "learning")                                               \
+	X(ARMED, "armed")                                                     \
+	X(RETIRED, "retired")                                                 \
+	X(FAILED, "failed")                                                   \
+	X(BUILDING, "building")
+
 typedef enum gs_seq_state {
-	GS_SEQ_LEARNING = 0, /* seen, not yet repeated enough */
-	GS_SEQ_ARMED = 1,    /* has a graph; incoming launches are matched */
-	GS_SEQ_RETIRED = 2,  /* too many mismatches: eager */
-	GS_SEQ_FAILED = 3,   /* the backend could not build its graph: eager */
-	GS_SEQ_BUILDING = 4  /* its graphs are being built in the background */
+#define GS_X(n, s) GS_SEQ_##n,
+	GS_SEQ_STATES(GS_X)
+#undef GS_X
+	GS_SEQ_NSTATES
 } gs_seq_state_t;
 
+/* The state's name ("learning", ...); "invalid" for a value outside the list. */
 const char *gs_seq_state_name(gs_seq_state_t s);
 
 /* Per-sequence figures (gs_engine_seq_info() gathers them). */
