@@ -25,8 +25,10 @@
  * a pass that ends incomplete drops its timing.  Every path here submits the
  * same work in the same order: the gate changes timing, never results.
  */
-#include "gs_engine_int.h"
+#include "gs_backend.h"
+#include "gs_gate.h"
 #include "gs_log.h"
+#include "gs_stream.h"
 #include "gs_trace.h"
 
 enum { GS_T_FREE, GS_T_RUNNING, GS_T_EAGER, GS_T_REPLAY };
@@ -155,30 +157,30 @@ static bool gs_gate_start(gs_stream_t *s, gs_seq_t *q)
 	}
 	g->tstate[i] = GS_T_RUNNING;
 	g->running = (int8_t)i;
-	s->gate_seq = q;
+	s->pass.timed = q;
 	return true;
 }
 
 bool gs_gate_begin(gs_stream_t *s, gs_seq_t *q)
 {
 	gs_gate_t *g = &q->gate;
-	s->pass_seq = q;
+	s->pass.seq = q;
 	if (q->state != GS_SEQ_ARMED)
-		return s->pass_eager = false; /* still building: its ready chunks replay */
+		return s->pass.eager = false; /* still building: its ready chunks replay */
 	if (g->state != GS_GATE_S_TRIAL) {
 		bool recheck = !g->off && gs_config.gate == GS_GATE_AUTO && gs_config.gate_recheck &&
 			       ++g->passes >= (uint64_t)gs_config.gate_recheck;
 		if (!recheck)
-			return s->pass_eager = g->state == GS_GATE_S_EAGER;
+			return s->pass.eager = g->state == GS_GATE_S_EAGER;
 		/* A graph not launched for a while is cold again. */
 		gs_gate_trial(g, g->state == GS_GATE_S_EAGER);
 	}
 	gs_gate_poll(s, q);
 	if (g->state != GS_GATE_S_TRIAL)
-		return s->pass_eager = g->state == GS_GATE_S_EAGER;
+		return s->pass.eager = g->state == GS_GATE_S_EAGER;
 	if (g->warm) {
 		g->warm--;
-		return s->pass_eager = false;
+		return s->pass.eager = false;
 	}
 	/*
 	 * Eager and replayed passes in turn, eager first, by passes begun: a
@@ -192,32 +194,32 @@ bool gs_gate_begin(gs_stream_t *s, gs_seq_t *q)
 	if (g->started >= GS_GATE_MAX_STARTS(want)) {
 		g->state = GS_GATE_S_REPLAY;
 		g->passes = 0;
-		return s->pass_eager = false;
+		return s->pass.eager = false;
 	}
 	if ((g->se >= want && g->sr >= want) || !gs_gate_start(s, q))
-		return s->pass_eager = false;
+		return s->pass.eager = false;
 	bool eager = g->sr >= want || (g->se < want && g->started % 2 == 0);
 	g->started++;
-	return s->pass_eager = eager;
+	return s->pass.eager = eager;
 }
 
 bool gs_gate_eager(const gs_stream_t *s, const gs_seq_t *q)
 {
-	if (q == s->pass_seq)
-		return s->pass_eager;
+	if (q == s->pass.seq)
+		return s->pass.eager;
 	return q->gate.state == GS_GATE_S_EAGER;
 }
 
 void gs_gate_complete(gs_stream_t *s, gs_seq_t *q, bool eager)
 {
 	gs_gate_t *g = &q->gate;
-	if (s->gate_seq != q || g->running < 0) {
+	if (s->pass.timed != q || g->running < 0) {
 		gs_gate_abandon(s);
 		return;
 	}
 	int i = g->running;
 	g->running = -1;
-	s->gate_seq = NULL;
+	s->pass.timed = NULL;
 	int rc = gs_backend->timer_mark(g->timer[i], 1, s->key.handle);
 	if (rc) {
 		g->tstate[i] = GS_T_FREE;
@@ -233,21 +235,21 @@ void gs_gate_complete(gs_stream_t *s, gs_seq_t *q, bool eager)
 
 void gs_gate_abandon(gs_stream_t *s)
 {
-	gs_seq_t *q = s->gate_seq;
+	gs_seq_t *q = s->pass.timed;
 	if (!q)
 		return;
 	if (q->gate.running >= 0)
 		q->gate.tstate[q->gate.running] = GS_T_FREE;
 	q->gate.running = -1;
-	s->gate_seq = NULL;
+	s->pass.timed = NULL;
 }
 
 void gs_gate_forget(gs_stream_t *s, const gs_seq_t *q)
 {
-	if (s->gate_seq == q)
+	if (s->pass.timed == q)
 		gs_gate_abandon(s);
-	if (s->pass_seq == q)
-		s->pass_seq = NULL;
+	if (s->pass.seq == q)
+		s->pass.seq = NULL;
 }
 
 void gs_gate_release(gs_seq_t *q)

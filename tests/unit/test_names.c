@@ -4,7 +4,7 @@
  * outside a list (a hand-kept array, a default case) answers for a value.
  */
 #include "gs_config.h"
-#include "gs_engine_int.h"
+#include "gs_seq.h"
 #include "gs_flush.h"
 #include "gs_log.h"
 #include "gs_rec.h"
