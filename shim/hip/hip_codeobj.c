@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "gs_hip_codeobj.h"
+#include "hip_codeobj.h"
 
 #define GS_BUNDLE_MAGIC "__CLANG_OFFLOAD_BUNDLE__"
 #define GS_NT_AMDGPU_METADATA 32
