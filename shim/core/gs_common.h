@@ -42,6 +42,14 @@ static inline const char *gs_name_at(const char *const *names, unsigned count, u
 	return i < count ? names[i] : none;
 }
 
+/* The 8 bytes at p, wherever they are aligned (host byte order). */
+static inline uint64_t gs_load_u64(const void *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return v;
+}
+
 /* A 64-bit mix (the murmur3 finaliser); good enough to spread handles. */
 static inline uint64_t gs_mix64(uint64_t h)
 {

@@ -72,6 +72,12 @@ typedef struct gs_rec {
 	unsigned char args[];
 } gs_rec_t;
 
+/* The 8-byte operand at byte `at` of args[] (a copy's dst and src, a memset's dst and value). */
+static inline uint64_t gs_rec_u64(const gs_rec_t *r, size_t at)
+{
+	return gs_load_u64(r->args + at);
+}
+
 /* Compute shape and hash from the fields; call after filling a record. */
 void gs_rec_seal(gs_rec_t *r);
 

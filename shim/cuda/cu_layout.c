@@ -177,7 +177,7 @@ static gs_cu_fn_t *gs_cu_fn_make(CUfunction f, uint32_t gen)
 	if (e->layout)
 		gs_cu_fn_limits(e, f);
 	else
-		gs_log_once(GS_LOG_INFO, "graphshim: cuda: a kernel's parameter layout "
+		gs_log_once(GS_LOG_INFO, "cuda: a kernel's parameter layout "
 			    "could not be read; its launches pass through");
 	return e;
 }
