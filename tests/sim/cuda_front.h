@@ -12,7 +12,7 @@
 
 #include <cuda.h>
 
-#include "sim_core.h"
+#include "sim_front.h"
 
 /* Where stream handle 0 goes: the legacy stream, or the calling thread's
  * per-thread default stream (the _ptsz/_ptds exports). */

@@ -139,25 +139,16 @@ static CUresult launch_host(CUstream h, CUhostFn fn, void *ud, gs_cu_dflt_t d)
 	CUresult r = gs_cu_stream(h, d, &s);
 	if (r)
 		return r;
-	if (!fn)
-		return CUDA_ERROR_INVALID_VALUE;
-	gs_sim_work_t w = { .kind = GS_SIM_W_HOST, .u.host = { fn, ud } };
-	return gs_cu_err(gs_sim_submit(s, &w, NULL, 0, NULL));
+	return gs_cu_err(gs_sim_front_host_fn(s, fn, ud));
 }
 #define X(d) launch_host(hStream, fn, userData, d)
 GS_CU_PAIR(CUresult, cuLaunchHostFunc, (CUstream hStream, CUhostFn fn, void *userData), X)
 #undef X
 
-typedef struct callback {
-	CUstreamCallback fn;
-	CUstream stream;
-	void *ud;
-} callback_t;
-
-static void callback_run(void *arg)
+/* The callback as cuStreamAddCallback gives it (gs_sim_front_callback). */
+static void callback_invoke(void (*fn)(void), void *stream, void *ud)
 {
-	callback_t *c = arg;
-	c->fn(c->stream, CUDA_SUCCESS, c->ud);
+	((CUstreamCallback)fn)((CUstream)stream, CUDA_SUCCESS, ud);
 }
 
 static CUresult add_callback(CUstream h, CUstreamCallback fn, void *ud, unsigned flags,
@@ -167,16 +158,7 @@ static CUresult add_callback(CUstream h, CUstreamCallback fn, void *ud, unsigned
 	CUresult r = gs_cu_stream(h, d, &s);
 	if (r)
 		return r;
-	if (!fn || flags)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (gs_sim_capture_info(s, NULL, NULL, NULL, NULL) != GS_SIM_CAP_NONE)
-		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
-	callback_t *c = malloc(sizeof(*c));
-	if (!c)
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	*c = (callback_t){ fn, h, ud };
-	gs_sim_work_t w = { .kind = GS_SIM_W_HOST, .u.host = { callback_run, c }, .owned = c };
-	return gs_cu_err(gs_sim_submit(s, &w, NULL, 0, NULL));
+	return gs_cu_err(gs_sim_front_callback(s, callback_invoke, (void (*)(void))fn, h, ud, flags));
 }
 #define X(d) add_callback(hStream, callback, userData, flags, d)
 GS_CU_PAIR(CUresult, cuStreamAddCallback,

@@ -12,7 +12,7 @@
 
 #include <hip/hip_runtime_api.h>
 
-#include "sim_core.h"
+#include "sim_front.h"
 
 /* Where stream handle 0 goes: the null (legacy) stream, or the calling
  * thread's per-thread stream (the _spt exports). */

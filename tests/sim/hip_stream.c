@@ -167,10 +167,7 @@ static hipError_t launch_host(hipStream_t h, hipHostFn_t fn, void *ud, gs_hip_df
 	hipError_t r = gs_hip_stream(h, d, &s);
 	if (r)
 		GS_HIP_RET(r);
-	if (!fn)
-		GS_HIP_RET(hipErrorInvalidValue);
-	gs_sim_work_t w = { .kind = GS_SIM_W_HOST, .u.host = { fn, ud } };
-	GS_HIP_RET(gs_hip_err(gs_sim_submit(s, &w, NULL, 0, NULL)));
+	GS_HIP_RET(gs_hip_err(gs_sim_front_host_fn(s, fn, ud)));
 }
 
 hipError_t hipLaunchHostFunc(hipStream_t stream, hipHostFn_t fn, void *userData)
@@ -178,16 +175,10 @@ hipError_t hipLaunchHostFunc(hipStream_t stream, hipHostFn_t fn, void *userData)
 	return launch_host(stream, fn, userData, GS_HIP_NULL);
 }
 
-typedef struct callback {
-	hipStreamCallback_t fn;
-	hipStream_t stream;
-	void *ud;
-} callback_t;
-
-static void callback_run(void *arg)
+/* The callback as hipStreamAddCallback gives it (gs_sim_front_callback). */
+static void callback_invoke(void (*fn)(void), void *stream, void *ud)
 {
-	callback_t *c = arg;
-	c->fn(c->stream, hipSuccess, c->ud);
+	((hipStreamCallback_t)fn)((hipStream_t)stream, hipSuccess, ud);
 }
 
 static hipError_t add_callback(hipStream_t h, hipStreamCallback_t fn, void *ud, unsigned flags,
@@ -197,16 +188,8 @@ static hipError_t add_callback(hipStream_t h, hipStreamCallback_t fn, void *ud, 
 	hipError_t r = gs_hip_stream(h, d, &s);
 	if (r)
 		GS_HIP_RET(r);
-	if (!fn || flags)
-		GS_HIP_RET(hipErrorInvalidValue);
-	if (gs_hip_capturing(s))
-		GS_HIP_RET(hipErrorStreamCaptureUnsupported);
-	callback_t *c = malloc(sizeof(*c));
-	if (!c)
-		GS_HIP_RET(hipErrorOutOfMemory);
-	*c = (callback_t){ fn, h, ud };
-	gs_sim_work_t w = { .kind = GS_SIM_W_HOST, .u.host = { callback_run, c }, .owned = c };
-	GS_HIP_RET(gs_hip_err(gs_sim_submit(s, &w, NULL, 0, NULL)));
+	GS_HIP_RET(gs_hip_err(gs_sim_front_callback(s, callback_invoke, (void (*)(void))fn, h, ud,
+						    flags)));
 }
 
 hipError_t hipStreamAddCallback(hipStream_t stream, hipStreamCallback_t callback, void *userData,
