@@ -303,14 +303,14 @@ static void gs_engine_atexit(void)
 	gs_engine_fini();
 }
 
-static void gs_fork_prepare(void)
+static void gs_engine_fork_prepare(void)
 {
 	gs_engine_flush_all(GS_FLUSH_EXIT, "fork");
 	gs_build_wait(); /* no build may be half done in the child's copy */
 	gs_stream_table_lock();
 }
 
-static void gs_fork_parent(void)
+static void gs_engine_fork_parent(void)
 {
 	gs_stream_table_unlock();
 }
@@ -320,7 +320,7 @@ static void gs_fork_parent(void)
  * child's copy of the streams and graphs is dropped without a vendor call,
  * and the engine stays off there.
  */
-static void gs_fork_child(void)
+static void gs_engine_fork_child(void)
 {
 	gs_stream_forget();
 	__atomic_store_n(&gs_hot.active, false, __ATOMIC_RELEASE);
@@ -359,7 +359,7 @@ bool gs_engine_init(const gs_ops_t *ops)
 		if (!registered) {
 			registered = true;
 			atexit(gs_engine_atexit);
-			pthread_atfork(gs_fork_prepare, gs_fork_parent, gs_fork_child);
+			pthread_atfork(gs_engine_fork_prepare, gs_engine_fork_parent, gs_engine_fork_child);
 		}
 		if (gs_config.async_build)
 			gs_build_start();

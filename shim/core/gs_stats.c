@@ -82,23 +82,24 @@ void gs_stats_summary(char *buf, size_t len)
 }
 
 /* A small buffered writer over one descriptor; the first error sticks. */
-typedef struct gs_jw {
+typedef struct gs_stats_jw {
 	int fd;
 	bool err;
 	size_t len;
 	char buf[8192];
-} gs_jw_t;
+} gs_stats_jw_t;
 
-static void gs_jw_flush(gs_jw_t *w)
+static void gs_stats_jw_flush(gs_stats_jw_t *w)
 {
 	if (!w->err && w->len && gs_out_write_all(w->fd, w->buf, w->len))
 		w->err = true;
 	w->len = 0;
 }
 
-static void gs_jw_printf(gs_jw_t *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void gs_stats_jw_printf(gs_stats_jw_t *w, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
-static void gs_jw_printf(gs_jw_t *w, const char *fmt, ...)
+static void gs_stats_jw_printf(gs_stats_jw_t *w, const char *fmt, ...)
 {
 	for (int attempt = 0; attempt < 2; attempt++) {
 		va_list ap;
@@ -114,18 +115,20 @@ static void gs_jw_printf(gs_jw_t *w, const char *fmt, ...)
 			return;
 		}
 		/* It did not fit: write what is buffered and format again. */
-		gs_jw_flush(w);
+		gs_stats_jw_flush(w);
 	}
 	/* A single piece larger than the buffer: never produced here. */
 	w->err = true;
 }
 
-static void gs_stats_write_seqs(gs_jw_t *w, const gs_seq_info_t *info, size_t n, bool truncated)
+static void gs_stats_write_seqs(gs_stats_jw_t *w, const gs_seq_info_t *info, size_t n,
+				bool truncated)
 {
-	gs_jw_printf(w, "  \"sequences_truncated\": %s,\n  \"sequences\": [", truncated ? "true" : "false");
+	gs_stats_jw_printf(w, "  \"sequences_truncated\": %s,\n  \"sequences\": [",
+			   truncated ? "true" : "false");
 	for (size_t i = 0; i < n; i++) {
 		const gs_seq_info_t *s = &info[i];
-		gs_jw_printf(w,
+		gs_stats_jw_printf(w,
 			     "%s\n    {\"id\": \"0x%016llx\", \"stream\": \"0x%llx\", \"length\": %u, "
 			     "\"state\": \"%s\", \"periodic\": %s, \"seen\": %llu, \"replays\": %llu, "
 			     "\"patches\": %llu, \"mismatches\": %llu, \"retirements\": %llu, "
@@ -142,14 +145,14 @@ static void gs_stats_write_seqs(gs_jw_t *w, const gs_seq_info_t *info, size_t n,
 			     (unsigned)s->gate_trials, (unsigned long long)s->eager_passes,
 			     s->gone ? "true" : "false");
 	}
-	gs_jw_printf(w, "%s]\n", n ? "\n  " : "");
+	gs_stats_jw_printf(w, "%s]\n", n ? "\n  " : "");
 }
 
 bool gs_stats_write_json(const char *path, bool overwrite, const gs_seq_info_t *seqs, size_t nseqs,
 			 bool truncated)
 {
 	char expanded[1024];
-	gs_jw_t *w = malloc(sizeof(*w));
+	gs_stats_jw_t *w = malloc(sizeof(*w));
 	if (!w)
 		return true;
 	w->fd = gs_out_open(path, overwrite, expanded, sizeof(expanded));
@@ -160,32 +163,32 @@ bool gs_stats_write_json(const char *path, bool overwrite, const gs_seq_info_t *
 	w->err = false;
 	w->len = 0;
 
-	gs_jw_printf(w, "{\n  \"graphshim\": \"%s\",\n  \"pid\": %ld,\n  \"counters\": {",
+	gs_stats_jw_printf(w, "{\n  \"graphshim\": \"%s\",\n  \"pid\": %ld,\n  \"counters\": {",
 		     PACKAGE_VERSION, (long)getpid());
 	const char *sep = "";
 #define GS_X(f, s)                                                                            \
-	gs_jw_printf(w, "%s\n    \"" #f "\": %llu", sep, (unsigned long long)GS_LOAD(gs_stats.f)); \
+	gs_stats_jw_printf(w, "%s\n    \"" #f "\": %llu", sep, (unsigned long long)GS_LOAD(gs_stats.f)); \
 	sep = ",";
 	GS_COUNTERS(GS_X)
 #undef GS_X
-	gs_jw_printf(w, "\n  },\n  \"coverage\": %.6f,\n  \"build_ms\": %.3f,\n",
+	gs_stats_jw_printf(w, "\n  },\n  \"coverage\": %.6f,\n  \"build_ms\": %.3f,\n",
 		     gs_stats_coverage(&gs_stats), (double)GS_LOAD(gs_stats.build_ns) / 1e6);
 
-	gs_jw_printf(w, "  \"mismatches_by_reason\": {");
+	gs_stats_jw_printf(w, "  \"mismatches_by_reason\": {");
 	for (int i = 0; i < GS_MISMATCH_NREASONS; i++)
-		gs_jw_printf(w, "%s\"%s\": %llu", i ? ", " : "",
+		gs_stats_jw_printf(w, "%s\"%s\": %llu", i ? ", " : "",
 			     gs_mismatch_reason_name((gs_mismatch_reason_t)i),
 			     (unsigned long long)GS_LOAD(gs_stats.mismatch_by[i]));
-	gs_jw_printf(w, "},\n  \"flushes_by_reason\": {");
+	gs_stats_jw_printf(w, "},\n  \"flushes_by_reason\": {");
 	for (int i = 0; i < GS_FLUSH_NREASONS; i++)
-		gs_jw_printf(w, "%s\"%s\": %llu", i ? ", " : "",
+		gs_stats_jw_printf(w, "%s\"%s\": %llu", i ? ", " : "",
 			     gs_flush_reason_name((gs_flush_reason_t)i),
 			     (unsigned long long)GS_LOAD(gs_stats.flush_by[i]));
-	gs_jw_printf(w, "},\n");
+	gs_stats_jw_printf(w, "},\n");
 
 	gs_stats_write_seqs(w, seqs, nseqs, truncated);
-	gs_jw_printf(w, "}\n");
-	gs_jw_flush(w);
+	gs_stats_jw_printf(w, "}\n");
+	gs_stats_jw_flush(w);
 
 	bool err = w->err;
 	if (close(w->fd) && errno != EINTR)
