@@ -16,7 +16,6 @@
 #include "gs_clock.h"
 #include "gs_engine.h"
 #include "gs_log.h"
-#include "gs_replay.h"
 #include "gs_stream.h"
 #include "gs_trace.h"
 

@@ -69,6 +69,12 @@ CUresult gs_cu_stream(CUstream h, gs_cu_dflt_t d, gs_sim_stream_t **out)
 	return gs_cu_err(gs_sim_front_stream(ctx, h, dflt, ptds, out));
 }
 
+CUresult gs_cu_stream_out(CUstream h, gs_cu_dflt_t d, const void *out, gs_sim_stream_t **s)
+{
+	CUresult r = gs_cu_stream(h, d, s);
+	return r ? r : out ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
 CUstream gs_cu_stream_handle(gs_sim_stream_t *s)
 {
 	return (CUstream)gs_sim_front_handle(s, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD);

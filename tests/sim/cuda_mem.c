@@ -13,13 +13,6 @@
 
 #include "cuda_front.h"
 
-#define GS_CU_PAIR_DS(ret, name, params, impl)                    \
-	ret name params { return impl(GS_CU_LEGACY); }            \
-	ret name##_ptds params { return impl(GS_CU_PTDS); }
-#define GS_CU_PAIR_SZ(ret, name, params, impl)                    \
-	ret name params { return impl(GS_CU_LEGACY); }            \
-	ret name##_ptsz params { return impl(GS_CU_PTDS); }
-
 /* ---- allocation ---- */
 CUresult cuMemAlloc(CUdeviceptr *dptr, size_t bytesize)
 {

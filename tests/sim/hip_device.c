@@ -79,6 +79,12 @@ hipError_t gs_hip_stream(hipStream_t h, gs_hip_dflt_t d, gs_sim_stream_t **out)
 	return gs_hip_err(gs_sim_front_stream(ctx, h, dflt, ptds, out));
 }
 
+hipError_t gs_hip_stream_out(hipStream_t h, gs_hip_dflt_t d, const void *out, gs_sim_stream_t **s)
+{
+	hipError_t r = gs_hip_stream(h, d, s);
+	return r ? r : out ? hipSuccess : hipErrorInvalidValue;
+}
+
 hipStream_t gs_hip_stream_handle(gs_sim_stream_t *s)
 {
 	return (hipStream_t)gs_sim_front_handle(s, NULL, hipStreamPerThread);

@@ -124,7 +124,7 @@ static const gs_sim_launch_abi_t gs_hip_launch_abi = {
 	.m_size = HIP_LAUNCH_PARAM_BUFFER_SIZE, .m_end = HIP_LAUNCH_PARAM_END,
 };
 
-/* The kernel work item of a launch (sim_front.h); a missing function is hipErrorInvalidResourceHandle. */
+/* The kernel work item of a launch (sim_front.h); no function is hipErrorInvalidResourceHandle. */
 hipError_t gs_hip_kernel_work(gs_sim_work_t *w, gs_sim_func_t *fn, const unsigned grid[3],
 			      const unsigned block[3], unsigned shmem, void **params, void **extra)
 {
@@ -186,19 +186,11 @@ static hipError_t stub_launch(const void *stub, dim3 g, dim3 b, void **args, siz
 	return launch((hipFunction_t)fn, grid, block, shmem, stream, args, NULL, NULL, NULL, d);
 }
 
-hipError_t hipLaunchKernel(const void *function_address, dim3 numBlocks, dim3 dimBlocks,
-			   void **args, size_t sharedMemBytes, hipStream_t stream)
-{
-	GS_HIP_RET(stub_launch(function_address, numBlocks, dimBlocks, args, sharedMemBytes, stream,
-			       GS_HIP_NULL));
-}
-
-hipError_t hipLaunchKernel_spt(const void *function_address, dim3 numBlocks, dim3 dimBlocks,
-			       void **args, size_t sharedMemBytes, hipStream_t stream)
-{
-	GS_HIP_RET(stub_launch(function_address, numBlocks, dimBlocks, args, sharedMemBytes, stream,
-			       GS_HIP_PTDS));
-}
+#define X(d) gs_hip_ret(stub_launch(function_address, numBlocks, dimBlocks, args, sharedMemBytes, \
+				       stream, d))
+GS_HIP_PAIR(hipLaunchKernel, (const void *function_address, dim3 numBlocks, dim3 dimBlocks,
+			      void **args, size_t sharedMemBytes, hipStream_t stream), X)
+#undef X
 
 /*
  * Global sizes count work-items.  A global size that is not a multiple of

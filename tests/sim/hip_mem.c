@@ -188,27 +188,14 @@ static hipError_t copy1d(void *dst, const void *src, size_t n, hipMemcpyKind kin
 	return gs_hip_err(gs_sim_front_copy(s, &w, mode == SYNC));
 }
 
-hipError_t hipMemcpy(void *dst, const void *src, size_t sizeBytes, hipMemcpyKind kind)
-{
-	GS_HIP_RET(copy1d(dst, src, sizeBytes, kind, NULL, GS_HIP_NULL, SYNC));
-}
+#define X(d) gs_hip_ret(copy1d(dst, src, sizeBytes, kind, NULL, d, SYNC))
+GS_HIP_PAIR(hipMemcpy, (void *dst, const void *src, size_t sizeBytes, hipMemcpyKind kind), X)
+#undef X
 
-hipError_t hipMemcpy_spt(void *dst, const void *src, size_t sizeBytes, hipMemcpyKind kind)
-{
-	GS_HIP_RET(copy1d(dst, src, sizeBytes, kind, NULL, GS_HIP_PTDS, SYNC));
-}
-
-hipError_t hipMemcpyAsync(void *dst, const void *src, size_t sizeBytes, hipMemcpyKind kind,
-			  hipStream_t stream)
-{
-	GS_HIP_RET(copy1d(dst, src, sizeBytes, kind, stream, GS_HIP_NULL, ASYNC));
-}
-
-hipError_t hipMemcpyAsync_spt(void *dst, const void *src, size_t sizeBytes, hipMemcpyKind kind,
-			      hipStream_t stream)
-{
-	GS_HIP_RET(copy1d(dst, src, sizeBytes, kind, stream, GS_HIP_PTDS, ASYNC));
-}
+#define X(d) gs_hip_ret(copy1d(dst, src, sizeBytes, kind, stream, d, ASYNC))
+GS_HIP_PAIR(hipMemcpyAsync, (void *dst, const void *src, size_t sizeBytes, hipMemcpyKind kind,
+			     hipStream_t stream), X)
+#undef X
 
 /* The typed copies insist that their device side is device memory. */
 static hipError_t typed_copy(void *dst, bool dst_dev, const void *src, bool src_dev, size_t n,
@@ -272,15 +259,9 @@ static hipError_t memset_impl(void *dst, unsigned value, unsigned elsize, size_t
 }
 
 /* hipMemset sets bytes to (unsigned char)value. */
-hipError_t hipMemset(void *dst, int value, size_t sizeBytes)
-{
-	GS_HIP_RET(memset_impl(dst, (unsigned char)value, 1, sizeBytes, NULL, GS_HIP_NULL, SYNC));
-}
-
-hipError_t hipMemset_spt(void *dst, int value, size_t sizeBytes)
-{
-	GS_HIP_RET(memset_impl(dst, (unsigned char)value, 1, sizeBytes, NULL, GS_HIP_PTDS, SYNC));
-}
+#define X(d) gs_hip_ret(memset_impl(dst, (unsigned char)value, 1, sizeBytes, NULL, d, SYNC))
+GS_HIP_PAIR(hipMemset, (void *dst, int value, size_t sizeBytes), X)
+#undef X
 
 hipError_t hipMemsetAsync(void *dst, int value, size_t sizeBytes, hipStream_t stream)
 {

@@ -14,6 +14,15 @@
 
 #include "sim_core.h"
 
+/*
+ * An export and its twin for the per-thread default stream (name##suffix):
+ * the same implementation, impl(legacy) and impl(ptds), the value saying
+ * what stream 0 means.  Each front names its suffixes and values.
+ */
+#define GS_SIM_PAIR(ret, name, suffix, params, impl, legacy, ptds)           \
+	ret name params { return impl(legacy); }                              \
+	ret name##suffix params { return impl(ptds); }
+
 /* ---- streams ---- */
 
 /*
