@@ -238,6 +238,22 @@ Test(stats, json_many_sequences)
 	free(s);
 }
 
+Test(stats, json_building)
+{
+	/* A sequence dropped while its graphs were being built was written as
+	 * "state": "invalid" (four names were kept by hand for five states). */
+	gs_seq_info_t q = {.id = 7, .length = 4, .state = GS_SEQ_BUILDING, .gate = "none", .gone = true};
+	gs_seqs = &q;
+	gs_nseqs = 1;
+	char p[300];
+	gs_path(p, sizeof(p), "building.json");
+	cr_assert_not(gs_write(p, false));
+	json_t *j = gs_load(p);
+	json_t *s0 = json_array_get(json_object_get(j, "sequences"), 0);
+	cr_assert_str_eq(json_string_value(json_object_get(s0, "state")), "building");
+	json_decref(j);
+}
+
 Test(stats, json_truncated)
 {
 	/* The caller could not gather every sequence: the file says so. */
