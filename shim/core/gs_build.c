@@ -5,8 +5,11 @@
  * and is published by its stream's own next call once its graphs are
  * ready (see gs_seq_t.handoff).  A sequence dropped meanwhile is freed here.
  */
-#include "gs_engine_int.h"
+#include "gs_arm.h"
+#include "gs_build.h"
+#include "gs_clock.h"
 #include "gs_log.h"
+#include "gs_stream.h"
 
 #include <sched.h>
 #include <stdlib.h>
@@ -73,14 +76,14 @@ static void *gs_build_main(void *arg)
 		int expect = GS_HANDOFF_BUILDING;
 		bool live = __atomic_load_n(&q->handoff, __ATOMIC_ACQUIRE) == expect;
 		if (live) {
-			uint64_t t0 = gs_now_ns();
-			q->build_rc = gs_seq_build(q);
-			q->build_dt = gs_now_ns() - t0;
+			uint64_t t0 = gs_clock_ns();
+			q->build_rc = gs_arm_build(q);
+			q->build_dt = gs_clock_ns() - t0;
 		}
 		gs_stream_t *s = q->owner; /* stream states are never freed */
 		if (live && __atomic_compare_exchange_n(&q->handoff, &expect, GS_HANDOFF_BUILT, false,
 							__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-			__atomic_add_fetch(&s->built, 1, __ATOMIC_RELEASE);
+			__atomic_add_fetch(&s->cache.built, 1, __ATOMIC_RELEASE);
 		else
 			gs_seq_free(q); /* cancelled while queued or being built */
 

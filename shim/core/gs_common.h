@@ -28,6 +28,28 @@
 #define GS_HOT __attribute__((hot))
 #define GS_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
+/*
+ * Name tables generated from X-lists of X(NAME, "name") entries:
+ * { LIST(GS_NAME_STR) } is the names, { LIST(GS_NAME_ID) } the NAMEs as
+ * strings.  gs_name_at() looks one up, `none` outside the table.
+ */
+#define GS_NAME_STR(n, s) s,
+#define GS_NAME_ID(n, s) #n,
+
+static inline const char *gs_name_at(const char *const *names, unsigned count, unsigned i,
+				     const char *none)
+{
+	return i < count ? names[i] : none;
+}
+
+/* The 8 bytes at p, wherever they are aligned (host byte order). */
+static inline uint64_t gs_load_u64(const void *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return v;
+}
+
 /* A 64-bit mix (the murmur3 finaliser); good enough to spread handles. */
 static inline uint64_t gs_mix64(uint64_t h)
 {

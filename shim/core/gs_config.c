@@ -86,17 +86,20 @@ static bool gs_config_bool(const char *name, const char *v, bool *out)
 
 static bool gs_config_level_quiet(const char *name, const char *v, int *out, bool quiet)
 {
-	static const char *const names[] = {"off", "error", "warn", "info", "debug"};
-	for (int i = 0; i < (int)GS_ARRAY_SIZE(names); i++) {
-		if (!strcasecmp(v, names[i]) || (v[0] == '0' + i && v[1] == '\0')) {
+	for (int i = 0; i < GS_LOG_NLEVELS; i++) {
+		if (!strcasecmp(v, gs_log_level_name(i)) || (v[0] == '0' + i && v[1] == '\0')) {
 			*out = i;
 			return false;
 		}
 	}
-	if (!quiet)
-		gs_log(GS_LOG_ERROR,
-		       "%s=\"%s\" is not one of off/error/warn/info/debug (or 0-4); using %s", name,
-		       v, names[*out]);
+	if (!quiet) {
+		char list[64] = "";
+		for (int i = 0; i < GS_LOG_NLEVELS; i++)
+			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i ? "/" : "",
+				 gs_log_level_name(i));
+		gs_log(GS_LOG_ERROR, "%s=\"%s\" is not one of %s (or 0-%d); using %s", name, v, list,
+		       GS_LOG_NLEVELS - 1, gs_log_level_name(*out));
+	}
 	return true;
 }
 
@@ -123,16 +126,27 @@ static bool gs_config_choice(const char *name, const char *v, const char *const 
 	return true;
 }
 
+static const char *const gs_config_gate_names[] = {GS_GATE_MODES(GS_NAME_STR)};
+static const char *const gs_config_sched_names[] = {GS_BUILD_SCHEDS(GS_NAME_STR)};
+
+const char *gs_config_gate_name(int mode)
+{
+	return gs_name_at(gs_config_gate_names, GS_GATE_NMODES, (unsigned)mode, NULL);
+}
+
+const char *gs_config_sched_name(int sched)
+{
+	return gs_name_at(gs_config_sched_names, GS_BUILD_NSCHEDS, (unsigned)sched, NULL);
+}
+
 static bool gs_config_gate(const char *name, const char *v, int *out)
 {
-	static const char *const names[] = {"auto", "replay", "eager"};
-	return gs_config_choice(name, v, names, (int)GS_ARRAY_SIZE(names), out);
+	return gs_config_choice(name, v, gs_config_gate_names, GS_GATE_NMODES, out);
 }
 
 static bool gs_config_sched(const char *name, const char *v, int *out)
 {
-	static const char *const names[] = {"normal", "batch", "idle"};
-	return gs_config_choice(name, v, names, (int)GS_ARRAY_SIZE(names), out);
+	return gs_config_choice(name, v, gs_config_sched_names, GS_BUILD_NSCHEDS, out);
 }
 
 static bool gs_config_path(const char *name, const char *v, char *out, size_t cap)
@@ -185,11 +199,14 @@ static const char *gs_config_getenv(const char *name)
 void gs_config_load(void)
 {
 	gs_config_defaults(&gs_config);
+	gs_log_level = gs_config.log_level;
 	if (gs_config_secure())
 		return; /* setuid: the environment is the attacker's, read none of it */
 	/* The log level first (quietly), so that messages about the others obey it. */
 	const char *lvl = getenv("GRAPHSHIM_LOG");
 	if (lvl)
 		gs_config_level_quiet("GRAPHSHIM_LOG", lvl, &gs_config.log_level, true);
+	gs_log_level = gs_config.log_level;
 	gs_config_parse(&gs_config, gs_config_getenv);
+	gs_log_level = gs_config.log_level;
 }

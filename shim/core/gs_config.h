@@ -118,19 +118,45 @@ typedef struct gs_config {
 	bool overwrite;
 } gs_config_t;
 
-/* GRAPHSHIM_GATE: what decides between a sequence's graph and eager launches. */
+/*
+ * GRAPHSHIM_GATE: what decides between a sequence's graph and eager
+ * launches; X(NAME, "value").  AUTO: measured per sequence.  REPLAY: always
+ * the graph (graphshim before the gate).  EAGER: never the graph: learn
+ * and match, submit eagerly.
+ */
+#define GS_GATE_MODES(X)                                                      \
+	X(AUTO, "auto")                                                       \
+	X(REPLAY, "replay")                                                   \
+	X(EAGER, "eager")
+
 typedef enum gs_gate_mode {
-	GS_GATE_AUTO = 0,   /* measured per sequence */
-	GS_GATE_REPLAY = 1, /* always the graph (graphshim before the gate) */
-	GS_GATE_EAGER = 2   /* never the graph: learn and match, submit eagerly */
+#define GS_X(n, s) GS_GATE_##n,
+	GS_GATE_MODES(GS_X)
+#undef GS_X
+	GS_GATE_NMODES
 } gs_gate_mode_t;
 
-/* GRAPHSHIM_BUILD_SCHED: the Linux scheduling policy of the builder thread. */
+/*
+ * GRAPHSHIM_BUILD_SCHED: the Linux scheduling policy of the builder
+ * thread; X(NAME, "value").  NORMAL: the application's own (inherited).
+ * BATCH: SCHED_BATCH, a fair share but no preemption on waking.  IDLE:
+ * SCHED_IDLE, only CPU time nothing else wants.
+ */
+#define GS_BUILD_SCHEDS(X)                                                    \
+	X(NORMAL, "normal")                                                   \
+	X(BATCH, "batch")                                                     \
+	X(IDLE, "idle")
+
 typedef enum gs_build_sched {
-	GS_BUILD_SCHED_NORMAL = 0, /* the application's own (inherited) */
-	GS_BUILD_SCHED_BATCH = 1,  /* SCHED_BATCH: a fair share, but no preemption on waking */
-	GS_BUILD_SCHED_IDLE = 2    /* SCHED_IDLE: only CPU time nothing else wants */
+#define GS_X(n, s) GS_BUILD_SCHED_##n,
+	GS_BUILD_SCHEDS(GS_X)
+#undef GS_X
+	GS_BUILD_NSCHEDS
 } gs_build_sched_t;
+
+/* The values GRAPHSHIM_GATE and GRAPHSHIM_BUILD_SCHED take; NULL outside the lists. */
+const char *gs_config_gate_name(int mode);
+const char *gs_config_sched_name(int sched);
 
 /* The configuration in force (defaults until gs_config_load). */
 extern gs_config_t gs_config;

@@ -14,6 +14,7 @@
 #ifndef GS_ENGINE_H
 #define GS_ENGINE_H
 
+#include "gs_flush.h"
 #include "gs_ops.h"
 
 typedef enum gs_class {
@@ -23,32 +24,7 @@ typedef enum gs_class {
 	GS_CLASS_HARMLESS = 4 /* touches no stream-ordered state */
 } gs_class_t;
 
-/* Why held work was submitted; X(name, "text").  The list is the reference. */
-#define GS_FLUSH_REASONS(X)                                                   \
-	X(SYNC, "stream or device synchronize")                               \
-	X(EVENT, "event record, wait, query or synchronize")                  \
-	X(COPY, "synchronous or pageable copy or memset")                     \
-	X(FREE, "free or allocation that synchronizes")                       \
-	X(QUERY, "stream query")                                              \
-	X(HOSTFN, "host function or callback")                                \
-	X(MODULE, "module load or unload")                                    \
-	X(CAPTURE, "the application's own stream capture")                    \
-	X(CONTEXT, "context or device state change")                          \
-	X(LEGACY, "legacy default stream ordering")                           \
-	X(ATTR, "launch the core cannot graph")                               \
-	X(STREAM, "stream created, destroyed or reconfigured")                \
-	X(UNKNOWN, "unclassified entry point")                                \
-	X(EXIT, "process exit or fork")                                       \
-	X(OTHER, "other stream-ordered operation")
-
-typedef enum gs_flush_reason {
-#define GS_X(n, s) GS_FLUSH_##n,
-	GS_FLUSH_REASONS(GS_X)
-#undef GS_X
-	GS_FLUSH_NREASONS
-} gs_flush_reason_t;
-
-const char *gs_flush_reason_name(gs_flush_reason_t r);
+/* Why held work was submitted: GS_FLUSH_* (gs_flush.h). */
 
 /* Stream kinds, given when the backend first names a stream. */
 enum {
@@ -132,5 +108,13 @@ void gs_engine_capture_end(const char *api);
  * can invalidate the capture.
  */
 bool gs_engine_capturing(void);
+
+/*
+ * The figures of every sequence (gs_stats.h), for the statistics and for
+ * tests: fill up to max entries; returns how many there are in all (which
+ * may exceed max), dropped sequences' last figures included.
+ */
+struct gs_seq_info;
+size_t gs_engine_seq_info(struct gs_seq_info *out, size_t max);
 
 #endif /* GS_ENGINE_H */

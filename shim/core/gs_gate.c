@@ -25,20 +25,16 @@
  * a pass that ends incomplete drops its timing.  Every path here submits the
  * same work in the same order: the gate changes timing, never results.
  */
-#include "gs_engine_int.h"
+#include "gs_backend.h"
+#include "gs_gate.h"
 #include "gs_log.h"
+#include "gs_stream.h"
 #include "gs_trace.h"
 
 enum { GS_T_FREE, GS_T_RUNNING, GS_T_EAGER, GS_T_REPLAY };
 
 /* Timed passes a trial may begin before it gives up (cut passes count). */
 #define GS_GATE_MAX_STARTS(want) (8u * (want))
-
-static bool gs_gate_have_timers(void)
-{
-	const gs_ops_t *o = gs_engine_ops;
-	return o->timer_create && o->timer_mark && o->timer_read && o->timer_destroy;
-}
 
 static void gs_gate_trial(gs_gate_t *g, uint32_t warm)
 {
@@ -62,9 +58,10 @@ void gs_gate_armed(gs_seq_t *q)
 		g->state = GS_GATE_S_REPLAY;
 		return;
 	case GS_GATE_AUTO:
+	case GS_GATE_NMODES: /* not a value: the setting is validated */
 		break;
 	}
-	if (!gs_gate_have_timers()) {
+	if (!gs_backend_has_timers()) {
 		g->state = GS_GATE_S_REPLAY;
 		g->off = true;
 		return;
@@ -120,7 +117,7 @@ static void gs_gate_poll(gs_stream_t *s, gs_seq_t *q)
 		if (g->tstate[i] != GS_T_EAGER && g->tstate[i] != GS_T_REPLAY)
 			continue;
 		uint64_t ns = 0;
-		int rc = gs_engine_ops->timer_read(g->timer[i], &ns);
+		int rc = gs_backend->timer_read(g->timer[i], &ns);
 		if (rc == 0)
 			continue;
 		bool eager = g->tstate[i] == GS_T_EAGER;
@@ -149,41 +146,41 @@ static bool gs_gate_start(gs_stream_t *s, gs_seq_t *q)
 	if (i == GS_GATE_TIMERS)
 		return false;
 	int rc = 0;
-	if (!g->timer[i] && (rc = gs_engine_ops->timer_create(q->graphs[0], &g->timer[i])) != 0) {
+	if (!g->timer[i] && (rc = gs_backend->timer_create(q->graphs[0], &g->timer[i])) != 0) {
 		g->timer[i] = NULL;
 		gs_gate_give_up(q, rc);
 		return false;
 	}
-	if ((rc = gs_engine_ops->timer_mark(g->timer[i], 0, s->key.handle)) != 0) {
+	if ((rc = gs_backend->timer_mark(g->timer[i], 0, s->key.handle)) != 0) {
 		gs_gate_give_up(q, rc);
 		return false;
 	}
 	g->tstate[i] = GS_T_RUNNING;
 	g->running = (int8_t)i;
-	s->gate_seq = q;
+	s->pass.timed = q;
 	return true;
 }
 
 bool gs_gate_begin(gs_stream_t *s, gs_seq_t *q)
 {
 	gs_gate_t *g = &q->gate;
-	s->pass_seq = q;
+	s->pass.seq = q;
 	if (q->state != GS_SEQ_ARMED)
-		return s->pass_eager = false; /* still building: its ready chunks replay */
+		return s->pass.eager = false; /* still building: its ready chunks replay */
 	if (g->state != GS_GATE_S_TRIAL) {
 		bool recheck = !g->off && gs_config.gate == GS_GATE_AUTO && gs_config.gate_recheck &&
 			       ++g->passes >= (uint64_t)gs_config.gate_recheck;
 		if (!recheck)
-			return s->pass_eager = g->state == GS_GATE_S_EAGER;
+			return s->pass.eager = g->state == GS_GATE_S_EAGER;
 		/* A graph not launched for a while is cold again. */
 		gs_gate_trial(g, g->state == GS_GATE_S_EAGER);
 	}
 	gs_gate_poll(s, q);
 	if (g->state != GS_GATE_S_TRIAL)
-		return s->pass_eager = g->state == GS_GATE_S_EAGER;
+		return s->pass.eager = g->state == GS_GATE_S_EAGER;
 	if (g->warm) {
 		g->warm--;
-		return s->pass_eager = false;
+		return s->pass.eager = false;
 	}
 	/*
 	 * Eager and replayed passes in turn, eager first, by passes begun: a
@@ -197,33 +194,33 @@ bool gs_gate_begin(gs_stream_t *s, gs_seq_t *q)
 	if (g->started >= GS_GATE_MAX_STARTS(want)) {
 		g->state = GS_GATE_S_REPLAY;
 		g->passes = 0;
-		return s->pass_eager = false;
+		return s->pass.eager = false;
 	}
 	if ((g->se >= want && g->sr >= want) || !gs_gate_start(s, q))
-		return s->pass_eager = false;
+		return s->pass.eager = false;
 	bool eager = g->sr >= want || (g->se < want && g->started % 2 == 0);
 	g->started++;
-	return s->pass_eager = eager;
+	return s->pass.eager = eager;
 }
 
 bool gs_gate_eager(const gs_stream_t *s, const gs_seq_t *q)
 {
-	if (q == s->pass_seq)
-		return s->pass_eager;
+	if (q == s->pass.seq)
+		return s->pass.eager;
 	return q->gate.state == GS_GATE_S_EAGER;
 }
 
 void gs_gate_complete(gs_stream_t *s, gs_seq_t *q, bool eager)
 {
 	gs_gate_t *g = &q->gate;
-	if (s->gate_seq != q || g->running < 0) {
+	if (s->pass.timed != q || g->running < 0) {
 		gs_gate_abandon(s);
 		return;
 	}
 	int i = g->running;
 	g->running = -1;
-	s->gate_seq = NULL;
-	int rc = gs_engine_ops->timer_mark(g->timer[i], 1, s->key.handle);
+	s->pass.timed = NULL;
+	int rc = gs_backend->timer_mark(g->timer[i], 1, s->key.handle);
 	if (rc) {
 		g->tstate[i] = GS_T_FREE;
 		gs_gate_give_up(q, rc);
@@ -238,21 +235,21 @@ void gs_gate_complete(gs_stream_t *s, gs_seq_t *q, bool eager)
 
 void gs_gate_abandon(gs_stream_t *s)
 {
-	gs_seq_t *q = s->gate_seq;
+	gs_seq_t *q = s->pass.timed;
 	if (!q)
 		return;
 	if (q->gate.running >= 0)
 		q->gate.tstate[q->gate.running] = GS_T_FREE;
 	q->gate.running = -1;
-	s->gate_seq = NULL;
+	s->pass.timed = NULL;
 }
 
 void gs_gate_forget(gs_stream_t *s, const gs_seq_t *q)
 {
-	if (s->gate_seq == q)
+	if (s->pass.timed == q)
 		gs_gate_abandon(s);
-	if (s->pass_seq == q)
-		s->pass_seq = NULL;
+	if (s->pass.seq == q)
+		s->pass.seq = NULL;
 }
 
 void gs_gate_release(gs_seq_t *q)
@@ -260,7 +257,7 @@ void gs_gate_release(gs_seq_t *q)
 	gs_gate_t *g = &q->gate;
 	for (int i = 0; i < GS_GATE_TIMERS; i++) {
 		if (g->timer[i])
-			gs_engine_ops->timer_destroy(g->timer[i]);
+			gs_backend->timer_destroy(g->timer[i]);
 		g->timer[i] = NULL;
 		g->tstate[i] = GS_T_FREE;
 	}
@@ -273,6 +270,6 @@ const char *gs_gate_state_name(const gs_seq_t *q)
 		return "none";
 	if (q->gate.off)
 		return "off";
-	static const char *const names[] = {"replay", "eager", "trial"};
+	static const char *const names[] = {GS_GATE_STATES(GS_NAME_STR)};
 	return names[q->gate.state];
 }

@@ -12,7 +12,8 @@
  * and it is inlined into the backend's exported entry point, which then
  * calls the vendor with the caller's own arguments.
  *
- * Only gs_engine.c and a backend's launch entry points use this file.
+ * Only the engine (gs_stream.h, gs_cold.c) and a backend's launch entry
+ * points use this file.
  */
 #ifndef GS_LANE_H
 #define GS_LANE_H
@@ -61,7 +62,7 @@ typedef struct gs_lane_cache {
 } gs_lane_cache_t;
 extern _Thread_local gs_lane_cache_t gs_lane_cache GS_TLS_IE;
 
-/* The lane's spin lock, contended (out of line: gs_engine.c). */
+/* The lane's spin lock, contended (out of line: gs_cold.c). */
 void gs_lane_wait(gs_lane_t *l);
 
 static inline void gs_lane_lock(gs_lane_t *l)

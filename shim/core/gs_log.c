@@ -3,18 +3,24 @@
  * stack buffer, one write(2), no stdio and no allocation.
  */
 #include "gs_log.h"
-#include "gs_config.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <unistd.h>
 
-static const char *const gs_log_names[] = {"off", "error", "warn", "info", "debug"};
+int gs_log_level = GS_LOG_WARN;
+
+static const char *const gs_log_names[] = {GS_LOG_LEVELS(GS_NAME_STR)};
+
+const char *gs_log_level_name(int level)
+{
+	return gs_name_at(gs_log_names, GS_LOG_NLEVELS, (unsigned)level, NULL);
+}
 
 void gs_log(int level, const char *fmt, ...)
 {
-	if (level > gs_config.log_level || level <= GS_LOG_OFF)
+	if (level > gs_log_level || level <= GS_LOG_OFF)
 		return;
 	char buf[512];
 	int n = snprintf(buf, sizeof(buf), "graphshim: %s: ", gs_log_names[level]);

@@ -7,7 +7,29 @@
 
 #include "gs_common.h"
 
-enum { GS_LOG_OFF = 0, GS_LOG_ERROR = 1, GS_LOG_WARN = 2, GS_LOG_INFO = 3, GS_LOG_DEBUG = 4 };
+/* Log levels, least verbose first; X(NAME, "name"), as GRAPHSHIM_LOG takes them. */
+#define GS_LOG_LEVELS(X)                                                      \
+	X(OFF, "off")                                                         \
+	X(ERROR, "error")                                                     \
+	X(WARN, "warn")                                                       \
+	X(INFO, "info")                                                       \
+	X(DEBUG, "debug")
+
+enum {
+#define GS_X(n, s) GS_LOG_##n,
+	GS_LOG_LEVELS(GS_X)
+#undef GS_X
+	GS_LOG_NLEVELS
+};
+
+/*
+ * Messages above this level are dropped: GS_LOG_WARN until the
+ * configuration is loaded, then GRAPHSHIM_LOG (gs_config_load sets it).
+ */
+extern int gs_log_level;
+
+/* The level's name ("off", ...); NULL outside the list. */
+const char *gs_log_level_name(int level);
 
 void gs_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -53,4 +53,39 @@ typedef struct gs_ops {
 	void (*timer_destroy)(void *timer);
 } gs_ops_t;
 
+/*
+ * A backend's table, from the prefix its functions share: GS_OPS_TABLE("x",
+ * gs_x_) names gs_x_submit, gs_x_graph_build, ... gs_x_timer_destroy.  An
+ * operation added above is added here once, and every backend then has to
+ * provide it.
+ */
+#define GS_OPS_TABLE(label, prefix)                                           \
+	{                                                                     \
+		.name = label,                                                \
+		.submit = prefix##submit,                                     \
+		.graph_build = prefix##graph_build,                           \
+		.graph_launch = prefix##graph_launch,                         \
+		.graph_patch = prefix##graph_patch,                           \
+		.graph_destroy = prefix##graph_destroy,                       \
+		.timer_create = prefix##timer_create,                         \
+		.timer_mark = prefix##timer_mark,                             \
+		.timer_read = prefix##timer_read,                             \
+		.timer_destroy = prefix##timer_destroy,                       \
+	}
+
+/*
+ * What timer_read answers, from the vendor's status of its query of the
+ * stop mark and of the elapsed time between the marks (0: success;
+ * `not_ready`: the stop mark is not complete yet) and those milliseconds.
+ */
+static inline int gs_ops_timer_read_result(int status, int not_ready, float ms, uint64_t *ns)
+{
+	if (status == not_ready)
+		return 0;
+	if (status != 0)
+		return -status;
+	*ns = ms > 0 ? (uint64_t)((double)ms * 1e6) : 0;
+	return 1;
+}
+
 #endif /* GS_OPS_H */

@@ -8,7 +8,7 @@
  * layers of a model (same kernels, different weights) from passing for the
  * period of the whole step.
  */
-#include "gs_engine_int.h"
+#include "gs_period.h"
 
 #include <stdlib.h>
 

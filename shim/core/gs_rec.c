@@ -108,6 +108,14 @@ bool gs_rec_copy(gs_rec_t **dst, const gs_rec_t *src)
 	return false;
 }
 
+/* Kinds count from 1: entry 0 (no kind) is a name of none. */
+static const char *const gs_rec_kind_names[] = {"unknown", GS_REC_KINDS(GS_NAME_STR)};
+
+const char *gs_rec_kind_name(uint32_t kind)
+{
+	return gs_name_at(gs_rec_kind_names, GS_REC_NKINDS, kind, "unknown");
+}
+
 bool gs_rec_same_shape(const gs_rec_t *a, const gs_rec_t *b)
 {
 	return a->shape == b->shape && a->kind == b->kind && a->func == b->func &&

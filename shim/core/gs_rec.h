@@ -9,11 +9,28 @@
 
 #include "gs_common.h"
 
+/*
+ * What a record is; X(NAME, "name in the trace").  KERNEL: a kernel launch,
+ * args[] is the packed parameter image.  COPY: a copy, args[] holds the
+ * patchable operands (dst, src).  SET: a memset, args[] holds the
+ * patchable operands (dst, value).  Kinds count from 1: a zeroed record
+ * has none.
+ */
+#define GS_REC_KINDS(X)                                                       \
+	X(KERNEL, "kernel")                                                   \
+	X(COPY, "copy")                                                       \
+	X(SET, "memset")
+
 typedef enum gs_rec_kind {
-	GS_REC_KERNEL = 1, /* a kernel launch; args[] is the packed parameter image */
-	GS_REC_COPY = 2,   /* a copy; args[] holds the patchable operands (dst, src) */
-	GS_REC_SET = 3,    /* a memset; args[] holds the patchable operands (dst, value) */
+	GS_REC_NOKIND = 0,
+#define GS_X(n, s) GS_REC_##n,
+	GS_REC_KINDS(GS_X)
+#undef GS_X
+	GS_REC_NKINDS
 } gs_rec_kind_t;
+
+/* The kind's name ("kernel", "copy", "memset"); "unknown" for any other value. */
+const char *gs_rec_kind_name(uint32_t kind);
 
 /* One kernel parameter: its offset and size inside the packed image. */
 typedef struct gs_arg {
@@ -54,6 +71,12 @@ typedef struct gs_rec {
 	const void *orig;
 	unsigned char args[];
 } gs_rec_t;
+
+/* The 8-byte operand at byte `at` of args[] (a copy's dst and src, a memset's dst and value). */
+static inline uint64_t gs_rec_u64(const gs_rec_t *r, size_t at)
+{
+	return gs_load_u64(r->args + at);
+}
 
 /* Compute shape and hash from the fields; call after filling a record. */
 void gs_rec_seal(gs_rec_t *r);

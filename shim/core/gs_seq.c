@@ -1,22 +1,23 @@
 /*
- * The per-stream sequence cache: sequences hashed by id (uthash) and kept
- * on an LRU list, bounded in count (GRAPHSHIM_MAX_SEQS) and in the nodes of
- * armed or building sequences (GRAPHSHIM_MAX_NODES); cutting a sequence
- * into chunks and building a graph per chunk; retiring a sequence to eager.
+ * Sequences (gs_seq.h): the per-stream cache, hashed by id (uthash) and
+ * kept on an LRU list, bounded in count (GRAPHSHIM_MAX_SEQS) and in the
+ * nodes of armed or building sequences (GRAPHSHIM_MAX_NODES); a
+ * sequence's bookkeeping (sightings, passes, mismatches, retirement,
+ * cool-down); and the figures of sequences, kept after they are dropped.
  */
-#include "gs_engine_int.h"
-#include "gs_log.h"
+#include "gs_backend.h"
+#include "gs_seq.h"
+#include "gs_stream.h"
 #include "gs_trace.h"
 
 #include <stdlib.h>
-#include <sys/resource.h>
 #include <utlist.h>
 
 uint64_t gs_seq_id(const gs_stream_t *s, uint64_t from, uint32_t n)
 {
 	uint64_t h = 0;
 	for (uint32_t i = 0; i < n; i++) {
-		const gs_rec_t *r = gs_ring_at(s, from + i);
+		const gs_rec_t *r = gs_stream_at(s, from + i);
 		if (!r)
 			return 0; /* taken by an earlier arming: no sequence here */
 		h = gs_hash_step(h, r->shape);
@@ -27,34 +28,25 @@ uint64_t gs_seq_id(const gs_stream_t *s, uint64_t from, uint32_t n)
 gs_seq_t *gs_seq_find(gs_stream_t *s, uint64_t id)
 {
 	gs_seq_t *q;
-	HASH_FIND(hh, s->seqs, &id, sizeof(id), q);
+	HASH_FIND(hh, s->cache.seqs, &id, sizeof(id), q);
 	return q;
 }
 
 void gs_seq_touch(gs_stream_t *s, gs_seq_t *q)
 {
-	if (s->lru == q)
+	if (s->cache.lru == q)
 		return;
-	DL_DELETE2(s->lru, q, prev, next);
-	DL_PREPEND2(s->lru, q, prev, next);
+	DL_DELETE2(s->cache.lru, q, prev, next);
+	DL_PREPEND2(s->cache.lru, q, prev, next);
 }
 
-static bool gs_seq_is_cand(const gs_stream_t *s, const gs_seq_t *q)
-{
-	for (uint32_t i = 0; i < s->ncands; i++)
-		if (s->cands[i] == q)
-			return true;
-	return s->done == q;
-}
-
-/* Destroy q's graphs and baked records; touches nothing of its stream. */
-static void gs_seq_release(gs_seq_t *q)
+void gs_seq_release(gs_seq_t *q)
 {
 	gs_gate_release(q);
 	if (q->graphs) {
 		for (uint32_t j = 0; j < q->nchunks; j++)
 			if (q->graphs[j])
-				gs_engine_ops->graph_destroy(q->graphs[j]);
+				gs_backend->graph_destroy(q->graphs[j]);
 		free(q->graphs);
 		q->graphs = NULL;
 	}
@@ -70,10 +62,16 @@ static void gs_seq_release(gs_seq_t *q)
 	}
 }
 
-static void gs_seq_uncount(gs_stream_t *s, gs_seq_t *q)
+void gs_seq_count(gs_stream_t *s, gs_seq_t *q)
+{
+	s->cache.nodes += q->n;
+	q->counted = true;
+}
+
+void gs_seq_uncount(gs_stream_t *s, gs_seq_t *q)
 {
 	if (q->counted) {
-		s->nodes -= q->n;
+		s->cache.nodes -= q->n;
 		q->counted = false;
 	}
 }
@@ -149,22 +147,31 @@ static void gs_seq_drop(gs_stream_t *s, gs_seq_t *q, bool release)
 {
 	if (release)
 		gs_seq_keep_gone(s, q);
-	HASH_DELETE(hh, s->seqs, q);
-	DL_DELETE2(s->lru, q, prev, next);
+	HASH_DELETE(hh, s->cache.seqs, q);
+	DL_DELETE2(s->cache.lru, q, prev, next);
 	gs_gate_forget(s, q);
-	s->nseqs--;
+	s->cache.n--;
 	gs_seq_uncount(s, q);
 	if (q->state == GS_SEQ_BUILDING) {
 		int expect = GS_HANDOFF_BUILDING;
 		if (__atomic_compare_exchange_n(&q->handoff, &expect, GS_HANDOFF_CANCELLED, false,
 						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 			return; /* the builder frees it when it is done */
-		__atomic_sub_fetch(&s->built, 1, __ATOMIC_ACQ_REL); /* built, never published */
+		__atomic_sub_fetch(&s->cache.built, 1, __ATOMIC_ACQ_REL); /* built, never published */
 	}
 	if (release)
 		gs_seq_free(q);
 	else
 		free(q);
+}
+
+static void gs_seq_rebuild_bloom(gs_stream_t *s)
+{
+	uint64_t b = 0;
+	for (gs_seq_t *q = s->cache.lru; q; q = q->next)
+		if (q->state == GS_SEQ_ARMED || q->state == GS_SEQ_BUILDING)
+			b |= 1ULL << (q->first_shape & 63);
+	s->cache.first_bloom = b;
 }
 
 /*
@@ -174,10 +181,10 @@ static void gs_seq_drop(gs_stream_t *s, gs_seq_t *q, bool release)
 static bool gs_seq_evict(gs_stream_t *s, bool (*want)(const gs_stream_t *, const void *),
 			 const void *arg, const gs_seq_t *keep)
 {
-	gs_seq_t *q = s->lru ? s->lru->prev : NULL; /* the tail: least recent */
+	gs_seq_t *q = s->cache.lru ? s->cache.lru->prev : NULL; /* the tail: least recent */
 	while (q && want(s, arg)) {
-		gs_seq_t *older = (q == s->lru) ? NULL : q->prev;
-		if (q != keep && q->state != GS_SEQ_BUILDING && !gs_seq_is_cand(s, q)) {
+		gs_seq_t *older = (q == s->cache.lru) ? NULL : q->prev;
+		if (q != keep && q->state != GS_SEQ_BUILDING && !gs_match_has(&s->match, q)) {
 			bool armed = q->state == GS_SEQ_ARMED;
 			gs_seq_drop(s, q, true);
 			GS_STAT_INC(evictions);
@@ -192,12 +199,17 @@ static bool gs_seq_evict(gs_stream_t *s, bool (*want)(const gs_stream_t *, const
 static bool gs_seq_too_many(const gs_stream_t *s, const void *arg)
 {
 	(void)arg;
-	return s->nseqs >= (uint64_t)gs_config.max_seqs;
+	return s->cache.n >= (uint64_t)gs_config.max_seqs;
 }
 
 static bool gs_seq_too_big(const gs_stream_t *s, const void *arg)
 {
-	return s->nodes + *(const uint32_t *)arg > (uint64_t)gs_config.max_nodes;
+	return s->cache.nodes + *(const uint32_t *)arg > (uint64_t)gs_config.max_nodes;
+}
+
+bool gs_seq_make_room(gs_stream_t *s, uint32_t n, const gs_seq_t *keep)
+{
+	return gs_seq_evict(s, gs_seq_too_big, &n, keep);
 }
 
 gs_seq_t *gs_seq_add(gs_stream_t *s, uint64_t id, uint32_t n, uint64_t first_shape)
@@ -214,250 +226,72 @@ gs_seq_t *gs_seq_add(gs_stream_t *s, uint64_t id, uint32_t n, uint64_t first_sha
 	q->owner = s;
 	q->gate.running = -1;
 	GS_HASH_TRY();
-	HASH_ADD(hh, s->seqs, id, sizeof(q->id), q);
+	HASH_ADD(hh, s->cache.seqs, id, sizeof(q->id), q);
 	if (gs_hash_oom) {
 		free(q);
 		return NULL;
 	}
-	DL_PREPEND2(s->lru, q, prev, next);
-	s->nseqs++;
+	DL_PREPEND2(s->cache.lru, q, prev, next);
+	s->cache.n++;
 	GS_STAT_INC(sequences);
 	return q;
 }
 
-void gs_seq_rebuild_bloom(gs_stream_t *s)
+void gs_seq_sighted(gs_stream_t *s, gs_seq_t *q)
 {
-	uint64_t b = 0;
-	for (gs_seq_t *q = s->lru; q; q = q->next)
-		if (q->state == GS_SEQ_ARMED || q->state == GS_SEQ_BUILDING)
-			b |= 1ULL << (q->first_shape & 63);
-	s->first_bloom = b;
+	q->seen++;
+	gs_seq_touch(s, q);
+	if (q->spec && q->seen >= (uint64_t)gs_config.learn_reps)
+		q->spec = false; /* the guess repeated: match it */
 }
 
-/*
- * Cut q into chunks, one graph each.  From the front: GRAPHSHIM_CHUNK_FIRST
- * launches, doubling up to GRAPHSHIM_CHUNK_MAX, so the GPU starts early.
- * When the host took longer than GRAPHSHIM_HOST_BOUND_US per launch while
- * the sequence was learned (an interpreter between launches), the GPU keeps
- * up with the host and only the last chunk's work is left after the last
- * launch; so chunks also shrink towards the end, halving down to
- * GRAPHSHIM_CHUNK_LAST.  A piece shorter than half its planned size joins
- * its neighbour towards the middle.
- */
-static bool gs_seq_plan(gs_seq_t *q)
+bool gs_seq_cooled(gs_seq_t *q, uint64_t from)
 {
-	uint32_t max = (uint32_t)gs_config.chunk_max;
-	bool tail = q->host_ns > (uint64_t)(gs_config.host_bound_us * 1000.0);
-	uint32_t nf = 0, nb = 0, cap = 2;
-	uint32_t *front = malloc(cap * sizeof(*front)), *back = malloc(cap * sizeof(*back));
-	uint32_t f = (uint32_t)gs_config.chunk_first, b = (uint32_t)gs_config.chunk_last;
-	uint32_t rem = q->n;
-	bool ok = front && back;
-	while (ok && rem) {
-		if (nf == cap || nb == cap) {
-			cap *= 2;
-			uint32_t *nfp = realloc(front, cap * sizeof(*front));
-			if (nfp)
-				front = nfp;
-			uint32_t *nbp = realloc(back, cap * sizeof(*back));
-			if (nbp)
-				back = nbp;
-			if (!nfp || !nbp) {
-				ok = false;
-				break;
-			}
-		}
-		uint32_t take = f < rem ? f : rem;
-		if (nf && take < f / 2 && take < front[nf - 1] / 2)
-			front[nf - 1] += take; /* a short middle piece joins the front */
-		else
-			front[nf++] = take;
-		rem -= take;
-		f = f * 2 < max ? f * 2 : max;
-		if (!tail || !rem)
-			continue;
-		take = b < rem ? b : rem;
-		if (take < b / 2)
-			front[nf - 1] += take;
-		else
-			back[nb++] = take;
-		rem -= take;
-		b = b * 2 < max ? b * 2 : max;
-	}
-	uint32_t *end = ok ? calloc(nf + nb, sizeof(*end)) : NULL;
-	if (end) {
-		uint32_t at = 0, k = 0;
-		for (uint32_t i = 0; i < nf; i++)
-			end[k++] = at += front[i];
-		for (uint32_t i = nb; i-- > 0;)
-			end[k++] = at += back[i];
-		q->nchunks = k;
-		q->chunk_end = end;
-		q->graphs = calloc(k, sizeof(*q->graphs));
-	}
-	free(front);
-	free(back);
-	return !end || !q->graphs;
-}
-
-/*
- * Give q its own records of ring[from .. from+n).  With `steal` the ring's
- * record allocations themselves move to q and the ring slots are left empty
- * (refilled by the next launches), so arming costs a pointer per record
- * instead of a copy: a 1000-launch sequence was 130-380 us to copy.  The
- * caller steals only records nothing else will read: a segment that is
- * ending, or one it marks unlearnable.
- */
-static bool gs_seq_bake(gs_stream_t *s, gs_seq_t *q, uint64_t from, bool steal)
-{
-	q->recs = calloc(q->n, sizeof(*q->recs));
-	if (!q->recs)
-		return true;
-	for (uint32_t i = 0; i < q->n; i++) {
-		gs_rec_t **slot = &s->ring[(from + i) % s->cap];
-		if (!*slot)
-			return true; /* taken already (a speculative build) */
-		if (steal) {
-			q->recs[i] = *slot;
-			*slot = NULL;
-		} else if (gs_rec_copy(&q->recs[i], *slot)) {
-			return true; /* gs_seq_release frees what was copied */
-		}
-		q->recs[i]->orig = NULL;
-	}
-	return false;
-}
-
-int gs_seq_build(gs_seq_t *q)
-{
-	int rc = 0;
-	for (uint32_t j = 0; j < q->nchunks && !rc; j++) {
-		uint32_t b = gs_chunk_begin(q, j);
-		rc = gs_engine_ops->graph_build((const gs_rec_t *const *)q->recs + b,
-						q->chunk_end[j] - b, &q->graphs[j]);
-		if (!rc) /* the stream may replay it from now on */
-			__atomic_store_n(&q->ready, j + 1, __ATOMIC_RELEASE);
-	}
-	return rc;
-}
-
-void gs_seq_built(gs_stream_t *s, gs_seq_t *q, int rc, uint64_t ns)
-{
-	GS_STAT_ADD(build_ns, ns);
-	gs_stats_max(&gs_stats.build_max_ns, ns);
-	q->build_ns += ns;
-	gs_trace_built(s->key.handle, q->id, q->n, ns, rc);
-	if (rc) {
-		GS_STAT_INC(fallbacks);
-		gs_log_once(GS_LOG_WARN, "building a graph of %u nodes failed (status %d); that sequence stays eager",
-			    q->n, rc);
-		q->state = GS_SEQ_FAILED;
-		gs_seq_uncount(s, q);
-		gs_seq_release(q);
-		return;
-	}
-	GS_STAT_INC(graphs);
-	q->state = GS_SEQ_ARMED;
-	q->mismatch_run = 0;
-	gs_gate_armed(q); /* its first_bloom bit was set when it was armed */
-}
-
-static bool gs_seq_arm_now(gs_stream_t *s, gs_seq_t *q, uint64_t from, uint64_t host_ns,
-			   bool steal);
-
-/* The calling thread's involuntary context switches so far (0 if unknown). */
-static long gs_seq_nivcsw(void)
-{
-	struct rusage ru;
-	return getrusage(RUSAGE_THREAD, &ru) ? 0 : ru.ru_nivcsw;
-}
-
-/*
- * Arming is the one place a launch call waits for learning, so its time is
- * kept (arm_max_ns), and whether the scheduler took the thread's CPU during
- * it (arm_preempted): a slow arm the thread spent switched out was the
- * CPU's, not graphshim's work (GRAPHSHIM_BUILD_SCHED).  A sequence arms
- * once, so the two system calls are not on any per-launch path.
- */
-bool gs_seq_arm(gs_stream_t *s, gs_seq_t *q, uint64_t from, uint64_t host_ns, bool steal)
-{
-	long sw = gs_seq_nivcsw();
-	uint64_t t0 = gs_now_ns();
-	bool failed = gs_seq_arm_now(s, q, from, host_ns, steal);
-	gs_stats_max(&gs_stats.arm_max_ns, gs_now_ns() - t0);
-	if (gs_seq_nivcsw() != sw)
-		GS_STAT_INC(arm_preempted);
-	return failed;
-}
-
-static bool gs_seq_arm_now(gs_stream_t *s, gs_seq_t *q, uint64_t from, uint64_t host_ns,
-			   bool steal)
-{
-	uint32_t n = q->n;
-	q->host_ns = host_ns;
-	if (gs_seq_evict(s, gs_seq_too_big, &n, q))
-		return true; /* cannot fit even alone: stays learning */
-	if (gs_seq_bake(s, q, from, steal) || gs_seq_plan(q)) {
-		gs_seq_release(q);
-		return true;
-	}
-	s->nodes += n;
-	q->counted = true;
-	q->state = GS_SEQ_BUILDING;
-	q->ready = 0;
-	s->first_bloom |= 1ULL << (q->first_shape & 63);
-	q->handoff = GS_HANDOFF_BUILDING;
-	if (gs_config.async_build && !gs_build_submit(q))
+	if (q->state != GS_SEQ_RETIRED || q->cooldown_left <= 0 || q->retired_at > from ||
+	    --q->cooldown_left != 0)
 		return false;
-	q->handoff = GS_HANDOFF_NONE;
-	uint64_t t0 = gs_now_ns();
-	int rc = gs_seq_build(q);
-	gs_seq_built(s, q, rc, gs_now_ns() - t0);
-	return rc != 0;
+	q->state = GS_SEQ_LEARNING;
+	q->seen = 1;
+	q->mismatch_run = 0;
+	GS_STAT_INC(relearned);
+	return true;
 }
 
-/*
- * Replay by the third sighting of a step.  Learning arms a sequence at the
- * end of its GRAPHSHIM_LEARN_REPS-th sighting, but its graphs take longer to
- * build than a step of small kernels takes to issue (1.2-2.7 ms against
- * 0.9 ms for 256 launches on an H100), so the next sighting ran eagerly
- * while they were built.  When a segment that was one sighting short of
- * learning is followed by one that begins with the same record shape, its
- * records (still in the ring, taken as they are) go to the builder now; the
- * sequence is not matched (`spec`) until the segment ending confirms the
- * repeat, and then replays the chunks built so far.  A guess that does not
- * repeat costs one build on the builder thread.
- */
-void gs_seq_speculate(gs_stream_t *s, const gs_rec_t *r)
+void gs_seq_periodic(gs_seq_t *q, uint64_t seen)
 {
-	uint64_t id = s->last_id;
-	s->last_id = 0;
-	gs_seq_t *q = gs_seq_find(s, id);
-	if (!q || q->state != GS_SEQ_LEARNING || q->first_shape != r->shape ||
-	    s->pos - s->last_start > s->cap)
-		return; /* another sequence, or its records are overwritten */
-	q->spec = true;
-	if (gs_seq_arm(s, q, s->last_start, s->last_host_ns, true)) {
-		q->spec = false;
-		return;
-	}
-	GS_STAT_INC(speculated);
-	gs_trace_learned(s->key.handle, q->id, q->n, "speculative");
+	q->periodic = true;
+	q->seen += seen;
 }
 
-void gs_seq_publish(gs_stream_t *s)
+void gs_seq_passed(gs_stream_t *s, gs_seq_t *q, bool eager, bool clean)
 {
-	for (gs_seq_t *q = s->lru; q && __atomic_load_n(&s->built, __ATOMIC_ACQUIRE); q = q->next) {
-		/* A sequence in the match in progress waits: a failed build
-		 * releases graphs the match may still launch. */
-		if (q->state != GS_SEQ_BUILDING ||
-		    __atomic_load_n(&q->handoff, __ATOMIC_ACQUIRE) != GS_HANDOFF_BUILT ||
-		    gs_seq_is_cand(s, q))
-			continue;
-		q->handoff = GS_HANDOFF_NONE;
-		__atomic_sub_fetch(&s->built, 1, __ATOMIC_ACQ_REL);
-		gs_seq_built(s, q, q->build_rc, q->build_dt);
-	}
+	if (eager)
+		q->eager_passes++;
+	else
+		q->replays++;
+	if (clean)
+		q->mismatch_run = 0;
+	gs_seq_touch(s, q);
+}
+
+void gs_seq_mismatch(gs_stream_t *s, gs_seq_t *q)
+{
+	q->mismatches++;
+	q->mismatch_run++;
+	if (q->mismatch_run >= (uint64_t)gs_config.mismatch_limit)
+		gs_seq_retire(s, q);
+}
+
+void gs_seq_rebake(gs_seq_t *q, uint32_t i, const gs_rec_t *r)
+{
+	/* Same shape, new bytes. */
+	memcpy(q->recs[i]->args, r->args, r->nbytes);
+	q->recs[i]->hash = r->hash;
+}
+
+void gs_seq_patched(gs_seq_t *q, uint32_t n)
+{
+	q->patches += n;
 }
 
 void gs_seq_retire(gs_stream_t *s, gs_seq_t *q)
@@ -479,7 +313,7 @@ void gs_seq_retire(gs_stream_t *s, gs_seq_t *q)
 void gs_seq_free_all(gs_stream_t *s, bool release_graphs)
 {
 	gs_seq_t *q, *tmp;
-	HASH_ITER(hh, s->seqs, q, tmp)
+	HASH_ITER(hh, s->cache.seqs, q, tmp)
 		gs_seq_drop(s, q, release_graphs);
-	s->first_bloom = 0;
+	s->cache.first_bloom = 0;
 }

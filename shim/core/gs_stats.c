@@ -15,30 +15,22 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "gs_out.h"
 #include "gs_stats.h"
 
 gs_stats_t gs_stats;
 
-static const char *const gs_mismatch_names[] = {
-#define GS_X(n, s) #n,
-	GS_MISMATCH_REASONS(GS_X)
-#undef GS_X
-};
-
-static const char *const gs_seq_state_names[] = {"learning", "armed", "retired", "failed"};
+static const char *const gs_mismatch_names[] = {GS_MISMATCH_REASONS(GS_NAME_ID)};
+static const char *const gs_seq_state_names[] = {GS_SEQ_STATES(GS_NAME_STR)};
 
 const char *gs_mismatch_reason_name(gs_mismatch_reason_t r)
 {
-	if ((unsigned)r >= GS_MISMATCH_NREASONS)
-		return "INVALID";
-	return gs_mismatch_names[r];
+	return gs_name_at(gs_mismatch_names, GS_MISMATCH_NREASONS, (unsigned)r, "INVALID");
 }
 
 const char *gs_seq_state_name(gs_seq_state_t s)
 {
-	if ((unsigned)s >= GS_ARRAY_SIZE(gs_seq_state_names))
-		return "invalid";
-	return gs_seq_state_names[s];
+	return gs_name_at(gs_seq_state_names, GS_SEQ_NSTATES, (unsigned)s, "invalid");
 }
 
 void gs_stats_max(uint64_t *field, uint64_t v)
@@ -89,100 +81,25 @@ void gs_stats_summary(char *buf, size_t len)
 		 (double)GS_LOAD(gs_stats.build_ns) / 1e6);
 }
 
-/*
- * Expand %p to the pid and %% to a percent sign into out; any other
- * sequence is kept as it is.  True when the result does not fit.
- */
-static bool gs_stats_expand(const char *path, char *out, size_t len)
-{
-	size_t o = 0;
-	for (const char *p = path; *p; p++) {
-		char tmp[24];
-		const char *add = tmp;
-		size_t n;
-		if (p[0] == '%' && p[1] == 'p') {
-			n = (size_t)snprintf(tmp, sizeof(tmp), "%ld", (long)getpid());
-			p++;
-		} else if (p[0] == '%' && p[1] == '%') {
-			tmp[0] = '%';
-			n = 1;
-			p++;
-		} else {
-			add = p;
-			n = 1;
-		}
-		if (o + n >= len)
-			return true;
-		memcpy(out + o, add, n);
-		o += n;
-	}
-	out[o] = '\0';
-	return false;
-}
-
-/*
- * Shared with gs_trace.c, which declares them too (gs_stats.h is the
- * public contract and stays as it is), so both files follow one rule.
- *
- * gs_stats_open_fd opens an output file the way both the statistics and
- * the trace do: %p expanded, never through a symlink, and never over an
- * existing file unless overwrite is set.  Returns the descriptor or -1
- * (errno set).  gs_stats_write_all writes n bytes, retrying partial
- * writes; true on failure.
- */
-int gs_stats_open_fd(const char *path, bool overwrite, char *expanded, size_t len);
-bool gs_stats_write_all(int fd, const char *buf, size_t n);
-
-int gs_stats_open_fd(const char *path, bool overwrite, char *expanded, size_t len)
-{
-	if (!path || !*path || gs_stats_expand(path, expanded, len)) {
-		errno = path && *path ? ENAMETOOLONG : EINVAL;
-		return -1;
-	}
-	int flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC;
-	flags |= overwrite ? O_TRUNC : O_EXCL;
-	int fd;
-	do
-		fd = open(expanded, flags, 0644);
-	while (fd < 0 && errno == EINTR);
-	return fd;
-}
-
-bool gs_stats_write_all(int fd, const char *buf, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, buf, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return true;
-		}
-		if (w == 0)
-			return true;
-		buf += w;
-		n -= (size_t)w;
-	}
-	return false;
-}
-
 /* A small buffered writer over one descriptor; the first error sticks. */
-typedef struct gs_jw {
+typedef struct gs_stats_jw {
 	int fd;
 	bool err;
 	size_t len;
 	char buf[8192];
-} gs_jw_t;
+} gs_stats_jw_t;
 
-static void gs_jw_flush(gs_jw_t *w)
+static void gs_stats_jw_flush(gs_stats_jw_t *w)
 {
-	if (!w->err && w->len && gs_stats_write_all(w->fd, w->buf, w->len))
+	if (!w->err && w->len && gs_out_write_all(w->fd, w->buf, w->len))
 		w->err = true;
 	w->len = 0;
 }
 
-static void gs_jw_printf(gs_jw_t *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void gs_stats_jw_printf(gs_stats_jw_t *w, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
-static void gs_jw_printf(gs_jw_t *w, const char *fmt, ...)
+static void gs_stats_jw_printf(gs_stats_jw_t *w, const char *fmt, ...)
 {
 	for (int attempt = 0; attempt < 2; attempt++) {
 		va_list ap;
@@ -198,40 +115,20 @@ static void gs_jw_printf(gs_jw_t *w, const char *fmt, ...)
 			return;
 		}
 		/* It did not fit: write what is buffered and format again. */
-		gs_jw_flush(w);
+		gs_stats_jw_flush(w);
 	}
 	/* A single piece larger than the buffer: never produced here. */
 	w->err = true;
 }
 
-/* Per-sequence figures gathered without allocation when there are few. */
-#define GS_SEQ_INLINE 64
-
-static void gs_stats_write_seqs(gs_jw_t *w)
+static void gs_stats_write_seqs(gs_stats_jw_t *w, const gs_seq_info_t *info, size_t n,
+				bool truncated)
 {
-	gs_seq_info_t inl[GS_SEQ_INLINE];
-	gs_seq_info_t *info = inl;
-	size_t cap = GS_SEQ_INLINE;
-	size_t total = gs_engine_seq_info(inl, cap);
-	bool truncated = false;
-
-	if (total > cap) {
-		/* Sequences may be added meanwhile: leave room and take what fits. */
-		size_t want = total + total / 4 + 16;
-		gs_seq_info_t *big = malloc(want * sizeof(*big));
-		if (big) {
-			info = big;
-			cap = want;
-			total = gs_engine_seq_info(big, cap);
-		}
-	}
-	size_t n = total < cap ? total : cap;
-	truncated = total > n;
-
-	gs_jw_printf(w, "  \"sequences_truncated\": %s,\n  \"sequences\": [", truncated ? "true" : "false");
+	gs_stats_jw_printf(w, "  \"sequences_truncated\": %s,\n  \"sequences\": [",
+			   truncated ? "true" : "false");
 	for (size_t i = 0; i < n; i++) {
 		const gs_seq_info_t *s = &info[i];
-		gs_jw_printf(w,
+		gs_stats_jw_printf(w,
 			     "%s\n    {\"id\": \"0x%016llx\", \"stream\": \"0x%llx\", \"length\": %u, "
 			     "\"state\": \"%s\", \"periodic\": %s, \"seen\": %llu, \"replays\": %llu, "
 			     "\"patches\": %llu, \"mismatches\": %llu, \"retirements\": %llu, "
@@ -248,18 +145,17 @@ static void gs_stats_write_seqs(gs_jw_t *w)
 			     (unsigned)s->gate_trials, (unsigned long long)s->eager_passes,
 			     s->gone ? "true" : "false");
 	}
-	gs_jw_printf(w, "%s]\n", n ? "\n  " : "");
-	if (info != inl)
-		free(info);
+	gs_stats_jw_printf(w, "%s]\n", n ? "\n  " : "");
 }
 
-bool gs_stats_write_json(const char *path, bool overwrite)
+bool gs_stats_write_json(const char *path, bool overwrite, const gs_seq_info_t *seqs, size_t nseqs,
+			 bool truncated)
 {
 	char expanded[1024];
-	gs_jw_t *w = malloc(sizeof(*w));
+	gs_stats_jw_t *w = malloc(sizeof(*w));
 	if (!w)
 		return true;
-	w->fd = gs_stats_open_fd(path, overwrite, expanded, sizeof(expanded));
+	w->fd = gs_out_open(path, overwrite, expanded, sizeof(expanded));
 	if (w->fd < 0) {
 		free(w);
 		return true;
@@ -267,32 +163,32 @@ bool gs_stats_write_json(const char *path, bool overwrite)
 	w->err = false;
 	w->len = 0;
 
-	gs_jw_printf(w, "{\n  \"graphshim\": \"%s\",\n  \"pid\": %ld,\n  \"counters\": {",
+	gs_stats_jw_printf(w, "{\n  \"graphshim\": \"%s\",\n  \"pid\": %ld,\n  \"counters\": {",
 		     PACKAGE_VERSION, (long)getpid());
 	const char *sep = "";
 #define GS_X(f, s)                                                                            \
-	gs_jw_printf(w, "%s\n    \"" #f "\": %llu", sep, (unsigned long long)GS_LOAD(gs_stats.f)); \
+	gs_stats_jw_printf(w, "%s\n    \"" #f "\": %llu", sep, (unsigned long long)GS_LOAD(gs_stats.f)); \
 	sep = ",";
 	GS_COUNTERS(GS_X)
 #undef GS_X
-	gs_jw_printf(w, "\n  },\n  \"coverage\": %.6f,\n  \"build_ms\": %.3f,\n",
+	gs_stats_jw_printf(w, "\n  },\n  \"coverage\": %.6f,\n  \"build_ms\": %.3f,\n",
 		     gs_stats_coverage(&gs_stats), (double)GS_LOAD(gs_stats.build_ns) / 1e6);
 
-	gs_jw_printf(w, "  \"mismatches_by_reason\": {");
+	gs_stats_jw_printf(w, "  \"mismatches_by_reason\": {");
 	for (int i = 0; i < GS_MISMATCH_NREASONS; i++)
-		gs_jw_printf(w, "%s\"%s\": %llu", i ? ", " : "",
+		gs_stats_jw_printf(w, "%s\"%s\": %llu", i ? ", " : "",
 			     gs_mismatch_reason_name((gs_mismatch_reason_t)i),
 			     (unsigned long long)GS_LOAD(gs_stats.mismatch_by[i]));
-	gs_jw_printf(w, "},\n  \"flushes_by_reason\": {");
+	gs_stats_jw_printf(w, "},\n  \"flushes_by_reason\": {");
 	for (int i = 0; i < GS_FLUSH_NREASONS; i++)
-		gs_jw_printf(w, "%s\"%s\": %llu", i ? ", " : "",
+		gs_stats_jw_printf(w, "%s\"%s\": %llu", i ? ", " : "",
 			     gs_flush_reason_name((gs_flush_reason_t)i),
 			     (unsigned long long)GS_LOAD(gs_stats.flush_by[i]));
-	gs_jw_printf(w, "},\n");
+	gs_stats_jw_printf(w, "},\n");
 
-	gs_stats_write_seqs(w);
-	gs_jw_printf(w, "}\n");
-	gs_jw_flush(w);
+	gs_stats_write_seqs(w, seqs, nseqs, truncated);
+	gs_stats_jw_printf(w, "}\n");
+	gs_stats_jw_flush(w);
 
 	bool err = w->err;
 	if (close(w->fd) && errno != EINTR)

@@ -1,12 +1,14 @@
 /*
  * Counters for the summary at exit and the JSON statistics file.  Counters
  * are process-wide and updated with relaxed atomics; per-sequence figures
- * are gathered from the engine when the file is written.
+ * are handed in by the caller (the engine, at exit) when the file is
+ * written.
  */
 #ifndef GS_STATS_H
 #define GS_STATS_H
 
-#include "gs_engine.h"
+#include "gs_common.h"
+#include "gs_flush.h"
 
 /* X(field, "meaning"); the JSON keys are the field names. */
 #define GS_COUNTERS(X)                                                        \
@@ -56,6 +58,7 @@ typedef enum gs_mismatch_reason {
 	GS_MISMATCH_NREASONS
 } gs_mismatch_reason_t;
 
+/* The reason's name ("STRUCTURE", ...); "INVALID" for a value outside the list. */
 const char *gs_mismatch_reason_name(gs_mismatch_reason_t r);
 
 typedef struct gs_stats {
@@ -77,18 +80,31 @@ void gs_stats_max(uint64_t *field, uint64_t v);
 /* Reset every counter (tests). */
 void gs_stats_reset(void);
 
-/* The state of a sequence, for the statistics and the trace. */
+/*
+ * The state of a sequence, for the statistics and the trace; X(NAME,
+ * "name").  LEARNING: seen, not yet repeated enough.  ARMED: has its
+ * graphs; incoming launches are matched.  RETIRED: too many mismatches,
+ * eager.  FAILED: the backend could not build its graph, eager.
+ * BUILDING: its graphs are being built in the background.
+ */
+#define GS_SEQ_STATES(X)                                                      \
+	X(LEARNING, "learning")                                               \
+	X(ARMED, "armed")                                                     \
+	X(RETIRED, "retired")                                                 \
+	X(FAILED, "failed")                                                   \
+	X(BUILDING, "building")
+
 typedef enum gs_seq_state {
-	GS_SEQ_LEARNING = 0, /* seen, not yet repeated enough */
-	GS_SEQ_ARMED = 1,    /* has a graph; incoming launches are matched */
-	GS_SEQ_RETIRED = 2,  /* too many mismatches: eager */
-	GS_SEQ_FAILED = 3,   /* the backend could not build its graph: eager */
-	GS_SEQ_BUILDING = 4  /* its graphs are being built in the background */
+#define GS_X(n, s) GS_SEQ_##n,
+	GS_SEQ_STATES(GS_X)
+#undef GS_X
+	GS_SEQ_NSTATES
 } gs_seq_state_t;
 
+/* The state's name ("learning", ...); "invalid" for a value outside the list. */
 const char *gs_seq_state_name(gs_seq_state_t s);
 
-/* Per-sequence figures, gathered by gs_engine_seq_info(). */
+/* Per-sequence figures (gs_engine_seq_info() gathers them). */
 typedef struct gs_seq_info {
 	uint64_t id;        /* the sequence's hash (shape of every record) */
 	uintptr_t stream;
@@ -109,12 +125,6 @@ typedef struct gs_seq_info {
 	bool gone;          /* dropped with its stream or module; its last figures */
 } gs_seq_info_t;
 
-/*
- * Fill up to max entries with the current sequences; returns how many there
- * are in all (which may exceed max).
- */
-size_t gs_engine_seq_info(gs_seq_info_t *out, size_t max);
-
 /* Coverage: replayed launches over launches seen, in [0, 1]. */
 double gs_stats_coverage(const gs_stats_t *s);
 
@@ -122,10 +132,12 @@ double gs_stats_coverage(const gs_stats_t *s);
 void gs_stats_summary(char *buf, size_t len);
 
 /*
- * Write the statistics JSON (process figures and per-sequence figures) to
- * path, expanding %p to the pid.  Refuses to replace an existing file unless
- * overwrite is set, and never follows a symlink.  True on failure.
+ * Write the statistics JSON to path (gs_out.h: %p expands to the pid, an
+ * existing file is replaced only with overwrite, never through a symlink):
+ * the counters, and the n per-sequence figures of seqs; `truncated` says
+ * there were more than the caller could gather.  True on failure.
  */
-bool gs_stats_write_json(const char *path, bool overwrite);
+bool gs_stats_write_json(const char *path, bool overwrite, const gs_seq_info_t *seqs, size_t n,
+			 bool truncated);
 
 #endif /* GS_STATS_H */

@@ -35,14 +35,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "gs_clock.h"
+#include "gs_out.h"
 #include "gs_trace.h"
-
-/* From gs_stats.c: the shared output-file rules (see there). */
-int gs_stats_open_fd(const char *path, bool overwrite, char *expanded, size_t len);
-bool gs_stats_write_all(int fd, const char *buf, size_t n);
 
 #define GS_TRACE_FLUSH_AT (64u * 1024u)
 #define GS_TRACE_EVENT_MAX 4096u /* one formatted event, strings bounded below */
@@ -71,13 +68,6 @@ static struct {
 } gs_trace_streams[GS_TRACE_NSTREAMS * 2];
 static uint32_t gs_trace_nstreams;
 static bool gs_trace_overflow_named;
-
-static uint64_t gs_trace_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* Microseconds with three decimals, from nanoseconds, without floating point. */
 static void gs_trace_us(char *out, size_t len, uint64_t ns)
@@ -148,7 +138,7 @@ static void gs_trace_flush_locked(void)
 {
 	if (!gs_trace_len || gs_trace_fd < 0)
 		return;
-	if (!gs_trace_err && gs_stats_write_all(gs_trace_fd, gs_trace_buf, gs_trace_len)) {
+	if (!gs_trace_err && gs_out_write_all(gs_trace_fd, gs_trace_buf, gs_trace_len)) {
 		static const char msg[] = "graphshim: trace: write failed; tracing stopped\n";
 		gs_trace_err = true;
 		__atomic_store_n(&gs_trace_on, false, __ATOMIC_RELAXED);
@@ -305,7 +295,7 @@ bool gs_trace_open(const char *path, long long max_events, bool overwrite)
 		pthread_mutex_unlock(&gs_trace_mu);
 		return true;
 	}
-	int fd = gs_stats_open_fd(path, overwrite, expanded, sizeof(expanded));
+	int fd = gs_out_open(path, overwrite, expanded, sizeof(expanded));
 	if (fd < 0) {
 		int e = errno;
 		free(buf);
@@ -326,7 +316,7 @@ bool gs_trace_open(const char *path, long long max_events, bool overwrite)
 	gs_trace_overflow_named = false;
 
 	char ts[32];
-	gs_trace_us(ts, sizeof(ts), gs_trace_now_ns());
+	gs_trace_us(ts, sizeof(ts), gs_clock_ns());
 	/* The process name first as well, so that a killed process's trace has it. */
 	gs_trace_append("[\n{\"name\":\"process_name\",\"ph\":\"M\",\"ts\":%s,\"pid\":%ld,\"tid\":0,"
 			"\"args\":{\"name\":\"graphshim\"}},\n",
@@ -351,7 +341,7 @@ void gs_trace_close(void)
 	}
 	if (!gs_trace_err) {
 		char ts[32];
-		gs_trace_us(ts, sizeof(ts), gs_trace_now_ns());
+		gs_trace_us(ts, sizeof(ts), gs_clock_ns());
 		if (gs_trace_len + GS_TRACE_EVENT_MAX > GS_TRACE_BUF_SIZE)
 			gs_trace_flush_locked();
 		/* The last event has no trailing comma: a closed trace is strict JSON. */
@@ -372,26 +362,12 @@ void gs_trace_close(void)
 	pthread_mutex_unlock(&gs_trace_mu);
 }
 
-static const char *gs_trace_kind_name(uint32_t kind)
-{
-	switch (kind) {
-	case GS_REC_KERNEL:
-		return "kernel";
-	case GS_REC_COPY:
-		return "copy";
-	case GS_REC_SET:
-		return "memset";
-	default:
-		return "unknown";
-	}
-}
-
 void gs_trace_launch(const char *api, uintptr_t stream, const gs_rec_t *r, const char *state)
 {
 	if (!gs_trace_enabled())
 		return;
 	char name[GS_TRACE_STR_MAX], st[GS_TRACE_STR_MAX];
-	uint64_t now = gs_trace_now_ns();
+	uint64_t now = gs_clock_ns();
 	gs_trace_quote(name, api ? api : "launch");
 	gs_trace_quote(st, state);
 	if (!r) {
@@ -403,7 +379,7 @@ void gs_trace_launch(const char *api, uintptr_t stream, const gs_rec_t *r, const
 		       "\"stream\":\"0x%llx\",\"state\":%s,\"kind\":\"%s\",\"func\":\"0x%llx\","
 		       "\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u],\"shmem\":%u,\"nbytes\":%u,"
 		       "\"hash\":\"%016llx\"",
-		       (unsigned long long)stream, st, gs_trace_kind_name(r->kind),
+		       (unsigned long long)stream, st, gs_rec_kind_name(r->kind),
 		       (unsigned long long)(uintptr_t)r->func, r->grid[0], r->grid[1], r->grid[2],
 		       r->block[0], r->block[1], r->block[2], r->shmem, r->nbytes,
 		       (unsigned long long)r->hash);
@@ -415,7 +391,7 @@ void gs_trace_flush(uintptr_t stream, gs_flush_reason_t why, const char *api, ui
 		return;
 	char a[GS_TRACE_STR_MAX];
 	gs_trace_quote(a, api);
-	gs_trace_event("\"flush\"", "flush", 'i', gs_trace_now_ns(), 0, true, stream,
+	gs_trace_event("\"flush\"", "flush", 'i', gs_clock_ns(), 0, true, stream,
 		       "\"stream\":\"0x%llx\",\"reason\":\"%s\",\"api\":%s,\"nheld\":%u",
 		       (unsigned long long)stream, gs_flush_reason_name(why), a, nheld);
 }
@@ -426,7 +402,7 @@ void gs_trace_learned(uintptr_t stream, uint64_t id, uint32_t length, const char
 		return;
 	char h[GS_TRACE_STR_MAX];
 	gs_trace_quote(h, how);
-	gs_trace_event("\"learned\"", "sequence", 'i', gs_trace_now_ns(), 0, true, stream,
+	gs_trace_event("\"learned\"", "sequence", 'i', gs_clock_ns(), 0, true, stream,
 		       "\"stream\":\"0x%llx\",\"id\":\"0x%016llx\",\"length\":%u,\"how\":%s",
 		       (unsigned long long)stream, (unsigned long long)id, length, h);
 }
@@ -436,7 +412,7 @@ void gs_trace_built(uintptr_t stream, uint64_t id, uint32_t length, uint64_t ns,
 	if (!gs_trace_enabled())
 		return;
 	/* A complete event that ends now and lasted as long as the build. */
-	uint64_t now = gs_trace_now_ns();
+	uint64_t now = gs_clock_ns();
 	uint64_t start = ns < now ? now - ns : 0;
 	gs_trace_event("\"built\"", "sequence", 'X', start, ns, true, stream,
 		       "\"stream\":\"0x%llx\",\"id\":\"0x%016llx\",\"length\":%u,\"status\":%d,"
@@ -450,7 +426,7 @@ void gs_trace_replay(uintptr_t stream, uint64_t id, uint32_t length, uint32_t pa
 {
 	if (!gs_trace_enabled())
 		return;
-	gs_trace_event("\"replay\"", "replay", 'i', gs_trace_now_ns(), 0, true, stream,
+	gs_trace_event("\"replay\"", "replay", 'i', gs_clock_ns(), 0, true, stream,
 		       "\"stream\":\"0x%llx\",\"id\":\"0x%016llx\",\"length\":%u,\"patches\":%u,"
 		       "\"chunks\":%u",
 		       (unsigned long long)stream, (unsigned long long)id, length, patches, chunks);
@@ -465,7 +441,7 @@ void gs_trace_mismatch(uintptr_t stream, uint64_t id, uint32_t pos, gs_mismatch_
 	gs_trace_quote(f, field);
 	gs_trace_quote(e, expected);
 	gs_trace_quote(g, got);
-	gs_trace_event("\"mismatch\"", "mismatch", 'i', gs_trace_now_ns(), 0, true, stream,
+	gs_trace_event("\"mismatch\"", "mismatch", 'i', gs_clock_ns(), 0, true, stream,
 		       "\"stream\":\"0x%llx\",\"id\":\"0x%016llx\",\"position\":%u,\"reason\":\"%s\","
 		       "\"field\":%s,\"expected\":%s,\"got\":%s",
 		       (unsigned long long)stream, (unsigned long long)id, pos,
@@ -476,7 +452,7 @@ void gs_trace_retired(uintptr_t stream, uint64_t id, uint64_t mismatches)
 {
 	if (!gs_trace_enabled())
 		return;
-	gs_trace_event("\"retired\"", "sequence", 'i', gs_trace_now_ns(), 0, true, stream,
+	gs_trace_event("\"retired\"", "sequence", 'i', gs_clock_ns(), 0, true, stream,
 		       "\"stream\":\"0x%llx\",\"id\":\"0x%016llx\",\"mismatches\":%llu",
 		       (unsigned long long)stream, (unsigned long long)id,
 		       (unsigned long long)mismatches);
@@ -487,7 +463,7 @@ void gs_trace_gate(uintptr_t stream, uint64_t id, uint32_t length, uint64_t eage
 {
 	if (!gs_trace_enabled())
 		return;
-	gs_trace_event("\"gate\"", "sequence", 'i', gs_trace_now_ns(), 0, true, stream,
+	gs_trace_event("\"gate\"", "sequence", 'i', gs_clock_ns(), 0, true, stream,
 		       "\"stream\":\"0x%llx\",\"id\":\"0x%016llx\",\"length\":%u,"
 		       "\"eager_us\":%.1f,\"replay_us\":%.1f,\"choice\":\"%s\"",
 		       (unsigned long long)stream, (unsigned long long)id, length,
@@ -500,6 +476,6 @@ void gs_trace_fallback(const char *what, int status)
 		return;
 	char w[GS_TRACE_STR_MAX];
 	gs_trace_quote(w, what);
-	gs_trace_event("\"fallback\"", "fallback", 'i', gs_trace_now_ns(), 0, false, 0,
+	gs_trace_event("\"fallback\"", "fallback", 'i', gs_clock_ns(), 0, false, 0,
 		       "\"what\":%s,\"status\":%d", w, status);
 }

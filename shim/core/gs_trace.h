@@ -11,6 +11,7 @@
 #ifndef GS_TRACE_H
 #define GS_TRACE_H
 
+#include "gs_rec.h"
 #include "gs_stats.h"
 
 extern bool gs_trace_on;

@@ -3,15 +3,24 @@ noinst_LTLIBRARIES += libgscore.la
 libgscore_la_CPPFLAGS = $(CORE_CPPFLAGS)
 libgscore_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 libgscore_la_SOURCES = \
-	shim/core/gs_common.h \
+	shim/core/gs_common.h shim/core/gs_clock.h \
+	shim/core/gs_backend.h shim/core/gs_backend.c \
+	shim/core/gs_flush.h shim/core/gs_flush.c \
+	shim/core/gs_out.h shim/core/gs_out.c \
 	shim/core/gs_rec.h shim/core/gs_rec.c \
 	shim/core/gs_ops.h \
 	shim/core/gs_engine.h shim/core/gs_engine.c \
-	shim/core/gs_engine_int.h shim/core/gs_lane.h \
-	shim/core/gs_seq.c \
-	shim/core/gs_period.c \
-	shim/core/gs_gate.c \
-	shim/core/gs_build.c \
+	shim/core/gs_lane.h \
+	shim/core/gs_stream.h shim/core/gs_stream.c \
+	shim/core/gs_cold.h shim/core/gs_cold.c \
+	shim/core/gs_learn.h shim/core/gs_learn.c \
+	shim/core/gs_match.h shim/core/gs_match.c \
+	shim/core/gs_replay.h shim/core/gs_replay.c \
+	shim/core/gs_seq.h shim/core/gs_seq.c \
+	shim/core/gs_arm.h shim/core/gs_arm.c \
+	shim/core/gs_build.h shim/core/gs_build.c \
+	shim/core/gs_gate.h shim/core/gs_gate.c \
+	shim/core/gs_period.h shim/core/gs_period.c \
 	shim/core/gs_hash.h shim/core/gs_hash.c \
 	shim/core/gs_config.h shim/core/gs_config.c \
 	shim/core/gs_log.h shim/core/gs_log.c \

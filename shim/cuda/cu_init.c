@@ -44,7 +44,7 @@ static void gs_cu_map_add(const void *real, int idx)
 		if (gs_cu_map[i].real == real) {
 			/* Two names, one function: the first keeps it. */
 			if (gs_cu_hooks[gs_cu_map[i].idx].cls != gs_cu_hooks[idx].cls)
-				gs_log(GS_LOG_DEBUG, "graphshim: cuda: %s and %s share one "
+				gs_log(GS_LOG_DEBUG, "cuda: %s and %s share one "
 				       "entry point but not a class",
 				       gs_cu_hooks[gs_cu_map[i].idx].name,
 				       gs_cu_hooks[idx].name);
@@ -84,7 +84,7 @@ static void gs_cu_resolve(void)
 	 */
 	gs_cu_lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
 	if (!gs_cu_lib) {
-		gs_log(GS_LOG_INFO, "graphshim: cuda: libcuda.so.1 not loadable (%s); "
+		gs_log(GS_LOG_INFO, "cuda: libcuda.so.1 not loadable (%s); "
 		       "CUDA calls will fail", dlerror());
 		return;
 	}
@@ -100,7 +100,7 @@ static void gs_cu_resolve(void)
 		found++;
 	}
 	gs_cu_lane_fill();
-	gs_log(GS_LOG_DEBUG, "graphshim: cuda: %u of %d entry points resolved",
+	gs_log(GS_LOG_DEBUG, "cuda: %u of %d entry points resolved",
 	       found, GS_CU_NHOOKS);
 }
 
@@ -133,7 +133,7 @@ CUresult gs_cu_missing(int idx)
 	static unsigned char logged[GS_CU_NHOOKS];
 	if (idx >= 0 && idx < GS_CU_NHOOKS &&
 	    !__atomic_exchange_n(&logged[idx], 1, __ATOMIC_RELAXED))
-		gs_log(GS_LOG_WARN, "graphshim: cuda: %s is not available from "
+		gs_log(GS_LOG_WARN, "cuda: %s is not available from "
 		       "libcuda.so.1", gs_cu_hooks[idx].name);
 	if (__atomic_load_n(&gs_cu_lane.state, __ATOMIC_ACQUIRE) == GS_CU_NONE || !gs_cu_lib)
 		return CUDA_ERROR_NOT_INITIALIZED;

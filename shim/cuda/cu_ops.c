@@ -63,13 +63,6 @@ static void gs_cu_kp_free(void **kp, void **stack)
 		free(kp);
 }
 
-static uint64_t gs_cu_u64(const unsigned char *p)
-{
-	uint64_t v;
-	memcpy(&v, p, 8);
-	return v;
-}
-
 /* A held launch with attributes goes out as the application made it: cuLaunchKernelEx. */
 static CUresult gs_cu_submit_kernel_ex(const gs_rec_t *r, CUstream s, const gs_cu_attrs_t *at,
 				       void **kp, void **extra)
@@ -122,15 +115,15 @@ static void gs_cu_orig_from_rec(const gs_rec_t *r, CUstream s, gs_cu_orig_t *o)
 	if (r->kind == GS_REC_COPY) {
 		o->op = GS_CU_OP_COPY;
 		o->u.c.kind = (int)r->aux[1];
-		o->u.c.dst = gs_cu_u64(r->args);
-		o->u.c.src = gs_cu_u64(r->args + 8);
+		o->u.c.dst = gs_rec_u64(r, 0);
+		o->u.c.src = gs_rec_u64(r, 8);
 		o->u.c.n = r->aux[0];
 		o->u.c.s = s;
 	} else {
 		o->op = GS_CU_OP_SET;
 		o->u.m.width = (unsigned)r->aux[1];
-		o->u.m.dst = gs_cu_u64(r->args);
-		o->u.m.value = (unsigned)gs_cu_u64(r->args + 8);
+		o->u.m.dst = gs_rec_u64(r, 0);
+		o->u.m.value = (unsigned)gs_rec_u64(r, 8);
 		o->u.m.n = r->aux[0];
 		o->u.m.s = s;
 	}
@@ -205,7 +198,7 @@ static unsigned gs_cu_dst_type(const gs_rec_t *r)
 static void gs_cu_copy_params(const gs_rec_t *r, CUDA_MEMCPY3D *c)
 {
 	memset(c, 0, sizeof(*c));
-	uint64_t d = gs_cu_u64(r->args), s = gs_cu_u64(r->args + 8);
+	uint64_t d = gs_rec_u64(r, 0), s = gs_rec_u64(r, 8);
 	c->srcMemoryType = (CUmemorytype)gs_cu_src_type(r);
 	if (c->srcMemoryType == CU_MEMORYTYPE_HOST)
 		c->srcHost = (const void *)(uintptr_t)s;
@@ -224,8 +217,8 @@ static void gs_cu_copy_params(const gs_rec_t *r, CUDA_MEMCPY3D *c)
 static void gs_cu_set_params(const gs_rec_t *r, CUDA_MEMSET_NODE_PARAMS *p)
 {
 	memset(p, 0, sizeof(*p));
-	p->dst = (CUdeviceptr)gs_cu_u64(r->args);
-	p->value = (unsigned)gs_cu_u64(r->args + 8);
+	p->dst = (CUdeviceptr)gs_rec_u64(r, 0);
+	p->value = (unsigned)gs_rec_u64(r, 8);
 	p->elementSize = (unsigned)r->aux[1];
 	p->width = (size_t)r->aux[0];
 	p->height = 1;
@@ -471,23 +464,7 @@ static int gs_cu_timer_read(void *timer, uint64_t *ns)
 		st = R->cuEventElapsedTime_v2 ? R->cuEventElapsedTime_v2(&ms, t->ev[0], t->ev[1])
 					      : R->cuEventElapsedTime(&ms, t->ev[0], t->ev[1]);
 	gs_cu_ctx_leave(pushed);
-	if (st == CUDA_ERROR_NOT_READY)
-		return 0;
-	if (st != CUDA_SUCCESS)
-		return -(int)st;
-	*ns = ms > 0 ? (uint64_t)((double)ms * 1e6) : 0;
-	return 1;
+	return gs_ops_timer_read_result((int)st, CUDA_ERROR_NOT_READY, ms, ns);
 }
 
-const gs_ops_t gs_cu_ops = {
-	.name = "cuda",
-	.submit = gs_cu_submit,
-	.graph_build = gs_cu_graph_build,
-	.graph_launch = gs_cu_graph_launch,
-	.graph_patch = gs_cu_graph_patch,
-	.graph_destroy = gs_cu_graph_destroy,
-	.timer_create = gs_cu_timer_create,
-	.timer_mark = gs_cu_timer_mark,
-	.timer_read = gs_cu_timer_read,
-	.timer_destroy = gs_cu_timer_destroy,
-};
+const gs_ops_t gs_cu_ops = GS_OPS_TABLE("cuda", gs_cu_);

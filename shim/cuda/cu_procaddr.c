@@ -75,7 +75,7 @@ static void *gs_cu_swap(void *p, const char *name, const char *via)
 		/* Unknown to cuda.h: a newer driver's entry point, not wrapped. */
 		Dl_info di;
 		if (dladdr(p, &di) && di.dli_fname && strstr(di.dli_fname, "libcuda"))
-			gs_log_once(GS_LOG_DEBUG, "graphshim: cuda: %s(%s) returned an "
+			gs_log_once(GS_LOG_DEBUG, "cuda: %s(%s) returned an "
 				    "entry point graphshim does not wrap", via, name);
 	}
 	return p;

@@ -5,11 +5,11 @@ noinst_LTLIBRARIES += libgship.la
 libgship_la_CPPFLAGS = $(HIP_CPPFLAGS) $(CORE_CPPFLAGS) -I$(top_srcdir)/shim/hip
 libgship_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 libgship_la_SOURCES = \
-	shim/hip/gs_hip.h shim/hip/hip_api.def shim/hip/hip_decls_extra.h \
-	shim/hip/gs_hip_real.c shim/hip/gs_hip_hooks.c shim/hip/gs_hip_stream.c \
-	shim/hip/gs_hip_launch.c shim/hip/gs_hip_module.c shim/hip/gs_hip_extra.c \
-	shim/hip/gs_hip_ops.c \
-	shim/hip/gs_hip_codeobj.h shim/hip/gs_hip_codeobj.c
+	shim/hip/hip_internal.h shim/hip/hip_api.def shim/hip/hip_decls_extra.h \
+	shim/hip/hip_real.c shim/hip/hip_hooks.c shim/hip/hip_stream.c \
+	shim/hip/hip_launch.c shim/hip/hip_module.c shim/hip/hip_extra.c \
+	shim/hip/hip_ops.c \
+	shim/hip/hip_codeobj.h shim/hip/hip_codeobj.c
 libgship_la_LIBADD = -lelf -lmsgpackc
 GS_BACKEND_LIBS += libgship.la
 endif

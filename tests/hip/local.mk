@@ -11,7 +11,7 @@ TESTS += tests/hip/test-hip-preload
 if HAVE_CRITERION
 check_PROGRAMS += tests/hip/test_hip
 tests_hip_test_hip_SOURCES = tests/hip/test_hip.c \
-	shim/hip/gs_hip_codeobj.c shim/hip/gs_hip_extra.c
+	shim/hip/hip_codeobj.c shim/hip/hip_extra.c
 tests_hip_test_hip_CPPFLAGS = $(HIP_CPPFLAGS) $(CORE_CPPFLAGS) -I$(top_srcdir)/shim/hip
 tests_hip_test_hip_CFLAGS = $(AM_CFLAGS) $(CRITERION_CFLAGS) -Wno-missing-prototypes
 tests_hip_test_hip_LDADD = $(CRITERION_LIBS) -lelf -lmsgpackc
@@ -21,7 +21,7 @@ endif
 # (kernels/local.mk), checked against the kernels' source signatures; skips
 # (77) when hipcc is absent and nothing was built.
 check_PROGRAMS += tests/hip/test_hip_kernels
-tests_hip_test_hip_kernels_SOURCES = tests/hip/test_hip_kernels.c shim/hip/gs_hip_codeobj.c
+tests_hip_test_hip_kernels_SOURCES = tests/hip/test_hip_kernels.c shim/hip/hip_codeobj.c
 tests_hip_test_hip_kernels_CPPFLAGS = $(CORE_CPPFLAGS) -I$(top_srcdir)/shim/hip
 tests_hip_test_hip_kernels_LDADD = -lelf -lmsgpackc
 EXTRA_tests_hip_test_hip_kernels_DEPENDENCIES = $(GS_WL_HSACOS) $(GS_HIP_T_HIDDEN)

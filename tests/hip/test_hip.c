@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "gs_hip.h"
+#include "hip_internal.h"
 
 static char *slurp(const char *name, size_t *n)
 {

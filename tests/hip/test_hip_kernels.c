@@ -1,5 +1,5 @@
 /*
- * The metadata parser (shim/hip/gs_hip_codeobj.c) on the code objects that
+ * The metadata parser (shim/hip/hip_codeobj.c) on the code objects that
  * hipcc builds from kernels/<w>.cu, checked against the kernels' own source.
  * The expected layouts are not written down anywhere: this program reads
  * every `extern "C" __global__ void name(...)` signature in kernels/<w>.cu,
@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
-#include "gs_hip_codeobj.h"
+#include "hip_codeobj.h"
 
 #define GS_T_MAXK 256  /* kernels in one source file */
 #define GS_T_MAXA 64   /* parameters of one kernel */

@@ -61,27 +61,23 @@ CUresult gs_cu_stream(CUstream h, gs_cu_dflt_t d, gs_sim_stream_t **out)
 {
 	if (!gs_cu_initialized())
 		return CUDA_ERROR_NOT_INITIALIZED;
-	if (h == NULL || h == CU_STREAM_LEGACY || h == CU_STREAM_PER_THREAD) {
-		gs_sim_ctx_t *ctx = gs_cu_ctx();
-		if (!ctx)
-			return CUDA_ERROR_INVALID_CONTEXT;
-		bool ptds = h == CU_STREAM_PER_THREAD || (h == NULL && d == GS_CU_PTDS);
-		*out = ptds ? gs_sim_stream_ptds(ctx) : ctx->legacy;
-		return *out ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
-	}
-	if (!gs_sim_reg_is(h, GS_SIM_H_STREAM))
-		return CUDA_ERROR_INVALID_HANDLE;
-	*out = (gs_sim_stream_t *)h;
-	return CUDA_SUCCESS;
+	bool dflt = h == NULL || h == CU_STREAM_LEGACY || h == CU_STREAM_PER_THREAD;
+	gs_sim_ctx_t *ctx = dflt ? gs_cu_ctx() : NULL;
+	if (dflt && !ctx)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	bool ptds = h == CU_STREAM_PER_THREAD || (h == NULL && d == GS_CU_PTDS);
+	return gs_cu_err(gs_sim_front_stream(ctx, h, dflt, ptds, out));
+}
+
+CUresult gs_cu_stream_out(CUstream h, gs_cu_dflt_t d, const void *out, gs_sim_stream_t **s)
+{
+	CUresult r = gs_cu_stream(h, d, s);
+	return r ? r : out ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
 CUstream gs_cu_stream_handle(gs_sim_stream_t *s)
 {
-	if (s->legacy)
-		return CU_STREAM_LEGACY;
-	if (s->ptds_owner)
-		return CU_STREAM_PER_THREAD;
-	return (CUstream)s;
+	return (CUstream)gs_sim_front_handle(s, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD);
 }
 
 /* ---- init, version, device ---- */

@@ -12,11 +12,18 @@
 
 #include <cuda.h>
 
-#include "sim_core.h"
+#include "sim_front.h"
 
 /* Where stream handle 0 goes: the legacy stream, or the calling thread's
  * per-thread default stream (the _ptsz/_ptds exports). */
 typedef enum { GS_CU_LEGACY = 0, GS_CU_PTDS = 1 } gs_cu_dflt_t;
+
+/* An export and its _ptsz (streams) or _ptds (synchronous copies, memsets) twin. */
+#define GS_CU_PAIR(ret, name, params, impl) \
+	GS_SIM_PAIR(ret, name, _ptsz, params, impl, GS_CU_LEGACY, GS_CU_PTDS)
+#define GS_CU_PAIR_SZ GS_CU_PAIR
+#define GS_CU_PAIR_DS(ret, name, params, impl) \
+	GS_SIM_PAIR(ret, name, _ptds, params, impl, GS_CU_LEGACY, GS_CU_PTDS)
 
 CUresult gs_cu_err(gs_sim_err_t e);
 bool gs_cu_initialized(void);
@@ -25,6 +32,8 @@ gs_sim_ctx_t *gs_cu_ctx(void);
 /* Resolve a stream handle (0, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD or a
  * created stream) against the current context. */
 CUresult gs_cu_stream(CUstream h, gs_cu_dflt_t d, gs_sim_stream_t **out);
+/* gs_cu_stream for a call that writes through `out`: CUDA_ERROR_INVALID_VALUE when it is NULL. */
+CUresult gs_cu_stream_out(CUstream h, gs_cu_dflt_t d, const void *out, gs_sim_stream_t **s);
 /* The handle an application sees for s (callbacks receive it). */
 CUstream gs_cu_stream_handle(gs_sim_stream_t *s);
 /* Function behind a CUfunction or a CUkernel cast to CUfunction. */

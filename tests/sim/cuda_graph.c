@@ -41,17 +41,8 @@ static CUresult add_node(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, s
 			 gs_sim_work_t *w)
 {
 	gs_sim_node_t *node;
-	if (gs_sim_fault(GS_SIM_F_GRAPH_BUILD)) {
-		gs_sim_work_fini(w);
-		return CUDA_ERROR_INVALID_VALUE;
-	}
-	for (size_t i = 0; i < nd; i++)
-		if (!gs_sim_reg_is(deps[i], GS_SIM_H_NODE)) {
-			gs_sim_work_fini(w);
-			return CUDA_ERROR_INVALID_VALUE;
-		}
-	CUresult r = gs_cu_err(gs_sim_graph_add(&node, (gs_sim_graph_t *)g, w->kind, w,
-						(gs_sim_node_t *const *)deps, nd));
+	CUresult r = gs_cu_err(gs_sim_front_add_node(&node, (gs_sim_graph_t *)g, w,
+						     (void *const *)deps, nd));
 	if (!r)
 		*out = (CUgraphNode)node;
 	return r;
@@ -220,19 +211,7 @@ CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode *nodes, size_t *numNodes)
 		return r;
 	if (!numNodes)
 		return CUDA_ERROR_INVALID_VALUE;
-	gs_sim_graph_t *g = (gs_sim_graph_t *)hGraph;
-	GS_SIM_PT(pthread_mutex_lock(&g->mu));
-	if (nodes) {
-		size_t n = *numNodes < g->n ? *numNodes : g->n;
-		for (size_t i = 0; i < n; i++)
-			nodes[i] = (CUgraphNode)g->nodes[i];
-		for (size_t i = n; i < *numNodes; i++)
-			nodes[i] = NULL;
-		*numNodes = n;
-	} else {
-		*numNodes = g->n;
-	}
-	GS_SIM_PT(pthread_mutex_unlock(&g->mu));
+	gs_sim_front_graph_nodes((gs_sim_graph_t *)hGraph, (void **)nodes, numNodes);
 	return CUDA_SUCCESS;
 }
 
@@ -319,10 +298,7 @@ static CUresult graph_launch(CUgraphExec hx, CUstream h, gs_cu_dflt_t d)
 	CUresult r = gs_cu_stream(h, d, &s);
 	if (r)
 		return r;
-	if (gs_sim_fault(GS_SIM_F_GRAPH_LAUNCH))
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	gs_sim_spin_us(gs_sim_launch_us());
-	return gs_cu_err(gs_sim_exec_launch((gs_sim_exec_t *)hx, s));
+	return gs_cu_err(gs_sim_front_graph_launch((gs_sim_exec_t *)hx, s));
 }
 
 CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)

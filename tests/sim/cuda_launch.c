@@ -242,20 +242,19 @@ CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config)
 }
 
 /* ---- launches ---- */
-/* This vendor's checks of the launch, then the shared kernel work item. */
+/* This vendor's launch limits and `extra` markers (an H100's). */
+static const gs_sim_launch_abi_t gs_cu_launch_abi = {
+	.max_grid_y = 65535, .max_grid_z = 65535, .max_block = { 1024, 1024, 64 },
+	.max_threads = 1024, .max_shmem = UINT_MAX, .m_ptr = CU_LAUNCH_PARAM_BUFFER_POINTER,
+	.m_size = CU_LAUNCH_PARAM_BUFFER_SIZE, .m_end = CU_LAUNCH_PARAM_END,
+};
+
+/* The kernel work item of a launch (sim_front.h). */
 CUresult gs_cu_kernel_work(gs_sim_work_t *w, gs_sim_func_t *fn, const unsigned grid[3],
 			   const unsigned block[3], unsigned shmem, void **params, void **extra)
 {
-	if (!fn)
-		return CUDA_ERROR_INVALID_HANDLE;
-	if (!grid[0] || !grid[1] || !grid[2] || !block[0] || !block[1] || !block[2])
-		return CUDA_ERROR_INVALID_VALUE;
-	if (grid[1] > 65535 || grid[2] > 65535 || block[0] > 1024 || block[1] > 1024 ||
-	    block[2] > 64 || (uint64_t)block[0] * block[1] * block[2] > 1024)
-		return CUDA_ERROR_INVALID_VALUE;
-	int e = gs_sim_kernel_work(w, fn, grid, block, shmem, params, extra,
-				   CU_LAUNCH_PARAM_BUFFER_POINTER, CU_LAUNCH_PARAM_BUFFER_SIZE, CU_LAUNCH_PARAM_END);
-	return !e ? CUDA_SUCCESS : e == GS_SIM_PACK_NOMEM ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_INVALID_VALUE;
+	return gs_cu_err(gs_sim_front_kernel_work(w, fn, grid, block, shmem, params, extra,
+						  &gs_cu_launch_abi));
 }
 
 CUresult gs_cu_kernel_attr(gs_sim_dim_t *dim, CUlaunchAttributeID id, const CUlaunchAttributeValue *v,

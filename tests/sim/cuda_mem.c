@@ -13,13 +13,6 @@
 
 #include "cuda_front.h"
 
-#define GS_CU_PAIR_DS(ret, name, params, impl)                    \
-	ret name params { return impl(GS_CU_LEGACY); }            \
-	ret name##_ptds params { return impl(GS_CU_PTDS); }
-#define GS_CU_PAIR_SZ(ret, name, params, impl)                    \
-	ret name params { return impl(GS_CU_LEGACY); }            \
-	ret name##_ptsz params { return impl(GS_CU_PTDS); }
-
 /* ---- allocation ---- */
 CUresult cuMemAlloc(CUdeviceptr *dptr, size_t bytesize)
 {
@@ -106,29 +99,21 @@ CUresult cuMemHostGetDevicePointer(CUdeviceptr *pdptr, void *p, unsigned int Fla
 
 CUresult cuMemGetInfo(size_t *free_b, size_t *total_b)
 {
-	size_t f, t;
 	GS_CU_CHECK_INIT();
 	if (!gs_cu_ctx())
 		return CUDA_ERROR_INVALID_CONTEXT;
-	gs_sim_mem_info(&f, &t);
-	if (free_b)
-		*free_b = f;
-	if (total_b)
-		*total_b = t;
+	gs_sim_mem_info(free_b, total_b);
 	return CUDA_SUCCESS;
 }
 
 CUresult cuMemGetAddressRange(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
 {
 	void *base;
-	size_t size;
 	GS_CU_CHECK_INIT();
-	if (gs_sim_mem_kind((void *)(uintptr_t)dptr, &base, &size, NULL, NULL) != GS_SIM_M_DEVICE)
+	if (!gs_sim_front_range((void *)(uintptr_t)dptr, &base, psize))
 		return CUDA_ERROR_NOT_FOUND;
 	if (pbase)
 		*pbase = (CUdeviceptr)(uintptr_t)base;
-	if (psize)
-		*psize = size;
 	return CUDA_SUCCESS;
 }
 
@@ -183,56 +168,21 @@ CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdevi
 }
 
 /* ---- copies ---- */
-/* Is [p, p+n) inside one device allocation? */
-static bool dev_range(const void *p, size_t n)
-{
-	void *base;
-	size_t size;
-	if (gs_sim_mem_kind(p, &base, &size, NULL, NULL) != GS_SIM_M_DEVICE)
-		return false;
-	return (size_t)((const unsigned char *)p - (unsigned char *)base) + n <= size;
-}
-
-static int host_kind(const void *p)
-{
-	return gs_sim_mem_kind(p, NULL, NULL, NULL, NULL);
-}
-
 enum { SYNC, ASYNC };
 
-/* The core of every 1D copy.  dst/src kinds decide staging and waiting. */
+/* The core of every 1D copy (the shared checks and submission, sim_front.h). */
 static CUresult copy1d(void *dst, const void *src, size_t n, CUstream h, gs_cu_dflt_t d, int mode)
 {
 	gs_sim_stream_t *s;
+	gs_sim_work_t w;
 	CUresult r = gs_cu_stream(h, d, &s);
 	if (r)
 		return r;
 	if (!n)
 		return CUDA_SUCCESS;
-	if (!dst || !src)
-		return CUDA_ERROR_INVALID_VALUE;
-	int dk = host_kind(dst), sk = host_kind(src);
-	if ((dk == GS_SIM_M_DEVICE && !dev_range(dst, n)) || (sk == GS_SIM_M_DEVICE && !dev_range(src, n)))
-		return CUDA_ERROR_INVALID_VALUE;
-	gs_sim_work_t w = { .kind = GS_SIM_W_COPY,
-			    .u.copy = { dst, src, n, 1, 1, n, n, n, n } };
-	bool capturing = gs_sim_capture_info(s, NULL, NULL, NULL, NULL) != GS_SIM_CAP_NONE;
-	if (mode == SYNC || dk == GS_SIM_M_PAGEABLE) {
-		if (capturing)
-			return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
-		return gs_cu_err(gs_sim_submit_wait(s, &w));
-	}
-	if (sk == GS_SIM_M_PAGEABLE) {
-		if (capturing)
-			return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
-		void *stage = malloc(n);
-		if (!stage)
-			return CUDA_ERROR_OUT_OF_MEMORY;
-		memcpy(stage, src, n);
-		w.u.copy.src = stage;
-		w.owned = stage;
-	}
-	return gs_cu_err(gs_sim_submit(s, &w, NULL, 0, NULL));
+	if ((r = gs_cu_err(gs_sim_front_copy_work(&w, dst, src, n))))
+		return r;
+	return gs_cu_err(gs_sim_front_copy(s, &w, mode == SYNC));
 }
 
 #define P(x) ((void *)(uintptr_t)(x))
@@ -242,9 +192,8 @@ static CUresult typed_copy(void *dst, bool dst_dev, const void *src, bool src_de
 			   CUstream h, gs_cu_dflt_t d, int mode)
 {
 	GS_CU_CHECK_INIT();
-	if (n && ((dst_dev && !dev_range(dst, n)) || (src_dev && !dev_range(src, n))))
-		return CUDA_ERROR_INVALID_VALUE;
-	return copy1d(dst, src, n, h, d, mode);
+	CUresult r = gs_cu_err(gs_sim_front_typed(dst, dst_dev, src, src_dev, n));
+	return r ? r : copy1d(dst, src, n, h, d, mode);
 }
 
 static CUresult memcpy_impl(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, gs_cu_dflt_t d)
@@ -306,8 +255,7 @@ CUresult gs_cu_copy3d(gs_sim_work_t *w, const CUDA_MEMCPY3D *p)
 	dst += p->dstXInBytes + p->dstY * dpitch + p->dstZ * dpitch * dh;
 	size_t sext = (depth - 1) * spitch * sh + (height - 1) * spitch + width;
 	size_t dext = (depth - 1) * dpitch * dh + (height - 1) * dpitch + width;
-	if ((host_kind(src) == GS_SIM_M_DEVICE && !dev_range(src, sext)) ||
-	    (host_kind(dst) == GS_SIM_M_DEVICE && !dev_range(dst, dext)))
+	if (gs_sim_front_overruns(src, sext) || gs_sim_front_overruns(dst, dext))
 		return CUDA_ERROR_INVALID_VALUE;
 	*w = (gs_sim_work_t){ .kind = GS_SIM_W_COPY,
 			      .u.copy = { dst, src, width, height, depth, dpitch, spitch,
@@ -319,17 +267,7 @@ CUresult gs_cu_copy3d(gs_sim_work_t *w, const CUDA_MEMCPY3D *p)
 CUresult gs_cu_memset_work(gs_sim_work_t *w, CUdeviceptr dst, size_t pitch, unsigned value,
 			   unsigned elsize, size_t width, size_t height)
 {
-	if (elsize != 1 && elsize != 2 && elsize != 4)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (height <= 1)
-		pitch = width * elsize;
-	if (pitch < width * elsize || (dst % elsize))
-		return CUDA_ERROR_INVALID_VALUE;
-	if (width && height && !dev_range(CP(dst), (height - 1) * pitch + width * elsize))
-		return CUDA_ERROR_INVALID_VALUE;
-	*w = (gs_sim_work_t){ .kind = GS_SIM_W_SET,
-			      .u.set = { P(dst), pitch, value, elsize, width, height } };
-	return CUDA_SUCCESS;
+	return gs_cu_err(gs_sim_front_memset_work(w, P(dst), pitch, value, elsize, width, height));
 }
 
 /* Synchronous memsets complete before return (stronger than the driver's
@@ -347,12 +285,7 @@ static CUresult memset_impl(CUdeviceptr dst, size_t pitch, unsigned value, unsig
 		return CUDA_SUCCESS;
 	if ((r = gs_cu_memset_work(&w, dst, pitch, value, elsize, width, height)))
 		return r;
-	if (mode == SYNC) {
-		if (gs_sim_capture_info(s, NULL, NULL, NULL, NULL) != GS_SIM_CAP_NONE)
-			return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
-		return gs_cu_err(gs_sim_submit_wait(s, &w));
-	}
-	return gs_cu_err(gs_sim_submit(s, &w, NULL, 0, NULL));
+	return gs_cu_err(gs_sim_front_submit(s, &w, mode == SYNC));
 }
 
 #define X(d) memset_impl(dstDevice, 0, uc, 1, N, 1, NULL, d, SYNC)

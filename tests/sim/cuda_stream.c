@@ -7,10 +7,6 @@
 
 #include "cuda_front.h"
 
-#define GS_CU_PAIR(ret, name, params, impl_args)                  \
-	ret name params { return impl_args(GS_CU_LEGACY); }       \
-	ret name##_ptsz params { return impl_args(GS_CU_PTDS); }
-
 /* ---- streams ---- */
 static CUresult stream_create(CUstream *ph, unsigned flags, int prio)
 {
@@ -75,11 +71,9 @@ GS_CU_PAIR(CUresult, cuStreamQuery, (CUstream hStream), X)
 static CUresult stream_flags(CUstream h, unsigned *flags, gs_cu_dflt_t d)
 {
 	gs_sim_stream_t *s;
-	CUresult r = gs_cu_stream(h, d, &s);
+	CUresult r = gs_cu_stream_out(h, d, flags, &s);
 	if (r)
 		return r;
-	if (!flags)
-		return CUDA_ERROR_INVALID_VALUE;
 	*flags = s->flags == GS_SIM_S_NONBLOCKING ? CU_STREAM_NON_BLOCKING : CU_STREAM_DEFAULT;
 	return CUDA_SUCCESS;
 }
@@ -90,11 +84,9 @@ GS_CU_PAIR(CUresult, cuStreamGetFlags, (CUstream hStream, unsigned int *flags), 
 static CUresult stream_prio(CUstream h, int *prio, gs_cu_dflt_t d)
 {
 	gs_sim_stream_t *s;
-	CUresult r = gs_cu_stream(h, d, &s);
+	CUresult r = gs_cu_stream_out(h, d, prio, &s);
 	if (r)
 		return r;
-	if (!prio)
-		return CUDA_ERROR_INVALID_VALUE;
 	*prio = s->priority;
 	return CUDA_SUCCESS;
 }
@@ -105,11 +97,9 @@ GS_CU_PAIR(CUresult, cuStreamGetPriority, (CUstream hStream, int *priority), X)
 static CUresult stream_ctx(CUstream h, CUcontext *pctx, gs_cu_dflt_t d)
 {
 	gs_sim_stream_t *s;
-	CUresult r = gs_cu_stream(h, d, &s);
+	CUresult r = gs_cu_stream_out(h, d, pctx, &s);
 	if (r)
 		return r;
-	if (!pctx)
-		return CUDA_ERROR_INVALID_VALUE;
 	*pctx = (CUcontext)s->ctx;
 	return CUDA_SUCCESS;
 }
@@ -139,25 +129,16 @@ static CUresult launch_host(CUstream h, CUhostFn fn, void *ud, gs_cu_dflt_t d)
 	CUresult r = gs_cu_stream(h, d, &s);
 	if (r)
 		return r;
-	if (!fn)
-		return CUDA_ERROR_INVALID_VALUE;
-	gs_sim_work_t w = { .kind = GS_SIM_W_HOST, .u.host = { fn, ud } };
-	return gs_cu_err(gs_sim_submit(s, &w, NULL, 0, NULL));
+	return gs_cu_err(gs_sim_front_host_fn(s, fn, ud));
 }
 #define X(d) launch_host(hStream, fn, userData, d)
 GS_CU_PAIR(CUresult, cuLaunchHostFunc, (CUstream hStream, CUhostFn fn, void *userData), X)
 #undef X
 
-typedef struct callback {
-	CUstreamCallback fn;
-	CUstream stream;
-	void *ud;
-} callback_t;
-
-static void callback_run(void *arg)
+/* The callback as cuStreamAddCallback gives it (gs_sim_front_callback). */
+static void callback_invoke(void (*fn)(void), void *stream, void *ud)
 {
-	callback_t *c = arg;
-	c->fn(c->stream, CUDA_SUCCESS, c->ud);
+	((CUstreamCallback)fn)((CUstream)stream, CUDA_SUCCESS, ud);
 }
 
 static CUresult add_callback(CUstream h, CUstreamCallback fn, void *ud, unsigned flags,
@@ -167,16 +148,7 @@ static CUresult add_callback(CUstream h, CUstreamCallback fn, void *ud, unsigned
 	CUresult r = gs_cu_stream(h, d, &s);
 	if (r)
 		return r;
-	if (!fn || flags)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (gs_sim_capture_info(s, NULL, NULL, NULL, NULL) != GS_SIM_CAP_NONE)
-		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
-	callback_t *c = malloc(sizeof(*c));
-	if (!c)
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	*c = (callback_t){ fn, h, ud };
-	gs_sim_work_t w = { .kind = GS_SIM_W_HOST, .u.host = { callback_run, c }, .owned = c };
-	return gs_cu_err(gs_sim_submit(s, &w, NULL, 0, NULL));
+	return gs_cu_err(gs_sim_front_callback(s, callback_invoke, (void (*)(void))fn, h, ud, flags));
 }
 #define X(d) add_callback(hStream, callback, userData, flags, d)
 GS_CU_PAIR(CUresult, cuStreamAddCallback,
@@ -281,11 +253,9 @@ static CUresult end_capture(CUstream h, CUgraph *pg, gs_cu_dflt_t d)
 {
 	gs_sim_stream_t *s;
 	gs_sim_graph_t *g;
-	CUresult r = gs_cu_stream(h, d, &s);
+	CUresult r = gs_cu_stream_out(h, d, pg, &s);
 	if (r)
 		return r;
-	if (!pg)
-		return CUDA_ERROR_INVALID_VALUE;
 	r = gs_cu_err(gs_sim_capture_end(s, &g));
 	if (r == CUDA_ERROR_STREAM_CAPTURE_UNMATCHED)
 		return CUDA_ERROR_ILLEGAL_STATE;
@@ -306,11 +276,9 @@ static CUstreamCaptureStatus cap_status(int st)
 static CUresult is_capturing(CUstream h, CUstreamCaptureStatus *st, gs_cu_dflt_t d)
 {
 	gs_sim_stream_t *s;
-	CUresult r = gs_cu_stream(h, d, &s);
+	CUresult r = gs_cu_stream_out(h, d, st, &s);
 	if (r)
 		return r;
-	if (!st)
-		return CUDA_ERROR_INVALID_VALUE;
 	*st = cap_status(gs_sim_capture_info(s, NULL, NULL, NULL, NULL));
 	return CUDA_SUCCESS;
 }
@@ -330,11 +298,9 @@ static CUresult capture_info(CUstream h, CUstreamCaptureStatus *st, cuuint64_t *
 	gs_sim_graph_t *g;
 	uint64_t cid;
 	size_t nd;
-	CUresult r = gs_cu_stream(h, d, &s);
+	CUresult r = gs_cu_stream_out(h, d, st, &s);
 	if (r)
 		return r;
-	if (!st)
-		return CUDA_ERROR_INVALID_VALUE;
 	free(info_deps);
 	info_deps = NULL;
 	int cs = gs_sim_capture_info(s, &cid, &g, &info_deps, &nd);

@@ -71,32 +71,28 @@ gs_sim_ctx_t *gs_hip_ctx(void)
 
 hipError_t gs_hip_stream(hipStream_t h, gs_hip_dflt_t d, gs_sim_stream_t **out)
 {
-	if (h == NULL || h == hipStreamPerThread) {
-		gs_sim_ctx_t *ctx = gs_hip_ctx();
-		if (!ctx)
-			return hipErrorOutOfMemory;
-		bool ptds = h == hipStreamPerThread || d == GS_HIP_PTDS;
-		*out = ptds ? gs_sim_stream_ptds(ctx) : ctx->legacy;
-		return *out ? hipSuccess : hipErrorOutOfMemory;
-	}
-	if (!gs_sim_reg_is(h, GS_SIM_H_STREAM))
-		return hipErrorInvalidHandle;
-	*out = (gs_sim_stream_t *)h;
-	return hipSuccess;
+	bool dflt = h == NULL || h == hipStreamPerThread;
+	gs_sim_ctx_t *ctx = dflt ? gs_hip_ctx() : NULL;
+	if (dflt && !ctx)
+		return hipErrorOutOfMemory;
+	bool ptds = h == hipStreamPerThread || d == GS_HIP_PTDS;
+	return gs_hip_err(gs_sim_front_stream(ctx, h, dflt, ptds, out));
+}
+
+hipError_t gs_hip_stream_out(hipStream_t h, gs_hip_dflt_t d, const void *out, gs_sim_stream_t **s)
+{
+	hipError_t r = gs_hip_stream(h, d, s);
+	return r ? r : out ? hipSuccess : hipErrorInvalidValue;
 }
 
 hipStream_t gs_hip_stream_handle(gs_sim_stream_t *s)
 {
-	if (s->legacy)
-		return NULL;
-	if (s->ptds_owner)
-		return hipStreamPerThread;
-	return (hipStream_t)s;
+	return (hipStream_t)gs_sim_front_handle(s, NULL, hipStreamPerThread);
 }
 
 bool gs_hip_capturing(gs_sim_stream_t *s)
 {
-	return gs_sim_capture_info(s, NULL, NULL, NULL, NULL) != GS_SIM_CAP_NONE;
+	return gs_sim_front_capturing(s);
 }
 
 /* ---- init, versions, devices ---- */

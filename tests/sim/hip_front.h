@@ -12,11 +12,15 @@
 
 #include <hip/hip_runtime_api.h>
 
-#include "sim_core.h"
+#include "sim_front.h"
 
 /* Where stream handle 0 goes: the null (legacy) stream, or the calling
  * thread's per-thread stream (the _spt exports). */
 typedef enum { GS_HIP_NULL = 0, GS_HIP_PTDS = 1 } gs_hip_dflt_t;
+
+/* An export and its _spt twin (stream 0 is then the per-thread stream). */
+#define GS_HIP_PAIR(name, params, impl) \
+	GS_SIM_PAIR(hipError_t, name, _spt, params, impl, GS_HIP_NULL, GS_HIP_PTDS)
 
 hipError_t gs_hip_err(gs_sim_err_t e);
 /* Record e as the thread's last error (unless success or hipErrorNotReady)
@@ -28,6 +32,8 @@ hipError_t gs_hip_ret(hipError_t e);
 gs_sim_ctx_t *gs_hip_ctx(void);
 /* Resolve a stream handle (0, hipStreamPerThread or a created stream). */
 hipError_t gs_hip_stream(hipStream_t h, gs_hip_dflt_t d, gs_sim_stream_t **out);
+/* gs_hip_stream for a call that writes through `out`: hipErrorInvalidValue when it is NULL. */
+hipError_t gs_hip_stream_out(hipStream_t h, gs_hip_dflt_t d, const void *out, gs_sim_stream_t **s);
 /* The handle an application sees for s (callbacks receive it). */
 hipStream_t gs_hip_stream_handle(gs_sim_stream_t *s);
 /* The function behind a hipFunction_t, NULL if it is not one. */

@@ -40,17 +40,8 @@ static hipError_t add_node(hipGraphNode_t *out, hipGraph_t g, const hipGraphNode
 			   size_t nd, gs_sim_work_t *w)
 {
 	gs_sim_node_t *node;
-	if (gs_sim_fault(GS_SIM_F_GRAPH_BUILD)) {
-		gs_sim_work_fini(w);
-		return hipErrorInvalidValue;
-	}
-	for (size_t i = 0; i < nd; i++)
-		if (!gs_sim_reg_is(deps[i], GS_SIM_H_NODE)) {
-			gs_sim_work_fini(w);
-			return hipErrorInvalidValue;
-		}
-	hipError_t r = gs_hip_err(gs_sim_graph_add(&node, (gs_sim_graph_t *)g, w->kind, w,
-						   (gs_sim_node_t *const *)deps, nd));
+	hipError_t r = gs_hip_err(gs_sim_front_add_node(&node, (gs_sim_graph_t *)g, w,
+						      (void *const *)deps, nd));
 	if (!r)
 		*out = (hipGraphNode_t)node;
 	return r;
@@ -152,19 +143,7 @@ hipError_t hipGraphGetNodes(hipGraph_t graph, hipGraphNode_t *nodes, size_t *num
 {
 	if (check_graph(graph) || !numNodes)
 		GS_HIP_RET(hipErrorInvalidValue);
-	gs_sim_graph_t *g = (gs_sim_graph_t *)graph;
-	GS_SIM_PT(pthread_mutex_lock(&g->mu));
-	if (nodes) {
-		size_t n = *numNodes < g->n ? *numNodes : g->n;
-		for (size_t i = 0; i < n; i++)
-			nodes[i] = (hipGraphNode_t)g->nodes[i];
-		for (size_t i = n; i < *numNodes; i++)
-			nodes[i] = NULL;
-		*numNodes = n;
-	} else {
-		*numNodes = g->n;
-	}
-	GS_SIM_PT(pthread_mutex_unlock(&g->mu));
+	gs_sim_front_graph_nodes((gs_sim_graph_t *)graph, (void **)nodes, numNodes);
 	return hipSuccess;
 }
 
@@ -215,10 +194,7 @@ static hipError_t graph_launch(hipGraphExec_t hx, hipStream_t h, gs_hip_dflt_t d
 	hipError_t r = gs_hip_stream(h, d, &s);
 	if (r)
 		return r;
-	if (gs_sim_fault(GS_SIM_F_GRAPH_LAUNCH))
-		return hipErrorOutOfMemory;
-	gs_sim_spin_us(gs_sim_launch_us());
-	return gs_hip_err(gs_sim_exec_launch((gs_sim_exec_t *)hx, s));
+	return gs_hip_err(gs_sim_front_graph_launch((gs_sim_exec_t *)hx, s));
 }
 
 hipError_t hipGraphLaunch(hipGraphExec_t graphExec, hipStream_t stream)

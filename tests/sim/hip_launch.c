@@ -117,19 +117,19 @@ hipError_t hipFuncGetAttribute(int *value, hipFunction_attribute attrib, hipFunc
 }
 
 /* ---- launches ---- */
-/* This vendor's checks of the launch, then the shared kernel work item. */
+/* This vendor's launch limits (only threads a block and shared memory) and `extra` markers. */
+static const gs_sim_launch_abi_t gs_hip_launch_abi = {
+	.max_grid_y = UINT_MAX, .max_grid_z = UINT_MAX, .max_block = { UINT_MAX, UINT_MAX, UINT_MAX },
+	.max_threads = 1024, .max_shmem = 65536, .m_ptr = HIP_LAUNCH_PARAM_BUFFER_POINTER,
+	.m_size = HIP_LAUNCH_PARAM_BUFFER_SIZE, .m_end = HIP_LAUNCH_PARAM_END,
+};
+
+/* The kernel work item of a launch (sim_front.h); no function is hipErrorInvalidResourceHandle. */
 hipError_t gs_hip_kernel_work(gs_sim_work_t *w, gs_sim_func_t *fn, const unsigned grid[3],
 			      const unsigned block[3], unsigned shmem, void **params, void **extra)
 {
-	if (!fn)
-		return hipErrorInvalidResourceHandle;
-	if (!grid[0] || !grid[1] || !grid[2] || !block[0] || !block[1] || !block[2])
-		return hipErrorInvalidValue;
-	if ((uint64_t)block[0] * block[1] * block[2] > 1024 || shmem > 65536)
-		return hipErrorInvalidValue;
-	int e = gs_sim_kernel_work(w, fn, grid, block, shmem, params, extra,
-				   HIP_LAUNCH_PARAM_BUFFER_POINTER, HIP_LAUNCH_PARAM_BUFFER_SIZE, HIP_LAUNCH_PARAM_END);
-	return !e ? hipSuccess : e == GS_SIM_PACK_NOMEM ? hipErrorOutOfMemory : hipErrorInvalidValue;
+	return gs_hip_err(gs_sim_front_kernel_work(w, fn, grid, block, shmem, params, extra,
+						   &gs_hip_launch_abi));
 }
 
 /* One launch: optional events around the kernel, all on the same stream. */
@@ -186,19 +186,11 @@ static hipError_t stub_launch(const void *stub, dim3 g, dim3 b, void **args, siz
 	return launch((hipFunction_t)fn, grid, block, shmem, stream, args, NULL, NULL, NULL, d);
 }
 
-hipError_t hipLaunchKernel(const void *function_address, dim3 numBlocks, dim3 dimBlocks,
-			   void **args, size_t sharedMemBytes, hipStream_t stream)
-{
-	GS_HIP_RET(stub_launch(function_address, numBlocks, dimBlocks, args, sharedMemBytes, stream,
-			       GS_HIP_NULL));
-}
-
-hipError_t hipLaunchKernel_spt(const void *function_address, dim3 numBlocks, dim3 dimBlocks,
-			       void **args, size_t sharedMemBytes, hipStream_t stream)
-{
-	GS_HIP_RET(stub_launch(function_address, numBlocks, dimBlocks, args, sharedMemBytes, stream,
-			       GS_HIP_PTDS));
-}
+#define X(d) gs_hip_ret(stub_launch(function_address, numBlocks, dimBlocks, args, sharedMemBytes, \
+				       stream, d))
+GS_HIP_PAIR(hipLaunchKernel, (const void *function_address, dim3 numBlocks, dim3 dimBlocks,
+			      void **args, size_t sharedMemBytes, hipStream_t stream), X)
+#undef X
 
 /*
  * Global sizes count work-items.  A global size that is not a multiple of

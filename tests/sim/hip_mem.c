@@ -121,25 +121,14 @@ hipError_t hipHostGetFlags(unsigned int *flagsPtr, void *hostPtr)
 
 hipError_t hipMemGetInfo(size_t *free_b, size_t *total_b)
 {
-	size_t f, t;
-	gs_sim_mem_info(&f, &t);
-	if (free_b)
-		*free_b = f;
-	if (total_b)
-		*total_b = t;
+	gs_sim_mem_info(free_b, total_b);
 	return hipSuccess;
 }
 
 hipError_t hipMemGetAddressRange(hipDeviceptr_t *pbase, size_t *psize, hipDeviceptr_t dptr)
 {
-	void *base;
-	size_t size;
-	if (gs_sim_mem_kind(dptr, &base, &size, NULL, NULL) != GS_SIM_M_DEVICE)
+	if (!gs_sim_front_range(dptr, pbase, psize))
 		GS_HIP_RET(hipErrorNotFound);
-	if (pbase)
-		*pbase = base;
-	if (psize)
-		*psize = size;
 	return hipSuccess;
 }
 
@@ -172,33 +161,12 @@ hipError_t hipPointerGetAttributes(hipPointerAttribute_t *attributes, const void
 }
 
 /* ---- copies ---- */
-/* Is [p, p+n) inside one device allocation? */
-static bool dev_range(const void *p, size_t n)
-{
-	void *base;
-	size_t size;
-	if (gs_sim_mem_kind(p, &base, &size, NULL, NULL) != GS_SIM_M_DEVICE)
-		return false;
-	return (size_t)((const unsigned char *)p - (unsigned char *)base) + n <= size;
-}
-
-static int kind_of(const void *p)
-{
-	return gs_sim_mem_kind(p, NULL, NULL, NULL, NULL);
-}
-
 hipError_t gs_hip_copy_work(gs_sim_work_t *w, void *dst, const void *src, size_t n,
 			    hipMemcpyKind kind)
 {
 	if ((unsigned)kind > (unsigned)hipMemcpyDefault)
 		return hipErrorInvalidMemcpyDirection;
-	if (!dst || !src)
-		return hipErrorInvalidValue;
-	if ((kind_of(dst) == GS_SIM_M_DEVICE && !dev_range(dst, n)) ||
-	    (kind_of(src) == GS_SIM_M_DEVICE && !dev_range(src, n)))
-		return hipErrorInvalidValue;
-	*w = (gs_sim_work_t){ .kind = GS_SIM_W_COPY, .u.copy = { dst, src, n, 1, 1, n, n, n, n } };
-	return hipSuccess;
+	return gs_hip_err(gs_sim_front_copy_work(w, dst, src, n));
 }
 
 enum { SYNC, ASYNC };
@@ -217,55 +185,24 @@ static hipError_t copy1d(void *dst, const void *src, size_t n, hipMemcpyKind kin
 								   : hipSuccess;
 	if ((r = gs_hip_copy_work(&w, dst, src, n, kind)))
 		return r;
-	int dk = kind_of(dst), sk = kind_of(src);
-	bool capturing = gs_hip_capturing(s);
-	if (mode == SYNC || dk == GS_SIM_M_PAGEABLE) {
-		if (capturing)
-			return hipErrorStreamCaptureUnsupported;
-		return gs_hip_err(gs_sim_submit_wait(s, &w));
-	}
-	if (sk == GS_SIM_M_PAGEABLE) {
-		if (capturing)
-			return hipErrorStreamCaptureUnsupported;
-		void *stage = malloc(n);
-		if (!stage)
-			return hipErrorOutOfMemory;
-		memcpy(stage, src, n);
-		w.u.copy.src = stage;
-		w.owned = stage;
-	}
-	return gs_hip_err(gs_sim_submit(s, &w, NULL, 0, NULL));
+	return gs_hip_err(gs_sim_front_copy(s, &w, mode == SYNC));
 }
 
-hipError_t hipMemcpy(void *dst, const void *src, size_t sizeBytes, hipMemcpyKind kind)
-{
-	GS_HIP_RET(copy1d(dst, src, sizeBytes, kind, NULL, GS_HIP_NULL, SYNC));
-}
+#define X(d) gs_hip_ret(copy1d(dst, src, sizeBytes, kind, NULL, d, SYNC))
+GS_HIP_PAIR(hipMemcpy, (void *dst, const void *src, size_t sizeBytes, hipMemcpyKind kind), X)
+#undef X
 
-hipError_t hipMemcpy_spt(void *dst, const void *src, size_t sizeBytes, hipMemcpyKind kind)
-{
-	GS_HIP_RET(copy1d(dst, src, sizeBytes, kind, NULL, GS_HIP_PTDS, SYNC));
-}
-
-hipError_t hipMemcpyAsync(void *dst, const void *src, size_t sizeBytes, hipMemcpyKind kind,
-			  hipStream_t stream)
-{
-	GS_HIP_RET(copy1d(dst, src, sizeBytes, kind, stream, GS_HIP_NULL, ASYNC));
-}
-
-hipError_t hipMemcpyAsync_spt(void *dst, const void *src, size_t sizeBytes, hipMemcpyKind kind,
-			      hipStream_t stream)
-{
-	GS_HIP_RET(copy1d(dst, src, sizeBytes, kind, stream, GS_HIP_PTDS, ASYNC));
-}
+#define X(d) gs_hip_ret(copy1d(dst, src, sizeBytes, kind, stream, d, ASYNC))
+GS_HIP_PAIR(hipMemcpyAsync, (void *dst, const void *src, size_t sizeBytes, hipMemcpyKind kind,
+			     hipStream_t stream), X)
+#undef X
 
 /* The typed copies insist that their device side is device memory. */
 static hipError_t typed_copy(void *dst, bool dst_dev, const void *src, bool src_dev, size_t n,
 			     hipMemcpyKind kind, hipStream_t h, int mode)
 {
-	if (n && ((dst_dev && !dev_range(dst, n)) || (src_dev && !dev_range(src, n))))
-		return hipErrorInvalidValue;
-	return copy1d(dst, src, n, kind, h, GS_HIP_NULL, mode);
+	hipError_t r = gs_hip_err(gs_sim_front_typed(dst, dst_dev, src, src_dev, n));
+	return r ? r : copy1d(dst, src, n, kind, h, GS_HIP_NULL, mode);
 }
 
 hipError_t hipMemcpyHtoD(hipDeviceptr_t dst, void *src, size_t sizeBytes)
@@ -303,17 +240,7 @@ hipError_t hipMemcpyDtoDAsync(hipDeviceptr_t dst, hipDeviceptr_t src, size_t siz
 hipError_t gs_hip_memset_work(gs_sim_work_t *w, void *dst, size_t pitch, unsigned value,
 			      unsigned elsize, size_t width, size_t height)
 {
-	if (elsize != 1 && elsize != 2 && elsize != 4)
-		return hipErrorInvalidValue;
-	if (height <= 1)
-		pitch = width * elsize;
-	if (pitch < width * elsize || ((uintptr_t)dst % elsize))
-		return hipErrorInvalidValue;
-	if (width && height && !dev_range(dst, (height - 1) * pitch + width * elsize))
-		return hipErrorInvalidValue;
-	*w = (gs_sim_work_t){ .kind = GS_SIM_W_SET,
-			      .u.set = { dst, pitch, value, elsize, width, height } };
-	return hipSuccess;
+	return gs_hip_err(gs_sim_front_memset_work(w, dst, pitch, value, elsize, width, height));
 }
 
 static hipError_t memset_impl(void *dst, unsigned value, unsigned elsize, size_t count,
@@ -328,24 +255,13 @@ static hipError_t memset_impl(void *dst, unsigned value, unsigned elsize, size_t
 		return hipSuccess;
 	if ((r = gs_hip_memset_work(&w, dst, 0, value, elsize, count, 1)))
 		return r;
-	if (mode == SYNC) {
-		if (gs_hip_capturing(s))
-			return hipErrorStreamCaptureUnsupported;
-		return gs_hip_err(gs_sim_submit_wait(s, &w));
-	}
-	return gs_hip_err(gs_sim_submit(s, &w, NULL, 0, NULL));
+	return gs_hip_err(gs_sim_front_submit(s, &w, mode == SYNC));
 }
 
 /* hipMemset sets bytes to (unsigned char)value. */
-hipError_t hipMemset(void *dst, int value, size_t sizeBytes)
-{
-	GS_HIP_RET(memset_impl(dst, (unsigned char)value, 1, sizeBytes, NULL, GS_HIP_NULL, SYNC));
-}
-
-hipError_t hipMemset_spt(void *dst, int value, size_t sizeBytes)
-{
-	GS_HIP_RET(memset_impl(dst, (unsigned char)value, 1, sizeBytes, NULL, GS_HIP_PTDS, SYNC));
-}
+#define X(d) gs_hip_ret(memset_impl(dst, (unsigned char)value, 1, sizeBytes, NULL, d, SYNC))
+GS_HIP_PAIR(hipMemset, (void *dst, int value, size_t sizeBytes), X)
+#undef X
 
 hipError_t hipMemsetAsync(void *dst, int value, size_t sizeBytes, hipStream_t stream)
 {

@@ -70,15 +70,9 @@ static hipError_t stream_sync(hipStream_t h, gs_hip_dflt_t d)
 	GS_HIP_RET(r ? r : gs_hip_err(gs_sim_stream_sync(s)));
 }
 
-hipError_t hipStreamSynchronize(hipStream_t stream)
-{
-	return stream_sync(stream, GS_HIP_NULL);
-}
-
-hipError_t hipStreamSynchronize_spt(hipStream_t stream)
-{
-	return stream_sync(stream, GS_HIP_PTDS);
-}
+#define X(d) stream_sync(stream, d)
+GS_HIP_PAIR(hipStreamSynchronize, (hipStream_t stream), X)
+#undef X
 
 static hipError_t stream_query(hipStream_t h, gs_hip_dflt_t d)
 {
@@ -87,46 +81,30 @@ static hipError_t stream_query(hipStream_t h, gs_hip_dflt_t d)
 	GS_HIP_RET(r ? r : gs_hip_err(gs_sim_stream_query(s)));
 }
 
-hipError_t hipStreamQuery(hipStream_t stream)
-{
-	return stream_query(stream, GS_HIP_NULL);
-}
-
-hipError_t hipStreamQuery_spt(hipStream_t stream)
-{
-	return stream_query(stream, GS_HIP_PTDS);
-}
+#define X(d) stream_query(stream, d)
+GS_HIP_PAIR(hipStreamQuery, (hipStream_t stream), X)
+#undef X
 
 static hipError_t stream_flags(hipStream_t h, unsigned *flags, gs_hip_dflt_t d)
 {
 	gs_sim_stream_t *s;
-	hipError_t r = gs_hip_stream(h, d, &s);
+	hipError_t r = gs_hip_stream_out(h, d, flags, &s);
 	if (r)
 		GS_HIP_RET(r);
-	if (!flags)
-		GS_HIP_RET(hipErrorInvalidValue);
 	*flags = s->flags == GS_SIM_S_NONBLOCKING ? hipStreamNonBlocking : hipStreamDefault;
 	return hipSuccess;
 }
 
-hipError_t hipStreamGetFlags(hipStream_t stream, unsigned int *flags)
-{
-	return stream_flags(stream, flags, GS_HIP_NULL);
-}
-
-hipError_t hipStreamGetFlags_spt(hipStream_t stream, unsigned int *flags)
-{
-	return stream_flags(stream, flags, GS_HIP_PTDS);
-}
+#define X(d) stream_flags(stream, flags, d)
+GS_HIP_PAIR(hipStreamGetFlags, (hipStream_t stream, unsigned int *flags), X)
+#undef X
 
 hipError_t hipStreamGetPriority(hipStream_t stream, int *priority)
 {
 	gs_sim_stream_t *s;
-	hipError_t r = gs_hip_stream(stream, GS_HIP_NULL, &s);
+	hipError_t r = gs_hip_stream_out(stream, GS_HIP_NULL, priority, &s);
 	if (r)
 		GS_HIP_RET(r);
-	if (!priority)
-		GS_HIP_RET(hipErrorInvalidValue);
 	*priority = s->priority;
 	return hipSuccess;
 }
@@ -151,15 +129,9 @@ static hipError_t wait_event(hipStream_t h, hipEvent_t ev, unsigned flags, gs_hi
 	GS_HIP_RET(gs_hip_err(gs_sim_stream_wait_event(s, (gs_sim_event_t *)ev)));
 }
 
-hipError_t hipStreamWaitEvent(hipStream_t stream, hipEvent_t event, unsigned int flags)
-{
-	return wait_event(stream, event, flags, GS_HIP_NULL);
-}
-
-hipError_t hipStreamWaitEvent_spt(hipStream_t stream, hipEvent_t event, unsigned int flags)
-{
-	return wait_event(stream, event, flags, GS_HIP_PTDS);
-}
+#define X(d) wait_event(stream, event, flags, d)
+GS_HIP_PAIR(hipStreamWaitEvent, (hipStream_t stream, hipEvent_t event, unsigned int flags), X)
+#undef X
 
 static hipError_t launch_host(hipStream_t h, hipHostFn_t fn, void *ud, gs_hip_dflt_t d)
 {
@@ -167,10 +139,7 @@ static hipError_t launch_host(hipStream_t h, hipHostFn_t fn, void *ud, gs_hip_df
 	hipError_t r = gs_hip_stream(h, d, &s);
 	if (r)
 		GS_HIP_RET(r);
-	if (!fn)
-		GS_HIP_RET(hipErrorInvalidValue);
-	gs_sim_work_t w = { .kind = GS_SIM_W_HOST, .u.host = { fn, ud } };
-	GS_HIP_RET(gs_hip_err(gs_sim_submit(s, &w, NULL, 0, NULL)));
+	GS_HIP_RET(gs_hip_err(gs_sim_front_host_fn(s, fn, ud)));
 }
 
 hipError_t hipLaunchHostFunc(hipStream_t stream, hipHostFn_t fn, void *userData)
@@ -178,16 +147,10 @@ hipError_t hipLaunchHostFunc(hipStream_t stream, hipHostFn_t fn, void *userData)
 	return launch_host(stream, fn, userData, GS_HIP_NULL);
 }
 
-typedef struct callback {
-	hipStreamCallback_t fn;
-	hipStream_t stream;
-	void *ud;
-} callback_t;
-
-static void callback_run(void *arg)
+/* The callback as hipStreamAddCallback gives it (gs_sim_front_callback). */
+static void callback_invoke(void (*fn)(void), void *stream, void *ud)
 {
-	callback_t *c = arg;
-	c->fn(c->stream, hipSuccess, c->ud);
+	((hipStreamCallback_t)fn)((hipStream_t)stream, hipSuccess, ud);
 }
 
 static hipError_t add_callback(hipStream_t h, hipStreamCallback_t fn, void *ud, unsigned flags,
@@ -197,16 +160,8 @@ static hipError_t add_callback(hipStream_t h, hipStreamCallback_t fn, void *ud, 
 	hipError_t r = gs_hip_stream(h, d, &s);
 	if (r)
 		GS_HIP_RET(r);
-	if (!fn || flags)
-		GS_HIP_RET(hipErrorInvalidValue);
-	if (gs_hip_capturing(s))
-		GS_HIP_RET(hipErrorStreamCaptureUnsupported);
-	callback_t *c = malloc(sizeof(*c));
-	if (!c)
-		GS_HIP_RET(hipErrorOutOfMemory);
-	*c = (callback_t){ fn, h, ud };
-	gs_sim_work_t w = { .kind = GS_SIM_W_HOST, .u.host = { callback_run, c }, .owned = c };
-	GS_HIP_RET(gs_hip_err(gs_sim_submit(s, &w, NULL, 0, NULL)));
+	GS_HIP_RET(gs_hip_err(gs_sim_front_callback(s, callback_invoke, (void (*)(void))fn, h, ud,
+						    flags)));
 }
 
 hipError_t hipStreamAddCallback(hipStream_t stream, hipStreamCallback_t callback, void *userData,
@@ -312,11 +267,9 @@ static hipError_t end_capture(hipStream_t h, hipGraph_t *pg, gs_hip_dflt_t d)
 {
 	gs_sim_stream_t *s;
 	gs_sim_graph_t *g;
-	hipError_t r = gs_hip_stream(h, d, &s);
+	hipError_t r = gs_hip_stream_out(h, d, pg, &s);
 	if (r)
 		GS_HIP_RET(r);
-	if (!pg)
-		GS_HIP_RET(hipErrorInvalidValue);
 	r = gs_hip_err(gs_sim_capture_end(s, &g));
 	if (r == hipErrorStreamCaptureUnmatched)
 		GS_HIP_RET(hipErrorIllegalState);
@@ -339,11 +292,9 @@ static hipStreamCaptureStatus cap_status(int st)
 static hipError_t is_capturing(hipStream_t h, hipStreamCaptureStatus *st, gs_hip_dflt_t d)
 {
 	gs_sim_stream_t *s;
-	hipError_t r = gs_hip_stream(h, d, &s);
+	hipError_t r = gs_hip_stream_out(h, d, st, &s);
 	if (r)
 		GS_HIP_RET(r);
-	if (!st)
-		GS_HIP_RET(hipErrorInvalidValue);
 	*st = cap_status(gs_sim_capture_info(s, NULL, NULL, NULL, NULL));
 	return hipSuccess;
 }
@@ -358,11 +309,9 @@ hipError_t hipStreamGetCaptureInfo(hipStream_t stream, hipStreamCaptureStatus *p
 {
 	gs_sim_stream_t *s;
 	uint64_t id;
-	hipError_t r = gs_hip_stream(stream, GS_HIP_NULL, &s);
+	hipError_t r = gs_hip_stream_out(stream, GS_HIP_NULL, pCaptureStatus, &s);
 	if (r)
 		GS_HIP_RET(r);
-	if (!pCaptureStatus)
-		GS_HIP_RET(hipErrorInvalidValue);
 	int st = gs_sim_capture_info(s, &id, NULL, NULL, NULL);
 	*pCaptureStatus = cap_status(st);
 	if (pId && st != GS_SIM_CAP_NONE)

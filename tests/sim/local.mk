@@ -12,13 +12,16 @@
 # Knobs (environment): GS_SIM_LAUNCH_US, GS_SIM_NODE_US, GS_SIM_FAIL_<KIND>=N|N+
 # (see tests/sim/README).  The t_* programs are `make check` tests; they carry
 # an rpath to tests/sim/lib, so they need no LD_LIBRARY_PATH.
-if HAVE_CUDA
-SIM_LIBDIR = tests/sim/lib
-noinst_PROGRAMS += tests/sim/lib/libcuda.so.1 tests/sim/testkern.sim.so
-tests_sim_lib_libcuda_so_1_SOURCES = \
+# The vendor-neutral core and what the fronts share, in both flavours.
+SIM_CORE_SOURCES = \
 	tests/sim/gs_sim_kernel.h tests/sim/sim_core.h \
 	tests/sim/sim_util.c tests/sim/sim_stream.c tests/sim/sim_mem.c \
 	tests/sim/sim_module.c tests/sim/sim_graph.c \
+	tests/sim/sim_front.h tests/sim/sim_front.c
+if HAVE_CUDA
+SIM_LIBDIR = tests/sim/lib
+noinst_PROGRAMS += tests/sim/lib/libcuda.so.1 tests/sim/testkern.sim.so
+tests_sim_lib_libcuda_so_1_SOURCES = $(SIM_CORE_SOURCES) \
 	tests/sim/cuda_front.h tests/sim/cuda_errors.h tests/sim/cuda_syms.h \
 	tests/sim/cuda_ctx.c tests/sim/cuda_stream.c tests/sim/cuda_mem.c \
 	tests/sim/cuda_launch.c tests/sim/cuda_graph.c tests/sim/cuda_procaddr.c
@@ -133,10 +136,7 @@ endif
 if HAVE_HIP
 SIM_HIPLIBDIR = tests/sim/hiplib
 noinst_PROGRAMS += tests/sim/hiplib/libamdhip64.so.5
-tests_sim_hiplib_libamdhip64_so_5_SOURCES = \
-	tests/sim/gs_sim_kernel.h tests/sim/sim_core.h \
-	tests/sim/sim_util.c tests/sim/sim_stream.c tests/sim/sim_mem.c \
-	tests/sim/sim_module.c tests/sim/sim_graph.c \
+tests_sim_hiplib_libamdhip64_so_5_SOURCES = $(SIM_CORE_SOURCES) \
 	tests/sim/hip_front.h tests/sim/hip_errors.h \
 	tests/sim/hip_device.c tests/sim/hip_stream.c tests/sim/hip_mem.c \
 	tests/sim/hip_launch.c tests/sim/hip_graph.c tests/sim/hip_fatbin.c

@@ -219,6 +219,7 @@ gs_sim_err_t gs_sim_host_unregister(void *p);
 /* Classify an address; base/size/ctx/flags of its allocation (optional). */
 int gs_sim_mem_kind(const void *p, void **base, size_t *size,
 		    gs_sim_ctx_t **ctx, unsigned *flags);
+/* Free and total device memory; either pointer may be NULL. */
 void gs_sim_mem_info(size_t *free_b, size_t *total_b);
 
 /* ---- modules and functions ---- */

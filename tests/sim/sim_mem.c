@@ -309,12 +309,15 @@ int gs_sim_mem_kind(const void *p, void **base, size_t *size, gs_sim_ctx_t **ctx
 
 void gs_sim_mem_info(size_t *free_b, size_t *total_b)
 {
+	size_t f = 0, t = 0;
 	GS_SIM_PT(pthread_mutex_lock(&mem_mu));
-	if (arena_init_locked() && !arena) {
-		*free_b = *total_b = 0;
-	} else {
-		*total_b = arena_size;
-		*free_b = arena_size - arena_used;
+	if (!arena_init_locked() || arena) {
+		t = arena_size;
+		f = arena_size - arena_used;
 	}
 	GS_SIM_PT(pthread_mutex_unlock(&mem_mu));
+	if (free_b)
+		*free_b = f;
+	if (total_b)
+		*total_b = t;
 }

@@ -2,7 +2,7 @@
 # The documentation follows the headers: every GRAPHSHIM_* variable of
 # GS_CONFIG_VARS is in docs/configuration.md and docs/graphshim.7, every
 # flush and mismatch reason in docs/troubleshooting.md and graphshim.7, and
-# every counter of GS_COUNTERS in docs/tools.md.
+# every counter of GS_COUNTERS and every sequence state in docs/tools.md.
 set -u
 : "${top_srcdir:=.}"
 S=$top_srcdir
@@ -55,7 +55,7 @@ done <"${TMPDIR:-/tmp}/gs-vars.$$"
 [ -s "${TMPDIR:-/tmp}/gs-vars.$$" ] || { echo "FAIL: could not read GS_CONFIG_VARS"; fail=1; }
 rm -f "${TMPDIR:-/tmp}/gs-vars.$$"
 
-flush=$(names "$S/shim/core/gs_engine.h" GS_FLUSH_REASONS)
+flush=$(names "$S/shim/core/gs_flush.h" GS_FLUSH_REASONS)
 mism=$(names "$S/shim/core/gs_stats.h" GS_MISMATCH_REASONS)
 counters=$(names "$S/shim/core/gs_stats.h" GS_COUNTERS)
 [ -n "$flush" ] && [ -n "$mism" ] && [ -n "$counters" ] || { echo "FAIL: header lists not found"; exit 1; }
@@ -64,6 +64,12 @@ for r in $flush $mism; do
 done
 for c in $counters; do
 	check "$c" "$S/docs/tools.md"
+done
+# The sequence states by the names the statistics give them.
+states=$(sed -n '/#define GS_SEQ_STATES(X)/,/^$/p' "$S/shim/core/gs_stats.h" | grep -o 'X([A-Z_]*, "[a-z]*"' | sed 's/.*"\([a-z]*\)"/\1/')
+[ -n "$states" ] || { echo "FAIL: GS_SEQ_STATES not found"; exit 1; }
+for st in $states; do
+	check "\`$st\`" "$S/docs/tools.md"
 done
 [ $fail -eq 0 ] && echo "ok: $(echo $vars | wc -w) variables, $(echo $flush $mism | wc -w) reasons, $(echo $counters | wc -w) counters documented"
 exit $fail

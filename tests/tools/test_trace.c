@@ -19,7 +19,6 @@
 #include <jansson.h>
 
 #include "gs_trace.h"
-#include "gs_tools_stub.h"
 
 static char gs_tdir[256];
 

@@ -1,5 +1,5 @@
 /* The background builder: learning never stalls the launch path. */
-#include "gs_engine_int.h"
+#include "gs_build.h"
 #include "gs_testbe.h"
 
 #include <criterion/criterion.h>

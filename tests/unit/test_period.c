@@ -1,5 +1,5 @@
 /* Period detection on its own. */
-#include "gs_engine_int.h"
+#include "gs_period.h"
 
 #include <criterion/criterion.h>
 

@@ -7,7 +7,7 @@
  * hooks in step.  Every wrapper is declared from the list first, which also
  * checks the list against the header's own prototypes.
  */
-#include "gs_hip.h"
+#include "hip_internal.h"
 
 /* Field access on the class tuple (kind, reason, stream arg, spt, impl, rk). */
 #define GS_C_KIND(k, r, s, t, i, x) k

@@ -11,7 +11,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "gs_hip.h"
+#include "hip_internal.h"
 #include "gs_config.h"
 #include "gs_log.h"
 

@@ -9,7 +9,7 @@
  * local size, pageable or managed host memory) is a boundary: its stream is
  * submitted first and the real function is called with the same arguments.
  */
-#include "gs_hip.h"
+#include "hip_internal.h"
 
 static hipError_t gs_hip_boundary(const gs_hip_orig_t *o, gs_hip_skey_t k, const char *api)
 {

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include "gs_hash.h"
 
-#include "gs_hip.h"
+#include "hip_internal.h"
 #include "gs_log.h"
 
 typedef struct gs_hip_mod {

@@ -14,7 +14,7 @@
  */
 #include <stdlib.h>
 
-#include "gs_hip.h"
+#include "hip_internal.h"
 #include "gs_log.h"
 
 typedef struct gs_hip_graph {
@@ -96,13 +96,6 @@ hipError_t gs_hip_call_orig(const gs_hip_orig_t *o)
 	return rc;
 }
 
-static uint64_t gs_rd(const gs_rec_t *r, size_t at)
-{
-	uint64_t v;
-	memcpy(&v, r->args + at, 8);
-	return v;
-}
-
 /* Kernel parameters of a record, in the form its launch API takes. */
 typedef struct gs_hip_kargs {
 	void *ptrs[64];
@@ -175,11 +168,11 @@ static int gs_hip_submit(const gs_rec_t *r, uintptr_t stream)
 		}
 		gs_hip_kargs_done(&a);
 	} else if (r->kind == GS_REC_COPY && R->hipMemcpyAsync) {
-		rc = R->hipMemcpyAsync((void *)(uintptr_t)gs_rd(r, 0), (const void *)(uintptr_t)gs_rd(r, 8),
+		rc = R->hipMemcpyAsync((void *)(uintptr_t)gs_rec_u64(r, 0), (const void *)(uintptr_t)gs_rec_u64(r, 8),
 				       r->aux[0], (hipMemcpyKind)r->aux[1], s);
 	} else if (r->kind == GS_REC_SET) {
-		void *d = (void *)(uintptr_t)gs_rd(r, 0);
-		uint64_t v = gs_rd(r, 8);
+		void *d = (void *)(uintptr_t)gs_rec_u64(r, 0);
+		uint64_t v = gs_rec_u64(r, 8);
 		if ((r->flags & GS_HIP_F_SETB) && R->hipMemsetAsync)
 			rc = R->hipMemsetAsync(d, (int)(uint32_t)v, r->aux[0], s);
 		else if ((r->flags & GS_HIP_F_SET8) && R->hipMemsetD8Async)
@@ -196,8 +189,8 @@ static int gs_hip_submit(const gs_rec_t *r, uintptr_t stream)
 static void gs_hip_memset_params(const gs_rec_t *r, hipMemsetParams *p)
 {
 	memset(p, 0, sizeof(*p));
-	uint64_t v = gs_rd(r, 8);
-	p->dst = (void *)(uintptr_t)gs_rd(r, 0);
+	uint64_t v = gs_rec_u64(r, 8);
+	p->dst = (void *)(uintptr_t)gs_rec_u64(r, 0);
 	p->elementSize = (unsigned int)r->aux[1];
 	p->width = r->aux[0];
 	p->height = 1;
@@ -233,8 +226,8 @@ static hipError_t gs_hip_add_node(gs_hip_graph_t *g, size_t i, hipGraphNode_t de
 		rc = R->hipGraphAddKernelNode(&g->nodes[i], g->g, &dep, nd, &p);
 		gs_hip_kargs_done(&a);
 	} else if (r->kind == GS_REC_COPY && R->hipGraphAddMemcpyNode1D) {
-		rc = R->hipGraphAddMemcpyNode1D(&g->nodes[i], g->g, &dep, nd, (void *)(uintptr_t)gs_rd(r, 0),
-						(const void *)(uintptr_t)gs_rd(r, 8), r->aux[0],
+		rc = R->hipGraphAddMemcpyNode1D(&g->nodes[i], g->g, &dep, nd, (void *)(uintptr_t)gs_rec_u64(r, 0),
+						(const void *)(uintptr_t)gs_rec_u64(r, 8), r->aux[0],
 						(hipMemcpyKind)r->aux[1]);
 	} else if (r->kind == GS_REC_SET && R->hipGraphAddMemsetNode) {
 		hipMemsetParams p;
@@ -362,8 +355,8 @@ static int gs_hip_graph_patch(void *graph, size_t node, const gs_rec_t *rec)
 			gs_hip_kargs_done(&a);
 		}
 	} else if (r->kind == GS_REC_COPY && R->hipGraphExecMemcpyNodeSetParams1D) {
-		rc = R->hipGraphExecMemcpyNodeSetParams1D(g->exec, g->nodes[node], (void *)(uintptr_t)gs_rd(r, 0),
-							  (const void *)(uintptr_t)gs_rd(r, 8), r->aux[0],
+		rc = R->hipGraphExecMemcpyNodeSetParams1D(g->exec, g->nodes[node], (void *)(uintptr_t)gs_rec_u64(r, 0),
+							  (const void *)(uintptr_t)gs_rec_u64(r, 8), r->aux[0],
 							  (hipMemcpyKind)r->aux[1]);
 	} else if (r->kind == GS_REC_SET && R->hipGraphExecMemsetNodeSetParams) {
 		hipMemsetParams p;
@@ -436,23 +429,7 @@ static int gs_hip_timer_read(void *timer, uint64_t *ns)
 	hipError_t rc = GS_HIP_REAL(gs_hip_real.hipEventQuery(t->ev[1]));
 	if (rc == hipSuccess)
 		rc = GS_HIP_REAL(gs_hip_real.hipEventElapsedTime(&ms, t->ev[0], t->ev[1]));
-	if (rc == hipErrorNotReady)
-		return 0;
-	if (rc != hipSuccess)
-		return -(int)rc;
-	*ns = ms > 0 ? (uint64_t)((double)ms * 1e6) : 0;
-	return 1;
+	return gs_ops_timer_read_result(rc, hipErrorNotReady, ms, ns);
 }
 
-const gs_ops_t gs_hip_ops = {
-	.name = "hip",
-	.submit = gs_hip_submit,
-	.graph_build = gs_hip_graph_build,
-	.graph_launch = gs_hip_graph_launch,
-	.graph_patch = gs_hip_graph_patch,
-	.graph_destroy = gs_hip_graph_destroy,
-	.timer_create = gs_hip_timer_create,
-	.timer_mark = gs_hip_timer_mark,
-	.timer_read = gs_hip_timer_read,
-	.timer_destroy = gs_hip_timer_destroy,
-};
+const gs_ops_t gs_hip_ops = GS_OPS_TABLE("hip", gs_hip_);

@@ -1,20 +1,20 @@
 /*
  * Internal header of the HIP runtime backend.  The real libamdhip64 entry
  * points are resolved once into one typed table generated from
- * hip_api.def; the hooks (gs_hip_hooks.c generic, gs_hip_launch.c elements,
- * gs_hip_module.c modules and registration, gs_hip_stream.c streams) call
- * the engine and then the real function; gs_hip_ops.c is what the engine
+ * hip_api.def; the hooks (hip_hooks.c generic, hip_launch.c elements,
+ * hip_module.c modules and registration, hip_stream.c streams) call
+ * the engine and then the real function; hip_ops.c is what the engine
  * calls back.  Only this directory includes HIP headers.
  */
-#ifndef GS_HIP_H
-#define GS_HIP_H
+#ifndef GS_HIP_INTERNAL_H
+#define GS_HIP_INTERNAL_H
 
 #include <hip/hip_runtime_api.h>
 #include <hip/hip_version.h>
 
 #include "gs_common.h"
 #include "gs_engine.h"
-#include "gs_hip_codeobj.h"
+#include "hip_codeobj.h"
 
 /* One typed pointer per listed entry point. */
 typedef struct gs_hip_real {
@@ -137,10 +137,10 @@ typedef struct gs_hip_orig {
 /* Call the real entry point with exactly the caller's arguments. */
 hipError_t gs_hip_call_orig(const gs_hip_orig_t *o);
 
-/* The operations table (gs_hip_ops.c). */
+/* The operations table (hip_ops.c). */
 extern const gs_ops_t gs_hip_ops;
 
-/* Re-pack an `extra` array for an opaque image; see gs_hip_extra.c. */
+/* Re-pack an `extra` array for an opaque image; see hip_extra.c. */
 typedef struct gs_hip_extra {
 	void *v[5];
 	size_t size;
@@ -155,4 +155,4 @@ bool gs_hip_ext_grid(const uint32_t global[3], const uint32_t local[3], uint32_t
 /* GRAPHSHIM_HIP_MAX_PATCHES (validated like gs_config.c). */
 long long gs_hip_max_patches(void);
 
-#endif /* GS_HIP_H */
+#endif /* GS_HIP_INTERNAL_H */

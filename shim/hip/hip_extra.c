@@ -6,7 +6,7 @@
  * submitting re-packs an array of exactly that shape around the image.
  * Also the grid of hipExtModuleLaunchKernel, whose sizes are global.
  */
-#include "gs_hip.h"
+#include "hip_internal.h"
 
 bool gs_hip_extra_parse(void **extra, const void **image, size_t *size)
 {

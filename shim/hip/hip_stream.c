@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include "gs_hash.h"
 
-#include "gs_hip.h"
+#include "hip_internal.h"
 
 typedef struct gs_hip_sinfo {
 	hipStream_t s;

@@ -15,18 +15,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "gs_hip_codeobj.h"
+#include "hip_codeobj.h"
 
 #define GS_BUNDLE_MAGIC "__CLANG_OFFLOAD_BUNDLE__"
 #define GS_NT_AMDGPU_METADATA 32
 
-static uint64_t gs_rd64(const unsigned char *p)
-{
-	uint64_t v;
-	memcpy(&v, p, 8);
-	return v; /* bundles are little-endian, as is every host HIP runs on */
-}
-
+/* Bundles are little-endian, as is every host HIP runs on: gs_load_u64 reads them. */
 static size_t gs_elf_span(const unsigned char *p)
 {
 	if (memcmp(p, ELFMAG, SELFMAG) || p[EI_CLASS] != ELFCLASS64)
@@ -44,11 +38,11 @@ static bool gs_bundle_find(const unsigned char *p, size_t size, size_t *off, siz
 	size_t ml = sizeof(GS_BUNDLE_MAGIC) - 1;
 	if (size < ml + 8 || memcmp(p, GS_BUNDLE_MAGIC, ml))
 		return true;
-	uint64_t n = gs_rd64(p + ml), at = ml + 8;
+	uint64_t n = gs_load_u64(p + ml), at = ml + 8;
 	for (uint64_t i = 0; i < n && n < 4096; i++) {
 		if (at + 24 > size)
 			return true;
-		uint64_t o = gs_rd64(p + at), s = gs_rd64(p + at + 8), tl = gs_rd64(p + at + 16);
+		uint64_t o = gs_load_u64(p + at), s = gs_load_u64(p + at + 8), tl = gs_load_u64(p + at + 16);
 		at += 24;
 		if (tl > 4096 || at + tl > size)
 			return true;
@@ -73,9 +67,9 @@ size_t gs_hip_codeobj_span(const void *image)
 	size_t ml = sizeof(GS_BUNDLE_MAGIC) - 1;
 	if (memcmp(p, GS_BUNDLE_MAGIC, ml))
 		return 0;
-	uint64_t n = gs_rd64(p + ml), at = ml + 8, end = at;
+	uint64_t n = gs_load_u64(p + ml), at = ml + 8, end = at;
 	for (uint64_t i = 0; i < n && n < 4096; i++) {
-		uint64_t o = gs_rd64(p + at), s = gs_rd64(p + at + 8), tl = gs_rd64(p + at + 16);
+		uint64_t o = gs_load_u64(p + at), s = gs_load_u64(p + at + 8), tl = gs_load_u64(p + at + 16);
 		if (tl > 4096)
 			return 0;
 		at += 24 + tl;

@@ -1,0 +1,215 @@
+/*
+ * Arming (gs_arm.h): a learned sequence gets its own records (baked from
+ * the stream's history), is cut into chunks, and each chunk becomes a
+ * graph, built on the background builder (gs_build.c) or in place.  The
+ * builder hands a finished sequence back through gs_seq_t.handoff; the
+ * stream publishes it on its next call.
+ */
+#include "gs_arm.h"
+#include "gs_backend.h"
+#include "gs_build.h"
+#include "gs_clock.h"
+#include "gs_log.h"
+#include "gs_stream.h"
+#include "gs_trace.h"
+
+#include <stdlib.h>
+#include <sys/resource.h>
+
+/*
+ * Cut q into chunks, one graph each.  From the front: GRAPHSHIM_CHUNK_FIRST
+ * launches, doubling up to GRAPHSHIM_CHUNK_MAX, so the GPU starts early.
+ * When the host took longer than GRAPHSHIM_HOST_BOUND_US per launch while
+ * the sequence was learned (an interpreter between launches), the GPU keeps
+ * up with the host and only the last chunk's work is left after the last
+ * launch; so chunks also shrink towards the end, halving down to
+ * GRAPHSHIM_CHUNK_LAST.  A piece shorter than half its planned size joins
+ * its neighbour towards the middle.
+ */
+static bool gs_arm_plan(gs_seq_t *q)
+{
+	uint32_t max = (uint32_t)gs_config.chunk_max;
+	bool tail = q->host_ns > (uint64_t)(gs_config.host_bound_us * 1000.0);
+	uint32_t nf = 0, nb = 0, cap = 2;
+	uint32_t *front = malloc(cap * sizeof(*front)), *back = malloc(cap * sizeof(*back));
+	uint32_t f = (uint32_t)gs_config.chunk_first, b = (uint32_t)gs_config.chunk_last;
+	uint32_t rem = q->n;
+	bool ok = front && back;
+	while (ok && rem) {
+		if (nf == cap || nb == cap) {
+			cap *= 2;
+			uint32_t *nfp = realloc(front, cap * sizeof(*front));
+			if (nfp)
+				front = nfp;
+			uint32_t *nbp = realloc(back, cap * sizeof(*back));
+			if (nbp)
+				back = nbp;
+			if (!nfp || !nbp) {
+				ok = false;
+				break;
+			}
+		}
+		uint32_t take = f < rem ? f : rem;
+		if (nf && take < f / 2 && take < front[nf - 1] / 2)
+			front[nf - 1] += take; /* a short middle piece joins the front */
+		else
+			front[nf++] = take;
+		rem -= take;
+		f = f * 2 < max ? f * 2 : max;
+		if (!tail || !rem)
+			continue;
+		take = b < rem ? b : rem;
+		if (take < b / 2)
+			front[nf - 1] += take;
+		else
+			back[nb++] = take;
+		rem -= take;
+		b = b * 2 < max ? b * 2 : max;
+	}
+	uint32_t *end = ok ? calloc(nf + nb, sizeof(*end)) : NULL;
+	if (end) {
+		uint32_t at = 0, k = 0;
+		for (uint32_t i = 0; i < nf; i++)
+			end[k++] = at += front[i];
+		for (uint32_t i = nb; i-- > 0;)
+			end[k++] = at += back[i];
+		q->nchunks = k;
+		q->chunk_end = end;
+		q->graphs = calloc(k, sizeof(*q->graphs));
+	}
+	free(front);
+	free(back);
+	return !end || !q->graphs;
+}
+
+/*
+ * Give q its own records of ring[from .. from+n).  With `steal` the ring's
+ * record allocations themselves move to q and the ring slots are left empty
+ * (refilled by the next launches), so arming costs a pointer per record
+ * instead of a copy: a 1000-launch sequence was 130-380 us to copy.  The
+ * caller steals only records nothing else will read: a segment that is
+ * ending, or one it marks unlearnable.
+ */
+static bool gs_arm_bake(gs_stream_t *s, gs_seq_t *q, uint64_t from, bool steal)
+{
+	q->recs = calloc(q->n, sizeof(*q->recs));
+	if (!q->recs)
+		return true;
+	for (uint32_t i = 0; i < q->n; i++) {
+		gs_rec_t **slot = &s->ring[(from + i) % s->cap];
+		if (!*slot)
+			return true; /* taken already (a speculative build) */
+		if (steal) {
+			q->recs[i] = *slot;
+			*slot = NULL;
+		} else if (gs_rec_copy(&q->recs[i], *slot)) {
+			return true; /* gs_seq_release frees what was copied */
+		}
+		q->recs[i]->orig = NULL;
+	}
+	return false;
+}
+
+int gs_arm_build(gs_seq_t *q)
+{
+	int rc = 0;
+	for (uint32_t j = 0; j < q->nchunks && !rc; j++) {
+		uint32_t b = gs_seq_chunk_begin(q, j);
+		rc = gs_backend->graph_build((const gs_rec_t *const *)q->recs + b,
+					     q->chunk_end[j] - b, &q->graphs[j]);
+		if (!rc) /* the stream may replay it from now on */
+			__atomic_store_n(&q->ready, j + 1, __ATOMIC_RELEASE);
+	}
+	return rc;
+}
+
+/* Publish the result of a build; stream lock held. */
+static void gs_arm_built(gs_stream_t *s, gs_seq_t *q, int rc, uint64_t ns)
+{
+	GS_STAT_ADD(build_ns, ns);
+	gs_stats_max(&gs_stats.build_max_ns, ns);
+	q->build_ns += ns;
+	gs_trace_built(s->key.handle, q->id, q->n, ns, rc);
+	if (rc) {
+		GS_STAT_INC(fallbacks);
+		gs_log_once(GS_LOG_WARN, "building a graph of %u nodes failed (status %d); that sequence stays eager",
+			    q->n, rc);
+		q->state = GS_SEQ_FAILED;
+		gs_seq_uncount(s, q);
+		gs_seq_release(q);
+		return;
+	}
+	GS_STAT_INC(graphs);
+	q->state = GS_SEQ_ARMED;
+	q->mismatch_run = 0;
+	gs_gate_armed(q); /* its first_bloom bit was set when it was armed */
+}
+
+static bool gs_arm_now(gs_stream_t *s, gs_seq_t *q, uint64_t from, uint64_t host_ns, bool steal)
+{
+	uint32_t n = q->n;
+	q->host_ns = host_ns;
+	if (gs_seq_make_room(s, n, q))
+		return true; /* cannot fit even alone: stays learning */
+	if (gs_arm_bake(s, q, from, steal) || gs_arm_plan(q)) {
+		gs_seq_release(q);
+		return true;
+	}
+	gs_seq_count(s, q);
+	q->state = GS_SEQ_BUILDING;
+	q->ready = 0;
+	s->cache.first_bloom |= 1ULL << (q->first_shape & 63);
+	q->handoff = GS_HANDOFF_BUILDING;
+	if (gs_config.async_build && !gs_build_submit(q))
+		return false;
+	q->handoff = GS_HANDOFF_NONE;
+	uint64_t t0 = gs_clock_ns();
+	int rc = gs_arm_build(q);
+	gs_arm_built(s, q, rc, gs_clock_ns() - t0);
+	return rc != 0;
+}
+
+/* The calling thread's involuntary context switches so far (0 if unknown). */
+static long gs_arm_nivcsw(void)
+{
+	struct rusage ru;
+	return getrusage(RUSAGE_THREAD, &ru) ? 0 : ru.ru_nivcsw;
+}
+
+/*
+ * Arming is the one place a launch call waits for learning, so its time is
+ * kept (arm_max_ns), and whether the scheduler took the thread's CPU during
+ * it (arm_preempted): a slow arm the thread spent switched out was the
+ * CPU's, not graphshim's work (GRAPHSHIM_BUILD_SCHED).  A sequence arms
+ * once, so the two system calls are not on any per-launch path.
+ */
+bool gs_arm_seq(gs_stream_t *s, gs_seq_t *q, uint64_t from, uint64_t host_ns, unsigned how)
+{
+	if (how & GS_ARM_SPEC)
+		q->spec = true;
+	long sw = gs_arm_nivcsw();
+	uint64_t t0 = gs_clock_ns();
+	bool failed = gs_arm_now(s, q, from, host_ns, (how & GS_ARM_STEAL) != 0);
+	gs_stats_max(&gs_stats.arm_max_ns, gs_clock_ns() - t0);
+	if (gs_arm_nivcsw() != sw)
+		GS_STAT_INC(arm_preempted);
+	if (failed && (how & GS_ARM_SPEC))
+		q->spec = false;
+	return failed;
+}
+
+void gs_arm_publish(gs_stream_t *s)
+{
+	for (gs_seq_t *q = s->cache.lru; q && __atomic_load_n(&s->cache.built, __ATOMIC_ACQUIRE);
+	     q = q->next) {
+		/* A sequence in the match in progress waits: a failed build
+		 * releases graphs the match may still launch. */
+		if (q->state != GS_SEQ_BUILDING ||
+		    __atomic_load_n(&q->handoff, __ATOMIC_ACQUIRE) != GS_HANDOFF_BUILT ||
+		    gs_match_has(&s->match, q))
+			continue;
+		q->handoff = GS_HANDOFF_NONE;
+		__atomic_sub_fetch(&s->cache.built, 1, __ATOMIC_ACQ_REL);
+		gs_arm_built(s, q, q->build_rc, q->build_dt);
+	}
+}

@@ -1,0 +1,34 @@
+/*
+ * Arming: a learned sequence becomes graphs.  Its records are baked (taken
+ * from the stream's history), cut into chunks, and built, one graph a
+ * chunk, on the background builder or in place; the stream publishes a
+ * finished build on its next call.  Stream lock held throughout.
+ */
+#ifndef GS_ARM_H
+#define GS_ARM_H
+
+#include "gs_common.h"
+
+typedef struct gs_seq gs_seq_t;
+typedef struct gs_stream gs_stream_t;
+
+/* How gs_arm_seq() takes the records. */
+enum {
+	/* The history's records move to the sequence (nothing else will read them). */
+	GS_ARM_STEAL = 1u << 0,
+	/* A guess, built before the sequence repeated: not matched until it does. */
+	GS_ARM_SPEC = 1u << 1,
+};
+
+/*
+ * Arm q from the history's records [from, from + q->n); host_ns is the
+ * host time per launch measured while they arrived.  True when it failed
+ * (q stays learning).
+ */
+bool gs_arm_seq(gs_stream_t *s, gs_seq_t *q, uint64_t from, uint64_t host_ns, unsigned how);
+/* Build q's graphs now (the caller's thread); 0 or the backend's status. */
+int gs_arm_build(gs_seq_t *q);
+/* Publish what the builder finished for s. */
+void gs_arm_publish(gs_stream_t *s);
+
+#endif /* GS_ARM_H */

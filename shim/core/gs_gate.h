@@ -1,0 +1,77 @@
+/*
+ * The gate: eager or graph, by measurement on the GPU (see gs_gate.c).
+ * Each armed sequence has a gs_gate_t (its trial, timers and decision);
+ * each stream a gs_gate_pass_t (what was chosen for the pass in
+ * progress, and whose timer runs for it).
+ */
+#ifndef GS_GATE_H
+#define GS_GATE_H
+
+#include "gs_common.h"
+
+typedef struct gs_seq gs_seq_t;
+typedef struct gs_stream gs_stream_t;
+
+/* GPU timers a sequence may have in flight, and samples kept per kind. */
+#define GS_GATE_TIMERS 4
+#define GS_GATE_MAX_SAMPLES 15
+
+/*
+ * The gate's state per armed sequence; X(NAME, "name").  REPLAY: replay
+ * (decided, forced, or no timers).  EAGER: eager passes (decided or
+ * forced).  TRIAL: timing eager and replayed passes in turn.
+ */
+#define GS_GATE_STATES(X)                                                     \
+	X(REPLAY, "replay")                                                   \
+	X(EAGER, "eager")                                                     \
+	X(TRIAL, "trial")
+
+typedef enum gs_gate_state {
+#define GS_X(n, s) GS_GATE_S_##n,
+	GS_GATE_STATES(GS_X)
+#undef GS_X
+	GS_GATE_NSTATES
+} gs_gate_state_t;
+
+/* Per armed sequence (gs_seq_t.gate). */
+typedef struct gs_gate {
+	uint8_t state;     /* gs_gate_state_t */
+	uint32_t warm;     /* replays to run before one is timed */
+	uint8_t ne, nr;    /* samples read in this trial */
+	uint8_t se, sr;    /* timed passes completed in this trial */
+	uint8_t started;   /* timed passes begun in this trial, completed or cut */
+	int8_t running;    /* the timer of the pass in progress, or -1 */
+	bool off;          /* no timers: replay, never measured again */
+	uint8_t tstate[GS_GATE_TIMERS];
+	void *timer[GS_GATE_TIMERS];
+	uint32_t e_ns[GS_GATE_MAX_SAMPLES], r_ns[GS_GATE_MAX_SAMPLES];
+	uint64_t passes;   /* passes since the last decision */
+	uint64_t eager_ns, replay_ns; /* the medians behind the last decision */
+	uint32_t trials;   /* decisions made */
+} gs_gate_t;
+
+/* Per stream (gs_stream_t.pass): the pass in progress. */
+typedef struct gs_gate_pass {
+	gs_seq_t *seq;   /* the candidate the gate chose this pass's kind for */
+	bool eager;      /* ... and whether the pass goes eagerly */
+	gs_seq_t *timed; /* the sequence whose timer runs for this pass */
+} gs_gate_pass_t;
+
+/* q was just armed: start its gate afresh. */
+void gs_gate_armed(gs_seq_t *q);
+/* A pass over q begins on s: true when it goes eagerly.  May start a timer. */
+bool gs_gate_begin(gs_stream_t *s, gs_seq_t *q);
+/* Whether a pass over q, which became the sole candidate, goes eagerly. */
+bool gs_gate_eager(const gs_stream_t *s, const gs_seq_t *q);
+/* The pass over q completed (eagerly or replayed): stop its timer. */
+void gs_gate_complete(gs_stream_t *s, gs_seq_t *q, bool eager);
+/* The pass ended incomplete: its timing is dropped. */
+void gs_gate_abandon(gs_stream_t *s);
+/* q leaves s's matching (retired or dropped): forget it there. */
+void gs_gate_forget(gs_stream_t *s, const gs_seq_t *q);
+/* Destroy q's timers (any thread; touches no stream). */
+void gs_gate_release(gs_seq_t *q);
+/* "replay", "eager", "trial", "off" (untimed) or "none" (not armed). */
+const char *gs_gate_state_name(const gs_seq_t *q);
+
+#endif /* GS_GATE_H */

@@ -1,0 +1,140 @@
+/*
+ * Learning (gs_learn.h): every record kept extends its segment's hash and,
+ * in a long segment, feeds period detection; every boundary ends the
+ * segment, which is then a sighting of a sequence (new, repeating, armed
+ * at GRAPHSHIM_LEARN_REPS, or retired and cooling down).  When a segment
+ * one sighting short of learning is followed by one that begins the same
+ * way, its graphs are built early (speculation).
+ */
+#include "gs_arm.h"
+#include "gs_clock.h"
+#include "gs_learn.h"
+#include "gs_stream.h"
+#include "gs_trace.h"
+
+/* Push one record into period detection; arm what it finds. */
+static void gs_learn_period(gs_stream_t *s, const gs_rec_t *r, uint64_t at)
+{
+	uint32_t len = gs_period_push(&s->period, r->hash, (uint32_t)gs_config.min_seq,
+				      (uint32_t)gs_config.learn_reps);
+	if (!len || len > (uint32_t)gs_config.max_seq)
+		return;
+	uint64_t from = at + 1 - len;
+	uint64_t id = gs_seq_id(s, from, len);
+	if (!id)
+		return;
+	gs_seq_t *q = gs_seq_find(s, id);
+	if (q && q->state != GS_SEQ_LEARNING) {
+		gs_seq_periodic(q, 0);
+		return;
+	}
+	if (!q && !(q = gs_seq_add(s, id, len, gs_stream_at(s, from)->shape)))
+		return;
+	gs_seq_periodic(q, (uint64_t)gs_config.learn_reps);
+	GS_STAT_INC(periods);
+	gs_trace_learned(s->key.handle, id, len, "period");
+	uint64_t span = at + 1 - s->seg.start;
+	/* Records held by a match in progress must stay; otherwise take them,
+	 * and the segment they came from can no longer be learned. */
+	bool steal = s->match.ncands == 0;
+	gs_arm_seq(s, q, from, span ? (gs_clock_ns() - s->seg.t0) / span : 0,
+		   steal ? GS_ARM_STEAL : 0);
+	if (steal)
+		s->seg.bad = true;
+}
+
+void gs_learn_record(gs_stream_t *s, const gs_rec_t *r, uint64_t at)
+{
+	s->seg.hash = gs_hash_step(s->seg.hash, r->shape);
+	uint64_t len = at - s->seg.start + 1;
+	if (len * 2 >= s->cap && s->cap < gs_stream_ring_max())
+		gs_stream_grow(s);
+	if (len >= s->cap)
+		s->seg.bad = true; /* older records of the segment are overwritten */
+	if (!gs_config.period)
+		return;
+	if (!s->seg.period_on) {
+		uint64_t after = (uint64_t)gs_config.period_after;
+		if (after > gs_stream_ring_max() - 1)
+			after = gs_stream_ring_max() - 1;
+		if (len < after)
+			return;
+		/* A long segment: detection starts, fed what the history holds of it. */
+		if (!s->period.cap && gs_period_init(&s->period, gs_stream_ring_max()))
+			return;
+		s->seg.period_on = true;
+		gs_period_reset(&s->period);
+		uint64_t keep = s->cap - 1; /* the records the history still holds */
+		uint64_t b = at + 1 >= keep && at + 1 - keep > s->seg.start ? at + 1 - keep : s->seg.start;
+		for (uint64_t i = b; i < at; i++) {
+			const gs_rec_t *o = gs_stream_at(s, i);
+			if (o)
+				gs_learn_period(s, o, i);
+			else
+				gs_period_reset(&s->period); /* taken: start after it */
+		}
+	}
+	gs_learn_period(s, r, at);
+}
+
+void gs_learn_end(gs_stream_t *s)
+{
+	if (__atomic_load_n(&s->lane.cold, __ATOMIC_RELAXED)) {
+		gs_cold_end(s);
+		return;
+	}
+	uint64_t len = s->pos - s->seg.start;
+	bool repeated = s->seg.matched;
+	if (len >= (uint64_t)gs_config.min_seq && !s->seg.bad) {
+		uint64_t id = gs_hash_step(s->seg.hash, len);
+		gs_seq_t *q = gs_seq_find(s, id);
+		if (q) {
+			repeated = true;
+		} else {
+			q = gs_seq_add(s, id, (uint32_t)len, gs_stream_at(s, s->seg.start)->shape);
+			if (q)
+				gs_trace_learned(s->key.handle, id, (uint32_t)len, "boundary");
+		}
+		if (q) {
+			gs_seq_sighted(s, q);
+			if (gs_config.speculate && gs_config.async_build && gs_config.learn_reps > 1 &&
+			    q->state == GS_SEQ_LEARNING && q->seen + 1 == (uint64_t)gs_config.learn_reps) {
+				s->seg.last_id = q->id;
+				s->seg.last_start = s->seg.start;
+				s->seg.last_host_ns = (gs_clock_ns() - s->seg.t0) / len;
+			}
+			if (q->state == GS_SEQ_LEARNING && q->seen >= (uint64_t)gs_config.learn_reps)
+				gs_arm_seq(s, q, s->seg.start, (gs_clock_ns() - s->seg.t0) / len, GS_ARM_STEAL);
+			else
+				gs_seq_cooled(q, s->seg.start); /* sightings after the one that retired it count */
+		}
+	}
+	gs_learn_begin(&s->seg, &s->period, s->pos);
+	gs_cold_ended(s, len, repeated);
+}
+
+/*
+ * Replay by the third sighting of a step.  Learning arms a sequence at the
+ * end of its GRAPHSHIM_LEARN_REPS-th sighting, but its graphs take longer to
+ * build than a step of small kernels takes to issue (1.2-2.7 ms against
+ * 0.9 ms for 256 launches on an H100), so the next sighting ran eagerly
+ * while they were built.  When a segment that was one sighting short of
+ * learning is followed by one that begins with the same record shape, its
+ * records (still in the ring, taken as they are) go to the builder now; the
+ * sequence is not matched (`spec`) until the segment ending confirms the
+ * repeat, and then replays the chunks built so far.  A guess that does not
+ * repeat costs one build on the builder thread.
+ */
+void gs_learn_speculate(gs_stream_t *s, const gs_rec_t *r)
+{
+	uint64_t id = s->seg.last_id;
+	s->seg.last_id = 0;
+	gs_seq_t *q = gs_seq_find(s, id);
+	if (!q || q->state != GS_SEQ_LEARNING || q->first_shape != r->shape ||
+	    s->pos - s->seg.last_start > s->cap)
+		return; /* another sequence, or its records are overwritten */
+	if (gs_arm_seq(s, q, s->seg.last_start, s->seg.last_host_ns, GS_ARM_STEAL | GS_ARM_SPEC))
+		return;
+	GS_STAT_INC(speculated);
+	gs_trace_learned(s->key.handle, q->id, q->n, "speculative");
+}

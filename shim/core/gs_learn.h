@@ -1,0 +1,51 @@
+/*
+ * Learning: the segment a stream is in (the records since its last
+ * boundary), what a boundary makes of it (a sighting of a sequence, an
+ * arming, a speculative build), and period detection for segments that
+ * never end.  See docs/how-it-works.md, "Learning".
+ */
+#ifndef GS_LEARN_H
+#define GS_LEARN_H
+
+#include "gs_period.h"
+#include "gs_rec.h"
+
+typedef struct gs_stream gs_stream_t;
+
+/* The learning segment of a stream (gs_stream_t.seg). */
+typedef struct gs_segment {
+	uint64_t start;   /* the position of its first record */
+	uint64_t hash;    /* its records' shapes, chained */
+	bool bad;         /* overflowed, or held a failed launch: not learnable */
+	bool matched;     /* some launch of it was matched against an armed sequence */
+	uint64_t t0;      /* when its first record arrived */
+	const void *thread; /* the thread that issued its last launch */
+	/* The segment that just ended, when its sequence was one sighting short
+	 * of learning: if the next segment begins the same way, its graphs are
+	 * built now (gs_learn_speculate). */
+	uint64_t last_id, last_start, last_host_ns;
+	/* Period detection runs only in segments longer than
+	 * GRAPHSHIM_PERIOD_AFTER (its tables are allocated then, and the
+	 * segment's earlier records are fed from the history). */
+	bool period_on;
+} gs_segment_t;
+
+/* A new segment begins at position pos. */
+static inline void gs_learn_begin(gs_segment_t *g, gs_period_t *p, uint64_t pos)
+{
+	g->start = pos;
+	g->hash = 0;
+	g->bad = false;
+	g->matched = false;
+	g->period_on = false;
+	gs_period_reset(p);
+}
+
+/* Learning on every record kept at position at: the segment's hash, periods. */
+void gs_learn_record(gs_stream_t *s, const gs_rec_t *r, uint64_t at);
+/* The end of a segment (a boundary): learn it, then start the next one. */
+void gs_learn_end(gs_stream_t *s);
+/* A segment begins with r: build the last one's sequence if r may repeat it. */
+void gs_learn_speculate(gs_stream_t *s, const gs_rec_t *r);
+
+#endif /* GS_LEARN_H */

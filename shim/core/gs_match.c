@@ -1,0 +1,136 @@
+/*
+ * Matching (gs_match.h).  When a record arrives and no match is in
+ * progress, the armed sequences whose first record has its shape become
+ * candidates (sequences learned between boundaries only at the start of a
+ * segment; periodic ones anywhere).  Matching records are held; candidates
+ * that disagree drop out.  Once one candidate is left, its complete chunks
+ * go to replay (or, on a pass the gate sends eagerly, each record as it
+ * comes).  A record that matches no candidate ends the match.
+ */
+#include "gs_match.h"
+#include "gs_replay.h"
+#include "gs_stream.h"
+#include "gs_trace.h"
+
+static void gs_match_held(gs_stream_t *s, uint32_t nheld)
+{
+	uint32_t before = s->match.nheld;
+	__atomic_store_n(&s->match.nheld, nheld, __ATOMIC_RELEASE);
+	if (!before && nheld)
+		__atomic_fetch_add(&gs_hot.held_streams, 1, __ATOMIC_RELAXED);
+	else if (before && !nheld)
+		__atomic_fetch_sub(&gs_hot.held_streams, 1, __ATOMIC_RELAXED);
+}
+
+static void gs_match_clear(gs_stream_t *s)
+{
+	gs_gate_abandon(s);
+	s->pass.seq = NULL;
+	s->match.ncands = 0;
+	s->match.done = NULL;
+	s->match.chunk = 0;
+	s->match.submitted = 0;
+	s->match.pass_clean = true;
+	gs_match_held(s, 0);
+}
+
+void gs_match_end(gs_stream_t *s, gs_mismatch_reason_t why, const gs_rec_t *got, bool charge)
+{
+	gs_match_t *m = &s->match;
+	uint32_t nheld = m->nheld;
+	if (m->done) {
+		if (gs_gate_eager(s, m->done))
+			gs_replay_eager(s, m->done);
+		else
+			gs_replay_ready(s, m->done);
+	} else if (charge && m->ncands && gs_seq_matchable(m->cands[0])) {
+		gs_replay_mismatch(s, m->cands[0], why, nheld, got);
+	}
+	gs_replay_release(s, m->submitted, nheld);
+	gs_match_clear(s);
+}
+
+static bool gs_match_start(gs_stream_t *s, gs_rec_t *r, uint64_t at);
+
+/* Hold r as the next record of the current match, or end the match. */
+static bool gs_match_next(gs_stream_t *s, gs_rec_t *r, uint64_t at)
+{
+	gs_match_t *m = &s->match;
+	uint32_t k = m->nheld, keep = 0;
+	for (uint32_t i = 0; i < m->ncands; i++) {
+		gs_seq_t *q = m->cands[i];
+		if (gs_seq_matchable(q) && q->n > k && gs_rec_same_shape(q->recs[k], r))
+			m->cands[keep++] = q;
+	}
+	if (!keep) {
+		gs_match_end(s, GS_MISMATCH_STRUCTURE, r, true);
+		return gs_match_start(s, r, at);
+	}
+	m->ncands = keep;
+	s->seg.matched = true;
+	gs_match_held(s, k + 1);
+	GS_STAT_INC(held);
+	if (gs_trace_on)
+		gs_trace_launch(m->api ? m->api : "held", s->key.handle, r, "held");
+	bool longer = false;
+	for (uint32_t i = 0; i < keep; i++) {
+		if (m->cands[i]->n == k + 1)
+			m->done = m->cands[i];
+		else
+			longer = true;
+	}
+	/*
+	 * With one candidate left (or one complete and none longer), its
+	 * complete chunks go now; once the longer one commits a chunk, a
+	 * shorter complete candidate can no longer be replayed on its own.
+	 */
+	gs_seq_t *q = !longer ? m->done : (keep == 1 ? m->cands[0] : NULL);
+	if (!q)
+		return true;
+	if (gs_gate_eager(s, q)) {
+		if (gs_replay_eager(s, q))
+			gs_match_clear(s);
+		return true;
+	}
+	uint32_t before = m->chunk;
+	if (gs_replay_ready(s, q)) {
+		gs_replay_release(s, m->submitted, m->nheld);
+		gs_match_clear(s);
+		return true;
+	}
+	if (m->chunk > before && q != m->done)
+		m->done = NULL;
+	if (m->chunk == q->nchunks)
+		gs_match_clear(s);
+	return true;
+}
+
+uint32_t gs_match_starts(const gs_stream_t *s, const gs_rec_t *r, bool anchored, gs_seq_t **out)
+{
+	if (!(s->cache.first_bloom & (1ULL << (r->shape & 63))))
+		return 0;
+	uint32_t n = 0;
+	for (gs_seq_t *q = s->cache.lru; q && n < GS_MAX_CANDS; q = q->next)
+		if (gs_seq_matchable(q) && q->first_shape == r->shape && (q->periodic || anchored) &&
+		    gs_rec_same_shape(q->recs[0], r))
+			out[n++] = q;
+	return n;
+}
+
+/* Begin matching at r if an armed sequence may start there. */
+static bool gs_match_start(gs_stream_t *s, gs_rec_t *r, uint64_t at)
+{
+	uint32_t n = gs_match_starts(s, r, at == s->seg.start, s->match.cands);
+	if (!n)
+		return false;
+	gs_match_clear(s);
+	s->match.ncands = n;
+	s->match.held_start = at;
+	gs_gate_begin(s, s->match.cands[0]);
+	return gs_match_next(s, r, at);
+}
+
+bool gs_match_launch(gs_stream_t *s, gs_rec_t *r, uint64_t at)
+{
+	return s->match.ncands ? gs_match_next(s, r, at) : gs_match_start(s, r, at);
+}

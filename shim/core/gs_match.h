@@ -1,0 +1,60 @@
+/*
+ * Matching: holding a stream's incoming records while they follow an
+ * armed sequence, narrowing the candidates, and handing complete chunks
+ * to replay (gs_replay.h).  See docs/how-it-works.md, "Matching and
+ * replay".  Stream lock held throughout.
+ */
+#ifndef GS_MATCH_H
+#define GS_MATCH_H
+
+#include "gs_stats.h"
+#include "gs_rec.h"
+
+typedef struct gs_seq gs_seq_t;
+typedef struct gs_stream gs_stream_t;
+
+/* Armed sequences that may match one prefix at once. */
+#define GS_MAX_CANDS 8
+
+/* The match in progress on a stream (gs_stream_t.match). */
+typedef struct gs_match {
+	/* Held records are the history's [held_start, held_start + nheld). */
+	uint32_t nheld; /* read without the lock by cross-stream flushes */
+	uint64_t held_start;
+	uint32_t ncands;
+	gs_seq_t *cands[GS_MAX_CANDS];
+	gs_seq_t *done; /* a candidate already complete while longer ones go on */
+	uint32_t chunk; /* next chunk of the sole candidate to submit */
+	uint32_t submitted; /* held records already submitted (graph or eager) */
+	bool pass_clean;/* no mismatch so far in this pass over the sequence */
+	const char *api;/* the entry point of the launch in progress, for the trace */
+	uint32_t *diffs;/* scratch: indices of records that need a patch */
+} gs_match_t;
+
+/* Whether q takes part in the match in progress. */
+static inline bool gs_match_has(const gs_match_t *m, const gs_seq_t *q)
+{
+	for (uint32_t i = 0; i < m->ncands; i++)
+		if (m->cands[i] == q)
+			return true;
+	return m->done == q;
+}
+
+/*
+ * The armed sequences that may begin with r (at most GS_MAX_CANDS, into
+ * out); `anchored`: r begins a segment, where any may, not only periodic ones.
+ */
+uint32_t gs_match_starts(const gs_stream_t *s, const gs_rec_t *r, bool anchored, gs_seq_t **out);
+/*
+ * r, kept at position at, continues the match in progress or begins one.
+ * True when it is held (or already submitted with its chunk or pass).
+ */
+bool gs_match_launch(gs_stream_t *s, gs_rec_t *r, uint64_t at);
+/*
+ * End the match in progress: a complete candidate is replayed, held
+ * records not yet submitted go eagerly, in order.  With `charge` the
+ * sequence being matched counts a mismatch `why` (at record `got`).
+ */
+void gs_match_end(gs_stream_t *s, gs_mismatch_reason_t why, const gs_rec_t *got, bool charge);
+
+#endif /* GS_MATCH_H */

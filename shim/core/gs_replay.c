@@ -1,0 +1,174 @@
+/*
+ * Replay (gs_replay.h).  For each chunk of the sequence being matched,
+ * once its records have arrived:
+ *   1. revalidate: every argument byte of every held record is compared
+ *      with the record baked into the chunk's graph;
+ *   2. cost rule: with n records and d that differ, the chunk is patched
+ *      and launched when GRAPHSHIM_GRAPH_COST + d x GRAPHSHIM_PATCH_COST < n,
+ *      otherwise its records go eagerly and a DRIFT mismatch is counted;
+ *   3. patch each differing node (only later launches see it);
+ *   4. launch the chunk's graph on the stream.
+ */
+#include "gs_backend.h"
+#include "gs_log.h"
+#include "gs_replay.h"
+#include "gs_stream.h"
+#include "gs_trace.h"
+
+#include <stdio.h>
+
+/* Submit held records [from, to) eagerly, in order; `gated`: by the gate's choice. */
+static void gs_replay_submit(gs_stream_t *s, uint32_t from, uint32_t to, bool gated)
+{
+	for (uint32_t i = from; i < to; i++) {
+		gs_rec_t *r = gs_stream_at(s, s->match.held_start + i);
+		int rc = gs_backend->submit(r, s->key.handle);
+		if (gated)
+			GS_STAT_INC(gated);
+		else
+			GS_STAT_INC(released);
+		if (gs_trace_on)
+			gs_trace_launch(gated ? (s->match.api ? s->match.api : "gated") : "release",
+					s->key.handle, r, gated ? "eager" : "released");
+		if (rc) {
+			/* The launch already returned success to the application, as a
+			 * launch whose failure shows up asynchronously would. */
+			GS_STAT_INC(fallbacks);
+			gs_log_once(GS_LOG_WARN, "a held launch failed when submitted (status %d)", rc);
+		}
+	}
+}
+
+void gs_replay_release(gs_stream_t *s, uint32_t from, uint32_t to)
+{
+	gs_replay_submit(s, from, to, false);
+}
+
+bool gs_replay_eager(gs_stream_t *s, gs_seq_t *q)
+{
+	gs_match_t *m = &s->match;
+	uint32_t end = m->nheld < q->n ? m->nheld : q->n;
+	gs_replay_submit(s, m->submitted, end, true);
+	m->submitted = end;
+	if (q != m->done)
+		m->done = NULL; /* its records are gone: it can no longer replay */
+	if (end < q->n)
+		return false;
+	gs_seq_passed(s, q, true, true);
+	gs_gate_complete(s, q, true);
+	return true;
+}
+
+void gs_replay_mismatch(gs_stream_t *s, gs_seq_t *q, gs_mismatch_reason_t why, uint32_t pos,
+			const gs_rec_t *got)
+{
+	GS_STAT_INC(mismatches);
+	GS_STAT_INC(mismatch_by[why]);
+	if (gs_trace_on) {
+		const gs_rec_t *want = pos < q->n && q->recs ? q->recs[pos] : NULL;
+		const char *field = "length";
+		char e[64] = "", g[64] = "";
+		if (want && got) {
+			field = gs_rec_diff_field(want, got);
+			if (!strcmp(field, "args")) {
+				int a = gs_rec_first_diff(want, got);
+				snprintf(e, sizeof(e), "arg %d", a);
+				field = e;
+			}
+			snprintf(g, sizeof(g), "%016llx", (unsigned long long)got->hash);
+		}
+		gs_trace_mismatch(s->key.handle, q->id, pos, why, field, NULL, got ? g : NULL);
+	}
+	gs_seq_mismatch(s, q);
+}
+
+/* Patching is worth it while a graph launch plus the patches cost less than
+ * submitting every record eagerly (costs in units of one eager launch). */
+static bool gs_replay_worth(uint32_t n, uint32_t ndiff)
+{
+	return gs_config.graph_cost + ndiff * gs_config.patch_cost < (double)n;
+}
+
+/*
+ * The backend failed while replaying records [b, e) of q: they go eagerly,
+ * in order, and q retires (its graph may no longer match what it holds).
+ * Each kind of failure is logged once.  Returns true (the match ends).
+ */
+static bool gs_replay_failed(gs_stream_t *s, gs_seq_t *q, uint32_t b, uint32_t e,
+			     gs_mismatch_reason_t why, uint32_t pos, const gs_rec_t *r, int rc)
+{
+	static int logged[GS_MISMATCH_NREASONS];
+	const char *what = why == GS_MISMATCH_PATCH_FAILED ? "graph_patch" : "graph_launch";
+	GS_STAT_INC(fallbacks);
+	gs_trace_fallback(what, rc);
+	if (!__atomic_exchange_n(&logged[why], 1, __ATOMIC_RELAXED))
+		gs_log(GS_LOG_WARN, "%s failed (status %d); that sequence goes eager", what, rc);
+	gs_replay_release(s, b, e);
+	gs_replay_mismatch(s, q, why, pos, r);
+	gs_seq_retire(s, q);
+	return true;
+}
+
+/*
+ * Submit chunk j of q over the held records it covers: revalidate every
+ * byte, patch what drifted, launch the chunk's graph.  Drift past the cost
+ * rule releases the chunk's records eagerly.  A backend failure releases
+ * them too and retires q; then the function returns true and the caller
+ * ends the match.
+ */
+static bool gs_replay_chunk(gs_stream_t *s, gs_seq_t *q, uint32_t j)
+{
+	gs_match_t *m = &s->match;
+	uint32_t b = gs_seq_chunk_begin(q, j), e = q->chunk_end[j], ndiff = 0;
+	if (j >= __atomic_load_n(&q->ready, __ATOMIC_ACQUIRE)) {
+		/* Still being built: this chunk goes eagerly, the pass goes on. */
+		m->submitted = e;
+		gs_replay_release(s, b, e);
+		return false;
+	}
+	for (uint32_t i = b; i < e; i++)
+		if (gs_rec_first_diff(q->recs[i], gs_stream_at(s, m->held_start + i)) >= 0)
+			m->diffs[ndiff++] = i;
+	m->submitted = e;
+	if (ndiff && !gs_replay_worth(e - b, ndiff)) {
+		m->pass_clean = false;
+		gs_replay_mismatch(s, q, GS_MISMATCH_DRIFT, m->diffs[0],
+				   gs_stream_at(s, m->held_start + m->diffs[0]));
+		gs_replay_release(s, b, e);
+		return q->state != GS_SEQ_ARMED;
+	}
+	for (uint32_t k = 0; k < ndiff; k++) {
+		uint32_t i = m->diffs[k];
+		const gs_rec_t *r = gs_stream_at(s, m->held_start + i);
+		int rc = gs_backend->graph_patch(q->graphs[j], i - b, r);
+		if (rc)
+			return gs_replay_failed(s, q, b, e, GS_MISMATCH_PATCH_FAILED, i, r, rc);
+		gs_seq_rebake(q, i, r);
+	}
+	int rc = gs_backend->graph_launch(q->graphs[j], s->key.handle);
+	if (rc)
+		return gs_replay_failed(s, q, b, e, GS_MISMATCH_LAUNCH_FAILED, b, NULL, rc);
+	GS_STAT_INC(replays);
+	GS_STAT_ADD(replayed, e - b);
+	if (ndiff) {
+		GS_STAT_ADD(patches, ndiff);
+		GS_STAT_INC(patched_replays);
+		gs_seq_patched(q, ndiff);
+	}
+	if (gs_trace_on)
+		gs_trace_replay(s->key.handle, q->id, e - b, ndiff, j);
+	return false;
+}
+
+bool gs_replay_ready(gs_stream_t *s, gs_seq_t *q)
+{
+	gs_match_t *m = &s->match;
+	while (m->chunk < q->nchunks && q->chunk_end[m->chunk] <= m->nheld)
+		if (gs_replay_chunk(s, q, m->chunk++))
+			return true;
+	if (m->chunk == q->nchunks) {
+		gs_seq_passed(s, q, false, m->pass_clean);
+		gs_gate_complete(s, q, false);
+	}
+	return false;
+}

@@ -1,0 +1,147 @@
+/*
+ * Sequences: a run of records learned on a stream, its graphs once armed,
+ * and its figures; and each stream's cache of them (gs_seq_cache_t:
+ * hashed by id, kept on an LRU list, bounded in count and in graph nodes).
+ * The sequence's own bookkeeping (sightings, passes, mismatches, patches,
+ * cool-down) goes through the functions below; arming (chunks, baking,
+ * building) is gs_arm.h.
+ */
+#ifndef GS_SEQ_H
+#define GS_SEQ_H
+
+#include "gs_gate.h"
+#include "gs_hash.h"
+#include "gs_rec.h"
+#include "gs_stats.h"
+
+typedef struct gs_seq gs_seq_t;
+typedef struct gs_stream gs_stream_t;
+
+/* The builder hand-off (gs_seq_t.handoff). */
+enum { GS_HANDOFF_NONE, GS_HANDOFF_BUILDING, GS_HANDOFF_BUILT, GS_HANDOFF_CANCELLED };
+
+struct gs_seq {
+	uint64_t id;          /* hash of every record's shape and the length */
+	uint64_t first_shape; /* shape of record 0, where matching may begin */
+	uint32_t n;
+	gs_seq_state_t state;
+	bool periodic;   /* may begin anywhere, not only after a boundary */
+	gs_rec_t **recs; /* baked records (armed only) */
+	/*
+	 * A replay is submitted in chunks, one graph each, so the GPU starts on
+	 * the first chunk while the host is still issuing the rest.  Chunk j
+	 * covers records [chunk_end[j-1], chunk_end[j]).
+	 */
+	uint32_t nchunks;
+	uint32_t *chunk_end;
+	uint64_t host_ns;/* host time per launch when it was learned (wall clock) */
+	void **graphs;   /* the backend's instantiated graphs (armed only) */
+	/*
+	 * Chunks whose graphs are ready, in order (atomic: the builder stores
+	 * graphs[j], then raises it).  A sequence still BUILDING replays its
+	 * ready chunks and sends the others eagerly.
+	 */
+	uint32_t ready;
+	bool spec;       /* built from its first sighting before it repeated: not matched yet */
+	uint64_t seen, replays, patches, mismatches, retirements, build_ns;
+	uint64_t eager_passes;  /* complete passes submitted eagerly by the gate's choice */
+	gs_gate_t gate;
+	uint32_t mismatch_run;  /* consecutive mismatches; a clean replay resets it */
+	long long cooldown_left;/* sightings until a retired sequence may learn again */
+	uint64_t retired_at;    /* stream position at retirement */
+	gs_seq_t *prev, *next;  /* LRU list, most recent first */
+	gs_stream_t *owner;     /* for the background builder */
+	/*
+	 * The builder hand-off, changed only by compare-and-swap: BUILDING ->
+	 * BUILT by the builder (the stream publishes it on its next call), or
+	 * BUILDING -> CANCELLED by the stream (the builder frees it).  The
+	 * builder never takes a stream lock, so a busy launch path cannot
+	 * starve it.
+	 */
+	int handoff;
+	int build_rc;
+	uint64_t build_dt;
+	bool counted;           /* its nodes are in the owner's budget */
+	gs_seq_t *job_next;     /* the builder's queue */
+	UT_hash_handle hh;
+};
+
+/* A stream's sequences (gs_stream_t.cache); guarded by the stream's lock. */
+typedef struct gs_seq_cache {
+	gs_seq_t *seqs;      /* hashed by id */
+	gs_seq_t *lru;       /* most recently used first */
+	uint32_t n;
+	uint64_t nodes;      /* nodes of armed sequences */
+	uint64_t first_bloom;/* bit (first_shape & 63) of every armed sequence */
+	uint32_t built;      /* sequences built and not yet published (atomic) */
+} gs_seq_cache_t;
+
+/* Whether q takes part in matching: armed, or building with a chunk ready. */
+static inline bool gs_seq_matchable(const gs_seq_t *q)
+{
+	return !q->spec && (q->state == GS_SEQ_ARMED ||
+			    (q->state == GS_SEQ_BUILDING && __atomic_load_n(&q->ready, __ATOMIC_ACQUIRE)));
+}
+
+/* The first record of chunk j of q. */
+static inline uint32_t gs_seq_chunk_begin(const gs_seq_t *q, uint32_t j)
+{
+	return j ? q->chunk_end[j - 1] : 0;
+}
+
+/* ---- the cache (stream lock held) ---- */
+
+/* The id of the n records at positions from.. of s's history; 0 when one is gone. */
+uint64_t gs_seq_id(const gs_stream_t *s, uint64_t from, uint32_t n);
+gs_seq_t *gs_seq_find(gs_stream_t *s, uint64_t id);
+/* A new sequence, learning; NULL when the cache cannot take one. */
+gs_seq_t *gs_seq_add(gs_stream_t *s, uint64_t id, uint32_t n, uint64_t first_shape);
+/* q was used: most recent in the LRU list. */
+void gs_seq_touch(gs_stream_t *s, gs_seq_t *q);
+/*
+ * Evict least recently used sequences until n more nodes fit; `keep`, the
+ * match's candidates and those being built stay.  True when they do not.
+ */
+bool gs_seq_make_room(gs_stream_t *s, uint32_t n, const gs_seq_t *keep);
+/* Count q's nodes into s's budget, or take them out. */
+void gs_seq_count(gs_stream_t *s, gs_seq_t *q);
+void gs_seq_uncount(gs_stream_t *s, gs_seq_t *q);
+/* Destroy q's graphs and baked records; touches nothing of its stream. */
+void gs_seq_release(gs_seq_t *q);
+/* Release q and free it (any thread). */
+void gs_seq_free(gs_seq_t *q);
+/* Drop every sequence of s; with release_graphs their graphs are destroyed. */
+void gs_seq_free_all(gs_stream_t *s, bool release_graphs);
+
+/* ---- bookkeeping (stream lock held) ---- */
+
+/* A boundary ended a segment that is q again. */
+void gs_seq_sighted(gs_stream_t *s, gs_seq_t *q);
+/*
+ * q was seen again in a segment that began at `from`: true when q was
+ * retired, its cool-down ends there, and it learns again from scratch.
+ */
+bool gs_seq_cooled(gs_seq_t *q, uint64_t from);
+/* Period detection found q: it may begin anywhere, and counts `seen` sightings more. */
+void gs_seq_periodic(gs_seq_t *q, uint64_t seen);
+/* A pass over q completed, eagerly (the gate's choice) or replayed; `clean`: no mismatch in it. */
+void gs_seq_passed(gs_stream_t *s, gs_seq_t *q, bool eager, bool clean);
+/* q mismatched; it retires at GRAPHSHIM_MISMATCH_LIMIT in a row. */
+void gs_seq_mismatch(gs_stream_t *s, gs_seq_t *q);
+/* Node i of q's graphs was patched with r's bytes: the baked record follows. */
+void gs_seq_rebake(gs_seq_t *q, uint32_t i, const gs_rec_t *r);
+/* A replay of q patched n nodes. */
+void gs_seq_patched(gs_seq_t *q, uint32_t n);
+/* Release q's graphs and send it eager (a no-op unless armed). */
+void gs_seq_retire(gs_stream_t *s, gs_seq_t *q);
+
+/* ---- figures ---- */
+
+/* q's figures for the statistics; stream lock held. */
+void gs_seq_info_fill(const gs_stream_t *s, const gs_seq_t *q, gs_seq_info_t *i);
+/* Copy up to max figures of dropped sequences; returns how many are kept. */
+size_t gs_seq_gone_info(gs_seq_info_t *out, size_t max);
+/* Forget them (engine restart in tests). */
+void gs_seq_gone_reset(void);
+
+#endif /* GS_SEQ_H */

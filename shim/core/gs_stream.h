@@ -1,0 +1,129 @@
+/*
+ * A stream's state, as the engine keeps it: its lane (gs_lane.h, the
+ * first cache line), its key and lock, its history of records, and one
+ * part per concern, each defined by the module that owns it:
+ *
+ *   seg    the learning segment          gs_learn.h
+ *   match  the match in progress         gs_match.h
+ *   pass   the gate's choice for it      gs_gate.h
+ *   cache  the stream's sequences        gs_seq.h
+ *   cold   its cold state                gs_cold.h
+ *   period period detection              gs_period.h
+ *
+ * And the stream table.  Locking: a global mutex guards the table; each
+ * stream has its own mutex guarding everything in it.  A thread holds at
+ * most one stream lock at a time and never takes the table lock while
+ * holding a stream lock, so there is no lock-order cycle.  Stream states
+ * are never freed while the engine runs: a thread may hold a pointer from
+ * its cache (gs_lane_cache), and a destroyed stream's state is emptied and
+ * kept for the next stream created.
+ */
+#ifndef GS_STREAM_H
+#define GS_STREAM_H
+
+#include "gs_cold.h"
+#include "gs_config.h"
+#include "gs_gate.h"
+#include "gs_hash.h"
+#include "gs_lane.h"
+#include "gs_learn.h"
+#include "gs_match.h"
+#include "gs_period.h"
+#include "gs_seq.h"
+
+#include <pthread.h>
+
+struct gs_stream {
+	/* First: the kind, and the cold segment (gs_lane.h), on one line. */
+	gs_lane_t lane;
+	gs_skey_t key;
+	pthread_mutex_t lock;
+
+	/*
+	 * Every record the stream saw, newest at pos-1.  The history starts
+	 * short and doubles whenever a segment reaches half of it, up to
+	 * max_seq + 1, so it always holds the segment in progress and the one
+	 * before: a stream that synchronizes every 256 launches keeps 512
+	 * records, not 4097, and its launches write into less memory (see
+	 * docs/performance.md, "Pass-through cost", for what that bought).
+	 * While the stream is cold pos does not move.
+	 */
+	gs_rec_t **ring;
+	uint32_t cap;
+	uint64_t pos;
+
+	gs_segment_t seg;
+	gs_match_t match;
+	gs_gate_pass_t pass;
+	gs_seq_cache_t cache;
+	gs_cold_t cold;
+	gs_period_t period;
+	UT_hash_handle hh;
+};
+
+/* The state whose lane l is (its first member). */
+static inline gs_stream_t *gs_stream_of(gs_lane_t *l)
+{
+	return (gs_stream_t *)(void *)l;
+}
+
+/* A token unique to the calling thread (the address of its stream cache). */
+static inline const void *gs_stream_thread(void)
+{
+	return &gs_lane_cache;
+}
+
+/* ---- the history ---- */
+
+/* The history's first size, and its largest: max_seq + 1. */
+#define GS_STREAM_RING_MIN 64u
+static inline uint32_t gs_stream_ring_max(void)
+{
+	return (uint32_t)gs_config.max_seq + 1;
+}
+
+/* The record at absolute position i (NULL when taken by an arming). */
+static inline gs_rec_t *gs_stream_at(const gs_stream_t *s, uint64_t i)
+{
+	return s->ring[i % s->cap];
+}
+
+/*
+ * Double the history (up to max_seq + 1), keeping every record at its
+ * position.  When memory is short it stays as it is.
+ */
+void gs_stream_grow(gs_stream_t *s);
+
+/* ---- the table ---- */
+
+/* Find or create the state of a stream (slow path of gs_stream_get). */
+gs_stream_t *gs_stream_lookup(uintptr_t handle, void *ctx, unsigned flags);
+
+/* Find or create the state of a stream; NULL when memory is short. */
+static inline gs_stream_t *gs_stream_get(uintptr_t handle, void *ctx, unsigned flags)
+{
+	unsigned gen = __atomic_load_n(&gs_hot.generation, __ATOMIC_ACQUIRE);
+	if (gs_lane_cache.lane && gs_lane_cache.key.handle == handle &&
+	    gs_lane_cache.key.ctx == ctx && gs_lane_cache.gen == gen)
+		return gs_stream_of(gs_lane_cache.lane);
+	return gs_stream_lookup(handle, ctx, flags);
+}
+
+void gs_stream_table_lock(void);
+void gs_stream_table_unlock(void);
+/* The first stream of the table (then s->hh.next); table lock held. */
+gs_stream_t *gs_stream_first(void);
+/* Take a stream out of the table (then: gs_stream_empty, gs_stream_keep); table lock held. */
+gs_stream_t *gs_stream_remove(uintptr_t handle, void *ctx);
+/* Take the first stream out of the table, NULL when it is empty; table lock held. */
+gs_stream_t *gs_stream_pop(void);
+/* Drop a removed stream's sequences and records; its lock held. */
+void gs_stream_empty(gs_stream_t *s);
+/* Keep an emptied stream's state for the next stream created; table lock held. */
+void gs_stream_keep(gs_stream_t *s);
+/* Free every stream state, in the table and kept (exit). */
+void gs_stream_free_all(void);
+/* In a forked child: forget every stream without touching its locks. */
+void gs_stream_forget(void);
+
+#endif /* GS_STREAM_H */
