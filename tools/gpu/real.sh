@@ -319,6 +319,8 @@ for f in sys.argv[1:]:
         d = json.load(open(f))
     except Exception:
         continue
+    if not isinstance(d, dict):
+        continue  # a trace
     c = d.get("counters", {})
     if "launches" in c and (best is None or c["launches"] > best[0]["launches"]):
         best = (c, d)
