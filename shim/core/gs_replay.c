@@ -127,7 +127,7 @@ static bool gs_replay_chunk(gs_stream_t *s, gs_seq_t *q, uint32_t j)
 		return false;
 	}
 	for (uint32_t i = b; i < e; i++)
-		if (gs_rec_first_diff(q->recs[i], gs_stream_at(s, m->held_start + i)) >= 0)
+		if (gs_rec_differs(q->recs[i], gs_stream_at(s, m->held_start + i)))
 			m->diffs[ndiff++] = i;
 	m->submitted = e;
 	if (ndiff && !gs_replay_worth(e - b, ndiff)) {

@@ -284,9 +284,8 @@ void gs_seq_mismatch(gs_stream_t *s, gs_seq_t *q)
 
 void gs_seq_rebake(gs_seq_t *q, uint32_t i, const gs_rec_t *r)
 {
-	/* Same shape, new bytes. */
-	memcpy(q->recs[i]->args, r->args, r->nbytes);
-	q->recs[i]->hash = r->hash;
+	/* Same shape, new operands: the same size, so the copy allocates nothing. */
+	gs_rec_copy(&q->recs[i], r);
 }
 
 void gs_seq_patched(gs_seq_t *q, uint32_t n)
