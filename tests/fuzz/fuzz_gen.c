@@ -26,7 +26,8 @@ const char *const fz_kind_names[FZ_NKINDS] = {
 #undef FZ_X
 };
 
-static const char *const kern_names[FZ_NKERN] = { "axpb", "mix", "add_scalar", "structk" };
+static const char *const kern_names[FZ_NKERN_ALL] = { "axpb", "mix", "add_scalar", "structk",
+							 "sub_scalar" };
 static const char *const form_names[FZ_NFORMS] = { "params", "extra", "ex", "kernel", "proc",
 						   "ex+attr" };
 static const char *const copy_names[FZ_NCOPY] = { "HtoDAsync", "DtoHAsync", "DtoDAsync",
@@ -323,7 +324,13 @@ static fz_op_t gen_single(gen_t *g)
 	return op;
 }
 
-enum { DR_ARG, DR_PTR, DR_GRID, DR_FORM, DR_INSERT, DR_SKIP, DR_REALLOC, DR_N };
+/*
+ * How a loop's body drifts: an argument, a pointer, the launch shape, the
+ * launch form, the kernel (another of the same parameter layout: a graph
+ * node's operand), a pointer that alternates from then on (an allocator's
+ * rotation), an inserted or skipped operation, a buffer reallocated.
+ */
+enum { DR_ARG, DR_PTR, DR_GRID, DR_FORM, DR_FUNC, DR_ROT, DR_INSERT, DR_SKIP, DR_REALLOC, DR_N };
 
 /* The drifted version of a loop body operation. */
 static fz_op_t drift_op(gen_t *g, fz_op_t op, int type)
@@ -335,6 +342,13 @@ static fz_op_t drift_op(gen_t *g, fz_op_t op, int type)
 		else
 			op.v[2] ^= (int32_t)(1 + rn(&g->r, 255));
 		break;
+	case DR_FUNC:
+		if (op.kind == FZ_K_LAUNCH && (op.sub == FZ_KN_ADD || op.sub == FZ_KN_SUB))
+			op.sub = op.sub == FZ_KN_ADD ? FZ_KN_SUB : FZ_KN_ADD;
+		else
+			op = drift_op(g, op, DR_GRID); /* no other kernel of its layout */
+		break;
+	case DR_ROT:
 	case DR_PTR:
 		if (op.kind == FZ_K_LAUNCH) {
 			op.b[0] = (int8_t)pick_kbuf(g, op.b[1], op.b[2]);
@@ -423,10 +437,12 @@ static void gen_loop(gen_t *g)
 			emit(g, r, it);
 		}
 		for (int j = 0; j < k; j++) {
-			bool active = drift && j == dj && (it == d || (persist && it > d));
+			bool active = drift && j == dj &&
+				      (dt == DR_ROT ? it >= d && (it - d) % 2 == 0
+						    : it == d || (persist && it > d));
 			if (active && dt == DR_SKIP)
 				continue;
-			emit(g, active && dt <= DR_FORM ? drifted : body[j], it);
+			emit(g, active && dt <= DR_ROT ? drifted : body[j], it);
 			if (active && dt == DR_INSERT)
 				emit(g, extra, it);
 		}
