@@ -61,29 +61,34 @@ static void k_mix(const gs_sim_dim_t *d, void **params)
 		dst[i] = s1[i] * 31u + (s2[i] ^ i);
 }
 
-/* p[i] += v + 3 * grid.x + block.x + shmem */
+/*
+ * add_scalar's and sub_scalar's v: the argument plus the launch's geometry
+ * and the launch attributes a replay must keep (zero without them), so a
+ * stale shape or a lost attribute changes memory.
+ */
+static uint32_t scalar_v(const gs_sim_dim_t *d, void **params)
+{
+	uint32_t v = ARG(uint32_t, 1);
+	v += 3u * d->grid[0] + d->block[0] + d->shmem;
+	v += 5u * d->cluster[0] + 7u * (uint32_t)d->priority;
+	kdelay(v + ARG(unsigned, 2));
+	return v;
+}
+
+/* p[i] += v */
 static void k_add_scalar(const gs_sim_dim_t *d, void **params)
 {
-	uint32_t *p = DEV(0);
-	uint32_t v = ARG(uint32_t, 1);
+	uint32_t *p = DEV(0), v = scalar_v(d, params);
 	unsigned n = ARG(unsigned, 2);
-	v += 3u * d->grid[0] + d->block[0] + d->shmem;
-	/* Launch attributes a replay must keep (zero without them). */
-	v += 5u * d->cluster[0] + 7u * (uint32_t)d->priority;
-	kdelay(v + n);
 	for (unsigned i = 0; i < n; i++)
 		p[i] += v;
 }
 
-/* add_scalar's layout, another result: p[i] = p[i] * 3 - (v + the same launch terms) */
+/* add_scalar's layout, another result: p[i] = p[i] * 3 - v */
 static void k_sub_scalar(const gs_sim_dim_t *d, void **params)
 {
-	uint32_t *p = DEV(0);
-	uint32_t v = ARG(uint32_t, 1);
+	uint32_t *p = DEV(0), v = scalar_v(d, params);
 	unsigned n = ARG(unsigned, 2);
-	v += 3u * d->grid[0] + d->block[0] + d->shmem;
-	v += 5u * d->cluster[0] + 7u * (uint32_t)d->priority;
-	kdelay(v + n);
 	for (unsigned i = 0; i < n; i++)
 		p[i] = p[i] * 3u - v;
 }
