@@ -427,6 +427,11 @@ static void gen_loop(gen_t *g)
 	int dt = (int)rn(&g->r, DR_N);
 	bool persist = rn(&g->r, 2);
 	fz_op_t drifted = drift_op(g, body[dj], dt);
+	/* A rotation moves every operation's buffer, in turn (an allocator's
+	 * other set of addresses): what variants are for. */
+	fz_op_t rot[6];
+	for (int j = 0; j < k; j++)
+		rot[j] = dt == DR_ROT ? drift_op(g, body[j], DR_ROT) : body[j];
 	extra = gen_launch(g, body[dj].st);
 	g->pinned_pct = 10;
 	for (int it = 0; it < reps; it++) {
@@ -437,12 +442,14 @@ static void gen_loop(gen_t *g)
 			emit(g, r, it);
 		}
 		for (int j = 0; j < k; j++) {
-			bool active = drift && j == dj &&
-				      (dt == DR_ROT ? it >= d && (it - d) % 2 == 0
-						    : it == d || (persist && it > d));
+			if (drift && dt == DR_ROT) {
+				emit(g, it >= d && (it - d) % 2 == 0 ? rot[j] : body[j], it);
+				continue;
+			}
+			bool active = drift && j == dj && (it == d || (persist && it > d));
 			if (active && dt == DR_SKIP)
 				continue;
-			emit(g, active && dt <= DR_ROT ? drifted : body[j], it);
+			emit(g, active && dt <= DR_FUNC ? drifted : body[j], it);
 			if (active && dt == DR_INSERT)
 				emit(g, extra, it);
 		}
@@ -470,6 +477,36 @@ static fz_op_t gen_node_launch(gen_t *g, int st)
  * recorded on L, so B's launches stay in one segment and all but the first
  * take graphshim's cold fast path.
  */
+/*
+ * A ROTATION LOOP: 3-5 launches on one stream and a sync, 12-30 times, the
+ * launches' buffers taken from P sets in turn (P = 2 or 3, an allocator's
+ * rotation), sometimes with one argument that grows every iteration (a
+ * position).  Learned, then replayed by P graphs a chunk (variants).
+ */
+static void gen_rotation_loop(gen_t *g)
+{
+	int X = pick_stream(g), k = 3 + (int)rn(&g->r, 3), P = 2 + (int)rn(&g->r, 2);
+	int grow = rn(&g->r, 2) ? (int)rn(&g->r, (unsigned)k) : -1;
+	fz_op_t set[3][5];
+	g->loop++;
+	for (int j = 0; j < k; j++) {
+		set[0][j] = gen_node_launch(g, X);
+		for (int p = 1; p < P; p++)
+			set[p][j] = drift_op(g, set[0][j], DR_PTR);
+	}
+	fz_op_t end = op_new(FZ_K_SSYNC, X);
+	int reps = 12 + (int)rn(&g->r, 19);
+	for (int it = 0; it < reps; it++) {
+		for (int j = 0; j < k; j++) {
+			fz_op_t op = set[it % P][j];
+			if (j == grow)
+				op.v[2] += it;
+			emit(g, op, it);
+		}
+		emit(g, end, it);
+	}
+}
+
 static void gen_legacy_loop(gen_t *g)
 {
 	int B = -1;
@@ -521,6 +558,8 @@ static void gen_thread(gen_t *g, int t)
 			gen_loop(g);
 		} else if (x < 53) {
 			gen_legacy_loop(g);
+		} else if (x < 61) {
+			gen_rotation_loop(g);
 		} else {
 			int n = 1 + (int)rn(&g->r, 6);
 			for (int j = 0; j < n; j++)
