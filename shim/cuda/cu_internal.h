@@ -173,6 +173,7 @@ typedef struct gs_cu_fn {
 	const gs_layout_t *layout; /* NULL: the layout could not be had */
 	uint32_t max_threads;      /* per block; UINT32_MAX when unknown */
 	uint32_t max_dyn_shmem;    /* bytes; UINT32_MAX when unknown */
+	uint32_t held_shmem;       /* the most dynamic shared memory of a launch held */
 	struct gs_cu_fn *retired;  /* next replaced entry (cu_layout.c) */
 } gs_cu_fn_t;
 
@@ -182,6 +183,14 @@ const char *gs_cu_fn_name(CUfunction f, bool kernel);
 const gs_cu_fn_t *gs_cu_fn_get(CUfunction f);
 /* Intern a layout: equal layouts share one never-freed copy. */
 const gs_layout_t *gs_cu_layout_intern(const gs_arg_t *arg, uint32_t nargs);
+/* A launch of fn asking for shmem bytes is held (entries only grow). */
+void gs_cu_fn_held(const gs_cu_fn_t *fn, unsigned shmem);
+/*
+ * The most dynamic shared memory a held launch of f may ask for: f's own,
+ * and for a CUkernel (kernel) that of its function in this context, or
+ * for a CUfunction that of every CUkernel (a function may be a kernel's).
+ */
+uint32_t gs_cu_fn_held_shmem(CUfunction f, bool kernel);
 /* Re-read the limits of f after cuFuncSetAttribute (if it is cached). */
 void gs_cu_fn_refresh(CUfunction f);
 /* Make every cached entry stale (module unloaded, context destroyed). */

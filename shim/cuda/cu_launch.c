@@ -246,6 +246,7 @@ static CUresult gs_cu_kernel(const gs_cu_orig_t *o, CUfunction f, const unsigned
 	gs_rec_t *r = gs_cu_rec_kernel(fn, f, grid, block, shmem, kp, extra, at);
 	if (!r)
 		return gs_cu_boundary(o, &sr, ctx, GS_FLUSH_ATTR, api);
+	gs_cu_fn_held(fn, shmem);
 	return gs_cu_hold(r, o, &sr, ctx, api);
 }
 

@@ -130,18 +130,19 @@ CUresult gs_cu_x_cuStreamEndCapture(int pt, CUstream s, CUgraph *pg)
 }
 
 /*
- * Held launches were checked against the old limits; only a growing dynamic
- * shared memory limit (or a carveout hint) leaves them all valid.
+ * Held launches were checked against the limits when they were made and
+ * reach the driver later: an attribute change must not make one of them
+ * invalid.  A carveout is a hint; a dynamic shared memory limit no held
+ * launch of the function exceeds (frameworks set it before every launch
+ * of a kernel, to the same value) leaves them all valid.  Anything else
+ * submits the held work first.
  */
-static bool gs_cu_attr_needs_flush(CUfunction f, CUfunction_attribute a, int v)
+static bool gs_cu_attr_needs_flush(CUfunction f, CUfunction_attribute a, int v, bool kernel)
 {
 	if (a == CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT)
 		return false;
-	if (a == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES && v >= 0) {
-		const gs_cu_fn_t *fn = gs_cu_fn_get(f);
-		return !fn || (uint32_t)v < __atomic_load_n(&fn->max_dyn_shmem,
-							    __ATOMIC_RELAXED);
-	}
+	if (a == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES && v >= 0)
+		return (uint32_t)v < gs_cu_fn_held_shmem(f, kernel);
 	return true;
 }
 
@@ -151,7 +152,7 @@ CUresult gs_cu_x_cuFuncSetAttribute(int pt, CUfunction f, CUfunction_attribute a
 	if (GS_UNLIKELY(!gs_cu_real.cuFuncSetAttribute))
 		return gs_cu_missing(GS_CU_IDX_cuFuncSetAttribute);
 	bool on = gs_cu_engine_ok();
-	if (on && gs_cu_attr_needs_flush(f, a, v))
+	if (on && gs_cu_attr_needs_flush(f, a, v, false))
 		gs_cu_flush_all(GS_FLUSH_OTHER, "cuFuncSetAttribute");
 	CUresult r = gs_cu_real.cuFuncSetAttribute(f, a, v);
 	if (on && r == CUDA_SUCCESS)
@@ -166,7 +167,7 @@ CUresult gs_cu_x_cuKernelSetAttribute(int pt, CUfunction_attribute a, int v, CUk
 	if (GS_UNLIKELY(!gs_cu_real.cuKernelSetAttribute))
 		return gs_cu_missing(GS_CU_IDX_cuKernelSetAttribute);
 	bool on = gs_cu_engine_ok();
-	if (on && gs_cu_attr_needs_flush((CUfunction)k, a, v))
+	if (on && gs_cu_attr_needs_flush((CUfunction)k, a, v, true))
 		gs_cu_flush_all(GS_FLUSH_OTHER, "cuKernelSetAttribute");
 	CUresult r = gs_cu_real.cuKernelSetAttribute(a, v, k, dev);
 	if (on && r == CUDA_SUCCESS)

@@ -154,6 +154,19 @@ static CUresult s_capturing(CUstream s, CUstreamCaptureStatus *st)
 	return CUDA_SUCCESS;
 }
 static CUresult s_end_capture(CUstream s, CUgraph *g) { real_calls++; return CUDA_SUCCESS; }
+static CUresult s_set_attr(CUfunction f, CUfunction_attribute a, int v) { return CUDA_SUCCESS; }
+static CUresult s_kern_set_attr(CUfunction_attribute a, int v, CUkernel k, CUdevice d)
+{
+	return CUDA_SUCCESS;
+}
+/* FN_KERN's function in the current context is FN_B. */
+static CUresult s_kern_func(CUfunction *f, CUkernel k)
+{
+	if ((CUfunction)k != FN_KERN)
+		return CUDA_ERROR_INVALID_HANDLE;
+	*f = FN_B;
+	return CUDA_SUCCESS;
+}
 static CUresult s_begin_capture(CUstream s, CUstreamCaptureMode m)
 {
 	real_calls++;
@@ -185,6 +198,9 @@ static void setup(void)
 	gs_cu_real.cuStreamIsCapturing = s_capturing;
 	gs_cu_real.cuStreamEndCapture = s_end_capture;
 	gs_cu_real.cuStreamBeginCapture_v2 = s_begin_capture;
+	gs_cu_real.cuFuncSetAttribute = s_set_attr;
+	gs_cu_real.cuKernelSetAttribute = s_kern_set_attr;
+	gs_cu_real.cuKernelGetFunction = s_kern_func;
 	gs_cu_lane_fill();
 	gs_stub.ops = &gs_cu_ops;
 	gs_cu_forget();
@@ -522,6 +538,59 @@ Test(cuda, invalid_launch_reaches_driver_now)
 	cuLaunchKernel(FN_A, 1, 1, 1, 32, 1, 1, 1 << 20, S_NB, kp, NULL); /* shmem */
 	cr_expect_eq(gs_stub.launches, 0);
 	cr_expect_eq(L.calls, 3);
+}
+
+/*
+ * Frameworks set a kernel's dynamic shared memory limit before each of its
+ * launches (PyTorch's flash attention): a limit no held launch exceeds
+ * leaves the held work held; a lower one, or another attribute, submits it.
+ */
+Test(cuda, a_shared_memory_limit_no_held_launch_exceeds_does_not_flush)
+{
+	int a = 0, c = 0;
+	double b = 0;
+	void *kp[] = { &a, &b, &c };
+	const CUfunction_attribute dyn = CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+	cuLaunchKernel(FN_A, 1, 1, 1, 32, 1, 1, 4096, S_NB, kp, NULL);
+	cr_assert_eq(gs_stub.launches, 1);
+	cr_expect_eq(cuFuncSetAttribute(FN_A, dyn, 4096), CUDA_SUCCESS);
+	cr_expect_eq(cuFuncSetAttribute(FN_A, dyn, 8192), CUDA_SUCCESS);
+	cr_expect_eq(cuFuncSetAttribute(FN_A, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, 50),
+		     CUDA_SUCCESS);
+	cr_expect_eq(gs_stub.flush_all, 0);
+	cr_expect_eq(cuFuncSetAttribute(FN_A, dyn, 2048), CUDA_SUCCESS);
+	cr_expect_eq(gs_stub.flush_all, 1, "a limit below a held launch's shared memory");
+	cr_expect_eq(cuFuncSetAttribute(FN_A, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH, 2),
+		     CUDA_SUCCESS);
+	cr_expect_eq(gs_stub.flush_all, 2, "any other attribute");
+	/* Another function's limit: nothing of it is held. */
+	cr_expect_eq(cuFuncSetAttribute(FN_B, dyn, 0), CUDA_SUCCESS);
+	cr_expect_eq(gs_stub.flush_all, 2);
+}
+
+Test(cuda, a_kernels_limit_covers_its_function_and_a_functions_every_kernel)
+{
+	void *p = (void *)0xabc;
+	void *kp1[] = { &p };
+	int a = 0, c = 0;
+	double b = 0;
+	void *kp[] = { &a, &b, &c };
+	const CUfunction_attribute dyn = CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+	/* FN_B, FN_KERN's function here, holds a launch of 4096 bytes. */
+	cuLaunchKernel(FN_B, 1, 1, 1, 32, 1, 1, 4096, S_NB, kp, NULL);
+	cr_expect_eq(cuKernelSetAttribute(dyn, 4096, (CUkernel)FN_KERN, 0), CUDA_SUCCESS);
+	cr_expect_eq(gs_stub.flush_all, 0);
+	cr_expect_eq(cuKernelSetAttribute(dyn, 1024, (CUkernel)FN_KERN, 0), CUDA_SUCCESS);
+	cr_expect_eq(gs_stub.flush_all, 1, "below what the kernel's function holds");
+	/* A launch of the kernel handle itself: any function may be the kernel's. */
+	cuLaunchKernel(FN_KERN, 1, 1, 1, 1, 1, 1, 8192, S_NB, kp1, NULL);
+	cr_expect_eq(cuKernelSetAttribute(dyn, 8192, (CUkernel)FN_KERN, 0), CUDA_SUCCESS);
+	cr_expect_eq(gs_stub.flush_all, 1);
+	cr_expect_eq(cuFuncSetAttribute(FN_A, dyn, 6000), CUDA_SUCCESS);
+	cr_expect_eq(gs_stub.flush_all, 2, "a function's limit below a kernel's held launch");
+	/* A kernel whose function here cannot be had: submit first. */
+	cr_expect_eq(cuKernelSetAttribute(dyn, 1 << 20, (CUkernel)FN_BAD, 0), CUDA_SUCCESS);
+	cr_expect_eq(gs_stub.flush_all, 3);
 }
 
 /* Launch attributes the stub driver saw in the last cuLaunchKernelEx. */
