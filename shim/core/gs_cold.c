@@ -71,7 +71,7 @@ static void gs_cold_wake(gs_stream_t *s)
 static void gs_cold_end_locked(gs_stream_t *s)
 {
 	/* The lane counts nothing itself (no atomics on it). */
-	GS_STAT_ADD(launches, s->lane.fast);
+	gs_stats_launched(s->lane.fast);
 	GS_STAT_ADD(kernels, s->lane.fast); /* the lane takes kernel launches only */
 	GS_STAT_ADD(passed, s->lane.fast);
 	GS_STAT_ADD(cold_passed, s->lane.len);

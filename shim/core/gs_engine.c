@@ -116,7 +116,7 @@ static int gs_engine_pass(gs_stream_t *s, gs_rec_t *r, const char *api)
 
 int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec, const char *api)
 {
-	GS_STAT_INC(launches);
+	gs_stats_launched(1);
 	if (rec->kind == GS_REC_KERNEL)
 		GS_STAT_INC(kernels);
 	gs_stream_t *s = NULL;

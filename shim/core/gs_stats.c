@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,6 +62,59 @@ double gs_stats_coverage(const gs_stats_t *s)
 	if (replayed >= launches)
 		return 1.0;
 	return (double)replayed / (double)launches;
+}
+
+/*
+ * The replayed count at every (i + 1) << shift launches, i < n; when full,
+ * every other note is dropped and the spacing doubles, so a run of any
+ * length keeps at most GS_STEADY_NOTES.
+ */
+#define GS_STEADY_NOTES 512
+static struct {
+	pthread_mutex_t mu;
+	unsigned shift;
+	uint32_t n;
+	uint64_t replayed[GS_STEADY_NOTES];
+} gs_steady = { PTHREAD_MUTEX_INITIALIZER, 10, 0, { 0 } };
+
+void gs_stats_launched(uint64_t n)
+{
+	uint64_t before = GS_STAT_ADD(launches, n), after = before + n;
+	unsigned sh = __atomic_load_n(&gs_steady.shift, __ATOMIC_RELAXED);
+	/* A note missed while another thread writes is made by the next. */
+	if (GS_LIKELY(before >> sh == after >> sh) || pthread_mutex_trylock(&gs_steady.mu))
+		return;
+	uint64_t rep = GS_LOAD(gs_stats.replayed);
+	while ((uint64_t)(gs_steady.n + 1) << gs_steady.shift <= after) {
+		if (gs_steady.n == GS_STEADY_NOTES) {
+			for (uint32_t i = 0; i < GS_STEADY_NOTES / 2; i++)
+				gs_steady.replayed[i] = gs_steady.replayed[2 * i + 1];
+			gs_steady.n = GS_STEADY_NOTES / 2;
+			__atomic_store_n(&gs_steady.shift, gs_steady.shift + 1, __ATOMIC_RELAXED);
+			continue;
+		}
+		gs_steady.replayed[gs_steady.n++] = rep;
+	}
+	pthread_mutex_unlock(&gs_steady.mu);
+}
+
+double gs_stats_coverage_steady(void)
+{
+	uint64_t launches = GS_LOAD(gs_stats.launches), replayed = GS_LOAD(gs_stats.replayed);
+	/* Never waits: a fork may have left the lock taken. */
+	if (pthread_mutex_trylock(&gs_steady.mu))
+		return gs_stats_coverage(&gs_stats);
+	unsigned sh = gs_steady.shift;
+	uint64_t k = ((launches / 2 + (1ull << sh) - 1) >> sh); /* first note at or past half */
+	bool have = k >= 1 && k <= gs_steady.n && (k << sh) < launches;
+	uint64_t from = have ? gs_steady.replayed[k - 1] : 0, at = have ? k << sh : 0;
+	pthread_mutex_unlock(&gs_steady.mu);
+	if (!have)
+		return gs_stats_coverage(&gs_stats);
+	if (replayed <= from)
+		return 0.0;
+	double c = (double)(replayed - from) / (double)(launches - at);
+	return c > 1.0 ? 1.0 : c;
 }
 
 void gs_stats_summary(char *buf, size_t len)
@@ -171,8 +225,9 @@ bool gs_stats_write_json(const char *path, bool overwrite, const gs_seq_info_t *
 	sep = ",";
 	GS_COUNTERS(GS_X)
 #undef GS_X
-	gs_stats_jw_printf(w, "\n  },\n  \"coverage\": %.6f,\n  \"build_ms\": %.3f,\n",
-		     gs_stats_coverage(&gs_stats), (double)GS_LOAD(gs_stats.build_ns) / 1e6);
+	gs_stats_jw_printf(w, "\n  },\n  \"coverage\": %.6f,\n  \"coverage_steady\": %.6f,\n"
+			   "  \"build_ms\": %.3f,\n", gs_stats_coverage(&gs_stats),
+			   gs_stats_coverage_steady(), (double)GS_LOAD(gs_stats.build_ns) / 1e6);
 
 	gs_stats_jw_printf(w, "  \"mismatches_by_reason\": {");
 	for (int i = 0; i < GS_MISMATCH_NREASONS; i++)

@@ -130,6 +130,17 @@ typedef struct gs_seq_info {
 /* Coverage: replayed launches over launches seen, in [0, 1]. */
 double gs_stats_coverage(const gs_stats_t *s);
 
+/*
+ * Count n launches seen.  Every 2^k launches it notes how many had been
+ * replayed, so that the coverage of the run's second half (its steady
+ * state, warm-up, loading and learning left out) can be told.
+ */
+void gs_stats_launched(uint64_t n);
+/* Replayed over launches of the second half of the launches seen so far
+ * (from the first note at or past half way); the whole run's coverage
+ * while there are too few launches to tell. */
+double gs_stats_coverage_steady(void);
+
 /* Format the one-line summary ("graphshim: ...") into buf. */
 void gs_stats_summary(char *buf, size_t len);
 

@@ -84,6 +84,28 @@ Test(stats, coverage)
 	cr_assert_eq(gs_stats_coverage(&s), 1.0);
 }
 
+/* Learning takes the first half; the second is replayed whole. */
+Test(stats, coverage_steady_is_the_second_half)
+{
+	memset(&gs_stats, 0, sizeof(gs_stats));
+	cr_assert_eq(gs_stats_coverage_steady(), 0.0);
+	for (int i = 0; i < 3000; i++)
+		gs_stats_launched(1);
+	cr_assert_float_eq(gs_stats_coverage_steady(), 0.0, 1e-12, "nothing replayed yet");
+	for (int i = 0; i < 3000; i++) {
+		gs_stats_launched(1);
+		GS_STAT_INC(replayed);
+	}
+	cr_assert_float_eq(gs_stats_coverage(&gs_stats), 0.5, 1e-12);
+	cr_assert_float_eq(gs_stats_coverage_steady(), 1.0, 1e-12);
+	/* Long runs (the notes thin out), launches counted in bulk. */
+	for (int i = 0; i < 4000; i++) {
+		gs_stats_launched(1000);
+		GS_STAT_ADD(replayed, i < 3000 ? 0 : 1000);
+	}
+	cr_assert_float_eq(gs_stats_coverage_steady(), 0.5, 0.01);
+}
+
 static void *gs_max_thread(void *arg)
 {
 	uint64_t base = (uint64_t)(uintptr_t)arg;

@@ -137,9 +137,9 @@ note() { NOTES="$NOTES$*
 
 print_table() {
 	local hdr
-	hdr=$(printf '%-16s %6s %10s %10s %10s  %-24s %9s %9s %9s %13s %9s %6s  %s' program rounds \
+	hdr=$(printf '%-16s %6s %10s %10s %10s  %-24s %9s %9s %9s %13s %9s %6s %-11s  %s' program rounds \
 		"eager_us" "shim_us" "graph_us" "speedup (95% CI)" "grph/shim" "cupti_e" "cupti_s" \
-		"launches" "replayed" "cov" identical)
+		"launches" "replayed" "cov" "steady" identical)
 	{
 		echo
 		echo "== $TITLE: median step time (us), $ROUNDS rounds interleaved =="
@@ -150,6 +150,8 @@ print_table() {
 		echo "(1.00 = graphshim as fast as the framework's own graphs); cupti_e/cupti_s: CUPTI's kernel"
 		echo "count in the eager and graphshim counting runs (! = they differ); launches: graphshim's"
 		echo "statistics, main process, median over rounds (sequence elements; /kernels where it counts them)."
+		echo "cov: replayed/launches of the whole run; steady: of its second half (coverage_steady, warm-up,"
+		echo "loading and learning left out), median over rounds +- half its range over rounds, in points."
 	} >"$W/table.txt"
 	cat "$W/table.txt"
 	[ -z "${GS_TABLE:-}" ] || cat "$W/table.txt" >>"$GS_TABLE"
@@ -286,24 +288,27 @@ have() { # have NEED: true when the framework is usable (cached)
 }
 
 # --- Statistics helpers --------------------------------------------------
-# main_stats FILE...: "launches kernels replayed coverage" of the process
+# main_stats FILE...: "launches kernels replayed coverage steady" of the process
 # whose counters saw the most launches ("-" for what is missing).
 main_stats() {
-	"$PY" - "$@" <<'PYEOF' 2>/dev/null || echo "- - - -"
+	"$PY" - "$@" <<'PYEOF' 2>/dev/null || echo "- - - - -"
 import json, sys
 best = None
 for f in sys.argv[1:]:
     try:
-        c = json.load(open(f)).get("counters", {})
+        d = json.load(open(f))
+        c = d.get("counters", {})
     except Exception:
         continue
-    if "launches" in c and (best is None or c["launches"] > best["launches"]):
-        best = c
+    if "launches" in c and (best is None or c["launches"] > best[0]["launches"]):
+        best = (c, d)
 if best is None:
-    print("- - - -"); sys.exit(0)
+    print("- - - - -"); sys.exit(0)
+best, d = best
 l, r = int(best["launches"]), int(best.get("replayed", 0))
 k = next((best[x] for x in ("kernels", "kernel_launches", "launches_kernel") if x in best), "-")
-print(l, k, r, "%.3f" % (r / l if l else 0.0))
+st = d.get("coverage_steady")
+print(l, k, r, "%.3f" % (r / l if l else 0.0), "-" if st is None else "%.3f" % st)
 PYEOF
 }
 
@@ -485,7 +490,7 @@ real_one() {
 
 	CUR=""
 	# The row.
-	local e g x ci gx ce cs launches kern rep cov ident
+	local e g x ci gx ce cs launches kern rep cov steady ident
 	e=$(med "$w.eager.times")
 	g=$(med "$w.graphshim.times")
 	x=$(med "$w.graph.times")
@@ -497,14 +502,17 @@ real_one() {
 	[ -n "$ce" ] || ce=-
 	[ -n "$cs" ] || cs=-
 	[ "$ce" = - ] || [ "$cs" = - ] || [ "$ce" = "$cs" ] || cs="$cs!"
-	read -r launches kern rep cov <<<"$("$PY" - "$w.graphshim.stats" <<'PYEOF' 2>/dev/null || echo "- - - -"
+	read -r launches kern rep cov steady <<<"$("$PY" - "$w.graphshim.stats" <<'PYEOF' 2>/dev/null || echo "- - - - -"
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1]) if l.split() and l.split()[0] != "-"]
 if not rows:
-    print("- - - -"); sys.exit(0)
+    print("- - - - -"); sys.exit(0)
 med = lambda i, f: f(statistics.median(float(r[i]) for r in rows))
 k = "-" if any(r[1] == "-" for r in rows) else "%d" % med(1, float)
-print("%d %s %d %.3f" % (med(0, float), k, med(2, float), statistics.median(float(r[3]) for r in rows)))
+st = [float(r[4]) for r in rows if len(r) > 4 and r[4] != "-"]
+# The steady state's median and, over the rounds, its spread in points.
+sts = "%.3f+-%.1f" % (statistics.median(st), 50 * (max(st) - min(st))) if st else "-"
+print("%d %s %d %.3f %s" % (med(0, float), k, med(2, float), statistics.median(float(r[3]) for r in rows), sts))
 PYEOF
 )"
 	[ "$kern" = - ] || launches="$launches/$kern"
@@ -513,8 +521,8 @@ PYEOF
 	else ident=NO; FAILS=$((FAILS + 1)); fi
 	[ "$ce" = - ] || [ "$cs" = - ] || [ "$cs" = "$ce" ] || { ident="$ident, kernels differ"; FAILS=$((FAILS + 1)); }
 	case ",$flags," in *,self,*) name="$name*" ;; esac
-	ROWS="$ROWS$(printf '%-16s %6s %10s %10s %10s  %-24s %9s %9s %9s %13s %9s %6s  %s' "$name" \
-		"$rounds_done" "$e" "$g" "$x" "$ci" "$gx" "$ce" "$cs" "$launches" "$rep" "$cov" "$ident")
+	ROWS="$ROWS$(printf '%-16s %6s %10s %10s %10s  %-24s %9s %9s %9s %13s %9s %6s %-11s  %s' "$name" \
+		"$rounds_done" "$e" "$g" "$x" "$ci" "$gx" "$ce" "$cs" "$launches" "$rep" "$cov" "$steady" "$ident")
 "
 	name=${name%\*}
 	echo "real: $name: eager ${e}us graphshim ${g}us graph ${x}us ($rounds_done rounds)"
