@@ -24,7 +24,7 @@
 
 typedef struct fw_cfg {
 	long layers, dim, tokens, rotate, readback_every, chunk, ctx, seed;
-	bool events, grow, two_streams, kv_copy, readback_async, time, graph;
+	bool events, grow, two_streams, kv_copy, set_attr, readback_async, time, graph;
 	const char *out;
 } fw_cfg_t;
 
@@ -49,7 +49,7 @@ static void fw_usage(void)
 	fprintf(stderr,
 		"usage: fwstep [--layers L] [--dim D] [--tokens N] [--ctx C] [--chunk K]\n"
 		"              [--rotate N] [--readback-every R] [--events|--no-events]\n"
-		"              [--grow|--no-grow] [--two-streams] [--kv-copy]\n"
+		"              [--grow|--no-grow] [--two-streams] [--kv-copy] [--set-attr]\n"
 		"              [--readback sync|async] [--seed S] [--out FILE] [--time]\n"
 		"              [--explicit-graph]\n"
 		"  --tokens N          steps, one token each (also --steps; default 200)\n"
@@ -61,6 +61,8 @@ static void fw_usage(void)
 		"  --no-grow           attention grid fixed at ceil(C/K), not ceil((pos+1)/K)\n"
 		"  --two-streams       the KV append on a side stream, joined by events\n"
 		"  --kv-copy           the KV append as cuMemcpyDtoDAsync, not a kernel\n"
+		"  --set-attr          the attention's dynamic shared memory limit set before\n"
+		"                      each of its launches, as flash attention does (CUDA)\n"
 		"  --readback          sync: cuStreamSynchronize + cuMemcpyDtoH (default);\n"
 		"                      async: cuMemcpyDtoHAsync + cuStreamSynchronize\n"
 		"  --explicit-graph    one captured graph a position; only with --no-grow\n"
@@ -105,6 +107,8 @@ static void fw_parse(fw_cfg_t *c, int argc, char **argv)
 			c->two_streams = true;
 		else if (strcmp(argv[i], "--kv-copy") == 0)
 			c->kv_copy = true;
+		else if (strcmp(argv[i], "--set-attr") == 0)
+			c->set_attr = true;
 		else if (strcmp(argv[i], "--time") == 0)
 			c->time = true;
 		else if (strcmp(argv[i], "--explicit-graph") == 0)
@@ -120,6 +124,9 @@ static void fw_parse(fw_cfg_t *c, int argc, char **argv)
 		exit(1);
 	}
 }
+
+/* What --set-attr allows the attention (it asks for none). */
+#define FW_ATTN_SHMEM_LIMIT 1024
 
 static void fw_launch(CUfunction fn, unsigned grid, CUstream s, void **p)
 {
@@ -196,6 +203,11 @@ static void fw_layer(fw_t *w, long l, int pos)
 		fw_append(w, w->s, kv, t, pos);
 	}
 	void *pa[] = { &w->y, t, &kv, &pos, &chunk, &D };
+#ifndef GS_USE_HIP
+	if (c->set_attr)
+		GS_CHECK(cuFuncSetAttribute(w->f.attn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+					    FW_ATTN_SHMEM_LIMIT));
+#endif
 	fw_launch(w->f.attn, grid, w->s, pa);
 	void *pr[] = { &w->x, &w->y, &D };
 	fw_launch(w->f.residual, fw_blocks(D), w->s, pr);
@@ -301,9 +313,9 @@ static void fw_report(const fw_cfg_t *c, gs_wl_timer_t *tm)
 	char label[320];
 	snprintf(label, sizeof(label),
 		 "fwstep mode=%s L=%ld D=%ld ctx=%ld chunk=%ld rotate=%ld readback_every=%ld "
-		 "events=%d grow=%d two_streams=%d kv_copy=%d readback=%s",
+		 "events=%d grow=%d two_streams=%d kv_copy=%d set_attr=%d readback=%s",
 		 c->graph ? "graph" : "eager", c->layers, c->dim, c->ctx, c->chunk, c->rotate,
-		 c->readback_every, c->events, c->grow, c->two_streams, c->kv_copy,
+		 c->readback_every, c->events, c->grow, c->two_streams, c->kv_copy, c->set_attr,
 		 c->readback_async ? "async" : "sync");
 	gs_wl_timer_report(tm, label);
 }

@@ -85,6 +85,9 @@ run fwstep-no-rotation 80 -- $F --rotate 1
 run fwstep-no-grow 80 -- $F --no-grow
 run fwstep-two-streams 0 -- $F --two-streams
 run fwstep-kv-copy 80 -- $F --kv-copy
+# Flash attention's habit: the attention's shared memory limit set before
+# each of its launches (no held launch exceeds it, so nothing is flushed).
+run fwstep-set-attr 80 -- $F --set-attr
 run fwstep-static 95 -- $F --no-grow --rotate 1 --no-events --readback-every 0
 run nrepeat 0 -- "$k/nrepeat" --steps 200
 # --direct: half its launches reach the driver past graphshim (the in-process

@@ -71,6 +71,7 @@ fwstep-norotate|-|$F --rotate 1
 fwstep-nogrow|-|$F --no-grow
 fwstep-twostreams|-|$F --two-streams
 fwstep-kvcopy|-|$F --kv-copy
+fwstep-setattr|-|$F --set-attr
 fwstep-static|-|$FS
 fwstep-graph|-|$FS --explicit-graph"
 if [ "$PYTOK" -gt 0 ] 2>/dev/null && gs_torch_present; then
