@@ -16,6 +16,7 @@
 #include <criterion/criterion.h>
 #include <jansson.h>
 
+#include "gs_fmt.h"
 #include "gs_stats.h"
 
 /* The per-sequence figures the next gs_write() hands to the writer. */
@@ -341,4 +342,28 @@ Test(stats, bad_paths)
 	memset(longp, 'a', sizeof(longp) - 1);
 	longp[sizeof(longp) - 1] = '\0';
 	cr_assert(gs_write(longp, true));
+}
+
+Test(stats, fmt)
+{
+	char buf[64];
+	gs_fmt_t f;
+	gs_fmt_init(&f, buf, sizeof(buf));
+	gs_fmt_fixed(&f, 0.9756, 3);
+	gs_fmt_char(&f, ' ');
+	gs_fmt_fixed(&f, -1.25, 1);
+	gs_fmt_char(&f, ' ');
+	gs_fmt_fixed(&f, 9.9996, 3);
+	gs_fmt_char(&f, ' ');
+	gs_fmt_hex(&f, 0xab, 4);
+	gs_fmt_char(&f, ' ');
+	gs_fmt_i64(&f, INT64_MIN);
+	cr_assert_str_eq(buf, "0.976 -1.3 10.000 00ab -9223372036854775808");
+	gs_fmt_init(&f, buf, 8);
+	gs_fmt_str(&f, "0123456789");
+	cr_assert(f.full);
+	cr_assert_str_eq(buf, "0123456");
+	gs_fmt_init(&f, buf, sizeof(buf));
+	gs_fmt_json(&f, "a\"b\\\n\xc3\xa9\xff");
+	cr_assert_str_eq(buf, "\"a\\\"b\\\\\\u000a\xc3\xa9?\"");
 }
