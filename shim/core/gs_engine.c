@@ -348,7 +348,7 @@ bool gs_engine_init(const gs_ops_t *ops)
 		return !mine;
 	}
 	gs_inited = true;
-	gs_config_load();
+	gs_config_start();
 	gs_seq_gone_reset();
 	gs_backend = ops;
 	if (gs_config.enable) {

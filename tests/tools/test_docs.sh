@@ -3,6 +3,8 @@
 # GS_CONFIG_VARS is in docs/configuration.md and docs/graphshim.7, every
 # flush and mismatch reason in docs/troubleshooting.md and graphshim.7, and
 # every counter of GS_COUNTERS and every sequence state in docs/tools.md.
+# The library reads no GRAPHSHIM_* variable outside GS_CONFIG_VARS (where
+# secure-execution mode is honoured).
 set -u
 : "${top_srcdir:=.}"
 S=$top_srcdir
@@ -71,5 +73,10 @@ states=$(sed -n '/#define GS_SEQ_STATES(X)/,/^$/p' "$S/shim/core/gs_stats.h" | g
 for st in $states; do
 	check "\`$st\`" "$S/docs/tools.md"
 done
+# Every variable is read through gs_config (which reads none in secure mode).
+if grep -rn --include='*.c' 'getenv("GRAPHSHIM_' "$S/shim" | grep -v 'shim/core/gs_config.c:'; then
+	echo "FAIL: a GRAPHSHIM_* variable is read outside gs_config.c (and GS_CONFIG_VARS)"
+	fail=1
+fi
 [ $fail -eq 0 ] && echo "ok: $(echo $vars | wc -w) variables, $(echo $flush $mism | wc -w) reasons, $(echo $counters | wc -w) counters documented"
 exit $fail
