@@ -4,6 +4,7 @@
  * knows how to parse each type.
  */
 #include "gs_config.h"
+#include "gs_fmt.h"
 #include "gs_log.h"
 
 #include <errno.h>
@@ -320,4 +321,33 @@ void gs_config_start(void)
 {
 	if (!__atomic_exchange_n(&gs_config_early, 0, __ATOMIC_ACQ_REL))
 		gs_config_load();
+}
+
+#define GS_JSON_INT(f, v) gs_fmt_i64(f, (int64_t)(v))
+#define GS_JSON_BOOL(f, v) gs_fmt_str(f, (v) ? "true" : "false")
+#define GS_JSON_REAL(f, v) gs_fmt_fixed(f, (v), 6)
+#define GS_JSON_LEVEL(f, v) gs_fmt_json(f, gs_log_level_name(v))
+#define GS_JSON_GATE(f, v) gs_fmt_json(f, gs_config_gate_name(v))
+#define GS_JSON_SCHED(f, v) gs_fmt_json(f, gs_config_sched_name(v))
+
+void gs_config_write_json(struct gs_fmt *f)
+{
+	const char *sep = "{";
+#define GS_JSON_ONE(field, name, type)                                        \
+	gs_fmt_str(f, sep);                                                   \
+	gs_fmt_json(f, name);                                                 \
+	gs_fmt_str(f, ": ");                                                  \
+	GS_JSON_##type(f, gs_config.field);                                   \
+	sep = ", ";
+#define GS_X(field, name, type, def, lo, hi, help) GS_CFG_JSON_##type(field, name, type)
+#define GS_CFG_JSON_INT GS_JSON_ONE
+#define GS_CFG_JSON_BOOL GS_JSON_ONE
+#define GS_CFG_JSON_REAL GS_JSON_ONE
+#define GS_CFG_JSON_LEVEL GS_JSON_ONE
+#define GS_CFG_JSON_GATE GS_JSON_ONE
+#define GS_CFG_JSON_SCHED GS_JSON_ONE
+#define GS_CFG_JSON_PATH(field, name, type) /* a path says nothing about the run */
+	GS_CONFIG_VARS(GS_X)
+#undef GS_X
+	gs_fmt_char(f, '}');
 }

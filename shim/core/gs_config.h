@@ -81,7 +81,9 @@
 	X(trace_max, "GRAPHSHIM_TRACE_MAX", INT, 1000000, 1, 1000000000,                      \
 	  "trace events written at most")                                                    \
 	X(overwrite, "GRAPHSHIM_OVERWRITE", BOOL, 0, 0, 1,                                    \
-	  "replace existing stats and trace files instead of refusing")                      \
+	  "replace stats and trace files left by an earlier run instead of writing beside them") \
+	X(steps, "GRAPHSHIM_STEPS", INT, 0, 0, 1000000000000,                                 \
+	  "steps the program runs, written into the statistics for per-step comparisons (0: not given)") \
 	X(hip_library, "GRAPHSHIM_HIP_LIBRARY", PATH, 0, 0, 0,                                \
 	  "the HIP runtime library to forward to, tried before the usual names")
 
@@ -118,6 +120,7 @@ typedef struct gs_config {
 	char trace_path[512];
 	long long trace_max;
 	bool overwrite;
+	long long steps;
 	char hip_library[512];
 } gs_config_t;
 
@@ -198,5 +201,12 @@ int gs_config_unknown(char *const *env, bool report);
 
 /* The known variable nearest to name (by edit distance), or NULL when none is near. */
 const char *gs_config_nearest(const char *name);
+
+struct gs_fmt;
+/*
+ * The configuration in force as a JSON object, each variable's name and
+ * value, paths left out (async-signal-safe: for the statistics file).
+ */
+void gs_config_write_json(struct gs_fmt *f);
 
 #endif /* GS_CONFIG_H */

@@ -117,6 +117,11 @@ void gs_stream_table_lock(void)
 	pthread_mutex_lock(&gs_stream_table_mu);
 }
 
+bool gs_stream_table_trylock(void)
+{
+	return pthread_mutex_trylock(&gs_stream_table_mu) == 0;
+}
+
 void gs_stream_table_unlock(void)
 {
 	pthread_mutex_unlock(&gs_stream_table_mu);

@@ -5,7 +5,8 @@
  * sequences learned, built, replayed, a mismatch, a retirement, flushes and
  * a fallback) for the `graphshim trace summarize` tests.  With -k the
  * process kills itself before closing the trace, leaving the unterminated
- * form a crash leaves; the event count is then large enough to reach disk.
+ * form a crash leaves, in FILE.PID.part (the trace reaches FILE only when
+ * it is finished); the event count is then large enough to reach disk.
  * Usage: gen_trace [-k] FILE
  */
 #include <signal.h>
@@ -49,31 +50,33 @@ int main(int argc, char **argv)
 		gs_trace_flush(a, GS_FLUSH_SYNC, "cuStreamSynchronize", 0);
 	}
 	gs_trace_learned(a, sa, 8, "boundary");
-	gs_trace_built(a, sa, 8, 2000000, 0);
+	gs_trace_built(a, sa, 8, 2000000, 0, r);
 	int reps = kill_self ? 400 : 10;
 	for (int rep = 0; rep < reps; rep++) {
 		gs_gen_step(a, r, 8, "held");
-		gs_trace_replay(a, sa, 8, rep == 3 ? 1 : 0, 1);
+		gs_trace_replay(a, sa, 8, 8, rep == 3 ? 1 : 0, 0, 1);
+		gs_trace_pass(a, sa, 8, false);
 		gs_trace_flush(a, GS_FLUSH_SYNC, "cuStreamSynchronize", 8);
 	}
 	/* A step that diverges at launch 5 (grid), released eagerly. */
 	gs_gen_step(a, r, 5, "held");
-	gs_trace_mismatch(a, sa, 5, GS_MISMATCH_STRUCTURE, "grid", "[69,1,1]", "[32,1,1]");
+	gs_trace_mismatch(a, sa, 5, GS_MISMATCH_STRUCTURE, "grid", "[69,1,1]", "[32,1,1]", r);
 	gs_gen_step(a, r, 5, "released");
 
 	/* Stream B: a periodic 4-launch sequence, replayed twice, then retired. */
 	gs_gen_step(b, r, 8, "eager");
 	gs_trace_learned(b, sb, 4, "period");
-	gs_trace_built(b, sb, 4, 500000, 0);
+	gs_trace_built(b, sb, 4, 500000, 0, NULL);
 	for (int rep = 0; rep < 2; rep++) {
 		gs_gen_step(b, r, 4, "held");
-		gs_trace_replay(b, sb, 4, 0, 1);
+		gs_trace_replay(b, sb, 4, 4, 0, 0, 1);
+		gs_trace_pass(b, sb, 4, false);
 	}
 	for (int m = 0; m < 3; m++) {
-		gs_trace_mismatch(b, sb, 0, GS_MISMATCH_DRIFT, "arg 2", NULL, NULL);
+		gs_trace_mismatch(b, sb, 0, GS_MISMATCH_DRIFT, "arg 2", NULL, NULL, r);
 		gs_trace_flush(b, GS_FLUSH_EVENT, "cuEventRecord", 4);
 	}
-	gs_trace_mismatch(b, sb, 3, GS_MISMATCH_CUT, NULL, NULL, NULL);
+	gs_trace_mismatch(b, sb, 3, GS_MISMATCH_CUT, NULL, NULL, NULL, NULL);
 	gs_trace_retired(b, sb, 3);
 	gs_trace_flush(b, GS_FLUSH_COPY, "cuMemcpyHtoD", 2);
 	gs_trace_fallback("graph_instantiate", 2);
