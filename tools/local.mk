@@ -42,6 +42,19 @@ tests_tools_test_e2e_LDADD = libgscore.la $(CRITERION_LIBS) $(JANSSON_LIBS)
 endif
 endif
 
+# The output files end to end on the simulator (t-outputs.sh): a program
+# that handles signals as applications do, and the kernels/ workloads.
+if HAVE_CUDA
+check_PROGRAMS += tests/tools/sig_app
+tests_tools_sig_app_SOURCES = tests/tools/sig_app.c
+tests_tools_sig_app_CPPFLAGS = $(SIM_T_CPPFLAGS) -I$(srcdir)/tests/reliability
+tests_tools_sig_app_LDFLAGS = $(SIM_T_LDFLAGS)
+tests_tools_sig_app_LDADD = $(SIM_T_LIBS)
+EXTRA_tests_tools_sig_app_DEPENDENCIES = $(SIM_T_DEPS)
+TESTS += tests/tools/t-outputs.sh
+endif
+EXTRA_DIST += tests/tools/t-outputs.sh
+
 # gen_trace writes sample traces for the command-line tests.
 check_PROGRAMS += tests/tools/gen_trace
 tests_tools_gen_trace_SOURCES = tests/tools/gen_trace.c $(GS_TOOLS_TEST_SRC)
@@ -55,4 +68,6 @@ EXTRA_DIST += tests/tools/test_cli.sh tests/tools/test_docs.sh \
 	tests/tools/data/steps_new.json tests/tools/data/missing_key.json \
 	tests/tools/data/wrong_type.json tests/tools/data/malformed.json \
 	tests/tools/data/empty.json tests/tools/data/bad_trace.json \
-	tests/tools/data/object_form.json
+	tests/tools/data/object_form.json tests/tools/data/steps200.json \
+	tests/tools/data/steps400.json tests/tools/data/gate_new.json \
+	tests/tools/data/procs.json tests/tools/data/procs.4242.json
