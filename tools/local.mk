@@ -5,12 +5,12 @@ if HAVE_JANSSON
 bin_PROGRAMS += tools/graphshim
 tools_graphshim_SOURCES = tools/graphshim.c
 # GS_LIBDIR: where `make install` puts libgraphshim.so, the last place
-# `graphshim run` looks (see tools/graphshim.1).
+# `graphshim run` looks (see tools/graphshim.1.in).
 tools_graphshim_CPPFLAGS = -I$(top_builddir) -DGS_LIBDIR='"$(libdir)"'
 tools_graphshim_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
 tools_graphshim_LDADD = $(JANSSON_LIBS) -lm
 endif
-dist_man_MANS += tools/graphshim.1
+# The manual page, tools/graphshim.1, is made with graphshim(7) (docs/local.mk).
 
 # Unit tests of the writers on their own: the modules they call, and no
 # engine (the statistics are handed their per-sequence figures).
