@@ -1,8 +1,13 @@
 /*
- * nrepeat: launches that never repeat (grid size and scalar arguments change
- * on every launch), with a stream synchronize per step.  Under graphshim no
- * sequence can be learned, so the difference from an eager run is the cost
- * of passing launches through.  --time also reports launch_ns: the median
+ * nrepeat: launches that never repeat (each launch's kernel, drawn among
+ * three of three parameter layouts, its grid and its scalar arguments
+ * change on every launch), with a stream synchronize per step.  Under
+ * graphshim no sequence can be learned, not even by structure, so the
+ * difference from an eager run is the cost of passing launches through.
+ * --one-kernel launches k_touch alone: the step's structure then repeats
+ * and only the operands (grid, arguments) drift on every launch, which
+ * graphshim replays with every node patched (what a framework that moves
+ * every buffer every step looks like).  --time also reports launch_ns: the median
  * over steps of the host time to issue a step's launches (before its sync),
  * per launch -- the cost of a launch call, apart from the GPU's time.
  *
@@ -38,16 +43,25 @@
 typedef CUresult (*nr_launch_t)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
 				unsigned, unsigned, CUstream, void **, void **);
 
+/* The three kernels: k_touch (x, n, v, salt), k_touch_w (.., w), k_touch_d (x, (double)v, n, salt). */
+typedef struct nr_fns {
+	CUfunction f[3];
+} nr_fns_t;
+
 /* A step's launches through `launch` on s; the host time to issue them. */
-static uint64_t nr_issue(nr_launch_t launch, CUfunction f, CUstream s, CUdeviceptr *x,
-			 const unsigned *grid, const float *v, long kernels, int *salt)
+static uint64_t nr_issue(nr_launch_t launch, const nr_fns_t *fn, CUstream s, CUdeviceptr *x,
+			 const unsigned *grid, const float *v, const unsigned char *which,
+			 long kernels, int *salt)
 {
 	uint64_t t0 = gs_wl_now_ns();
 	for (long k = 0; k < kernels; k++, (*salt)++) {
-		int n = (int)(grid[k] * NR_BLOCK);
+		int n = (int)(grid[k] * NR_BLOCK), w = 1;
 		float vk = v[k];
-		void *p[] = { x, &n, &vk, salt };
-		GS_CHECK(launch(f, grid[k], 1, 1, NR_BLOCK, 1, 1, 0, s, p, NULL));
+		double vd = vk;
+		void *p0[] = { x, &n, &vk, salt }, *p1[] = { x, &n, &vk, salt, &w },
+		     *p2[] = { x, &vd, &n, salt };
+		void **p = which[k] == 0 ? p0 : which[k] == 1 ? p1 : p2;
+		GS_CHECK(launch(fn->f[which[k]], grid[k], 1, 1, NR_BLOCK, 1, 1, 0, s, p, NULL));
 	}
 	return gs_wl_now_ns() - t0;
 }
@@ -88,7 +102,7 @@ int main(int argc, char **argv)
 {
 	long kernels = 256, steps = 1000, seed = 1;
 	const char *outp = NULL;
-	bool time = false, direct = false, legacy = false;
+	bool time = false, direct = false, legacy = false, one = false;
 
 	for (int i = 1; i < argc; i++) {
 		const char *v;
@@ -106,9 +120,11 @@ int main(int argc, char **argv)
 			direct = true;
 		else if (strcmp(argv[i], "--legacy") == 0)
 			legacy = true;
+		else if (strcmp(argv[i], "--one-kernel") == 0)
+			one = true;
 		else {
 			fprintf(stderr, "usage: nrepeat [--kernels K] [--steps N] [--seed S] "
-					"[--out FILE] [--time] [--direct] [--legacy]\n");
+					"[--out FILE] [--time] [--direct] [--legacy] [--one-kernel]\n");
 			return 1;
 		}
 	}
@@ -124,7 +140,8 @@ int main(int argc, char **argv)
 	CUmodule mod;
 	gs_wl_dev_init(&dev);
 	gs_wl_module_load(&mod, "nrepeat");
-	CUfunction touch = gs_wl_function(mod, "k_touch");
+	nr_fns_t fns = { { gs_wl_function(mod, "k_touch"), gs_wl_function(mod, "k_touch_w"),
+			   gs_wl_function(mod, "k_touch_d") } };
 
 	size_t bytes = NR_BLOCK * NR_MAX_GRID * sizeof(float);
 	float *h = malloc(bytes);
@@ -148,8 +165,9 @@ int main(int argc, char **argv)
 	}
 	unsigned *grid = malloc((size_t)kernels * sizeof(*grid));
 	float *v = malloc((size_t)kernels * sizeof(*v));
+	unsigned char *which = malloc((size_t)kernels);
 	int64_t *diff = malloc((size_t)steps * sizeof(*diff));
-	if (!grid || !v || !diff) {
+	if (!grid || !v || !which || !diff) {
 		perror("malloc");
 		return 2;
 	}
@@ -165,6 +183,7 @@ int main(int argc, char **argv)
 		for (long k = 0; k < kernels; k++) {
 			grid[k] = 1 + (unsigned)(gs_wl_rng_next(&rng) % NR_MAX_GRID);
 			v[k] = gs_wl_rng_float(&rng, 0.25f);
+			which[k] = one ? 0 : (unsigned char)(gs_wl_rng_next(&rng) % 3);
 		}
 		gs_wl_timer_start(&tm);
 		/* ns[0]: through the linked entry point; ns[1]: the driver's own. */
@@ -172,7 +191,8 @@ int main(int argc, char **argv)
 		for (int pass = 0; pass < (direct ? 2 : 1); pass++) {
 			int via = direct ? (pass + (int)(step % 2)) % 2 : 0; /* alternately first */
 			CUstream on = legacy ? NULL : via ? s2 : s;
-			ns[via] = nr_issue(via ? drv : linked, touch, on, &x, grid, v, kernels, &salt);
+			ns[via] = nr_issue(via ? drv : linked, &fns, on, &x, grid, v, which, kernels,
+					   &salt);
 			GS_CHECK(cuStreamSynchronize(on));
 		}
 		gs_wl_timer_stop(&tm);
@@ -186,8 +206,9 @@ int main(int argc, char **argv)
 	if (time) {
 		char label[256];
 		int len = snprintf(label, sizeof(label),
-				   "nrepeat mode=eager kernels=%ld stream=%s launch_ns=%.1f", kernels,
-				   legacy ? "legacy" : "own", gs_wl_timer_median_ns(&issue) / (double)kernels);
+				   "nrepeat mode=eager kernels=%ld stream=%s%s launch_ns=%.1f", kernels,
+				   legacy ? "legacy" : "own", one ? " one-kernel" : "",
+				   gs_wl_timer_median_ns(&issue) / (double)kernels);
 		if (direct) {
 			qsort(diff, (size_t)steps, sizeof(*diff), nr_cmp_i64);
 			double d = steps % 2 ? (double)diff[steps / 2]
@@ -214,6 +235,7 @@ int main(int argc, char **argv)
 	gs_wl_timer_free(&dissue);
 	free(grid);
 	free(v);
+	free(which);
 	free(diff);
 	free(h);
 	return 0;

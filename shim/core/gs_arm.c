@@ -12,6 +12,7 @@
 #include "gs_log.h"
 #include "gs_stream.h"
 #include "gs_trace.h"
+#include "gs_variant.h"
 
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -212,4 +213,6 @@ void gs_arm_publish(gs_stream_t *s)
 		__atomic_sub_fetch(&s->cache.built, 1, __ATOMIC_ACQ_REL);
 		gs_arm_built(s, q, q->build_rc, q->build_dt);
 	}
+	if (__atomic_load_n(&s->cache.built, __ATOMIC_ACQUIRE))
+		gs_variant_publish(s);
 }

@@ -30,6 +30,8 @@
 	  "sequences cached per stream (least recently used evicted)")                       \
 	X(max_nodes, "GRAPHSHIM_MAX_NODES", INT, 65536, 1, 100000000,                         \
 	  "graph nodes kept per stream (least recently used evicted)")                       \
+	X(variants, "GRAPHSHIM_VARIANTS", INT, 16, 1, 64,                                     \
+	  "graphs kept per chunk, each baked from a recurring set of operands (1: one)")      \
 	X(period, "GRAPHSHIM_PERIOD", BOOL, 1, 0, 1,                                          \
 	  "detect repeating periods in streams that never synchronize")                      \
 	X(period_after, "GRAPHSHIM_PERIOD_AFTER", INT, 1024, 2, 1000000,                      \
@@ -94,6 +96,7 @@ typedef struct gs_config {
 	long long max_seq;
 	long long max_seqs;
 	long long max_nodes;
+	long long variants;
 	bool period;
 	long long period_after;
 	long long cold_after;

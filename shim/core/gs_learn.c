@@ -89,7 +89,14 @@ void gs_learn_end(gs_stream_t *s)
 		uint64_t id = gs_hash_step(s->seg.hash, len);
 		gs_seq_t *q = gs_seq_find(s, id);
 		if (q) {
-			repeated = true;
+			/*
+			 * A sequence that can never replay again (retired with no
+			 * cool-down: every pass drifted past the cost rule, as when
+			 * every launch's arguments change every step; or failed to
+			 * build) is no repeat: such a stream should go cold.
+			 */
+			repeated = q->state != GS_SEQ_FAILED &&
+				   (q->state != GS_SEQ_RETIRED || q->cooldown_left > 0);
 		} else {
 			q = gs_seq_add(s, id, (uint32_t)len, gs_stream_at(s, s->seg.start)->shape);
 			if (q)

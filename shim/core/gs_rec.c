@@ -18,20 +18,31 @@ static inline uint64_t gs_seal_step(uint64_t h, uint64_t w)
 	return h ^ (h >> 29);
 }
 
+/*
+ * aux[0] of a copy or a memset is its size, an operand a graph node takes
+ * new like any argument; every other aux word is structural.
+ */
+static inline int gs_rec_aux_first(const gs_rec_t *r)
+{
+	return r->kind == GS_REC_COPY || r->kind == GS_REC_SET;
+}
+
 void gs_rec_seal(gs_rec_t *r)
 {
+	/* The shape: what no patch of a graph node can change. */
 	uint64_t h = 0x6773687368617065ULL ^ r->kind;
-	h = gs_seal_step(h, (uintptr_t)r->func);
 	h = gs_seal_step(h, (uintptr_t)r->ctx);
+	h = gs_seal_step(h, ((uint64_t)r->flags << 32) ^ r->nbytes);
+	h = gs_seal_step(h, (uintptr_t)r->layout);
+	for (int i = gs_rec_aux_first(r); i < 4; i++)
+		h = gs_seal_step(h, r->aux[i]);
+	r->shape = gs_mix64(h);
+	/* The operands: the function, the launch geometry, a size, the bytes. */
+	h = gs_seal_step(h, (uintptr_t)r->func);
 	h = gs_seal_step(h, ((uint64_t)r->grid[0] << 32) | r->grid[1]);
 	h = gs_seal_step(h, ((uint64_t)r->grid[2] << 32) | r->block[0]);
 	h = gs_seal_step(h, ((uint64_t)r->block[1] << 32) | r->block[2]);
-	h = gs_seal_step(h, ((uint64_t)r->shmem << 32) | r->flags);
-	h = gs_seal_step(h, ((uint64_t)r->nbytes << 32) ^ (uintptr_t)r->layout);
-	if (r->aux[0] | r->aux[1] | r->aux[2] | r->aux[3])
-		for (int i = 0; i < 4; i++)
-			h = gs_seal_step(h, r->aux[i]);
-	r->shape = gs_mix64(h);
+	h = gs_seal_step(h, ((uint64_t)r->shmem << 32) ^ (gs_rec_aux_first(r) ? r->aux[0] : 0));
 	const unsigned char *b = r->args;
 	uint32_t n = r->nbytes;
 	for (; n >= 8; n -= 8, b += 8) {
@@ -118,12 +129,28 @@ const char *gs_rec_kind_name(uint32_t kind)
 
 bool gs_rec_same_shape(const gs_rec_t *a, const gs_rec_t *b)
 {
-	return a->shape == b->shape && a->kind == b->kind && a->func == b->func &&
-	       a->ctx == b->ctx && a->nbytes == b->nbytes && a->layout == b->layout &&
-	       a->shmem == b->shmem && a->flags == b->flags &&
+	int f = gs_rec_aux_first(a);
+	return a->shape == b->shape && a->kind == b->kind && a->ctx == b->ctx &&
+	       a->nbytes == b->nbytes && a->layout == b->layout && a->flags == b->flags &&
+	       !memcmp(a->aux + f, b->aux + f, (4 - f) * sizeof(a->aux[0]));
+}
+
+/* The operands other than the bytes: function, geometry, a copy's or memset's size. */
+static bool gs_rec_same_geometry(const gs_rec_t *a, const gs_rec_t *b)
+{
+	return a->func == b->func && a->shmem == b->shmem &&
 	       !memcmp(a->grid, b->grid, sizeof(a->grid)) &&
 	       !memcmp(a->block, b->block, sizeof(a->block)) &&
-	       !memcmp(a->aux, b->aux, sizeof(a->aux));
+	       (!gs_rec_aux_first(a) || a->aux[0] == b->aux[0]);
+}
+
+bool gs_rec_differs(const gs_rec_t *a, const gs_rec_t *b)
+{
+	/* Unequal hashes prove a difference; equal ones are confirmed. */
+	if (a->hash != b->hash)
+		return true;
+	return !gs_rec_same_geometry(a, b) || a->nbytes != b->nbytes ||
+	       memcmp(a->args, b->args, a->nbytes) != 0;
 }
 
 int gs_rec_first_diff(const gs_rec_t *a, const gs_rec_t *b)
@@ -146,19 +173,23 @@ const char *gs_rec_diff_field(const gs_rec_t *a, const gs_rec_t *b)
 {
 	if (a->kind != b->kind)
 		return "kind";
-	if (a->func != b->func)
-		return "function";
 	if (a->ctx != b->ctx)
 		return "context";
+	if (a->nbytes != b->nbytes || a->layout != b->layout)
+		return "layout";
+	if (a->flags != b->flags ||
+	    memcmp(a->aux + gs_rec_aux_first(a), b->aux + gs_rec_aux_first(a),
+		   (4 - gs_rec_aux_first(a)) * sizeof(a->aux[0])))
+		return "operation";
+	if (a->func != b->func)
+		return "function";
 	if (memcmp(a->grid, b->grid, sizeof(a->grid)))
 		return "grid";
 	if (memcmp(a->block, b->block, sizeof(a->block)))
 		return "block";
 	if (a->shmem != b->shmem)
 		return "shmem";
-	if (a->nbytes != b->nbytes || a->layout != b->layout)
-		return "layout";
-	if (a->flags != b->flags || memcmp(a->aux, b->aux, sizeof(a->aux)))
-		return "operation";
+	if (gs_rec_aux_first(a) && a->aux[0] != b->aux[0])
+		return "size";
 	return "args";
 }

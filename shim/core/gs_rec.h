@@ -49,9 +49,19 @@ typedef struct gs_layout {
 	gs_arg_t arg[];
 } gs_layout_t;
 
+/*
+ * A record's fields are of two kinds.  Its *shape* is what no patch of a
+ * graph node can change: the kind, the context, the flags, the parameter
+ * layout (so the size of args[]) and the structural aux words.  Its
+ * *operands* are what a node takes new on replay (gs_ops_t.graph_patch):
+ * the function (another one of the same layout), the grid, the block, the
+ * dynamic shared memory, the size of a copy or a memset (aux[0]), and the
+ * bytes of args[].  Sequences are learned and matched by shape; every
+ * operand is revalidated on every replay and patched where it differs.
+ */
 typedef struct gs_rec {
-	uint64_t shape;  /* hash of every structural field (not args[]) */
-	uint64_t hash;   /* shape combined with the bytes of args[] */
+	uint64_t shape;  /* hash of the shape */
+	uint64_t hash;   /* hash of the shape and every operand */
 	uint32_t kind;   /* gs_rec_kind_t */
 	uint32_t nbytes; /* bytes used in args[] */
 	uint32_t cap;    /* bytes allocated for args[] (owned by the core) */
@@ -62,7 +72,8 @@ typedef struct gs_rec {
 	void *func;      /* kernel handle; NULL for copies and memsets */
 	void *ctx;       /* the context the operation belongs to */
 	const gs_layout_t *layout; /* kernels only; NULL when the image is opaque */
-	uint64_t aux[4]; /* backend-defined structural words (copy size, memset shape) */
+	uint64_t aux[4]; /* backend-defined words: structural, but for the size of a copy or
+			  * a memset in aux[0], which is an operand */
 	/*
 	 * The backend's own view of the call that produced this record, valid
 	 * only while that call is in progress: a pass-through submission uses it
@@ -97,18 +108,21 @@ gs_rec_t *gs_rec_scratch(uint32_t nbytes);
 /* Copy src into *dst, growing *dst when it is too small; true on failure. */
 bool gs_rec_copy(gs_rec_t **dst, const gs_rec_t *src);
 
-/* True when a and b have the same structure (everything but args[]). */
+/* True when a and b have the same shape (a node of one can take the other's operands). */
 bool gs_rec_same_shape(const gs_rec_t *a, const gs_rec_t *b);
 
+/* True when records of the same shape differ in any operand (a node needs a patch). */
+bool gs_rec_differs(const gs_rec_t *a, const gs_rec_t *b);
+
 /*
- * Compare the operands of two records of the same shape.  Returns -1 when
- * every byte is equal, otherwise the index of the first parameter that
- * differs (the byte offset's parameter for kernels with a layout, 0 for
- * opaque images and for copy/memset operands).
+ * Compare the argument bytes of two records of the same shape.  Returns -1
+ * when every byte is equal, otherwise the index of the first parameter
+ * that differs (the byte offset's parameter for kernels with a layout, 0
+ * for opaque images and for copy/memset operands).
  */
 int gs_rec_first_diff(const gs_rec_t *a, const gs_rec_t *b);
 
-/* Which structural field differs between a and b, for diagnostics. */
+/* Which field differs between a and b (shape first, then operands), for diagnostics. */
 const char *gs_rec_diff_field(const gs_rec_t *a, const gs_rec_t *b);
 
 #endif /* GS_REC_H */

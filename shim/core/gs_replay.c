@@ -14,6 +14,7 @@
 #include "gs_replay.h"
 #include "gs_stream.h"
 #include "gs_trace.h"
+#include "gs_variant.h"
 
 #include <stdio.h>
 
@@ -126,9 +127,9 @@ static bool gs_replay_chunk(gs_stream_t *s, gs_seq_t *q, uint32_t j)
 		gs_replay_release(s, b, e);
 		return false;
 	}
-	for (uint32_t i = b; i < e; i++)
-		if (gs_rec_first_diff(q->recs[i], gs_stream_at(s, m->held_start + i)) >= 0)
-			m->diffs[ndiff++] = i;
+	gs_variant_pick_t pick;
+	gs_variant_pick(s, q, j, b, e, &pick);
+	ndiff = pick.ndiff;
 	m->submitted = e;
 	if (ndiff && !gs_replay_worth(e - b, ndiff)) {
 		m->pass_clean = false;
@@ -137,19 +138,22 @@ static bool gs_replay_chunk(gs_stream_t *s, gs_seq_t *q, uint32_t j)
 		gs_replay_release(s, b, e);
 		return q->state != GS_SEQ_ARMED;
 	}
+	gs_variant_passed(s, q, j, b, e, &pick);
 	for (uint32_t k = 0; k < ndiff; k++) {
 		uint32_t i = m->diffs[k];
 		const gs_rec_t *r = gs_stream_at(s, m->held_start + i);
-		int rc = gs_backend->graph_patch(q->graphs[j], i - b, r);
+		int rc = gs_backend->graph_patch(pick.graph, i - b, r);
 		if (rc)
 			return gs_replay_failed(s, q, b, e, GS_MISMATCH_PATCH_FAILED, i, r, rc);
-		gs_seq_rebake(q, i, r);
+		gs_seq_rebake(pick.recs, i - b, r);
 	}
-	int rc = gs_backend->graph_launch(q->graphs[j], s->key.handle);
+	int rc = gs_backend->graph_launch(pick.graph, s->key.handle);
 	if (rc)
 		return gs_replay_failed(s, q, b, e, GS_MISMATCH_LAUNCH_FAILED, b, NULL, rc);
 	GS_STAT_INC(replays);
 	GS_STAT_ADD(replayed, e - b);
+	if (pick.var)
+		GS_STAT_INC(variant_replays);
 	if (ndiff) {
 		GS_STAT_ADD(patches, ndiff);
 		GS_STAT_INC(patched_replays);

@@ -9,6 +9,7 @@
 #include "gs_seq.h"
 #include "gs_stream.h"
 #include "gs_trace.h"
+#include "gs_variant.h"
 
 #include <stdlib.h>
 #include <utlist.h>
@@ -42,6 +43,7 @@ void gs_seq_touch(gs_stream_t *s, gs_seq_t *q)
 
 void gs_seq_release(gs_seq_t *q)
 {
+	gs_variant_release(q, true);
 	gs_gate_release(q);
 	if (q->graphs) {
 		for (uint32_t j = 0; j < q->nchunks; j++)
@@ -71,7 +73,8 @@ void gs_seq_count(gs_stream_t *s, gs_seq_t *q)
 void gs_seq_uncount(gs_stream_t *s, gs_seq_t *q)
 {
 	if (q->counted) {
-		s->cache.nodes -= q->n;
+		s->cache.nodes -= q->n + q->vnodes;
+		q->vnodes = 0;
 		q->counted = false;
 	}
 }
@@ -170,10 +173,12 @@ static void gs_seq_drop(gs_stream_t *s, gs_seq_t *q, bool release)
 			return; /* the builder frees it when it is done */
 		__atomic_sub_fetch(&s->cache.built, 1, __ATOMIC_ACQ_REL); /* built, never published */
 	}
-	if (release)
+	if (release) {
 		gs_seq_free(q);
-	else
+	} else {
+		gs_variant_release(q, false);
 		free(q);
+	}
 }
 
 static void gs_seq_rebuild_bloom(gs_stream_t *s)
@@ -294,11 +299,10 @@ void gs_seq_mismatch(gs_stream_t *s, gs_seq_t *q)
 		gs_seq_retire(s, q);
 }
 
-void gs_seq_rebake(gs_seq_t *q, uint32_t i, const gs_rec_t *r)
+void gs_seq_rebake(gs_rec_t **baked, uint32_t k, const gs_rec_t *r)
 {
-	/* Same shape, new bytes. */
-	memcpy(q->recs[i]->args, r->args, r->nbytes);
-	q->recs[i]->hash = r->hash;
+	/* Same shape, new operands: the same size, so the copy allocates nothing. */
+	gs_rec_copy(&baked[k], r);
 }
 
 void gs_seq_patched(gs_seq_t *q, uint32_t n)

@@ -63,6 +63,20 @@ struct gs_seq {
 	uint64_t build_dt;
 	bool counted;           /* its nodes are in the owner's budget */
 	gs_seq_t *job_next;     /* the builder's queue */
+	/*
+	 * Variants (gs_variant.h): more graphs of a chunk, baked from other
+	 * operands.  A variant is a gs_seq_t of one chunk whose `parent` is
+	 * the sequence it serves, on var[vchunk] once built (its parent's
+	 * fields below are unused in it).
+	 */
+	gs_seq_t **var;     /* per chunk: its variants, most recently used first */
+	uint32_t *vcnt;     /* per chunk: passes whose operand hashes are in vhist */
+	uint64_t *vhist;    /* the last passes' operand hashes, a row of n per pass */
+	uint32_t vnodes;    /* nodes of its built variants, in the owner's budget */
+	uint32_t vbuilding; /* its variants the builder has not handed back */
+	gs_seq_t *parent;   /* a variant: the sequence it serves */
+	uint32_t vchunk;    /* a variant: the chunk */
+	gs_seq_t *vnext;    /* a variant: the next of its chunk, or the next pending on the stream */
 	UT_hash_handle hh;
 };
 
@@ -73,7 +87,8 @@ typedef struct gs_seq_cache {
 	uint32_t n;
 	uint64_t nodes;      /* nodes of armed sequences */
 	uint64_t first_bloom;/* bit (first_shape & 63) of every armed sequence */
-	uint32_t built;      /* sequences built and not yet published (atomic) */
+	uint32_t built;      /* sequences and variants built and not yet published (atomic) */
+	gs_seq_t *vpending;  /* variants handed to the builder (gs_variant.c) */
 } gs_seq_cache_t;
 
 /* Whether q takes part in matching: armed, or building with a chunk ready. */
@@ -128,8 +143,8 @@ void gs_seq_periodic(gs_seq_t *q, uint64_t seen);
 void gs_seq_passed(gs_stream_t *s, gs_seq_t *q, bool eager, bool clean);
 /* q mismatched; it retires at GRAPHSHIM_MISMATCH_LIMIT in a row. */
 void gs_seq_mismatch(gs_stream_t *s, gs_seq_t *q);
-/* Node i of q's graphs was patched with r's bytes: the baked record follows. */
-void gs_seq_rebake(gs_seq_t *q, uint32_t i, const gs_rec_t *r);
+/* Node k of a graph (a chunk's, or a variant's) was patched with r's operands: its baked record follows. */
+void gs_seq_rebake(gs_rec_t **baked, uint32_t k, const gs_rec_t *r);
 /* A replay of q patched n nodes. */
 void gs_seq_patched(gs_seq_t *q, uint32_t n);
 /* Release q's graphs and send it eager (a no-op unless armed). */

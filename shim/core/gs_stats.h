@@ -30,6 +30,8 @@
 	X(arm_preempted, "arms during which the calling thread lost its CPU (involuntary switches)") \
 	X(replays, "graph launches")                                          \
 	X(patches, "graph nodes patched in place")                            \
+	X(variants, "more graphs of a chunk built from another recurring set of operands") \
+	X(variant_replays, "chunk replays that launched one of those variants")  \
 	X(patched_replays, "replays that needed at least one patch")          \
 	X(mismatches, "replays abandoned (structure or drift)")               \
 	X(retirements, "sequences retired to eager")                          \

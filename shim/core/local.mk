@@ -18,6 +18,7 @@ libgscore_la_SOURCES = \
 	shim/core/gs_learn.h shim/core/gs_learn.c \
 	shim/core/gs_match.h shim/core/gs_match.c \
 	shim/core/gs_replay.h shim/core/gs_replay.c \
+	shim/core/gs_variant.h shim/core/gs_variant.c \
 	shim/core/gs_seq.h shim/core/gs_seq.c \
 	shim/core/gs_arm.h shim/core/gs_arm.c \
 	shim/core/gs_build.h shim/core/gs_build.c \

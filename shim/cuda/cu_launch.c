@@ -193,6 +193,33 @@ static inline uint64_t gs_cu_cold_key(CUfunction f, const unsigned grid[3],
 	return ((uintptr_t)f ^ shmem) * 0x9fb21c651e98df25ULL + g * 0xc2b2ae3d27d4eb4fULL + b;
 }
 
+/*
+ * Whether the driver would accept the launch (the limits every device of
+ * compute capability 3.0 and later has, the function's own, a cluster that
+ * divides the grid).  The grid, the block and the shared memory are
+ * operands that drift, so every launch is checked, not only the first of
+ * a shape.
+ */
+static bool gs_cu_launch_ok(const gs_cu_fn_t *fn, const unsigned grid[3], const unsigned block[3],
+			    unsigned shmem, const gs_cu_attrs_t *at)
+{
+	uint64_t threads = (uint64_t)block[0] * block[1] * block[2];
+	if (!grid[0] || !grid[1] || !grid[2] || !threads || grid[0] > 0x7fffffffu ||
+	    grid[1] > 65535 || grid[2] > 65535 || block[0] > 1024 || block[1] > 1024 ||
+	    block[2] > 64 || threads > __atomic_load_n(&fn->max_threads, __ATOMIC_RELAXED) ||
+	    shmem > __atomic_load_n(&fn->max_dyn_shmem, __ATOMIC_RELAXED))
+		return false;
+	for (uint32_t i = 0; at && i < at->n; i++) {
+		const CUlaunchAttribute *a = &at->a[i];
+		if (a->id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION &&
+		    (!a->value.clusterDim.x || !a->value.clusterDim.y || !a->value.clusterDim.z ||
+		     grid[0] % a->value.clusterDim.x || grid[1] % a->value.clusterDim.y ||
+		     grid[2] % a->value.clusterDim.z))
+			return false;
+	}
+	return true;
+}
+
 static CUresult gs_cu_kernel(const gs_cu_orig_t *o, CUfunction f, const unsigned grid[3],
 			     const unsigned block[3], unsigned shmem, CUstream s,
 			     void **kp, void **extra, const char *api, const gs_cu_attrs_t *at)
@@ -214,10 +241,7 @@ static CUresult gs_cu_kernel(const gs_cu_orig_t *o, CUfunction f, const unsigned
 	 * A launch the driver would reject must reach it now, so the
 	 * application sees the error where it made it.
 	 */
-	uint64_t threads = (uint64_t)block[0] * block[1] * block[2];
-	if (!fn || !grid[0] || !grid[1] || !grid[2] || !threads ||
-	    threads > __atomic_load_n(&fn->max_threads, __ATOMIC_RELAXED) ||
-	    shmem > __atomic_load_n(&fn->max_dyn_shmem, __ATOMIC_RELAXED))
+	if (!fn || !gs_cu_launch_ok(fn, grid, block, shmem, at))
 		return gs_cu_boundary(o, &sr, ctx, GS_FLUSH_ATTR, api);
 	gs_rec_t *r = gs_cu_rec_kernel(fn, f, grid, block, shmem, kp, extra, at);
 	if (!r)
@@ -371,6 +395,14 @@ GS_CU_LANE_KERNEL_EX(cuLaunchKernelEx_ptsz, 1)
 
 /* ---- copies and memsets ---------------------------------------------------- */
 
+/*
+ * graphshim holds a copy or a memset only when the driver would accept it
+ * (a held operation returns success at once, and the driver's refusal
+ * could not reach the application where it made the call).  Its size and
+ * its pointers are operands that drift from one pass to the next, so each
+ * call is checked: every byte within one allocation of the right kind.
+ */
+
 /* The memory type of p (CU_MEMORYTYPE_HOST only for pinned memory), or 0. */
 static unsigned gs_cu_memtype(CUdeviceptr p)
 {
@@ -382,11 +414,24 @@ static unsigned gs_cu_memtype(CUdeviceptr p)
 	return (t == CU_MEMORYTYPE_HOST || t == CU_MEMORYTYPE_DEVICE) ? t : 0;
 }
 
-/* Both ends of [p, p+n) are pinned host memory. */
-static bool gs_cu_pinned(CUdeviceptr p, size_t n)
+/*
+ * The memory type of [p, p+n) when one allocation holds all of it, or 0:
+ * pageable memory, or a range the driver would refuse.
+ */
+static unsigned gs_cu_span(CUdeviceptr p, size_t n)
 {
-	return gs_cu_memtype(p) == CU_MEMORYTYPE_HOST &&
-	       gs_cu_memtype(p + n - 1) == CU_MEMORYTYPE_HOST;
+	unsigned t = gs_cu_memtype(p);
+	CUdeviceptr start = 0;
+	size_t size = 0;
+	if (!t || !n)
+		return 0;
+	if (gs_cu_real.cuPointerGetAttribute(&start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, p) ==
+		    CUDA_SUCCESS &&
+	    gs_cu_real.cuPointerGetAttribute(&size, CU_POINTER_ATTRIBUTE_RANGE_SIZE, p) ==
+		    CUDA_SUCCESS)
+		return p >= start && n <= size && p - start <= size - n ? t : 0;
+	/* No range to be had: pinned memory at both ends, as much as can be said. */
+	return t == CU_MEMORYTYPE_HOST && gs_cu_memtype(p + n - 1) == CU_MEMORYTYPE_HOST ? t : 0;
 }
 
 static CUresult gs_cu_copy(gs_cu_orig_t *o, const char *api)
@@ -399,22 +444,20 @@ static CUresult gs_cu_copy(gs_cu_orig_t *o, const char *api)
 	unsigned types = 0;
 	bool ok = ctx && n;
 	if (ok) {
+		unsigned ts = gs_cu_span(s, n), td = gs_cu_span(d, n);
 		switch (o->u.c.kind) {
 		case GS_CU_COPY_HTOD:
-			ok = gs_cu_pinned(s, n);
+			ok = ts == CU_MEMORYTYPE_HOST && td == CU_MEMORYTYPE_DEVICE;
 			break;
 		case GS_CU_COPY_DTOH:
-			ok = gs_cu_pinned(d, n);
+			ok = ts == CU_MEMORYTYPE_DEVICE && td == CU_MEMORYTYPE_HOST;
 			break;
 		case GS_CU_COPY_DTOD:
+			ok = ts == CU_MEMORYTYPE_DEVICE && td == CU_MEMORYTYPE_DEVICE;
 			break;
-		default: {
-			unsigned ts = gs_cu_memtype(s), td = gs_cu_memtype(d);
-			ok = ts && td &&
-			     (ts != CU_MEMORYTYPE_HOST || gs_cu_pinned(s, n)) &&
-			     (td != CU_MEMORYTYPE_HOST || gs_cu_pinned(d, n));
+		default:
+			ok = ts && td;
 			types = ts << 8 | td;
-		}
 		}
 	}
 	if (!ok)
@@ -460,9 +503,10 @@ static CUresult gs_cu_set(gs_cu_orig_t *o, const char *api)
 	gs_cu_sref_t sr;
 	gs_cu_stream_ref(o->u.m.s, o->pt, &sr);
 	CUcontext ctx = gs_cu_ctx_current();
-	/* Misaligned or empty: the driver's own answer, now. */
+	/* Misaligned, empty or out of bounds: the driver's own answer, now. */
 	if (!ctx || !o->u.m.n || (o->u.m.dst & (o->u.m.width - 1)) ||
-	    gs_cu_memtype(o->u.m.dst) != CU_MEMORYTYPE_DEVICE)
+	    o->u.m.n > SIZE_MAX / o->u.m.width ||
+	    gs_cu_span(o->u.m.dst, o->u.m.n * o->u.m.width) != CU_MEMORYTYPE_DEVICE)
 		return gs_cu_boundary(o, &sr, ctx, GS_FLUSH_COPY, api);
 	gs_rec_t *r = gs_rec_scratch(16);
 	if (!r)

@@ -212,25 +212,50 @@ static int gs_hip_ptr_kind(const void *p)
 	return type == hipMemoryTypeDevice ? 2 : type == hipMemoryTypeHost ? 1 : 0;
 }
 
+/*
+ * The kind of [p, p+n) (as gs_hip_ptr_kind) when one allocation holds all
+ * of it, or 0.  graphshim holds a copy or a memset only when the runtime
+ * would accept it: a held operation returns success at once, and its size
+ * and pointers are operands that drift from one pass to the next.
+ */
+static int gs_hip_span(const void *p, size_t n)
+{
+	int kind = n ? gs_hip_ptr_kind(p) : 0;
+	hipDeviceptr_t base = NULL;
+	size_t size = 0;
+	if (!kind)
+		return 0;
+	if (gs_hip_real.hipMemGetAddressRange &&
+	    GS_HIP_REAL(gs_hip_real.hipMemGetAddressRange(&base, &size, (hipDeviceptr_t)p)) ==
+		    hipSuccess) {
+		uintptr_t b = (uintptr_t)base, a = (uintptr_t)p;
+		return a >= b && n <= size && a - b <= size - n ? kind : 0;
+	}
+	GS_HIP_REAL(gs_hip_real.hipGetLastError()); /* what the failed probe left */
+	/* No range to be had: pinned memory at both ends, as much as can be said. */
+	return kind == 1 && gs_hip_ptr_kind((const char *)p + n - 1) == 1 ? kind : 0;
+}
+
 static hipError_t gs_hip_copy(const gs_hip_orig_t *o, int spt, const char *name)
 {
 	if (gs_hip_bypass() || !gs_engine_active())
 		return gs_hip_call_orig(o);
 	gs_hip_skey_t k = gs_hip_stream_key(o->stream, spt);
 	hipMemcpyKind kind = o->c.kind;
+	int ks = gs_hip_span(o->c.src, o->c.bytes), kd = gs_hip_span(o->c.dst, o->c.bytes);
 	bool ok;
 	switch (kind) {
 	case hipMemcpyDeviceToDevice:
-		ok = true;
+		ok = ks == 2 && kd == 2;
 		break;
 	case hipMemcpyHostToDevice:
-		ok = gs_hip_ptr_kind(o->c.src) == 1;
+		ok = ks == 1 && kd;
 		break;
 	case hipMemcpyDeviceToHost:
-		ok = gs_hip_ptr_kind(o->c.dst) == 1;
+		ok = ks && kd == 1;
 		break;
 	case hipMemcpyDefault:
-		ok = gs_hip_ptr_kind(o->c.src) && gs_hip_ptr_kind(o->c.dst);
+		ok = ks && kd;
 		break;
 	default:
 		ok = false;
@@ -297,7 +322,8 @@ static hipError_t gs_hip_set(const gs_hip_orig_t *o, unsigned flag, unsigned esi
 		return gs_hip_call_orig(o);
 	gs_hip_skey_t k = gs_hip_stream_key(o->stream, 0);
 	gs_rec_t *r;
-	if (!o->s.count || !(r = gs_rec_scratch(16)))
+	if (!o->s.count || o->s.count > SIZE_MAX / esize ||
+	    gs_hip_span(o->s.dst, o->s.count * esize) != 2 || !(r = gs_rec_scratch(16)))
 		return gs_hip_boundary(o, k, name);
 	r->kind = GS_REC_SET;
 	r->nbytes = 16;

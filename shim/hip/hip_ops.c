@@ -265,6 +265,25 @@ static hipError_t gs_hip_instantiate(gs_hip_graph_t *g)
 	return rc;
 }
 
+/*
+ * graphshim's own calls that fail (a refused patch, a graph that cannot be
+ * launched) must not leave an error behind for the application's
+ * hipGetLastError, which is the calling thread's: each op notes whether
+ * one was pending before it, and clears what its failure left otherwise.
+ */
+static bool gs_hip_quiet_begin(void)
+{
+	return gs_hip_real.hipPeekAtLastError && gs_hip_real.hipGetLastError &&
+	       GS_HIP_REAL(gs_hip_real.hipPeekAtLastError()) == hipSuccess;
+}
+
+static int gs_hip_quiet_end(bool clean, hipError_t rc)
+{
+	if (clean && rc != hipSuccess)
+		GS_HIP_REAL(gs_hip_real.hipGetLastError());
+	return rc;
+}
+
 static void gs_hip_graph_free(gs_hip_graph_t *g)
 {
 	for (size_t i = 0; g->recs && i < g->n; i++)
@@ -292,12 +311,13 @@ static int gs_hip_graph_build(const gs_rec_t *const *recs, size_t n, void **grap
 		gs_hip_graph_free(g);
 		return hipErrorOutOfMemory;
 	}
+	bool clean = gs_hip_quiet_begin();
 	gs_hip_depth++;
 	hipError_t rc = gs_hip_instantiate(g);
 	gs_hip_depth--;
 	if (rc != hipSuccess) {
 		gs_hip_graph_free(g);
-		return rc;
+		return gs_hip_quiet_end(clean, rc);
 	}
 	*graph = g;
 	return hipSuccess;
@@ -308,7 +328,8 @@ static int gs_hip_graph_launch(void *graph, uintptr_t stream)
 	gs_hip_graph_t *g = graph;
 	if (!gs_hip_real.hipGraphLaunch)
 		return hipErrorNotSupported;
-	return GS_HIP_REAL(gs_hip_real.hipGraphLaunch(g->exec, (hipStream_t)stream));
+	bool clean = gs_hip_quiet_begin();
+	return gs_hip_quiet_end(clean, GS_HIP_REAL(gs_hip_real.hipGraphLaunch(g->exec, (hipStream_t)stream)));
 }
 
 /* Rebuild from the kept records; the old graph stays if the new one fails. */
@@ -340,11 +361,12 @@ static int gs_hip_graph_patch(void *graph, size_t node, const gs_rec_t *rec)
 	const gs_rec_t *r = g->recs[node];
 	long long max = gs_hip_max_patches();
 	hipError_t rc = hipErrorNotSupported;
+	bool clean = gs_hip_quiet_begin();
 	gs_hip_depth++;
 	if (max && g->patches >= max) {
 		rc = gs_hip_rebuild(g);
 		gs_hip_depth--;
-		return rc;
+		return gs_hip_quiet_end(clean, rc);
 	}
 	if (r->kind == GS_REC_KERNEL && R->hipGraphExecKernelNodeSetParams) {
 		gs_hip_kargs_t a;
@@ -366,7 +388,7 @@ static int gs_hip_graph_patch(void *graph, size_t node, const gs_rec_t *rec)
 	if (rc == hipSuccess)
 		g->patches++;
 	gs_hip_depth--;
-	return rc;
+	return gs_hip_quiet_end(clean, rc);
 }
 
 static void gs_hip_graph_destroy(void *graph)

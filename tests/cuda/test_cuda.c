@@ -113,18 +113,30 @@ static CUresult s_launch_ex(const CUlaunchConfig *c, CUfunction f, void **kp, vo
 	return launch_status;
 }
 
+/* Two allocations: `pinned` (host) and [0xd0000000, 0xe0000000) (device). */
 static CUresult s_ptr_attr(void *data, CUpointer_attribute a, CUdeviceptr p)
 {
-	uintptr_t b = (uintptr_t)pinned;
-	if (p >= b && p < b + sizeof(pinned)) {
-		*(unsigned int *)data = CU_MEMORYTYPE_HOST;
+	uintptr_t b = (uintptr_t)pinned, start, size;
+	unsigned type;
+	if (p >= b && p < b + sizeof(pinned))
+		type = CU_MEMORYTYPE_HOST, start = b, size = sizeof(pinned);
+	else if (p >= 0xd0000000u && p < 0xe0000000u)
+		type = CU_MEMORYTYPE_DEVICE, start = 0xd0000000u, size = 0x10000000u;
+	else
+		return CUDA_ERROR_INVALID_VALUE;
+	switch (a) {
+	case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+		*(unsigned int *)data = type;
 		return CUDA_SUCCESS;
-	}
-	if (p >= 0xd0000000u && p < 0xe0000000u) {
-		*(unsigned int *)data = CU_MEMORYTYPE_DEVICE;
+	case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+		*(CUdeviceptr *)data = start;
 		return CUDA_SUCCESS;
+	case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+		*(size_t *)data = size;
+		return CUDA_SUCCESS;
+	default:
+		return CUDA_ERROR_INVALID_VALUE;
 	}
-	return CUDA_ERROR_INVALID_VALUE;
 }
 
 static CUresult s_htod(CUdeviceptr d, const void *s, size_t n, CUstream st)
@@ -786,6 +798,25 @@ Test(cuda, pinned_copy_is_an_element_pageable_is_not)
 	cr_expect_eq(gs_stub.flush_stream, 1);
 	cr_expect_eq(gs_stub.why, GS_FLUSH_COPY);
 	cr_expect_eq(real_calls, 1);
+}
+
+/*
+ * A held copy returns success at once, so one the driver would refuse
+ * (past the end of its allocation) must reach the driver now, as it came:
+ * its size and pointers drift from one pass to the next.
+ */
+Test(cuda, a_copy_past_its_allocation_is_a_boundary)
+{
+	cr_expect_eq(cuMemcpyHtoDAsync_v2(0xd0000100u, pinned + 16, sizeof(pinned) - 16, S_NB),
+		     CUDA_SUCCESS);
+	cr_expect_eq(gs_stub.launches, 1, "to the last byte: an element");
+	cuMemcpyHtoDAsync_v2(0xd0000100u, pinned + 16, sizeof(pinned) - 15, S_NB);
+	cr_expect_eq(gs_stub.launches, 1, "one byte past the end: a boundary");
+	cr_expect_eq(gs_stub.flush_stream, 1);
+	cr_expect_eq(real_calls, 1);
+	cuMemcpyHtoDAsync_v2(0xdffffff0u, pinned, 32, S_NB);
+	cr_expect_eq(gs_stub.launches, 1, "past the device allocation: a boundary");
+	cr_expect_eq(real_calls, 2);
 }
 
 Test(cuda, classes_reach_the_engine)

@@ -103,7 +103,7 @@ errors() {
 }
 
 start=$(date +%s.%N)
-t_launch=0 t_replay=0 t_patch=0 t_mis=0 t_flush=0 t_gated=0 t_gdec=0 t_cold=0 t_coldn=0 done_n=0 bad=0 shrunk=0 i=0
+t_launch=0 t_replay=0 t_patch=0 t_var=0 t_vrep=0 t_mis=0 t_flush=0 t_gated=0 t_gdec=0 t_cold=0 t_coldn=0 done_n=0 bad=0 shrunk=0 i=0
 s=$first
 end=$(( first + count ))
 while [ "$s" -lt "$end" ]; do
@@ -128,6 +128,8 @@ while [ "$s" -lt "$end" ]; do
 	st=$tmp/stats.$i.json
 	l=$(counter launches "$st"); r=$(counter replayed "$st"); p=$(counter patches "$st")
 	m=$(counter mismatches "$st"); f=$(counter flushes "$st")
+	vb=$(counter variants "$st"); vr=$(counter variant_replays "$st")
+	t_var=$(( t_var + ${vb:-0} )) t_vrep=$(( t_vrep + ${vr:-0} ))
 	g=$(counter gated "$st"); gd=$(counter gate_decisions "$st")
 	t_gated=$(( t_gated + ${g:-0} )) t_gdec=$(( t_gdec + ${gd:-0} ))
 	cp=$(counter cold_passed "$st"); cs=$(counter cold_streams "$st")
@@ -139,9 +141,9 @@ while [ "$s" -lt "$end" ]; do
 		verdict=DIVERGED
 		bad=$(( bad + 1 ))
 	fi
-	printf 'fuzz: batch %d seeds %d..%d (%s%s): %.1f s, launches %s replayed %s patches %s mismatches %s flushes %s: %s\n' \
+	printf 'fuzz: batch %d seeds %d..%d (%s%s): %.1f s, launches %s replayed %s patches %s variants %s (replays %s) mismatches %s flushes %s: %s\n' \
 		"$i" "$s" $(( s + n - 1 )) "$set_i" "$( [ $kd -gt 0 ] && echo " FUZZ_KDELAY=$kd")" \
-		"$(awk "BEGIN { print $t1 - $t0 }")" "${l:-?}" "${r:-?}" "${p:-?}" "${m:-?}" "${f:-?}" "$verdict"
+		"$(awk "BEGIN { print $t1 - $t0 }")" "${l:-?}" "${r:-?}" "${p:-?}" "${vb:-?}" "${vr:-?}" "${m:-?}" "${f:-?}" "$verdict"
 	if [ $verdict != ok ]; then
 		echo "fuzz: exit status plain $rc_p, graphshim $rc_s"
 		errors "$tmp/plain.err"
@@ -173,7 +175,7 @@ done
 secs=$(awk "BEGIN { printf \"%.1f\", $(date +%s.%N) - $start }")
 pct=0
 [ "$t_launch" -gt 0 ] && pct=$(( 100 * t_replay / t_launch ))
-echo "fuzz: $done_n programs in $secs s; graphshim launches $t_launch, replayed $t_replay ($pct%), patches $t_patch, mismatches $t_mis, flushes $t_flush, gate decisions $t_gdec, launches sent eagerly by the gate $t_gated, streams gone cold $t_coldn, launches passed cold $t_cold; diverging batches $bad"
+echo "fuzz: $done_n programs in $secs s; graphshim launches $t_launch, replayed $t_replay ($pct%), patches $t_patch, variants $t_var (replays $t_vrep), mismatches $t_mis, flushes $t_flush, gate decisions $t_gdec, launches sent eagerly by the gate $t_gated, streams gone cold $t_coldn, launches passed cold $t_cold; diverging batches $bad"
 if [ $bad -gt 0 ]; then
 	echo "fuzz: FAIL: graphshim changed results"
 	exit 1

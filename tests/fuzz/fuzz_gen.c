@@ -26,7 +26,8 @@ const char *const fz_kind_names[FZ_NKINDS] = {
 #undef FZ_X
 };
 
-static const char *const kern_names[FZ_NKERN] = { "axpb", "mix", "add_scalar", "structk" };
+static const char *const kern_names[FZ_NKERN_ALL] = { "axpb", "mix", "add_scalar", "structk",
+							 "sub_scalar" };
 static const char *const form_names[FZ_NFORMS] = { "params", "extra", "ex", "kernel", "proc",
 						   "ex+attr" };
 static const char *const copy_names[FZ_NCOPY] = { "HtoDAsync", "DtoHAsync", "DtoDAsync",
@@ -323,7 +324,13 @@ static fz_op_t gen_single(gen_t *g)
 	return op;
 }
 
-enum { DR_ARG, DR_PTR, DR_GRID, DR_FORM, DR_INSERT, DR_SKIP, DR_REALLOC, DR_N };
+/*
+ * How a loop's body drifts: an argument, a pointer, the launch shape, the
+ * launch form, the kernel (another of the same parameter layout: a graph
+ * node's operand), a pointer that alternates from then on (an allocator's
+ * rotation), an inserted or skipped operation, a buffer reallocated.
+ */
+enum { DR_ARG, DR_PTR, DR_GRID, DR_FORM, DR_FUNC, DR_ROT, DR_INSERT, DR_SKIP, DR_REALLOC, DR_N };
 
 /* The drifted version of a loop body operation. */
 static fz_op_t drift_op(gen_t *g, fz_op_t op, int type)
@@ -335,6 +342,13 @@ static fz_op_t drift_op(gen_t *g, fz_op_t op, int type)
 		else
 			op.v[2] ^= (int32_t)(1 + rn(&g->r, 255));
 		break;
+	case DR_FUNC:
+		if (op.kind == FZ_K_LAUNCH && (op.sub == FZ_KN_ADD || op.sub == FZ_KN_SUB))
+			op.sub = op.sub == FZ_KN_ADD ? FZ_KN_SUB : FZ_KN_ADD;
+		else
+			op = drift_op(g, op, DR_GRID); /* no other kernel of its layout */
+		break;
+	case DR_ROT:
 	case DR_PTR:
 		if (op.kind == FZ_K_LAUNCH) {
 			op.b[0] = (int8_t)pick_kbuf(g, op.b[1], op.b[2]);
@@ -413,6 +427,11 @@ static void gen_loop(gen_t *g)
 	int dt = (int)rn(&g->r, DR_N);
 	bool persist = rn(&g->r, 2);
 	fz_op_t drifted = drift_op(g, body[dj], dt);
+	/* A rotation moves every operation's buffer, in turn (an allocator's
+	 * other set of addresses): what variants are for. */
+	fz_op_t rot[6];
+	for (int j = 0; j < k; j++)
+		rot[j] = dt == DR_ROT ? drift_op(g, body[j], DR_ROT) : body[j];
 	extra = gen_launch(g, body[dj].st);
 	g->pinned_pct = 10;
 	for (int it = 0; it < reps; it++) {
@@ -423,10 +442,14 @@ static void gen_loop(gen_t *g)
 			emit(g, r, it);
 		}
 		for (int j = 0; j < k; j++) {
+			if (drift && dt == DR_ROT) {
+				emit(g, it >= d && (it - d) % 2 == 0 ? rot[j] : body[j], it);
+				continue;
+			}
 			bool active = drift && j == dj && (it == d || (persist && it > d));
 			if (active && dt == DR_SKIP)
 				continue;
-			emit(g, active && dt <= DR_FORM ? drifted : body[j], it);
+			emit(g, active && dt <= DR_FUNC ? drifted : body[j], it);
 			if (active && dt == DR_INSERT)
 				emit(g, extra, it);
 		}
@@ -454,6 +477,36 @@ static fz_op_t gen_node_launch(gen_t *g, int st)
  * recorded on L, so B's launches stay in one segment and all but the first
  * take graphshim's cold fast path.
  */
+/*
+ * A ROTATION LOOP: 3-5 launches on one stream and a sync, 12-30 times, the
+ * launches' buffers taken from P sets in turn (P = 2 or 3, an allocator's
+ * rotation), sometimes with one argument that grows every iteration (a
+ * position).  Learned, then replayed by P graphs a chunk (variants).
+ */
+static void gen_rotation_loop(gen_t *g)
+{
+	int X = pick_stream(g), k = 3 + (int)rn(&g->r, 3), P = 2 + (int)rn(&g->r, 2);
+	int grow = rn(&g->r, 2) ? (int)rn(&g->r, (unsigned)k) : -1;
+	fz_op_t set[3][5];
+	g->loop++;
+	for (int j = 0; j < k; j++) {
+		set[0][j] = gen_node_launch(g, X);
+		for (int p = 1; p < P; p++)
+			set[p][j] = drift_op(g, set[0][j], DR_PTR);
+	}
+	fz_op_t end = op_new(FZ_K_SSYNC, X);
+	int reps = 12 + (int)rn(&g->r, 19);
+	for (int it = 0; it < reps; it++) {
+		for (int j = 0; j < k; j++) {
+			fz_op_t op = set[it % P][j];
+			if (j == grow)
+				op.v[2] += it;
+			emit(g, op, it);
+		}
+		emit(g, end, it);
+	}
+}
+
 static void gen_legacy_loop(gen_t *g)
 {
 	int B = -1;
@@ -505,6 +558,8 @@ static void gen_thread(gen_t *g, int t)
 			gen_loop(g);
 		} else if (x < 53) {
 			gen_legacy_loop(g);
+		} else if (x < 61) {
+			gen_rotation_loop(g);
 		} else {
 			int n = 1 + (int)rn(&g->r, 6);
 			for (int j = 0; j < n; j++)

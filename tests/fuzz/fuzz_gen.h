@@ -54,7 +54,8 @@ enum {
 };
 
 /* Kernels (op.sub of LAUNCH). */
-enum { FZ_KN_AXPB, FZ_KN_MIX, FZ_KN_ADD, FZ_KN_STRUCT, FZ_NKERN };
+/* Kernels drawn for a launch; sub_scalar (add_scalar's layout) only by drift. */
+enum { FZ_KN_AXPB, FZ_KN_MIX, FZ_KN_ADD, FZ_KN_STRUCT, FZ_NKERN, FZ_KN_SUB = FZ_NKERN, FZ_NKERN_ALL };
 /* Launch forms (op.form of LAUNCH). */
 enum { FZ_F_PARAMS, FZ_F_EXTRA, FZ_F_EX, FZ_F_KERNEL, FZ_F_PROC, FZ_F_EXATTR, FZ_NFORMS };
 /*

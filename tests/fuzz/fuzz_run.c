@@ -128,11 +128,12 @@ typedef struct fz_thr {
 	size_t vlen;
 } fz_thr_t;
 
-static CUfunction fz_fn[FZ_NKERN];
+static CUfunction fz_fn[FZ_NKERN_ALL];
 #if !FZ_FLAVOUR_HIP
-static CUkernel fz_kn[FZ_NKERN];
+static CUkernel fz_kn[FZ_NKERN_ALL];
 #endif
-static const char *const fz_kern_sym[FZ_NKERN] = { "axpb", "mix", "add_scalar", "structk" };
+static const char *const fz_kern_sym[FZ_NKERN_ALL] = { "axpb", "mix", "add_scalar", "structk",
+							 "sub_scalar" };
 
 static void fold(fz_thr_t *th, uint64_t v)
 {
@@ -221,6 +222,7 @@ static CUresult do_launch(fz_thr_t *th, const fz_op_t *op)
 		psize = 28;
 		break;
 	case FZ_KN_ADD:
+	case FZ_KN_SUB:
 		params[0] = &p[0], params[1] = &a, params[2] = &n;
 		memcpy(packed, &p[0], 8), memcpy(packed + 8, &a, 4), memcpy(packed + 12, &n, 4);
 		psize = 16;
@@ -509,7 +511,7 @@ static uint64_t run_prog(const fz_prog_t *lp, bool verbose)
 #if !FZ_FLAVOUR_HIP
 	FZ_CHECK(cuLibraryLoadFromFile(&lib, fz_kern_path(), NULL, NULL, 0, NULL, NULL, 0));
 #endif
-	for (int k = 0; k < FZ_NKERN; k++) {
+	for (int k = 0; k < FZ_NKERN_ALL; k++) {
 		FZ_CHECK(cuModuleGetFunction(&fz_fn[k], mod, fz_kern_sym[k]));
 #if !FZ_FLAVOUR_HIP
 		FZ_CHECK(cuLibraryGetKernel(&fz_kn[k], lib, fz_kern_sym[k]));

@@ -61,18 +61,36 @@ static void k_mix(const gs_sim_dim_t *d, void **params)
 		dst[i] = s1[i] * 31u + (s2[i] ^ i);
 }
 
-/* p[i] += v + 3 * grid.x + block.x + shmem */
+/*
+ * add_scalar's and sub_scalar's v: the argument plus the launch's geometry
+ * and the launch attributes a replay must keep (zero without them), so a
+ * stale shape or a lost attribute changes memory.
+ */
+static uint32_t scalar_v(const gs_sim_dim_t *d, void **params)
+{
+	uint32_t v = ARG(uint32_t, 1);
+	v += 3u * d->grid[0] + d->block[0] + d->shmem;
+	v += 5u * d->cluster[0] + 7u * (uint32_t)d->priority;
+	kdelay(v + ARG(unsigned, 2));
+	return v;
+}
+
+/* p[i] += v */
 static void k_add_scalar(const gs_sim_dim_t *d, void **params)
 {
-	uint32_t *p = DEV(0);
-	uint32_t v = ARG(uint32_t, 1);
+	uint32_t *p = DEV(0), v = scalar_v(d, params);
 	unsigned n = ARG(unsigned, 2);
-	v += 3u * d->grid[0] + d->block[0] + d->shmem;
-	/* Launch attributes a replay must keep (zero without them). */
-	v += 5u * d->cluster[0] + 7u * (uint32_t)d->priority;
-	kdelay(v + n);
 	for (unsigned i = 0; i < n; i++)
 		p[i] += v;
+}
+
+/* add_scalar's layout, another result: p[i] = p[i] * 3 - v */
+static void k_sub_scalar(const gs_sim_dim_t *d, void **params)
+{
+	uint32_t *p = DEV(0), v = scalar_v(d, params);
+	unsigned n = ARG(unsigned, 2);
+	for (unsigned i = 0; i < n; i++)
+		p[i] = p[i] * 3u - v;
 }
 
 /* A struct parameter between a char and a pointer:
@@ -93,6 +111,7 @@ const gs_sim_kernel_t gs_sim_kernels[] = {
 	{ "axpb", k_axpb, 5, { 8, 8, 4, 4, 4 } },
 	{ "mix", k_mix, 4, { 8, 8, 8, 4 } },
 	{ "add_scalar", k_add_scalar, 3, { 8, 4, 4 } },
+	{ "sub_scalar", k_sub_scalar, 3, { 8, 4, 4 } },
 	{ "structk", k_structk, 4, { 1, sizeof(fz_kstruct_t), 8, 4 } },
 	{ NULL, NULL, 0, { 0 } },
 };

@@ -82,6 +82,9 @@ int main(int argc, char **argv)
 		OK(hipMemcpyAsync((char *)pin + N * 4, b, N * 4, hipMemcpyDeviceToHost, s));
 		OK(hipMemcpyAsync((char *)pin + 2 * N * 4, x, N * 4, hipMemcpyDefault, s));
 		OK(hipStreamSynchronize(s));
+		/* Every call succeeded: none may leave an error (graphshim's own
+		 * failed calls, fault injected, must not either). */
+		OK(hipGetLastError());
 		if (f)
 			fwrite(pin, 1, 3 * N * 4, f);
 	}

@@ -100,6 +100,9 @@ case " ${GS_INTEG_ONLY:-nrepeat-direct} " in *" nrepeat-direct "*)
 esac
 # On the legacy default stream: it goes cold too (the lane then needs the
 # current context), and every launch is counted.
+# One kernel whose grid and arguments change on every launch: the step's
+# structure repeats, so it replays with every node patched.
+run nrepeat-one-kernel 90 -- "$k/nrepeat" --steps 200 --one-kernel
 run nrepeat-legacy 0 -- "$k/nrepeat" --steps 200 --legacy
 case " ${GS_INTEG_ONLY:-nrepeat-legacy} " in *" nrepeat-legacy "*)
 	if [ "$(stat "$tmp/s.json" launches)" != 51200 ] || [ "$(stat "$tmp/s.json" cold_streams)" -lt 1 ] ||

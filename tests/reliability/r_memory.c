@@ -28,23 +28,34 @@ int main(int argc, char **argv)
 	CUstream s;
 	CUdeviceptr p;
 	t_setup();
-	CUfunction add = t_func("add_scalar");
+	/* Three kernels of three parameter layouts: copy and axpy leave p as it is. */
+	CUfunction add = t_func("add_scalar"), cpy = t_func("copy"), axpy = t_func("axpy");
 	CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
 	CHECK(cuMemAlloc(&p, 64));
 	CHECK(cuMemsetD32(p, 0, 16));
+	CUdeviceptr y;
+	CHECK(cuMemAlloc(&y, 64));
+	CHECK(cuMemsetD32(y, 0, 16));
 	long rss0 = r_rss_kb(), rss_warm = rss0;
 	unsigned n = 4;
 	int one = 1;
-	void *args[] = { &p, &one, &n };
+	float zero = 0;
+	void *args[] = { &p, &one, &n }, *cargs[] = { &p, &p, &n }, *aargs[] = { &y, &p, &zero, &n };
 	long total = 0;
 	for (long i = 0; i < steps; i++) {
-		/* Sequence k = i / 4: its length and grids make it distinct from
-		 * every other (the simulator's kernels ignore the grid). */
-		unsigned k = (unsigned)(i / 4), len = 4 + k % 5;
-		for (unsigned j = 0; j < len; j++)
-			CHECK(cuLaunchKernel(add, 1 + (k + j) % 1021, 1 + k / 1021 % 61, 1, 32, 1, 1, 0, s,
-					     args, NULL));
-		total += len;
+		/*
+		 * Sequence k = i / 4: its length and the kernel at each position
+		 * (three layouts: 9801 sequences of 4 to 8) make it another shape
+		 * than its neighbours; it returns only long after the cache let it
+		 * go.  (The grid is an operand, patched, so it would not do.)
+		 */
+		unsigned k = (unsigned)(i / 4), len = 4 + k % 5, code = k / 5;
+		for (unsigned j = 0; j < len; j++, code /= 3) {
+			unsigned which = code % 3;
+			CHECK(cuLaunchKernel(which == 0 ? add : which == 1 ? cpy : axpy, 1, 1, 1, 32, 1, 1,
+					     0, s, which == 0 ? args : which == 1 ? cargs : aargs, NULL));
+			total += which == 0;
+		}
 		CHECK(cuStreamSynchronize(s));
 		if (i + 1 == warm)
 			rss_warm = r_rss_kb();

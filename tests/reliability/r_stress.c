@@ -5,7 +5,7 @@
  * stream syncs, events, queries, cross-thread syncs of the shared stream
  * and now and then a step on the legacy default stream.  One argument of
  * the step drifts (patching and mismatches).  A seventh thread's steps
- * never repeat (the block size changes every launch), so its stream goes
+ * never repeat (no-op kernels of another layout inserted at random), so its stream goes
  * cold and its launches take the cold lane, while an eighth thread
  * synchronizes the whole context over and over, ending that stream's cold
  * segments from outside.  Every worker adds to its own slice of one
@@ -39,16 +39,26 @@ static void r_add(CUstream s, CUdeviceptr p, int v, unsigned n)
 	r_add_block(s, p, v, n, 32);
 }
 
-/* The cold worker: the same sums, in launches no two steps share. */
+/*
+ * The cold worker: the same sums, in steps no two of which share their
+ * structure: between its adds, a random number of no-op copies (p to
+ * itself), another kernel of another parameter layout.  (A block size that
+ * changes would not do: it is an operand, which a replay patches.)
+ */
 static void cold_steps(CUstream s, CUdeviceptr p)
 {
 	unsigned h = 1;
+	CUfunction cpy = t_func("copy");
+	unsigned n = N;
+	void *cargs[] = { &p, &p, &n };
 	for (int i = 0; i < iters; i++) {
 		for (int k = 0; k < 7; k++) {
 			h = h * 1103515245u + 12345u;
+			for (unsigned c = (h >> 16) % 3; c > 0; c--)
+				CHECK(cuLaunchKernel(cpy, 1, 1, 1, 32, 1, 1, 0, s, cargs, NULL));
 			int v = k < 6 ? 1 : i % 3;
 			r_add_block(s, k < 6 ? p : p + N / 2 * sizeof(int), v, k < 6 ? N : N / 2,
-				    1 + (h >> 16) % 64);
+				    1 + (h >> 20) % 64);
 		}
 		CHECK(cuStreamSynchronize(s));
 	}

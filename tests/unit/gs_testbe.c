@@ -3,6 +3,7 @@
 #include "gs_lane.h"
 #include "gs_rec.h"
 
+#include <pthread.h>
 #include <sched.h>
 #include <criterion/criterion.h>
 #include <stdarg.h>
@@ -17,13 +18,36 @@ typedef struct tb_graph {
 	gs_rec_t **nodes;
 } tb_graph_t;
 
-static const gs_layout_t *tb_layout(void)
+/*
+ * Every kernel takes two 8-byte arguments.  As in the CUDA backend, which
+ * interns layouts by content, functions whose layout is one object are
+ * operands of each other's nodes (a record's shape holds the layout, not
+ * the function): those with TB_SAME_LAYOUT set share one.  Every other
+ * function has a layout object of its own, so that the tests can keep
+ * sequences of different functions apart.
+ */
+typedef struct tb_lay {
+	gs_layout_t l;
+	gs_arg_t a[2];
+} tb_lay_t;
+
+#define TB_NLAYOUTS 4093 /* prime: nearby functions land on different layouts */
+static tb_lay_t tb_shared = {{2, 16}, {{0, 8}, {8, 8}}};
+static tb_lay_t tb_own[TB_NLAYOUTS];
+
+static void tb_layouts_init(void)
 {
-	static struct {
-		gs_layout_t l;
-		gs_arg_t a[2];
-	} lay = {{2, 16}, {{0, 8}, {8, 8}}};
-	return &lay.l;
+	for (unsigned i = 0; i < TB_NLAYOUTS; i++)
+		tb_own[i] = tb_shared;
+}
+
+static const gs_layout_t *tb_layout(uintptr_t func)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, tb_layouts_init);
+	if (func & TB_SAME_LAYOUT)
+		return &tb_shared.l;
+	return &tb_own[func % TB_NLAYOUTS].l;
 }
 
 static void tb_exec_rec(const gs_rec_t *r, uintptr_t stream, bool from_graph)
@@ -34,6 +58,7 @@ static void tb_exec_rec(const gs_rec_t *r, uintptr_t stream, bool from_graph)
 	e->func = (uintptr_t)r->func;
 	if (r->kind == GS_REC_COPY)
 		e->func = 0xc0b1;
+	e->grid = r->kind == GS_REC_KERNEL ? r->grid[0] : 0;
 	memcpy(&e->a0, r->args, 8);
 	memcpy(&e->a1, r->args + 8, 8);
 	e->from_graph = from_graph;
@@ -89,7 +114,9 @@ static int tb_patch(void *graph, size_t node, const gs_rec_t *r)
 	tb_graph_t *g = graph;
 	cr_assert_lt(node, g->n);
 	cr_assert(gs_rec_same_shape(g->nodes[node], r), "patch must keep the node's shape");
-	memcpy(g->nodes[node]->args, r->args, r->nbytes);
+	/* A node takes every operand: function, geometry, size and bytes. */
+	cr_assert(!gs_rec_copy(&g->nodes[node], r));
+	g->nodes[node]->orig = NULL;
 	return 0;
 }
 
@@ -192,15 +219,16 @@ void tb_start(const char *first, ...)
 }
 
 static int tb_rec(uintptr_t stream, unsigned sflags, uint32_t kind, uintptr_t func, uint64_t a0,
-		  uint64_t a1, uint64_t aux)
+		  uint64_t a1, uint64_t aux, uint32_t grid)
 {
 	gs_rec_t *r = gs_rec_scratch(16);
 	r->kind = kind;
 	r->func = (void *)func;
-	r->grid[0] = r->grid[1] = r->grid[2] = 1;
+	r->grid[0] = grid;
+	r->grid[1] = r->grid[2] = 1;
 	r->block[0] = 32;
 	r->block[1] = r->block[2] = 1;
-	r->layout = kind == GS_REC_KERNEL ? tb_layout() : NULL;
+	r->layout = kind == GS_REC_KERNEL ? tb_layout(func) : NULL;
 	r->aux[0] = aux;
 	memcpy(r->args, &a0, 8);
 	memcpy(r->args + 8, &a1, 8);
@@ -211,6 +239,7 @@ static int tb_rec(uintptr_t stream, unsigned sflags, uint32_t kind, uintptr_t fu
 		e->func = kind == GS_REC_COPY ? 0xc0b1 : func;
 		e->a0 = a0;
 		e->a1 = a1;
+		e->grid = kind == GS_REC_KERNEL ? grid : 0;
 	}
 	/*
 	 * Kernels offer themselves to a cold stream first, as the CUDA
@@ -232,7 +261,12 @@ static int tb_rec(uintptr_t stream, unsigned sflags, uint32_t kind, uintptr_t fu
 
 int tb_launch_on(uintptr_t stream, unsigned sflags, uintptr_t func, uint64_t a0, uint64_t a1)
 {
-	return tb_rec(stream, sflags, GS_REC_KERNEL, func, a0, a1, 0);
+	return tb_rec(stream, sflags, GS_REC_KERNEL, func, a0, a1, 0, 1);
+}
+
+int tb_launch_grid(uintptr_t stream, uintptr_t func, uint32_t grid, uint64_t a0, uint64_t a1)
+{
+	return tb_rec(stream, 0, GS_REC_KERNEL, func, a0, a1, 0, grid);
 }
 
 int tb_launch(uintptr_t stream, uintptr_t func, uint64_t a0, uint64_t a1)
@@ -242,7 +276,7 @@ int tb_launch(uintptr_t stream, uintptr_t func, uint64_t a0, uint64_t a1)
 
 int tb_copy(uintptr_t stream, uint64_t dst, uint64_t src, uint64_t bytes)
 {
-	return tb_rec(stream, 0, GS_REC_COPY, 0, dst, src, bytes);
+	return tb_rec(stream, 0, GS_REC_COPY, 0, dst, src, bytes, 1);
 }
 
 void tb_sync(uintptr_t stream, unsigned sflags)
@@ -296,10 +330,11 @@ void tb_check(void)
 				ki++;
 			cr_assert_lt(ki, tb.nissued, "stream %lx ran more than was issued", (unsigned long)st);
 			const tb_exec_t *a = &tb.exec[j], *b = &tb.issued[ki];
-			cr_assert(a->func == b->func && a->a0 == b->a0 && a->a1 == b->a1,
-				  "stream %lx record %zu: ran func %lx (%llu, %llu), issued func %lx (%llu, %llu)",
-				  (unsigned long)st, k, (unsigned long)a->func, (unsigned long long)a->a0,
-				  (unsigned long long)a->a1, (unsigned long)b->func,
+			cr_assert(a->func == b->func && a->a0 == b->a0 && a->a1 == b->a1 &&
+					  a->grid == b->grid,
+				  "stream %lx record %zu: ran func %lx grid %u (%llu, %llu), issued func %lx grid %u (%llu, %llu)",
+				  (unsigned long)st, k, (unsigned long)a->func, a->grid, (unsigned long long)a->a0,
+				  (unsigned long long)a->a1, (unsigned long)b->func, b->grid,
 				  (unsigned long long)b->a0, (unsigned long long)b->a1);
 			k++;
 			ki++;

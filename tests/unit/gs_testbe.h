@@ -14,6 +14,7 @@ typedef struct tb_exec {
 	uintptr_t stream;
 	uintptr_t func;
 	uint64_t a0, a1;
+	uint32_t grid; /* grid[0]: an operand a replay must carry like the arguments */
 	bool from_graph;
 } tb_exec_t;
 
@@ -55,8 +56,14 @@ extern const gs_ops_t tb_ops;
  * unless a test sets it) ("NAME", "value", ..., NULL), init the engine. */
 void tb_start(const char *first, ...);
 
+/* Functions with this bit share one parameter layout, so one can stand in
+ * for another in a graph node (a patch); others are told apart by shape. */
+#define TB_SAME_LAYOUT ((uintptr_t)1 << 40)
+
 /* A kernel launch of function `func` with two 8-byte arguments. */
 int tb_launch(uintptr_t stream, uintptr_t func, uint64_t a0, uint64_t a1);
+/* The same with grid[0] = grid. */
+int tb_launch_grid(uintptr_t stream, uintptr_t func, uint32_t grid, uint64_t a0, uint64_t a1);
 /* The same on a stream of the given GS_STREAM_* kind. */
 int tb_launch_on(uintptr_t stream, unsigned sflags, uintptr_t func, uint64_t a0, uint64_t a1);
 /* A copy record (dst, src) of `bytes`. */

@@ -38,23 +38,70 @@ Test(rec, shape_ignores_args_hash_does_not)
 Test(rec, shape_covers_every_structural_field)
 {
 	gs_rec_t *a = mk(1, 2), *b = mk(1, 2);
-	b->grid[2] = 2;
+	b->flags = 4;
 	gs_rec_seal(b);
 	cr_expect_neq(a->shape, b->shape);
-	cr_expect_str_eq(gs_rec_diff_field(a, b), "grid");
-	b->grid[2] = 1;
-	b->block[0] = 128;
+	cr_expect_not(gs_rec_same_shape(a, b));
+	cr_expect_str_eq(gs_rec_diff_field(a, b), "operation");
+	b->flags = 0;
+	b->aux[3] = 0x77; /* a backend's structural word (the CUDA backend's launch attributes) */
 	gs_rec_seal(b);
-	cr_expect_str_eq(gs_rec_diff_field(a, b), "block");
-	b->block[0] = 64;
-	b->shmem = 16;
+	cr_expect_neq(a->shape, b->shape);
+	cr_expect_not(gs_rec_same_shape(a, b));
+	b->aux[3] = 0;
+	b->ctx = (void *)0x5;
 	gs_rec_seal(b);
 	cr_expect_not(gs_rec_same_shape(a, b));
-	cr_expect_str_eq(gs_rec_diff_field(a, b), "shmem");
-	b->shmem = 0;
-	b->func = (void *)0x99;
+	cr_expect_str_eq(gs_rec_diff_field(a, b), "context");
+	free(a);
+	free(b);
+}
+
+Test(rec, function_and_geometry_are_operands)
+{
+	gs_rec_t *a = mk(1, 2), *b = mk(1, 2);
+	cr_expect_not(gs_rec_differs(a, b));
+	const char *want[] = { "grid", "block", "shmem", "function" };
+	for (int k = 0; k < 4; k++) {
+		gs_rec_t *c = mk(1, 2);
+		if (k == 0)
+			c->grid[2] = 2;
+		else if (k == 1)
+			c->block[0] = 128;
+		else if (k == 2)
+			c->shmem = 16;
+		else
+			c->func = (void *)0x99;
+		gs_rec_seal(c);
+		/* The same shape (a node takes it), another operand (a patch). */
+		cr_expect_eq(a->shape, c->shape, "%s", want[k]);
+		cr_expect(gs_rec_same_shape(a, c), "%s", want[k]);
+		cr_expect_neq(a->hash, c->hash, "%s", want[k]);
+		cr_expect(gs_rec_differs(a, c), "%s", want[k]);
+		cr_expect_str_eq(gs_rec_diff_field(a, c), want[k]);
+		free(c);
+	}
+	free(a);
+	free(b);
+}
+
+Test(rec, a_copy_size_is_an_operand_its_kind_is_not)
+{
+	gs_rec_t *a = mk(1, 2), *b = mk(1, 2);
+	a->kind = b->kind = GS_REC_COPY;
+	a->layout = b->layout = NULL;
+	a->aux[0] = 256, b->aux[0] = 512; /* the size */
+	a->aux[1] = b->aux[1] = 3;        /* the copy's kind */
+	gs_rec_seal(a);
 	gs_rec_seal(b);
-	cr_expect_str_eq(gs_rec_diff_field(a, b), "function");
+	cr_expect(gs_rec_same_shape(a, b));
+	cr_expect(gs_rec_differs(a, b));
+	cr_expect_str_eq(gs_rec_diff_field(a, b), "size");
+	b->aux[0] = 256;
+	b->aux[1] = 1;
+	gs_rec_seal(b);
+	cr_expect_not(gs_rec_same_shape(a, b));
+	cr_expect_str_eq(gs_rec_diff_field(a, b), "operation");
 	free(a);
 	free(b);
 }

@@ -164,3 +164,47 @@ Test(replay, coverage_of_a_stable_loop)
 	cr_expect_geq(gs_stats_coverage(&gs_stats), 0.97);
 	tb_check();
 }
+
+/*
+ * A KV cache that grows: the attention kernel's grid changes every few
+ * steps, and a library picks another kernel of the same parameter layout
+ * for some sizes.  Both are operands of a graph node: the step is learned
+ * once and replays, the node patched, and what runs has the new grid and
+ * function (tb_check compares both).
+ */
+Test(replay, grid_and_function_drift_is_patched_not_a_new_sequence)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", NULL);
+	const uintptr_t attn[2] = { 0xa0 | TB_SAME_LAYOUT, 0xa1 | TB_SAME_LAYOUT };
+	for (uint32_t t = 0; t < 40; t++) {
+		for (int i = 0; i < 4; i++)
+			tb_launch(S1, F[i], 1000 + i, 0);
+		/* grid = positions / 8, rounded up; the kernel flips at 16 positions */
+		tb_launch_grid(S1, attn[t >= 16], 1 + t / 8, 7, 0);
+		tb_launch(S1, F[4], 1004, 0);
+		sync_s1();
+	}
+	cr_expect_eq(gs_stats.sequences, 1, "one shape: learned once");
+	cr_expect_eq(gs_stats.mismatches, 0);
+	cr_expect_geq(gs_stats.replays, 37);
+	/* The grid changes at steps 8, 16, 24 and 32, the kernel with it at 16. */
+	cr_expect_eq(tb.patches, 4, "one patch at each change");
+	tb_check();
+}
+
+/* The size of a copy is an operand too (a cache appended to, row by row). */
+Test(replay, copy_size_drift_is_patched)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", NULL);
+	for (uint64_t t = 0; t < 20; t++) {
+		tb_launch(S1, F[0], 1, 0);
+		tb_copy(S1, 0xd000, 0xe000, 64 * (t + 1));
+		tb_launch(S1, F[1], 2, 0);
+		tb_launch(S1, F[2], 3, 0);
+		sync_s1();
+	}
+	cr_expect_eq(gs_stats.sequences, 1);
+	cr_expect_eq(gs_stats.mismatches, 0);
+	cr_expect_geq(gs_stats.replays, 17);
+	tb_check();
+}

@@ -11,6 +11,7 @@
 #   GS_BENCH_WORKLOADS  which of: tiny decode nrepeat passthru hostwork fwstep python, and
 #                       fwstatic (fwstep's static step, with its hand-written graph),
 #                       passlegacy (passthru on the legacy default stream),
+#                       onekernel (nrepeat --one-kernel: every operand drifts, replayed patched),
 #                       noreadback (host issue time only: no sync in a step),
 #                       arm, arm1 (short tiny runs under each GRAPHSHIM_BUILD_SCHED,
 #                       on two cores and on one: how long arming blocks a launch)
@@ -269,6 +270,10 @@ for wl in $WORKLOADS; do
 	# nrepeat issuing each step twice, through the linked cuLaunchKernel
 	# and the driver's own: graphshim's pass-through cost without the
 	# process-to-process spread (kernels/nrepeat.c)
+	# one kernel whose grid and arguments change on every launch: the
+	# structure repeats, so graphshim replays it with every node patched
+	onekernel) bench_one nrepeat-one "$ROUNDS" "eager graphshim${GS_BENCH_BEFORE_LIB:+ before}" \
+		"$GS_KBIN/nrepeat --one-kernel ${GS_BENCH_NREPEAT:---steps 500}" ;;
 	passthru) bench_one passthru "$ROUNDS" "eager graphshim${GS_BENCH_BEFORE_LIB:+ before}" \
 		"$GS_KBIN/nrepeat --direct ${GS_BENCH_NREPEAT:---steps 500}" ;;
 	# the same on the legacy default stream (the lane asks for the context)
