@@ -832,6 +832,8 @@ enum {
 	GS_SQ_REPLAYED, /* launches those covered */
 	GS_SQ_MISMATCH,
 	GS_SQ_PATCHES,
+	GS_SQ_VARIANTS, /* variants built ("variant" events with status 0) */
+	GS_SQ_VREPLAYS, /* graph launches of a variant ("replay" events that say so) */
 	GS_SQ_PID,
 	GS_SQ_N
 };
@@ -982,6 +984,7 @@ typedef struct gs_summary {
 	long long events, meta, ignored;
 	long long launches; /* launches that arrived: eager and held (a launch is traced once then) */
 	long long graphs, replayed; /* graph launches (replay events), and launches they covered */
+	long long variants, variant_replays; /* variants built, and graph launches of one */
 	long long passes;   /* pass events: traces of this version have them */
 	long long mismatches, flushes;
 	long long by_state[GS_ST_N];
@@ -1073,11 +1076,11 @@ static void gs_summary_event(gs_summary_t *S, json_t *ev, const char *path)
 		return;
 	}
 	if (!strcmp(name, "learned") || !strcmp(name, "built") || !strcmp(name, "replay") ||
-	    !strcmp(name, "pass") || !strcmp(name, "retired") || !strcmp(name, "gate") ||
-	    (!strcmp(name, "mismatch") && json_object_get(args, "id"))) {
+	    !strcmp(name, "variant") || !strcmp(name, "pass") || !strcmp(name, "retired") ||
+	    !strcmp(name, "gate") || (!strcmp(name, "mismatch") && json_object_get(args, "id"))) {
 		gs_ent_t *s = gs_summary_seq(S, ev, args);
-		/* A replay's own length is its chunk's; the sequence's is seq_length. */
-		if (!strcmp(name, "replay")) {
+		/* A replay's or a variant's own length is its chunk's; the sequence's is seq_length. */
+		if (!strcmp(name, "replay") || !strcmp(name, "variant")) {
 			if (json_object_get(args, "seq_length"))
 				s->v[GS_SQ_LENGTH] = gs_jint(args, "seq_length");
 		} else if (json_object_get(args, "length")) {
@@ -1096,6 +1099,15 @@ static void gs_summary_event(gs_summary_t *S, json_t *ev, const char *path)
 			s->v[GS_SQ_PATCHES] += gs_jint(args, "patches");
 			S->graphs++;
 			S->replayed += gs_jint(args, "length");
+			if (json_is_true(json_object_get(args, "variant"))) {
+				s->v[GS_SQ_VREPLAYS]++;
+				S->variant_replays++;
+			}
+		} else if (!strcmp(name, "variant")) {
+			if (!gs_jint(args, "status")) {
+				s->v[GS_SQ_VARIANTS]++;
+				S->variants++;
+			}
 		} else if (!strcmp(name, "pass")) {
 			S->passes++;
 			s->v[strcmp(gs_jstr(args, "how", ""), "eager") ? GS_SQ_REPLAYS : GS_SQ_EAGER]++;
@@ -1177,6 +1189,8 @@ static void gs_summary_merge(gs_summary_t *S, gs_summary_t *F)
 	S->launches += F->launches;
 	S->graphs += F->graphs;
 	S->replayed += F->replayed;
+	S->variants += F->variants;
+	S->variant_replays += F->variant_replays;
 	S->passes += F->passes;
 	S->mismatches += F->mismatches;
 	S->flushes += F->flushes;
@@ -1397,9 +1411,11 @@ static int gs_summary_check(const gs_summary_t *S, const char *arg, bool single)
 	for (size_t i = 0; !single && i < files.n; i++)
 		gs_stats_noted(files.v[i], &files);
 	enum { C_LAUNCHES, C_PASSED, C_HELD, C_RELEASED, C_GATED, C_REPLAYED, C_REPLAYS,
-	       C_MISMATCHES, C_FLUSHES, C_N };
-	static const char *const cname[C_N] = {"launches", "passed", "held", "released", "gated",
-					       "replayed", "replays", "mismatches", "flushes"};
+	       C_VARIANTS, C_VARIANT_REPLAYS, C_MISMATCHES, C_FLUSHES, C_N };
+	static const char *const cname[C_N] = {"launches", "passed",     "held",
+					       "released", "gated",      "replayed",
+					       "replays",  "variants",   "variant_replays",
+					       "mismatches", "flushes"};
 	long long stat[C_N] = {0};
 	gs_tab_t seqs = {0}, pids = {0};
 	bool truncated = false;
@@ -1472,6 +1488,8 @@ static int gs_summary_check(const gs_summary_t *S, const char *arg, bool single)
 			     S->by_state[GS_ST_GATED],
 			     S->replayed,
 			     S->graphs,
+			     S->variants,
+			     S->variant_replays,
 			     S->mismatches,
 			     S->flushes};
 	int agree = 0, differ = 0, inflight = 0;
@@ -1663,6 +1681,9 @@ static int gs_cmd_trace(int argc, char **argv)
 	if (S.launches)
 		printf(" (%.1f%% of launches)", 100.0 * (double)S.replayed / (double)S.launches);
 	printf("\n");
+	if (S.variants || S.variant_replays)
+		printf("  variants %lld built, %lld of the graph launches were of one\n", S.variants,
+		       S.variant_replays);
 
 	bool old = !S.passes && S.graphs; /* a trace of an earlier version: no pass events */
 	printf("\nsequences (%zu)\n", S.seqs.n);
@@ -1676,11 +1697,12 @@ static int gs_cmd_trace(int argc, char **argv)
 		qsort(S.seqs.e, S.seqs.n, sizeof(gs_ent_t), gs_ent_cmp_n);
 		static const char *const st[] = {"learned", "built", "failed", "retired"};
 		bool pid = S.pids.n > 1;
-		printf("  %-18s  %-14s  %s%6s  %-8s  %-7s  %8s  %8s  %6s  %10s  %8s  %-22s  %s\n", "id",
-		       "stream", pid ? "   pid  " : "", "length", "how", "state", "build ms", "replays",
-		       "eager", "mismatches", "coverage", "gate (eager/replay us)", "first kernel");
+		printf("  %-18s  %-14s  %s%6s  %-8s  %-7s  %8s  %8s  %6s  %10s  %8s  %8s  %-22s  %s\n",
+		       "id", "stream", pid ? "   pid  " : "", "length", "how", "state", "build ms",
+		       "replays", "eager", "mismatches", "variants", "coverage",
+		       "gate (eager/replay us)", "first kernel");
 		printf("  ");
-		gs_print_rule(150);
+		gs_print_rule(160);
 		for (size_t k = 0; k < S.seqs.n; k++) {
 			const gs_ent_t *e = &S.seqs.e[k];
 			char cov[16] = "-";
@@ -1692,13 +1714,15 @@ static int gs_cmd_trace(int argc, char **argv)
 			id[strcspn(id, " ")] = '\0';
 			if (pid)
 				snprintf(pidc, sizeof(pidc), "%6lld  ", e->v[GS_SQ_PID]);
-			printf("  %-18s  %-14s  %s%6lld  %-8s  %-7s  %8.3f  %8lld  %6lld  %10lld  %8s  %-22s  %s\n",
+			printf("  %-18s  %-14s  %s%6lld  %-8s  %-7s  %8.3f  %8lld  %6lld  %10lld  %8lld  %8s  "
+			       "%-22s  %s\n",
 			       id, e->s1 ? e->s1 : "?", pidc, e->v[GS_SQ_LENGTH], e->s2 ? e->s2 : "?",
 			       st[e->state], e->ms, e->v[GS_SQ_REPLAYS], e->v[GS_SQ_EAGER],
-			       e->v[GS_SQ_MISMATCH], cov, e->gate ? e->gate : "-",
+			       e->v[GS_SQ_MISMATCH], e->v[GS_SQ_VARIANTS], cov, e->gate ? e->gate : "-",
 			       e->kernel ? e->kernel : "-");
 		}
 		printf("  (replays: passes replayed whole; eager: passes the gate sent eagerly;\n"
+		       "   variants: more graphs of its chunks built for recurring operands;\n"
 		       "   coverage: launches replayed from the sequence's graphs over all launches)\n");
 		if (old)
 			printf("  (a trace of an earlier graphshim: replays are graph launches)\n");

@@ -599,34 +599,55 @@ void gs_trace_learned(uintptr_t stream, uint64_t id, uint32_t length, const char
 		       (unsigned long long)stream, (unsigned long long)id, length, h);
 }
 
+/*
+ * A build, as a complete event that ends now and lasted as long as the
+ * build.  chunks: "" for a sequence's graphs; for a variant, the fields
+ * that say which chunk of which sequence it serves.
+ */
+static void gs_trace_build_event(const char *name_json, uintptr_t stream, uint64_t id,
+				 uint32_t length, uint64_t ns, int status, const gs_rec_t *first,
+				 const char *chunks)
+{
+	char kn[GS_TRACE_STR_MAX], kq[GS_TRACE_STR_MAX];
+	gs_trace_kernel_name(first, kn, sizeof(kn));
+	gs_trace_quote(kq, kn[0] ? kn : NULL);
+	uint64_t now = gs_clock_ns();
+	uint64_t start = ns < now ? now - ns : 0;
+	gs_trace_event(name_json, "sequence", 'X', start, ns, true, stream,
+		       "\"stream\":\"0x%llx\",\"id\":\"0x%016llx\",\"length\":%u,%s\"status\":%d,"
+		       "\"build_ms\":%.3f,\"kernel\":%s",
+		       (unsigned long long)stream, (unsigned long long)id, length, chunks, status,
+		       (double)ns / 1e6, kq);
+}
+
 void gs_trace_built(uintptr_t stream, uint64_t id, uint32_t length, uint64_t ns, int status,
 		    const gs_rec_t *first)
 {
 	if (!gs_trace_enabled())
 		return;
-	char kn[GS_TRACE_STR_MAX], kq[GS_TRACE_STR_MAX];
-	gs_trace_kernel_name(first, kn, sizeof(kn));
-	gs_trace_quote(kq, kn[0] ? kn : NULL);
-	/* A complete event that ends now and lasted as long as the build. */
-	uint64_t now = gs_clock_ns();
-	uint64_t start = ns < now ? now - ns : 0;
-	gs_trace_event("\"built\"", "sequence", 'X', start, ns, true, stream,
-		       "\"stream\":\"0x%llx\",\"id\":\"0x%016llx\",\"length\":%u,\"status\":%d,"
-		       "\"build_ms\":%.3f,\"kernel\":%s",
-		       (unsigned long long)stream, (unsigned long long)id, length, status,
-		       (double)ns / 1e6, kq);
+	gs_trace_build_event("\"built\"", stream, id, length, ns, status, first, "");
+}
+
+void gs_trace_variant(uintptr_t stream, uint64_t id, uint32_t seq_length, uint32_t chunk,
+		      uint32_t length, uint64_t ns, int status, const gs_rec_t *first)
+{
+	if (!gs_trace_enabled())
+		return;
+	char c[64];
+	snprintf(c, sizeof(c), "\"seq_length\":%u,\"chunk\":%u,", seq_length, chunk);
+	gs_trace_build_event("\"variant\"", stream, id, length, ns, status, first, c);
 }
 
 void gs_trace_replay(uintptr_t stream, uint64_t id, uint32_t seq_length, uint32_t length,
-		     uint32_t patches, uint32_t chunk, uint32_t chunks)
+		     uint32_t patches, uint32_t chunk, uint32_t chunks, bool variant)
 {
 	if (!gs_trace_enabled())
 		return;
 	gs_trace_event("\"replay\"", "replay", 'i', gs_clock_ns(), 0, true, stream,
 		       "\"stream\":\"0x%llx\",\"id\":\"0x%016llx\",\"seq_length\":%u,\"length\":%u,"
-		       "\"patches\":%u,\"chunk\":%u,\"chunks\":%u",
+		       "\"patches\":%u,\"chunk\":%u,\"chunks\":%u,\"variant\":%s",
 		       (unsigned long long)stream, (unsigned long long)id, seq_length, length,
-		       patches, chunk, chunks);
+		       patches, chunk, chunks, variant ? "true" : "false");
 }
 
 void gs_trace_pass(uintptr_t stream, uint64_t id, uint32_t length, bool eager)

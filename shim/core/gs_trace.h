@@ -63,11 +63,19 @@ void gs_trace_learned(uintptr_t stream, uint64_t id, uint32_t length, const char
 void gs_trace_built(uintptr_t stream, uint64_t id, uint32_t length, uint64_t ns, int status,
 		    const gs_rec_t *first);
 /*
+ * A variant of chunk `chunk` (length launches) of the sequence id (seq_length
+ * launches) was built, status 0, or could not be (gs_variant.h); first
+ * names its first kernel.
+ */
+void gs_trace_variant(uintptr_t stream, uint64_t id, uint32_t seq_length, uint32_t chunk,
+		      uint32_t length, uint64_t ns, int status, const gs_rec_t *first);
+/*
  * One graph launch of a replay: chunk `chunk` of the `chunks` of a sequence
- * of seq_length launches, covering `length` of them, `patches` nodes patched.
+ * of seq_length launches, covering `length` of them, `patches` nodes patched;
+ * `variant`: the graph launched was one of the chunk's variants.
  */
 void gs_trace_replay(uintptr_t stream, uint64_t id, uint32_t seq_length, uint32_t length,
-		     uint32_t patches, uint32_t chunk, uint32_t chunks);
+		     uint32_t patches, uint32_t chunk, uint32_t chunks, bool variant);
 /* A pass over a sequence completed, replayed or eagerly by the gate's choice. */
 void gs_trace_pass(uintptr_t stream, uint64_t id, uint32_t length, bool eager);
 /*

@@ -69,7 +69,7 @@ static void gs_variant_attach(gs_stream_t *s, gs_seq_t *v, int rc, uint64_t ns)
 	q->vbuilding--;
 	GS_STAT_ADD(build_ns, ns);
 	gs_stats_max(&gs_stats.build_max_ns, ns);
-	gs_trace_built(s->key.handle, q->id, v->n, ns, rc);
+	gs_trace_variant(s->key.handle, q->id, q->n, v->vchunk, v->n, ns, rc, v->recs[0]);
 	if (rc || !q->var) {
 		GS_STAT_INC(fallbacks);
 		gs_seq_free(v);

@@ -2,7 +2,7 @@
  * Writes a small, realistic trace through the gs_trace API, shaped as the
  * engine emits it (launches traced eager or held; held ones then either a
  * replay event or a second, "released" launch event): two streams,
- * sequences learned, built, replayed, a mismatch, a retirement, flushes and
+ * sequences learned, built, replayed (a variant too), a mismatch, a retirement, flushes and
  * a fallback) for the `graphshim trace summarize` tests.  With -k the
  * process kills itself before closing the trace, leaving the unterminated
  * form a crash leaves, in FILE.PID.part (the trace reaches FILE only when
@@ -53,8 +53,13 @@ int main(int argc, char **argv)
 	gs_trace_built(a, sa, 8, 2000000, 0, r);
 	int reps = kill_self ? 400 : 10;
 	for (int rep = 0; rep < reps; rep++) {
+		/* A variant of its chunk after 5 (one that failed to build first): 4 replays of it. */
+		if (rep == 5) {
+			gs_trace_variant(a, sa, 8, 0, 8, 100000, 1, r);
+			gs_trace_variant(a, sa, 8, 0, 8, 300000, 0, r);
+		}
 		gs_gen_step(a, r, 8, "held");
-		gs_trace_replay(a, sa, 8, 8, rep == 3 ? 1 : 0, 0, 1);
+		gs_trace_replay(a, sa, 8, 8, rep == 3 ? 1 : 0, 0, 1, rep > 5);
 		gs_trace_pass(a, sa, 8, false);
 		gs_trace_flush(a, GS_FLUSH_SYNC, "cuStreamSynchronize", 8);
 	}
@@ -69,7 +74,7 @@ int main(int argc, char **argv)
 	gs_trace_built(b, sb, 4, 500000, 0, NULL);
 	for (int rep = 0; rep < 2; rep++) {
 		gs_gen_step(b, r, 4, "held");
-		gs_trace_replay(b, sb, 4, 4, 0, 0, 1);
+		gs_trace_replay(b, sb, 4, 4, 0, 0, 1, false);
 		gs_trace_pass(b, sb, 4, false);
 	}
 	for (int m = 0; m < 3; m++) {

@@ -18,6 +18,7 @@
 #  9. kernels by name in the trace and the summary.
 # (8, secure mode and GRAPHSHIM_HIP_LIBRARY: tests/reliability/t-secure.sh.)
 set -u
+fw=0
 # Paths, the preload line (a sanitizer's runtime first), $tmp, ok/bad/finish.
 . "${top_srcdir:-.}/tests/reliability/r_lib.sh"
 k="$b/kernels"
@@ -87,6 +88,7 @@ while read -r name envs args; do
 	shim GRAPHSHIM_STATS="$tmp/s$i.json" GRAPHSHIM_TRACE="$tmp/t$i.json" $envs -- $args \
 		--out "$tmp/o.bin" >"$tmp/w.log" 2>&1 || { bad "$name: the run failed"; cat "$tmp/w.log"; continue; }
 	agree "$name" "$tmp/t$i.json" "$tmp/s$i.json"
+	[ "$name" = fwstep ] && fw=$i
 done <<EOF
 tiny - $k/tiny --kernels 64 --steps 150
 tiny-legacy-stream - $k/tiny --kernels 64 --steps 150 --stream0
@@ -109,6 +111,13 @@ fwstep-static - $F --no-grow --rotate 1 --no-events --readback-every 0
 hostwork - $k/hostwork --steps 40
 nrepeat - $k/nrepeat --steps 40
 EOF
+# fwstep's layers rotate their weights: variants, checked above with the rest.
+if [ "$(counter "$tmp/s$fw.json" variants)" -gt 0 ] && [ "$(counter "$tmp/s$fw.json" variant_replays)" -gt 0 ] &&
+   grep -q '"name":"variant"' "$tmp/t$fw.json" && grep -q '"variant":true' "$tmp/t$fw.json"; then
+	ok "fwstep: $(counter "$tmp/s$fw.json" variants) variants, $(counter "$tmp/s$fw.json" variant_replays) replays of one, in the trace too"
+else
+	bad "fwstep built no variant, or the trace does not show them"
+fi
 # A trace not closed, or one that dropped events, cannot agree: said so.
 shim GRAPHSHIM_STATS="$tmp/cap.json" GRAPHSHIM_TRACE="$tmp/cap-t.json" GRAPHSHIM_TRACE_MAX=100 -- \
 	$D --out "$tmp/o.bin" >/dev/null 2>&1
