@@ -1,7 +1,7 @@
 /*
  * Writes a small, realistic trace through the gs_trace API, shaped as the
  * engine emits it (launches traced eager or held; held ones then either a
- * replay event or a second, "released" launch event): two streams,
+ * replay event or a second, "released" launch event): three streams,
  * sequences learned, built, replayed (a variant too), a mismatch, a retirement, flushes and
  * a fallback) for the `graphshim trace summarize` tests.  With -k the
  * process kills itself before closing the trace, leaving the unterminated
@@ -84,6 +84,29 @@ int main(int argc, char **argv)
 	gs_trace_mismatch(b, sb, 3, GS_MISMATCH_CUT, NULL, NULL, NULL, NULL);
 	gs_trace_retired(b, sb, 3);
 	gs_trace_flush(b, GS_FLUSH_COPY, "cuMemcpyHtoD", 2);
+
+	/*
+	 * Stream C: a 12-launch sequence in two chunks (8 and 4), replayed
+	 * three times, then cut after its first chunk: its last event with a
+	 * length is a chunk's replay, which is not the sequence's length.
+	 */
+	const uintptr_t c = 0x3000;
+	const uint64_t sc = 0xcccc;
+	gs_gen_step(c, r, 24, "eager");
+	gs_trace_learned(c, sc, 12, "boundary");
+	gs_trace_built(c, sc, 12, 1000000, 0, r);
+	for (int rep = 0; rep < 3; rep++) {
+		gs_gen_step(c, r, 8, "held");
+		gs_trace_replay(c, sc, 12, 8, 0, 0, 2, false);
+		gs_gen_step(c, r, 4, "held");
+		gs_trace_replay(c, sc, 12, 4, 0, 1, 2, false);
+		gs_trace_pass(c, sc, 12, false);
+	}
+	gs_gen_step(c, r, 8, "held");
+	gs_trace_replay(c, sc, 12, 8, 0, 0, 2, false);
+	gs_gen_step(c, r, 2, "held");
+	gs_trace_mismatch(c, sc, 10, GS_MISMATCH_CUT, NULL, NULL, NULL, NULL);
+	gs_gen_step(c, r, 2, "released");
 	gs_trace_fallback("graph_instantiate", 2);
 	if (kill_self)
 		raise(SIGKILL);
