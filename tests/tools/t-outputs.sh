@@ -194,10 +194,13 @@ else
 	bad "python-style SIGINT: status $status, ended_by '$by'"; cat "$tmp/app.err"
 fi
 if $runs_ok; then
-	# graphshim run passes the time-out's signal on.  Launches are slowed
-	# (a simulated launch cost), so the trace stays under its cap.
+	# graphshim run passes the time-out's signal on (--foreground: to
+	# graphshim run alone, as a CI runner that signals the command it
+	# started does; -k: a run that passes nothing on is killed, not waited
+	# for).  Launches are slowed (a simulated launch cost), so the trace
+	# stays under its cap.
 	rm -f "$tmp"/r.json "$tmp"/rt.json
-	GS_SIM_LAUNCH_US=50 timeout -s TERM 4 "$GS" run --stats "$tmp/r.json" --trace "$tmp/rt.json" -- "$app" plain \
+	GS_SIM_LAUNCH_US=50 timeout --foreground -k 20 -s TERM 4 "$GS" run --stats "$tmp/r.json" --trace "$tmp/rt.json" -- "$app" plain \
 		>/dev/null 2>"$tmp/run.err"
 	status=$?
 	if [ "$status" -eq 124 ] && [ "$(jv "$tmp/r.json" ended_by)" = SIGTERM ] &&
