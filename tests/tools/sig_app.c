@@ -15,6 +15,8 @@
  *            loop ends, SIG_DFL is put back and the signal raised again,
  *            so the process ends by it (with no exit handlers run)
  *   nogpu    no GPU call: cuInit, a context, an allocation, then exits
+ *   library  as plain, launching a CUkernel (cuLibraryLoadFromFile,
+ *            cuLibraryGetKernel) instead of a module's CUfunction
  *
  * It starts with SIGINT and SIGTERM at their defaults, as a program run in
  * the foreground has them (a shell's background job ignores SIGINT), and
@@ -68,6 +70,14 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	CUfunction add = t_func("add_scalar");
+	if (!strcmp(mode, "library")) {
+		/* A library's kernel is launched by its CUkernel handle, as cuBLAS and Triton do. */
+		CUlibrary lib;
+		CUkernel k;
+		CHECK(cuLibraryLoadFromFile(&lib, GS_SIM_TESTKERN, NULL, NULL, 0, NULL, NULL, 0));
+		CHECK(cuLibraryGetKernel(&k, lib, "add_scalar"));
+		add = (CUfunction)k;
+	}
 	CUstream s;
 	CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
 	bool installed = false;

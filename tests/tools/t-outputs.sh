@@ -143,6 +143,31 @@ else
 	bad "the summary names no kernel"; sed -n '/^sequences/,/^mismatch/p' "$tmp/sum.txt"
 fi
 
+# A mismatch names the kernel that broke the sequence (decode's branch
+# step swaps a kernel; pinned, so that the sequence is armed by then).
+shim GRAPHSHIM_GATE=replay GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_TRACE="$tmp/br.json" -- $D --branch \
+	--out "$tmp/o.bin" >/dev/null 2>&1
+"$GS" trace summarize "$tmp/br.json" >"$tmp/sum.txt" 2>&1
+if grep -q '"name":"mismatch".*"kernel":"k_[a-z_]*"' "$tmp/br.json" &&
+   grep -q '^  STRUCTURE .* k_[a-z_]* ([1-9][0-9]*)$' "$tmp/sum.txt"; then
+	ok "a mismatch names its kernel: $(grep '^  STRUCTURE' "$tmp/sum.txt" | tr -s ' ')"
+else
+	bad "mismatches name no kernel"; sed -n '/^mismatch/,/^flush/p' "$tmp/sum.txt"
+fi
+# A CUkernel (a library's kernel, as cuBLAS and Triton launch them) is
+# named by cuKernelGetName, a CUfunction by cuFuncGetName.
+rm -f "$tmp/lib.json" "$tmp/libt.json"
+shim GRAPHSHIM_STATS="$tmp/lib.json" GRAPHSHIM_TRACE="$tmp/libt.json" -- "$app" library 40 >/dev/null 2>&1
+"$GS" trace summarize "$tmp/libt.json" >"$tmp/sum.txt" 2>&1
+if grep -q '"name":"add_scalar","cat":"launch"' "$tmp/libt.json" &&
+   grep -q '"name":"built".*"kernel":"add_scalar"' "$tmp/libt.json" &&
+   grep -q 'built .* add_scalar$' "$tmp/sum.txt"; then
+	ok "a CUkernel's launches are named after it, and so is its sequence"
+	agree "CUkernel" "$tmp/libt.json" "$tmp/lib.json"
+else
+	bad "a CUkernel is not named"; grep -m 3 '"cat":"launch"' "$tmp/libt.json"
+fi
+
 # The HIP backend (on the simulator's libamdhip64): the same agreement, and
 # kernels named from the code object's metadata.
 hipsim="$b/tests/sim/hiplib"
