@@ -76,13 +76,29 @@ static void gs_engine_flush_locked(gs_stream_t *s, gs_flush_reason_t why, const 
 	gs_learn_end(s);
 }
 
+/*
+ * A stream's lock on the application's paths, with a terminating signal
+ * held off meanwhile (gs_sig_hold): its handler then reads every stream.
+ */
+static inline void gs_engine_lock(gs_stream_t *s)
+{
+	gs_sig_hold();
+	pthread_mutex_lock(&s->lock);
+}
+
+static inline void gs_engine_unlock(gs_stream_t *s)
+{
+	pthread_mutex_unlock(&s->lock);
+	gs_sig_release();
+}
+
 static void gs_engine_flush_one(gs_stream_t *s, gs_flush_reason_t why, const char *api, bool own)
 {
-	pthread_mutex_lock(&s->lock);
+	gs_engine_lock(s);
 	if (__atomic_load_n(&s->cache.built, __ATOMIC_ACQUIRE))
 		gs_arm_publish(s);
 	gs_engine_flush_locked(s, why, api, own);
-	pthread_mutex_unlock(&s->lock);
+	gs_engine_unlock(s);
 }
 
 /*
@@ -162,10 +178,10 @@ int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec
 	}
 	gs_engine_flush_peers(s, ctx, s->lane.flags, api);
 
-	pthread_mutex_lock(&s->lock);
+	gs_engine_lock(s);
 	if (__atomic_load_n(&s->lane.cold, __ATOMIC_RELAXED) && gs_cold_launch(s, rec)) {
 		int rc = gs_engine_pass(s, rec, api);
-		pthread_mutex_unlock(&s->lock);
+		gs_engine_unlock(s);
 		return rc;
 	}
 	uint64_t at = s->pos;
@@ -173,7 +189,7 @@ int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec
 	if (gs_rec_copy(slot, rec)) {
 		/* No memory for the history: submit everything and pass through. */
 		gs_engine_flush_locked(s, GS_FLUSH_OTHER, api, false);
-		pthread_mutex_unlock(&s->lock);
+		gs_engine_unlock(s);
 		return gs_engine_pass(NULL, rec, api);
 	}
 	gs_rec_t *r = *slot;
@@ -197,7 +213,7 @@ int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec
 	r->orig = NULL;
 	s->match.api = NULL;
 	gs_learn_record(s, r, at);
-	pthread_mutex_unlock(&s->lock);
+	gs_engine_unlock(s);
 	return rc;
 }
 
@@ -221,10 +237,10 @@ bool gs_engine_cold(uintptr_t handle, void *ctx, unsigned sflags, uint64_t key)
  */
 static void gs_engine_retire(gs_stream_t *s, gs_flush_reason_t why, const char *api)
 {
-	pthread_mutex_lock(&s->lock);
+	gs_engine_lock(s);
 	gs_engine_flush_locked(s, why, api, false);
 	gs_stream_empty(s);
-	pthread_mutex_unlock(&s->lock);
+	gs_engine_unlock(s);
 	gs_stream_keep(s);
 }
 
@@ -429,7 +445,8 @@ static bool gs_engine_on_term(int sig)
 	if (gs_trace_busy_here())
 		return true;
 	if (!gs_engine_fin_claim()) {
-		if (__atomic_load_n(&gs_engine_fin_tid, __ATOMIC_ACQUIRE) == gs_engine_gettid())
+		if (__atomic_load_n(&gs_engine_fin, __ATOMIC_ACQUIRE) == 1 &&
+		    __atomic_load_n(&gs_engine_fin_tid, __ATOMIC_ACQUIRE) == gs_engine_gettid())
 			return true; /* this thread's own exit: it raises the signal when done */
 		/* Another thread writes them: give it a while, then end. */
 		for (int i = 0; i < 2000 && __atomic_load_n(&gs_engine_fin, __ATOMIC_ACQUIRE) == 1; i++) {

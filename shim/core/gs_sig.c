@@ -17,6 +17,7 @@ static const int gs_sig_list[] = {SIGINT, SIGTERM, SIGHUP};
 #define GS_SIG_N ((int)GS_ARRAY_SIZE(gs_sig_list))
 
 volatile sig_atomic_t gs_sig_deferred;
+__thread int gs_sig_holds GS_TLS_IE;
 
 static gs_sig_sigaction_fn gs_sig_real;
 static bool (*gs_sig_on_term)(int sig);
@@ -134,6 +135,7 @@ void gs_sig_install(bool (*on_term)(int sig))
 
 void gs_sig_child(void)
 {
+	gs_sig_holds = 0; /* the parent's locks are not this process's */
 	__atomic_store_n(&gs_sig_passive, 1, __ATOMIC_RELEASE);
 }
 
@@ -204,7 +206,8 @@ static void gs_sig_handler(int sig, siginfo_t *info, void *uc)
 	}
 	/* The default: the process ends, with its files written first. */
 	bool (*on_term)(int) = __atomic_load_n(&gs_sig_on_term, __ATOMIC_ACQUIRE);
-	if (on_term && !__atomic_load_n(&gs_sig_passive, __ATOMIC_ACQUIRE) && on_term(sig)) {
+	if (on_term && !__atomic_load_n(&gs_sig_passive, __ATOMIC_ACQUIRE) &&
+	    (gs_sig_holds || on_term(sig))) {
 		gs_sig_deferred = sig;
 		goto out;
 	}

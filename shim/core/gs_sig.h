@@ -17,7 +17,8 @@
  *     ends as it would have, with the same status.
  * The engine may answer that it cannot write now: the signal arrived on a
  * thread that is inside graphshim's trace lock (or in the middle of the
- * exit-time writing).  Then the signal is deferred: gs_sig_deferred is set,
+ * exit-time writing); nor does the handler write while its thread holds a
+ * stream (gs_sig_hold).  Then the signal is deferred: gs_sig_deferred is set,
  * and that code raises it again as it leaves (gs_sig_resume).  Nothing in
  * the handler ever waits on a lock the interrupted code may hold.
  *
@@ -37,6 +38,28 @@ extern volatile sig_atomic_t gs_sig_deferred;
 
 /* Raise the deferred signal again (the handler then runs outside graphshim). */
 void gs_sig_resume(void);
+
+/*
+ * Sections of this thread that a terminating signal waits for: while it
+ * holds a stream's lock or the stream table's, the handler could not read
+ * that stream's sequences (they are left out of the statistics, which say
+ * "sequences_truncated"), so the signal is deferred to the end of the
+ * section, microseconds later.  Nested; a forked child starts with none.
+ */
+extern __thread int gs_sig_holds GS_TLS_IE;
+
+static inline void gs_sig_hold(void)
+{
+	gs_sig_holds++;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+static inline void gs_sig_release(void)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (!--gs_sig_holds && GS_UNLIKELY(gs_sig_deferred))
+		gs_sig_resume();
+}
 
 /*
  * Install the handlers; on_term(sig) writes the files when a signal is to

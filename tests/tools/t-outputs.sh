@@ -62,15 +62,18 @@ wait_ready() {
 		i=$((i + 1))
 	done
 }
-# sig_run MODE SIG: run sig_app MODE under graphshim with stats and trace,
-# send SIG once it is stepping; leaves $status, $tmp/k.json, $tmp/kt.json.
+# sig_run MODE SIG [VAR=VALUE...]: run sig_app MODE under graphshim with
+# stats and trace (and these variables), send SIG once it is stepping;
+# leaves $status, $tmp/k.json, $tmp/kt.json.
 sig_run() {
+	m=$1 s=$2
+	shift 2
 	rm -f "$tmp"/k.json "$tmp"/kt.json "$tmp"/k*.part "$tmp/app.out"
-	env GRAPHSHIM_STATS="$tmp/k.json" GRAPHSHIM_TRACE="$tmp/kt.json" LD_PRELOAD="$PRELOAD" \
-		"$app" "$1" >"$tmp/app.out" 2>"$tmp/app.err" &
+	env "$@" GRAPHSHIM_STATS="$tmp/k.json" GRAPHSHIM_TRACE="$tmp/kt.json" LD_PRELOAD="$PRELOAD" \
+		"$app" "$m" >"$tmp/app.out" 2>"$tmp/app.err" &
 	pid=$!
 	wait_ready "$tmp/app.out"
-	kill -s "$2" $pid
+	kill -s "$s" $pid
 	wait $pid
 	status=$?
 }
@@ -165,7 +168,8 @@ if grep -q '"name":"add_scalar","cat":"launch"' "$tmp/libt.json" &&
 	ok "a CUkernel's launches are named after it, and so is its sequence"
 	agree "CUkernel" "$tmp/libt.json" "$tmp/lib.json"
 else
-	bad "a CUkernel is not named"; grep -m 3 '"cat":"launch"' "$tmp/libt.json"
+	bad "a CUkernel is not named"; grep -m 3 -e '"cat":"launch"' -e '"name":"built"' "$tmp/libt.json"
+	sed -n '/^sequences/,/^mismatch/p' "$tmp/sum.txt"
 fi
 
 # The HIP backend (on the simulator's libamdhip64): the same agreement, and
@@ -200,6 +204,19 @@ for sig in TERM INT; do
 		bad "SIG$sig: the trace was not closed"; head -n 8 "$tmp/sum.txt"
 	fi
 done
+# A signal that comes while the program is inside a launch (slowed and
+# submitted eagerly, so that it mostly is): the stream it holds is waited
+# for, and its sequence is in the statistics (not "sequences_truncated").
+trunc=0
+for try in 1 2 3 4 5; do
+	sig_run plain TERM GRAPHSHIM_GATE=eager GS_SIM_LAUNCH_US=200
+	grep -q '"sequences_truncated": false' "$tmp/k.json" || trunc=$((trunc + 1))
+done
+if [ $trunc -eq 0 ]; then
+	ok "SIGTERM inside a launch, 5 times: every stream's sequences in the statistics"
+else
+	bad "SIGTERM inside a launch: $trunc of 5 statistics files without the interrupted stream's sequences"
+fi
 for mode in before after signal; do
 	sig_run $mode INT
 	by=$(jv "$tmp/k.json" ended_by)
