@@ -2087,7 +2087,7 @@ static int gs_cmd_compare(int argc, char **argv)
 	snprintf(verdict, sizeof(verdict), "%s (limit -%.1f pp)%s", reg ? "REGRESSION" : "ok",
 		 max_cov_drop, from_gate ? ": the gate chose eager" : "");
 	printf("  %-16s %13.1f%% %13.1f%% %+7.1f pp  %s\n", "coverage", 100.0 * A.coverage,
-	       100.0 * B.coverage, -drop, verdict);
+	       100.0 * B.coverage, 0.0 - drop, verdict); /* 0.0 - 0.0 is +0.0, -0.0 would print "-0.0" */
 	if (A.gated || B.gated) {
 		char chg[32];
 		snprintf(chg, sizeof(chg), "%+.1f pp", 100.0 * (lb_cov - la_cov));
@@ -2158,11 +2158,23 @@ static int gs_cmd_compare(int argc, char **argv)
 			       "in both runs\n");
 		}
 	}
-	/* Runs of different configurations compare different things: say which. */
+	/*
+	 * Runs of different configurations compare different things: say which.
+	 * Not the variables that only shape the outputs (the steps have their
+	 * own line): a base made without --overwrite is no other configuration.
+	 */
+	static const char *const outputs_only[] = {"GRAPHSHIM_OVERWRITE", "GRAPHSHIM_SUMMARY",
+						   "GRAPHSHIM_LOG", "GRAPHSHIM_TRACE_MAX",
+						   "GRAPHSHIM_STEPS"};
 	if (A.config && B.config) {
 		const char *k;
 		json_t *v;
 		json_object_foreach(B.config, k, v) {
+			bool skip = false;
+			for (size_t i = 0; i < sizeof(outputs_only) / sizeof(outputs_only[0]); i++)
+				skip |= !strcmp(k, outputs_only[i]);
+			if (skip)
+				continue;
 			char a[64], b[64];
 			gs_cfg_text(json_object_get(A.config, k), a, sizeof(a));
 			gs_cfg_text(v, b, sizeof(b));

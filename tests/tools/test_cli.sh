@@ -99,6 +99,17 @@ expect 0 "$GS" compare "$DATA/steps200.json" "$DATA/steps400.json"
 has out "launches/step .* 198.0 .* 198.0 .*ok"
 has out "estimated: the sightings of each run's main sequence"
 has out "mismatches .*ok (limit +0 over 2.0"
+# Variables that change what runs are named; those that only shape the
+# outputs (a base made without --overwrite, another log level) are not.
+sed -e 's/"GRAPHSHIM_LEARN_REPS": 2/"GRAPHSHIM_LEARN_REPS": 3/' \
+	-e 's/"GRAPHSHIM_GATE": "auto"/&, "GRAPHSHIM_OVERWRITE": true, "GRAPHSHIM_LOG": "debug"/' \
+	"$DATA/steps200.json" >"$tmp/cfg.json"
+expect 0 "$GS" compare "$DATA/steps200.json" "$tmp/cfg.json"
+has out "configuration differs: GRAPHSHIM_LEARN_REPS 2 -> 3"
+has out "coverage .* +0.0 pp  ok"
+if grep -q -e OVERWRITE -e GRAPHSHIM_LOG "$tmp/out"; then
+	echo "FAIL: compare names a variable that only shapes the outputs"; sed 's/^/  out: /' "$tmp/out"; fail=1
+fi
 # Totals when nothing says the steps: the same pair is then a change.
 expect 1 "$GS" compare "$DATA/base.json" "$DATA/steps400.json"
 has out "steps: unknown"
