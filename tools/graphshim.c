@@ -1797,6 +1797,12 @@ typedef struct gs_figs {
 	long long main_seen; /* sightings of the main sequence, 0 when none */
 	long long main_len;
 	char main_id[40];
+	/* Each file's main sequence, grouped by id into the run's (gs_figs_main). */
+	struct {
+		char id[40];
+		long long seen, len;
+	} mains[64];
+	int nmains;
 	json_t *config;      /* the first file's configuration (a reference), or NULL */
 	char *ended_by;      /* a signal's name when a process was ended by one */
 	gs_gated_seq_t gated_seqs[8];
@@ -1889,11 +1895,10 @@ static bool gs_load_one(const char *file, gs_figs_t *f)
 	if (steps > f->steps)
 		f->steps = steps;
 	json_t *m = json_object_get(j, "main_sequence");
-	long long seen = gs_jint(m, "seen"), len = gs_jint(m, "length");
-	if (json_is_object(m) && (double)seen * len > (double)f->main_seen * f->main_len) {
-		f->main_seen = seen;
-		f->main_len = len;
-		snprintf(f->main_id, sizeof(f->main_id), "%s", gs_jstr(m, "id", "?"));
+	if (json_is_object(m) && f->nmains < (int)(sizeof(f->mains) / sizeof(f->mains[0]))) {
+		snprintf(f->mains[f->nmains].id, sizeof(f->mains[0].id), "%s", gs_jstr(m, "id", "?"));
+		f->mains[f->nmains].seen = gs_jint(m, "seen");
+		f->mains[f->nmains++].len = gs_jint(m, "length");
 	}
 	if (!f->config && json_is_object(json_object_get(j, "config")))
 		f->config = json_incref(json_object_get(j, "config"));
@@ -1917,6 +1922,29 @@ static bool gs_load_one(const char *file, gs_figs_t *f)
 	return false;
 }
 
+/*
+ * The run's main sequence: of the files' main sequences, the one (by id,
+ * the shape's hash) that took the most launches over all of them; its
+ * sightings are summed, so that two processes stepping the same program
+ * make the steps of both (two decode workers of 100 and 150 steps: 250).
+ */
+static void gs_figs_main(gs_figs_t *f)
+{
+	double best = 0;
+	for (int i = 0; i < f->nmains; i++) {
+		long long seen = 0;
+		for (int k = 0; k < f->nmains; k++)
+			if (!strcmp(f->mains[k].id, f->mains[i].id))
+				seen += f->mains[k].seen;
+		if ((double)seen * f->mains[i].len > best) {
+			best = (double)seen * f->mains[i].len;
+			f->main_seen = seen;
+			f->main_len = f->mains[i].len;
+			snprintf(f->main_id, sizeof(f->main_id), "%s", f->mains[i].id);
+		}
+	}
+}
+
 /* A run's statistics: the argument's files and (unless single) those they note. */
 static bool gs_load_stats(const char *arg, gs_figs_t *f, bool single)
 {
@@ -1931,6 +1959,7 @@ static bool gs_load_stats(const char *arg, gs_figs_t *f, bool single)
 		if (!single)
 			gs_stats_noted(f->files.v[i], &f->files);
 	}
+	gs_figs_main(f);
 	f->coverage = f->launches ? (double)f->replayed / (double)f->launches : 0;
 	if (f->files.n == 1 && !bad) {
 		/* One file: its own coverage, as it says (it is the same figure). */
