@@ -24,7 +24,7 @@ fw=0
 k="$b/kernels"
 GS="$b/tools/graphshim"
 app="$b/tests/tools/sig_app"
-for f in "$GS" "$app" "$k/decode" "$k/tiny" "$k/fwstep" "$k/hostwork" "$k/nrepeat"; do
+for f in "$GS" "$app" "$k/decode" "$k/tiny" "$k/fwstep" "$k/hostwork" "$k/nrepeat" "$k/twodev"; do
 	[ -e "$f" ] || { echo "SKIP: $f not built"; exit 77; }
 done
 export LD_LIBRARY_PATH="$sim${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -114,6 +114,8 @@ fwstep-kv-copy - $F --kv-copy
 fwstep-static - $F --no-grow --rotate 1 --no-events --readback-every 0
 hostwork - $k/hostwork --steps 40
 nrepeat - $k/nrepeat --steps 40
+nrepeat-one-kernel - $k/nrepeat --steps 40 --one-kernel
+twodev - $k/twodev --steps 40
 EOF
 # fwstep's layers rotate their weights: variants (pinned: the gate could
 # choose eager on a busy machine), checked above with the rest.
@@ -175,8 +177,10 @@ fi
 # The HIP backend (on the simulator's libamdhip64): the same agreement, and
 # kernels named from the code object's metadata.
 hipsim="$b/tests/sim/hiplib"
-if [ -e "$hipsim/libamdhip64.so.5" ] && [ -x "$k/tiny-hip" ] && [ -x "$k/decode-hip" ]; then
-	for w in "tiny-hip --kernels 32 --steps 100" "decode-hip --layers 2 --dim 64 --ctx 64 --vocab 256 --steps 100"; do
+if [ -e "$hipsim/libamdhip64.so.5" ] && [ -x "$k/tiny-hip" ] && [ -x "$k/decode-hip" ] &&
+   [ -x "$k/fwstep-hip" ] && [ -x "$k/hostwork-hip" ] && [ -x "$k/nrepeat-hip" ]; then
+	for w in "tiny-hip --kernels 32 --steps 100" "decode-hip --layers 2 --dim 64 --ctx 64 --vocab 256 --steps 100" \
+		"fwstep-hip --layers 4 --dim 32 --ctx 64 --tokens 60" "hostwork-hip --steps 40" "nrepeat-hip --steps 40"; do
 		rm -f "$tmp/h.json" "$tmp/ht.json"
 		# shellcheck disable=SC2086
 		LD_LIBRARY_PATH="$hipsim" shim GRAPHSHIM_STATS="$tmp/h.json" GRAPHSHIM_TRACE="$tmp/ht.json" -- \
