@@ -24,6 +24,20 @@ static void gs_gen_step(uintptr_t stream, gs_rec_t *r, int n, const char *state)
 	}
 }
 
+/* A pass replayed in chunks of these lengths: each chunk's launches held, then its replay. */
+static void gs_gen_pass(uintptr_t stream, uint64_t id, gs_rec_t *r, const uint32_t *chunk,
+			uint32_t nchunks)
+{
+	uint32_t length = 0;
+	for (uint32_t j = 0; j < nchunks; j++)
+		length += chunk[j];
+	for (uint32_t j = 0; j < nchunks; j++) {
+		gs_gen_step(stream, r, (int)chunk[j], "held");
+		gs_trace_replay(stream, id, length, chunk[j], 0, j, nchunks, false);
+	}
+	gs_trace_pass(stream, id, length, false);
+}
+
 int main(int argc, char **argv)
 {
 	bool kill_self = argc == 3 && !strcmp(argv[1], "-k");
@@ -72,11 +86,9 @@ int main(int argc, char **argv)
 	gs_gen_step(b, r, 8, "eager");
 	gs_trace_learned(b, sb, 4, "period");
 	gs_trace_built(b, sb, 4, 500000, 0, NULL);
-	for (int rep = 0; rep < 2; rep++) {
-		gs_gen_step(b, r, 4, "held");
-		gs_trace_replay(b, sb, 4, 4, 0, 0, 1, false);
-		gs_trace_pass(b, sb, 4, false);
-	}
+	static const uint32_t one[] = {4}, two[] = {8, 4};
+	for (int rep = 0; rep < 2; rep++)
+		gs_gen_pass(b, sb, r, one, 1);
 	for (int m = 0; m < 3; m++) {
 		gs_trace_mismatch(b, sb, 0, GS_MISMATCH_DRIFT, "arg 2", NULL, NULL, r);
 		gs_trace_flush(b, GS_FLUSH_EVENT, "cuEventRecord", 4);
@@ -95,13 +107,8 @@ int main(int argc, char **argv)
 	gs_gen_step(c, r, 24, "eager");
 	gs_trace_learned(c, sc, 12, "boundary");
 	gs_trace_built(c, sc, 12, 1000000, 0, r);
-	for (int rep = 0; rep < 3; rep++) {
-		gs_gen_step(c, r, 8, "held");
-		gs_trace_replay(c, sc, 12, 8, 0, 0, 2, false);
-		gs_gen_step(c, r, 4, "held");
-		gs_trace_replay(c, sc, 12, 4, 0, 1, 2, false);
-		gs_trace_pass(c, sc, 12, false);
-	}
+	for (int rep = 0; rep < 3; rep++)
+		gs_gen_pass(c, sc, r, two, 2);
 	gs_gen_step(c, r, 8, "held");
 	gs_trace_replay(c, sc, 12, 8, 0, 0, 2, false);
 	gs_gen_step(c, r, 2, "held");
