@@ -61,8 +61,30 @@ __attribute__((destructor)) static void gs_main_fini(void)
 
 /* ---- the application's signal handlers ------------------------------------ */
 
-GS_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+#ifdef __SANITIZE_THREAD__
+/*
+ * ThreadSanitizer's runtime, preloaded first, takes this sigaction for the
+ * C library's (the next definition after its own) and calls it while it
+ * starts, for the signals it catches itself: before that, no instrumented
+ * code may run.  Those never are graphshim's; they go to the C library
+ * directly, in code left uninstrumented.
+ */
+int __sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+#define GS_MAIN_TSAN_EARLY(sig, act, old)                                     \
+	do {                                                                  \
+		if ((sig) != SIGINT && (sig) != SIGTERM && (sig) != SIGHUP)   \
+			return __sigaction(sig, act, old);                    \
+	} while (0)
+#define GS_MAIN_UNINSTRUMENTED __attribute__((no_sanitize_thread))
+#else
+#define GS_MAIN_TSAN_EARLY(sig, act, old) ((void)0)
+#define GS_MAIN_UNINSTRUMENTED
+#endif
+
+GS_EXPORT GS_MAIN_UNINSTRUMENTED int sigaction(int sig, const struct sigaction *act,
+					       struct sigaction *old)
 {
+	GS_MAIN_TSAN_EARLY(sig, act, old);
 	int rc = gs_sig_app_sigaction(sig, act, old);
 	if (rc != GS_SIG_PASS)
 		return rc;
