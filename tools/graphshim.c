@@ -1796,6 +1796,7 @@ typedef struct gs_figs {
 	long long steps;     /* given steps (the largest of the files'), 0 when none */
 	long long main_seen; /* sightings of the main sequence, 0 when none */
 	long long main_len;
+	int main_procs;      /* processes whose main sequence it is */
 	char main_id[40];
 	/* Each file's main sequence, grouped by id into the run's (gs_figs_main). */
 	struct {
@@ -1923,23 +1924,29 @@ static bool gs_load_one(const char *file, gs_figs_t *f)
 }
 
 /*
- * The run's main sequence: of the files' main sequences, the one (by id,
- * the shape's hash) that took the most launches over all of them; its
- * sightings are summed, so that two processes stepping the same program
- * make the steps of both (two decode workers of 100 and 150 steps: 250).
+ * The run's main sequence: of the files' main sequences, those of one
+ * length that took the most launches together; their sightings are
+ * summed, so that two processes stepping the same program make the steps
+ * of both (two decode workers of 100 and 150 steps: 250).  By length, not
+ * by id: the id hashes function handles, which differ between processes.
+ * A helper process's main sequence is of another length, and not counted.
  */
 static void gs_figs_main(gs_figs_t *f)
 {
 	double best = 0;
 	for (int i = 0; i < f->nmains; i++) {
 		long long seen = 0;
+		int procs = 0;
 		for (int k = 0; k < f->nmains; k++)
-			if (!strcmp(f->mains[k].id, f->mains[i].id))
+			if (f->mains[k].len == f->mains[i].len) {
 				seen += f->mains[k].seen;
+				procs++;
+			}
 		if ((double)seen * f->mains[i].len > best) {
 			best = (double)seen * f->mains[i].len;
 			f->main_seen = seen;
 			f->main_len = f->mains[i].len;
+			f->main_procs = procs;
 			snprintf(f->main_id, sizeof(f->main_id), "%s", f->mains[i].id);
 		}
 	}
@@ -2163,13 +2170,18 @@ static int gs_cmd_compare(int argc, char **argv)
 	/* What the figures rest on. */
 	if (given)
 		printf("  steps: %lld and %lld (\"steps\" in the files)\n", A.steps, B.steps);
-	else if (estimated)
+	else if (estimated) {
+		char pa[40] = "", pb[40] = "";
+		if (A.main_procs > 1)
+			snprintf(pa, sizeof(pa), ", in %d processes", A.main_procs);
+		if (B.main_procs > 1)
+			snprintf(pb, sizeof(pb), ", in %d processes", B.main_procs);
 		printf("  steps: %lld and %lld, estimated: the sightings of each run's main sequence "
-		       "(%s, %lld launches; %s, %lld);\n"
+		       "(%s, %lld launches%s; %s, %lld%s);\n"
 		       "    give them with graphshim run --steps N (GRAPHSHIM_STEPS) for an exact "
 		       "figure\n",
-		       A.main_seen, B.main_seen, A.main_id, A.main_len, B.main_id, B.main_len);
-	else
+		       A.main_seen, B.main_seen, A.main_id, A.main_len, pa, B.main_id, B.main_len, pb);
+	} else
 		printf("  steps: unknown (%s): launches and mismatches compared in total, so a run of "
 		       "another length\n    compares as a change; give them with graphshim run --steps N\n",
 		       A.steps || B.steps ? "only one run says them" : "neither run says them");

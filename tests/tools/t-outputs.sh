@@ -309,8 +309,12 @@ if $runs_ok; then
 			continue
 		fi
 		"$GS" compare "$tmp/m.json" "$tmp/m.json" >"$tmp/cmp.txt" 2>&1
-		if grep -q "base: 2 processes" "$tmp/cmp.txt" && grep -q "launches .* 2000 .* 2000" "$tmp/cmp.txt"; then
-			ok "two processes (pass $pass${ow:+, $ow}): two files, noted, compared together (2000 launches)"
+		# Steps: the main sequences' sightings in both processes (their ids
+		# differ: function handles are per process).
+		if grep -q "base: 2 processes" "$tmp/cmp.txt" && grep -q "launches .* 2000 .* 2000" "$tmp/cmp.txt" &&
+		   grep -q "steps: 250 and 250, estimated.*in 2 processes" "$tmp/cmp.txt" &&
+		   grep -q "launches/step .* 8.0 .* 8.0" "$tmp/cmp.txt"; then
+			ok "two processes (pass $pass${ow:+, $ow}): two files, noted, compared together (2000 launches, 250 steps)"
 		else
 			bad "two processes: compare did not read both"; cat "$tmp/cmp.txt"
 		fi

@@ -126,7 +126,7 @@ has out "base: 2 processes: .*procs.json, .*procs.4242.json"
 has out "launches .* 59400 .* 59400"
 # Steps over the processes that step the same main sequence: 200 + 100.
 has out "launches/step .* 198.0 .* 198.0"
-has out "steps: 300 and 300, estimated"
+has out "steps: 300 and 300, estimated: .*198 launches, in 2 processes"
 expect 0 "$GS" compare --single "$DATA/procs.json" "$DATA/procs.json"
 has out "launches .* 39600 .* 39600"
 # A pattern is one run.
