@@ -2185,9 +2185,11 @@ static int gs_cmd_compare(int argc, char **argv)
 		printf("  steps: unknown (%s): launches and mismatches compared in total, so a run of "
 		       "another length\n    compares as a change; give them with graphshim run --steps N\n",
 		       A.steps || B.steps ? "only one run says them" : "neither run says them");
-	if (from_gate || (reg && B.gated > A.gated) || B.ngated_seqs) {
+	/* More launches sent eagerly by the gate, per step when the steps are known. */
+	bool more_gated = (double)B.gated / sb > (double)A.gated / sa;
+	if (from_gate || (reg && more_gated) || B.ngated_seqs) {
 		const gs_figs_t *g = &B;
-		if (from_gate || B.gated > A.gated) {
+		if (from_gate || more_gated) {
 			printf("  the gate (GRAPHSHIM_GATE, timing each sequence on the GPU) sent %lld of "
 			       "the new run's launches eagerly (base: %lld):\n", B.gated, A.gated);
 			for (int k = 0; k < g->ngated_seqs; k++)

@@ -99,6 +99,15 @@ expect 0 "$GS" compare "$DATA/steps200.json" "$DATA/steps400.json"
 has out "launches/step .* 198.0 .* 198.0 .*ok"
 has out "estimated: the sightings of each run's main sequence"
 has out "mismatches .*ok (limit +0 over 2.0"
+# The gate's eager launches per step: twice the steps, twice as many, is no news.
+sed 's/"gated": 594/"gated": 1188/' "$DATA/steps400.json" >"$tmp/g400.json"
+expect 0 "$GS" compare "$DATA/steps200.json" "$tmp/g400.json"
+if grep -q "sent .* launches eagerly" "$tmp/out"; then
+	echo "FAIL: compare calls the gate's launches more where per step they are not"; fail=1
+fi
+sed 's/"gated": 594/"gated": 1500/' "$DATA/steps400.json" >"$tmp/g400.json"
+expect 0 "$GS" compare "$DATA/steps200.json" "$tmp/g400.json"
+has out "sent 1500 of the new run's launches eagerly (base: 594)"
 # Variables that change what runs are named; those that only shape the
 # outputs (a base made without --overwrite, another log level) are not.
 sed -e 's/"GRAPHSHIM_LEARN_REPS": 2/"GRAPHSHIM_LEARN_REPS": 3/' \
