@@ -89,5 +89,7 @@ int main(int argc, char **argv)
 	if (f)
 		fclose(f);
 	printf("twodev: %d devices, %ld steps of %ld kernels\n", ndev, steps, kernels);
+	free(init);
+	free(host);
 	return 0;
 }

@@ -5,17 +5,18 @@ if HAVE_JANSSON
 bin_PROGRAMS += tools/graphshim
 tools_graphshim_SOURCES = tools/graphshim.c
 # GS_LIBDIR: where `make install` puts libgraphshim.so, the last place
-# `graphshim run` looks (see tools/graphshim.1).
+# `graphshim run` looks (see tools/graphshim.1.in).
 tools_graphshim_CPPFLAGS = -I$(top_builddir) -DGS_LIBDIR='"$(libdir)"'
 tools_graphshim_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
 tools_graphshim_LDADD = $(JANSSON_LIBS) -lm
 endif
-dist_man_MANS += tools/graphshim.1
+# The manual page, tools/graphshim.1, is made with graphshim(7) (docs/local.mk).
 
 # Unit tests of the writers on their own: the modules they call, and no
 # engine (the statistics are handed their per-sequence figures).
 GS_TOOLS_TEST_SRC = shim/core/gs_stats.c shim/core/gs_trace.c shim/core/gs_out.c \
-	shim/core/gs_flush.c shim/core/gs_rec.c
+	shim/core/gs_flush.c shim/core/gs_rec.c shim/core/gs_fmt.c shim/core/gs_sig.c \
+	shim/core/gs_config.c shim/core/gs_log.c
 if HAVE_CRITERION
 if HAVE_JANSSON
 check_PROGRAMS += tests/tools/test_stats tests/tools/test_trace
@@ -41,6 +42,19 @@ tests_tools_test_e2e_LDADD = libgscore.la $(CRITERION_LIBS) $(JANSSON_LIBS)
 endif
 endif
 
+# The output files end to end on the simulator (t-outputs.sh): a program
+# that handles signals as applications do, and the kernels/ workloads.
+if HAVE_CUDA
+check_PROGRAMS += tests/tools/sig_app
+tests_tools_sig_app_SOURCES = tests/tools/sig_app.c
+tests_tools_sig_app_CPPFLAGS = $(SIM_T_CPPFLAGS) -I$(srcdir)/tests/reliability
+tests_tools_sig_app_LDFLAGS = $(SIM_T_LDFLAGS)
+tests_tools_sig_app_LDADD = $(SIM_T_LIBS)
+EXTRA_tests_tools_sig_app_DEPENDENCIES = $(SIM_T_DEPS)
+TESTS += tests/tools/t-outputs.sh
+endif
+EXTRA_DIST += tests/tools/t-outputs.sh
+
 # gen_trace writes sample traces for the command-line tests.
 check_PROGRAMS += tests/tools/gen_trace
 tests_tools_gen_trace_SOURCES = tests/tools/gen_trace.c $(GS_TOOLS_TEST_SRC)
@@ -54,4 +68,6 @@ EXTRA_DIST += tests/tools/test_cli.sh tests/tools/test_docs.sh \
 	tests/tools/data/steps_new.json tests/tools/data/missing_key.json \
 	tests/tools/data/wrong_type.json tests/tools/data/malformed.json \
 	tests/tools/data/empty.json tests/tools/data/bad_trace.json \
-	tests/tools/data/object_form.json
+	tests/tools/data/object_form.json tests/tools/data/steps200.json \
+	tests/tools/data/steps400.json tests/tools/data/gate_new.json \
+	tests/tools/data/procs.json tests/tools/data/procs.4242.json

@@ -130,7 +130,7 @@ static void gs_arm_built(gs_stream_t *s, gs_seq_t *q, int rc, uint64_t ns)
 	GS_STAT_ADD(build_ns, ns);
 	gs_stats_max(&gs_stats.build_max_ns, ns);
 	q->build_ns += ns;
-	gs_trace_built(s->key.handle, q->id, q->n, ns, rc);
+	gs_trace_built(s->key.handle, q->id, q->n, ns, rc, q->recs ? q->recs[0] : NULL);
 	if (rc) {
 		GS_STAT_INC(fallbacks);
 		gs_log_once(GS_LOG_WARN, "building a graph of %u nodes failed (status %d); that sequence stays eager",

@@ -4,9 +4,11 @@
  * knows how to parse each type.
  */
 #include "gs_config.h"
+#include "gs_fmt.h"
 #include "gs_log.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <strings.h>
@@ -196,6 +198,91 @@ static const char *gs_config_getenv(const char *name)
 	return getenv(name);
 }
 
+/* Read by graphshim(1), not by the library: known, never reported. */
+static const char *const gs_config_others[] = {"GRAPHSHIM_LIB"};
+
+static const char *const gs_config_names[] = {
+#define GS_X(f, name, type, def, lo, hi, help) name,
+	GS_CONFIG_VARS(GS_X)
+#undef GS_X
+};
+
+/* Levenshtein distance of a and b (at most 63 bytes each; longer: far). */
+static size_t gs_config_distance(const char *a, const char *b)
+{
+	size_t n = strlen(a), m = strlen(b);
+	if (n > 63 || m > 63)
+		return 99;
+	size_t row[64];
+	for (size_t j = 0; j <= m; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= n; i++) {
+		size_t diag = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= m; j++) {
+			size_t up = row[j];
+			size_t best = diag + (a[i - 1] != b[j - 1]);
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[m];
+}
+
+const char *gs_config_nearest(const char *name)
+{
+	const char *best = NULL;
+	size_t bd = 99;
+	for (size_t i = 0; i < GS_ARRAY_SIZE(gs_config_names); i++) {
+		size_t d = gs_config_distance(name, gs_config_names[i]);
+		if (d < bd) {
+			bd = d;
+			best = gs_config_names[i];
+		}
+	}
+	/* Near: a slip of a few letters, not another word altogether. */
+	size_t len = strlen(name) > 10 ? strlen(name) - 10 : 0; /* past "GRAPHSHIM_" */
+	return bd <= 3 && bd <= (len + 1) / 2 ? best : NULL;
+}
+
+static bool gs_config_known(const char *name, size_t len)
+{
+	for (size_t i = 0; i < GS_ARRAY_SIZE(gs_config_names); i++)
+		if (strlen(gs_config_names[i]) == len && !memcmp(gs_config_names[i], name, len))
+			return true;
+	for (size_t i = 0; i < GS_ARRAY_SIZE(gs_config_others); i++)
+		if (strlen(gs_config_others[i]) == len && !memcmp(gs_config_others[i], name, len))
+			return true;
+	return false;
+}
+
+int gs_config_unknown(char *const *env, bool report)
+{
+	int n = 0;
+	for (size_t i = 0; env && env[i]; i++) {
+		const char *e = env[i], *eq = strchr(e, '=');
+		if (strncmp(e, "GRAPHSHIM_", 10) || !eq || gs_config_known(e, (size_t)(eq - e)))
+			continue;
+		n++;
+		if (!report)
+			continue;
+		char name[128];
+		snprintf(name, sizeof(name), "%.*s", (int)(eq - e), e);
+		const char *near = gs_config_nearest(name);
+		if (near)
+			gs_log(GS_LOG_WARN, "%s is not a graphshim variable (did you mean %s?); ignored",
+			       name, near);
+		else
+			gs_log(GS_LOG_WARN, "%s is not a graphshim variable; ignored (the variables: "
+			       "graphshim(7))", name);
+	}
+	return n;
+}
+
 void gs_config_load(void)
 {
 	gs_config_defaults(&gs_config);
@@ -209,4 +296,58 @@ void gs_config_load(void)
 	gs_log_level = gs_config.log_level;
 	gs_config_parse(&gs_config, gs_config_getenv);
 	gs_log_level = gs_config.log_level;
+	/* A misspelt name is reported once a process (tests load again). */
+	static int reported;
+	extern char **environ;
+	if (!__atomic_exchange_n(&reported, 1, __ATOMIC_RELAXED))
+		gs_config_unknown(environ, true);
+}
+
+static int gs_config_early; /* loaded by gs_config_load_once, not yet taken */
+
+static void gs_config_load_early(void)
+{
+	gs_config_load();
+	__atomic_store_n(&gs_config_early, 1, __ATOMIC_RELEASE);
+}
+
+void gs_config_load_once(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, gs_config_load_early);
+}
+
+void gs_config_start(void)
+{
+	if (!__atomic_exchange_n(&gs_config_early, 0, __ATOMIC_ACQ_REL))
+		gs_config_load();
+}
+
+#define GS_JSON_INT(f, v) gs_fmt_i64(f, (int64_t)(v))
+#define GS_JSON_BOOL(f, v) gs_fmt_str(f, (v) ? "true" : "false")
+#define GS_JSON_REAL(f, v) gs_fmt_fixed(f, (v), 6)
+#define GS_JSON_LEVEL(f, v) gs_fmt_json(f, gs_log_level_name(v))
+#define GS_JSON_GATE(f, v) gs_fmt_json(f, gs_config_gate_name(v))
+#define GS_JSON_SCHED(f, v) gs_fmt_json(f, gs_config_sched_name(v))
+
+void gs_config_write_json(struct gs_fmt *f)
+{
+	const char *sep = "{";
+#define GS_JSON_ONE(field, name, type)                                        \
+	gs_fmt_str(f, sep);                                                   \
+	gs_fmt_json(f, name);                                                 \
+	gs_fmt_str(f, ": ");                                                  \
+	GS_JSON_##type(f, gs_config.field);                                   \
+	sep = ", ";
+#define GS_X(field, name, type, def, lo, hi, help) GS_CFG_JSON_##type(field, name, type)
+#define GS_CFG_JSON_INT GS_JSON_ONE
+#define GS_CFG_JSON_BOOL GS_JSON_ONE
+#define GS_CFG_JSON_REAL GS_JSON_ONE
+#define GS_CFG_JSON_LEVEL GS_JSON_ONE
+#define GS_CFG_JSON_GATE GS_JSON_ONE
+#define GS_CFG_JSON_SCHED GS_JSON_ONE
+#define GS_CFG_JSON_PATH(field, name, type) /* a path says nothing about the run */
+	GS_CONFIG_VARS(GS_X)
+#undef GS_X
+	gs_fmt_char(f, '}');
 }

@@ -83,7 +83,11 @@
 	X(trace_max, "GRAPHSHIM_TRACE_MAX", INT, 1000000, 1, 1000000000,                      \
 	  "trace events written at most")                                                    \
 	X(overwrite, "GRAPHSHIM_OVERWRITE", BOOL, 0, 0, 1,                                    \
-	  "replace existing stats and trace files instead of refusing")
+	  "replace stats and trace files left by an earlier run instead of writing beside them") \
+	X(steps, "GRAPHSHIM_STEPS", INT, 0, 0, 1000000000000,                                 \
+	  "steps the program runs, written into the statistics for per-step comparisons (0: not given)") \
+	X(hip_library, "GRAPHSHIM_HIP_LIBRARY", PATH, 0, 0, 0,                                \
+	  "the HIP runtime library to forward to, tried before the usual names")
 
 typedef struct gs_config {
 	bool enable;
@@ -119,6 +123,8 @@ typedef struct gs_config {
 	char trace_path[512];
 	long long trace_max;
 	bool overwrite;
+	long long steps;
+	char hip_library[512];
 } gs_config_t;
 
 /*
@@ -176,7 +182,34 @@ int gs_config_parse(gs_config_t *c, const char *(*lookup)(const char *name));
 /* Load gs_config from the environment, unless in secure-execution mode. */
 void gs_config_load(void);
 
+/*
+ * For a backend that needs a setting before the engine starts (the HIP
+ * runtime's name): load once per process, and let the engine's start
+ * (gs_config_start) use that load instead of reading again.
+ */
+void gs_config_load_once(void);
+/* The engine's start: load, unless gs_config_load_once just did. */
+void gs_config_start(void);
+
 /* True in secure-execution mode (AT_SECURE), where nothing is read or written. */
 bool gs_config_secure(void);
+
+/*
+ * The GRAPHSHIM_* names of env (a NULL-terminated "NAME=value" list, as
+ * environ) that graphshim does not know; with report, each is named on
+ * stderr with the nearest known name.  Returns how many there are.  Names
+ * read by the graphshim command only (GRAPHSHIM_LIB) are known.
+ */
+int gs_config_unknown(char *const *env, bool report);
+
+/* The known variable nearest to name (by edit distance), or NULL when none is near. */
+const char *gs_config_nearest(const char *name);
+
+struct gs_fmt;
+/*
+ * The configuration in force as a JSON object, each variable's name and
+ * value, paths left out (async-signal-safe: for the statistics file).
+ */
+void gs_config_write_json(struct gs_fmt *f);
 
 #endif /* GS_CONFIG_H */

@@ -1,7 +1,7 @@
 /*
  * The engine's entry points (gs_engine.h): the launch path, flushes,
  * forgetting streams and modules, the application's captures, and the
- * process lifecycle (init, exit, fork).  What they do is in the modules
+ * process lifecycle (init, exit, fork, termination signals).  What they do is in the modules
  * they call: streams (gs_stream.c), cold streams (gs_cold.c), matching
  * (gs_match.c), replay (gs_replay.c), learning (gs_learn.c), arming
  * (gs_arm.c), the builder (gs_build.c).  docs/architecture.md draws them.
@@ -15,13 +15,41 @@
 #include "gs_build.h"
 #include "gs_clock.h"
 #include "gs_engine.h"
+#include "gs_fmt.h"
 #include "gs_log.h"
+#include "gs_out.h"
+#include "gs_sig.h"
 #include "gs_stream.h"
 #include "gs_trace.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
+
+/*
+ * Whether this process made a GPU call, for the files at exit: a launch,
+ * copy or memset reached the engine (gs_stats.launches, .kernels), or an
+ * operation that orders or waits for GPU work did (a flush, noted here).
+ * Allocations, queries, module loads and contexts alone are not GPU work:
+ * a process that made none of the above (a helper that only looked at the
+ * devices) writes no statistics and no trace, and says nothing.
+ */
+static bool gs_engine_flushed;
+
+static void gs_engine_note_flush(void)
+{
+	if (GS_UNLIKELY(!__atomic_load_n(&gs_engine_flushed, __ATOMIC_RELAXED)))
+		__atomic_store_n(&gs_engine_flushed, true, __ATOMIC_RELAXED);
+}
+
+static bool gs_engine_used(void)
+{
+	return __atomic_load_n(&gs_stats.launches, __ATOMIC_RELAXED) ||
+	       __atomic_load_n(&gs_stats.kernels, __ATOMIC_RELAXED) ||
+	       __atomic_load_n(&gs_engine_flushed, __ATOMIC_RELAXED);
+}
 
 bool gs_engine_active(void)
 {
@@ -48,13 +76,29 @@ static void gs_engine_flush_locked(gs_stream_t *s, gs_flush_reason_t why, const 
 	gs_learn_end(s);
 }
 
+/*
+ * A stream's lock on the application's paths, with a terminating signal
+ * held off meanwhile (gs_sig_hold): its handler then reads every stream.
+ */
+static inline void gs_engine_lock(gs_stream_t *s)
+{
+	gs_sig_hold();
+	pthread_mutex_lock(&s->lock);
+}
+
+static inline void gs_engine_unlock(gs_stream_t *s)
+{
+	pthread_mutex_unlock(&s->lock);
+	gs_sig_release();
+}
+
 static void gs_engine_flush_one(gs_stream_t *s, gs_flush_reason_t why, const char *api, bool own)
 {
-	pthread_mutex_lock(&s->lock);
+	gs_engine_lock(s);
 	if (__atomic_load_n(&s->cache.built, __ATOMIC_ACQUIRE))
 		gs_arm_publish(s);
 	gs_engine_flush_locked(s, why, api, own);
-	pthread_mutex_unlock(&s->lock);
+	gs_engine_unlock(s);
 }
 
 /*
@@ -86,6 +130,7 @@ void gs_engine_flush_stream(uintptr_t handle, void *ctx, unsigned sflags, gs_flu
 {
 	if (!gs_engine_active())
 		return;
+	gs_engine_note_flush();
 	gs_stream_t *s = gs_stream_get(handle, ctx, sflags);
 	gs_engine_flush_peers(s, ctx, s ? s->lane.flags : sflags, api);
 	if (s)
@@ -96,6 +141,8 @@ void gs_engine_flush_all(gs_flush_reason_t why, const char *api)
 {
 	if (!gs_engine_active())
 		return;
+	if (why != GS_FLUSH_EXIT)
+		gs_engine_note_flush();
 	gs_stream_table_lock();
 	for (gs_stream_t *s = gs_stream_first(); s; s = s->hh.next)
 		gs_engine_flush_one(s, why, api, false);
@@ -125,14 +172,16 @@ int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec
 		gs_engine_flush_peers(NULL, ctx, sflags, api);
 		int rc = gs_backend ? gs_backend->submit(rec, handle) : -1;
 		GS_STAT_INC(passed);
+		if (gs_trace_on) /* counted: traced, so that the trace adds up */
+			gs_trace_launch(api, handle, rec, "eager");
 		return rc;
 	}
 	gs_engine_flush_peers(s, ctx, s->lane.flags, api);
 
-	pthread_mutex_lock(&s->lock);
+	gs_engine_lock(s);
 	if (__atomic_load_n(&s->lane.cold, __ATOMIC_RELAXED) && gs_cold_launch(s, rec)) {
 		int rc = gs_engine_pass(s, rec, api);
-		pthread_mutex_unlock(&s->lock);
+		gs_engine_unlock(s);
 		return rc;
 	}
 	uint64_t at = s->pos;
@@ -140,7 +189,7 @@ int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec
 	if (gs_rec_copy(slot, rec)) {
 		/* No memory for the history: submit everything and pass through. */
 		gs_engine_flush_locked(s, GS_FLUSH_OTHER, api, false);
-		pthread_mutex_unlock(&s->lock);
+		gs_engine_unlock(s);
 		return gs_engine_pass(NULL, rec, api);
 	}
 	gs_rec_t *r = *slot;
@@ -164,7 +213,7 @@ int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec
 	r->orig = NULL;
 	s->match.api = NULL;
 	gs_learn_record(s, r, at);
-	pthread_mutex_unlock(&s->lock);
+	gs_engine_unlock(s);
 	return rc;
 }
 
@@ -188,10 +237,10 @@ bool gs_engine_cold(uintptr_t handle, void *ctx, unsigned sflags, uint64_t key)
  */
 static void gs_engine_retire(gs_stream_t *s, gs_flush_reason_t why, const char *api)
 {
-	pthread_mutex_lock(&s->lock);
+	gs_engine_lock(s);
 	gs_engine_flush_locked(s, why, api, false);
 	gs_stream_empty(s);
-	pthread_mutex_unlock(&s->lock);
+	gs_engine_unlock(s);
 	gs_stream_keep(s);
 }
 
@@ -205,6 +254,7 @@ void gs_engine_forget_funcs(const char *api)
 		gs_engine_retire(s, GS_FLUSH_MODULE, api);
 	__atomic_fetch_add(&gs_hot.generation, 1, __ATOMIC_ACQ_REL);
 	gs_stream_table_unlock();
+	gs_trace_forget_names(); /* the handles may name other kernels from now on */
 	/*
 	 * Every sequence is cancelled now, but the builder may be building
 	 * one with this module's functions or in this context: the call that
@@ -270,6 +320,50 @@ size_t gs_engine_seq_info(gs_seq_info_t *out, size_t max)
 	return n + gs_seq_gone_info(n < max ? out + n : NULL, n < max ? max - n : 0);
 }
 
+/*
+ * The same from a signal handler: no lock is waited for (the interrupted
+ * code may hold it).  A stream whose lock is taken is left out, and so
+ * are dropped sequences when theirs is; *partial says so.
+ */
+static size_t gs_engine_seq_info_try(gs_seq_info_t *out, size_t max, bool *partial)
+{
+	size_t n = 0;
+	*partial = false;
+	if (!gs_stream_table_trylock()) {
+		*partial = true;
+	} else {
+		for (gs_stream_t *s = gs_stream_first(); s; s = s->hh.next) {
+			/* Another thread leaves a stream within microseconds; the
+			 * interrupted one (this thread) never will: a few tries. */
+			int busy = pthread_mutex_trylock(&s->lock);
+			for (int i = 0; busy && i < 5; i++) {
+				struct timespec ts = {0, 1000 * 1000};
+				nanosleep(&ts, NULL);
+				busy = pthread_mutex_trylock(&s->lock);
+			}
+			if (busy) {
+				*partial = true;
+				continue;
+			}
+			for (gs_seq_t *q = s->cache.lru; q; q = q->next)
+				if (n < max)
+					gs_seq_info_fill(s, q, &out[n++]);
+				else
+					*partial = true;
+			pthread_mutex_unlock(&s->lock);
+		}
+		gs_stream_table_unlock();
+	}
+	size_t gone = gs_seq_gone_info_try(out + n, max - n);
+	if (gone == SIZE_MAX) {
+		*partial = true;
+		return n;
+	}
+	if (gone > max - n)
+		*partial = true;
+	return n + (gone < max - n ? gone : max - n);
+}
+
 /* ---- lifecycle ------------------------------------------------------------ */
 
 /* Per-sequence figures gathered without allocation when there are few. */
@@ -293,10 +387,99 @@ static bool gs_engine_write_stats(const char *path, bool overwrite)
 		}
 	}
 	size_t n = total < cap ? total : cap;
-	bool err = gs_stats_write_json(path, overwrite, info, n, total > n);
+	gs_stats_file_t x = {.seqs = info, .nseqs = n, .truncated = total > n, .ended_by = "exit"};
+	bool err = gs_stats_write_json(path, overwrite, &x);
 	if (info != inl)
 		free(info);
 	return err;
+}
+
+/*
+ * The files are written once: at exit (gs_engine_fini), or by a signal
+ * that ends the process (gs_engine_on_term), whichever comes first.
+ * 0: not yet; 1: being written, by thread gs_engine_fin_tid; 2: done.
+ */
+static int gs_engine_fin;
+static long gs_engine_fin_tid;
+
+static long gs_engine_gettid(void)
+{
+	return (long)syscall(SYS_gettid);
+}
+
+static bool gs_engine_fin_claim(void)
+{
+	int expect = 0;
+	if (!__atomic_compare_exchange_n(&gs_engine_fin, &expect, 1, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
+		return false;
+	__atomic_store_n(&gs_engine_fin_tid, gs_engine_gettid(), __ATOMIC_RELEASE);
+	return true;
+}
+
+static void gs_engine_summary(void)
+{
+	if (!gs_config.summary)
+		return;
+	char line[512];
+	gs_stats_summary(line, sizeof(line) - 1);
+	size_t len = strlen(line);
+	line[len++] = '\n';
+	ssize_t w = write(STDERR_FILENO, line, len);
+	(void)w;
+}
+
+/* Statistics gathered in a signal handler: no allocation there. */
+#define GS_SEQ_SIGNAL 256
+static gs_seq_info_t gs_engine_sig_info[GS_SEQ_SIGNAL];
+
+/*
+ * A signal is ending the process (gs_sig.h): write what exit would have
+ * written, async-signal-safely.  Held launches are not submitted (that is a
+ * vendor call, not for a signal handler; the process ends anyway), so the
+ * figures are those of the moment.  True when the signal must wait: this
+ * thread is inside the trace, or is writing the files at exit itself.
+ */
+static bool gs_engine_on_term(int sig)
+{
+	if (gs_trace_busy_here())
+		return true;
+	if (!gs_engine_fin_claim()) {
+		if (__atomic_load_n(&gs_engine_fin, __ATOMIC_ACQUIRE) == 1 &&
+		    __atomic_load_n(&gs_engine_fin_tid, __ATOMIC_ACQUIRE) == gs_engine_gettid())
+			return true; /* this thread's own exit: it raises the signal when done */
+		/* Another thread writes them: give it a while, then end. */
+		for (int i = 0; i < 2000 && __atomic_load_n(&gs_engine_fin, __ATOMIC_ACQUIRE) == 1; i++) {
+			struct timespec ts = {0, 1000 * 1000};
+			nanosleep(&ts, NULL);
+		}
+		return false;
+	}
+	if (gs_engine_active() && !gs_config_secure()) {
+		const char *name = gs_sig_name(sig);
+		bool used = gs_engine_used();
+		if (used)
+			gs_engine_summary();
+		if (used && gs_config.stats_path[0]) {
+			bool partial;
+			size_t n = gs_engine_seq_info_try(gs_engine_sig_info, GS_SEQ_SIGNAL, &partial);
+			gs_stats_file_t x = {.seqs = gs_engine_sig_info, .nseqs = n,
+					     .truncated = partial, .ended_by = name};
+			gs_stats_write_json(gs_config.stats_path, gs_config.overwrite, &x);
+		}
+		if (gs_trace_close_signal(name, !used)) {
+			char msg[GS_OUT_NAME_MAX + 128];
+			gs_fmt_t f;
+			gs_fmt_init(&f, msg, sizeof(msg));
+			gs_fmt_str(&f, "the trace was busy when ");
+			gs_fmt_str(&f, name);
+			gs_fmt_str(&f, " came: it is left unfinished as NAME.PID.part for ");
+			gs_fmt_str(&f, gs_config.trace_path);
+			gs_log_str(GS_LOG_WARN, msg);
+		}
+	}
+	__atomic_store_n(&gs_engine_fin, 2, __ATOMIC_RELEASE);
+	return false;
 }
 
 static void gs_engine_atexit(void)
@@ -319,7 +502,8 @@ static void gs_engine_fork_parent(void)
 /*
  * The child starts clean: a GPU context does not survive fork, so the
  * child's copy of the streams and graphs is dropped without a vendor call,
- * and the engine stays off there.
+ * and the engine stays off there.  It writes no files (they are the
+ * parent's; an exec'd program starts graphshim afresh).
  */
 static void gs_engine_fork_child(void)
 {
@@ -329,6 +513,7 @@ static void gs_engine_fork_child(void)
 	gs_hot.held_streams = 0;
 	gs_trace_on = false;
 	gs_build_forget();
+	gs_sig_child();
 }
 
 static pthread_mutex_t gs_init_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -348,20 +533,32 @@ bool gs_engine_init(const gs_ops_t *ops)
 		return !mine;
 	}
 	gs_inited = true;
-	gs_config_load();
+	gs_config_start();
 	gs_seq_gone_reset();
 	gs_backend = ops;
+	__atomic_store_n(&gs_engine_fin, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&gs_engine_flushed, false, __ATOMIC_RELAXED);
+	bool outputs = gs_config.stats_path[0] || gs_config.trace_path[0];
+	if (!gs_config.enable && outputs && !gs_config_secure())
+		gs_log(GS_LOG_WARN, "GRAPHSHIM_ENABLE=0: a pure pass-through, which writes no "
+		       "statistics and no trace");
 	if (gs_config.enable) {
+		if (outputs && !gs_config_secure())
+			gs_out_prepare(gs_config.stats_path[0] ? gs_config.stats_path : NULL,
+				       gs_config.trace_path[0] ? gs_config.trace_path : NULL);
+		gs_trace_set_namer(ops->func_name);
 		if (gs_config.trace_path[0] && !gs_config_secure() &&
 		    gs_trace_open(gs_config.trace_path, gs_config.trace_max, gs_config.overwrite))
-			gs_log(GS_LOG_WARN, "cannot write the trace to %s; tracing is off",
-			       gs_config.trace_path);
+			gs_log(GS_LOG_WARN, "tracing is off");
 		static bool registered;
 		if (!registered) {
 			registered = true;
 			atexit(gs_engine_atexit);
 			pthread_atfork(gs_engine_fork_prepare, gs_engine_fork_parent, gs_engine_fork_child);
 		}
+		/* Files to write, or a line to print, at the end: at a signal's too. */
+		if ((outputs || gs_config.summary) && !gs_config_secure())
+			gs_sig_install(gs_engine_on_term);
 		if (gs_config.async_build)
 			gs_build_start();
 		gs_hot.cold_limit = gs_config.period ? (uint64_t)gs_config.period_after : UINT64_MAX;
@@ -375,26 +572,26 @@ bool gs_engine_init(const gs_ops_t *ops)
 void gs_engine_fini(void)
 {
 	pthread_mutex_lock(&gs_init_lock);
-	if (!gs_engine_active()) {
+	if (!gs_engine_active() || !gs_engine_fin_claim()) {
+		/* Not running, or a signal that ends the process wrote the files. */
 		pthread_mutex_unlock(&gs_init_lock);
 		return;
 	}
 	gs_engine_flush_all(GS_FLUSH_EXIT, "exit");
 	gs_build_stop(); /* graphs being built are published or freed first */
 	__atomic_store_n(&gs_hot.active, false, __ATOMIC_RELEASE);
-	if (gs_config.summary) {
-		char line[512];
-		gs_stats_summary(line, sizeof(line) - 1);
-		size_t len = strlen(line);
-		line[len++] = '\n';
-		ssize_t w = write(STDERR_FILENO, line, len);
-		(void)w;
-	}
-	if (gs_config.stats_path[0] && !gs_config_secure() &&
-	    gs_engine_write_stats(gs_config.stats_path, gs_config.overwrite))
-		gs_log(GS_LOG_WARN, "cannot write statistics to %s", gs_config.stats_path);
-	gs_trace_close();
+	bool used = gs_engine_used();
+	if (used)
+		gs_engine_summary();
+	if (used && gs_config.stats_path[0] && !gs_config_secure())
+		gs_engine_write_stats(gs_config.stats_path, gs_config.overwrite);
+	if (used)
+		gs_trace_close();
+	else
+		gs_trace_discard(); /* no GPU call: nothing to say, nothing left behind */
 	gs_stream_free_all();
 	gs_inited = false; /* a test may start the engine again */
+	__atomic_store_n(&gs_engine_fin, 2, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&gs_init_lock);
+	gs_sig_resume(); /* a signal that came while the files were written */
 }

@@ -3,6 +3,7 @@
  * stack buffer, one write(2), no stdio and no allocation.
  */
 #include "gs_log.h"
+#include "gs_fmt.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -34,6 +35,24 @@ void gs_log(int level, const char *fmt, ...)
 	buf[len++] = '\n';
 	int saved = errno; /* never disturb the application's errno */
 	ssize_t w = write(STDERR_FILENO, buf, len);
+	(void)w;
+	errno = saved;
+}
+
+void gs_log_str(int level, const char *msg)
+{
+	if (level > __atomic_load_n(&gs_log_level, __ATOMIC_RELAXED) || level <= GS_LOG_OFF)
+		return;
+	char buf[2560];
+	gs_fmt_t f;
+	gs_fmt_init(&f, buf, sizeof(buf) - 1);
+	gs_fmt_str(&f, "graphshim: ");
+	gs_fmt_str(&f, gs_log_names[level]);
+	gs_fmt_str(&f, ": ");
+	gs_fmt_str(&f, msg);
+	buf[f.len++] = '\n';
+	int saved = errno;
+	ssize_t w = write(STDERR_FILENO, buf, f.len);
 	(void)w;
 	errno = saved;
 }

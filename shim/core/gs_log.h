@@ -33,6 +33,13 @@ const char *gs_log_level_name(int level);
 
 void gs_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/*
+ * One message as it is ("graphshim: LEVEL: msg\n"), with no formatting:
+ * async-signal-safe, for what runs in a signal handler (build msg with
+ * gs_fmt.h).
+ */
+void gs_log_str(int level, const char *msg);
+
 /* Log only the first time this call site runs (per process). */
 #define gs_log_once(level, ...)                                               \
 	do {                                                                  \

@@ -51,6 +51,15 @@ typedef struct gs_ops {
 	int (*timer_mark)(void *timer, int which, uintptr_t stream);
 	int (*timer_read)(void *timer, uint64_t *ns);
 	void (*timer_destroy)(void *timer);
+
+	/*
+	 * The name of a record's kernel (the symbol the vendor's module gives
+	 * it), or NULL when it has none or the record is not a kernel.  Asked
+	 * only while tracing, once per function (gs_trace.c keeps the answer);
+	 * the string need only live until the function's module is unloaded.
+	 * May be left NULL.
+	 */
+	const char *(*func_name)(const gs_rec_t *rec);
 } gs_ops_t;
 
 /*
@@ -71,6 +80,7 @@ typedef struct gs_ops {
 		.timer_mark = prefix##timer_mark,                             \
 		.timer_read = prefix##timer_read,                             \
 		.timer_destroy = prefix##timer_destroy,                       \
+		.func_name = prefix##func_name,                               \
 	}
 
 /*

@@ -30,7 +30,7 @@ static void gs_replay_submit(gs_stream_t *s, uint32_t from, uint32_t to, bool ga
 			GS_STAT_INC(released);
 		if (gs_trace_on)
 			gs_trace_launch(gated ? (s->match.api ? s->match.api : "gated") : "release",
-					s->key.handle, r, gated ? "eager" : "released");
+					s->key.handle, r, gated ? "gated" : "released");
 		if (rc) {
 			/* The launch already returned success to the application, as a
 			 * launch whose failure shows up asynchronously would. */
@@ -78,7 +78,7 @@ void gs_replay_mismatch(gs_stream_t *s, gs_seq_t *q, gs_mismatch_reason_t why, u
 			}
 			snprintf(g, sizeof(g), "%016llx", (unsigned long long)got->hash);
 		}
-		gs_trace_mismatch(s->key.handle, q->id, pos, why, field, NULL, got ? g : NULL);
+		gs_trace_mismatch(s->key.handle, q->id, pos, why, field, NULL, got ? g : NULL, got);
 	}
 	gs_seq_mismatch(s, q);
 }
@@ -160,7 +160,7 @@ static bool gs_replay_chunk(gs_stream_t *s, gs_seq_t *q, uint32_t j)
 		gs_seq_patched(q, ndiff);
 	}
 	if (gs_trace_on)
-		gs_trace_replay(s->key.handle, q->id, e - b, ndiff, j);
+		gs_trace_replay(s->key.handle, q->id, q->n, e - b, ndiff, j, q->nchunks, pick.var != NULL);
 	return false;
 }
 

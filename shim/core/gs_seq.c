@@ -139,6 +139,17 @@ size_t gs_seq_gone_info(gs_seq_info_t *out, size_t max)
 	return n;
 }
 
+size_t gs_seq_gone_info_try(gs_seq_info_t *out, size_t max)
+{
+	if (pthread_mutex_trylock(&gs_seq_gone_lock))
+		return SIZE_MAX;
+	size_t n = gs_seq_ngone;
+	for (size_t i = 0; i < n && i < max; i++)
+		out[i] = gs_seq_gone[i];
+	pthread_mutex_unlock(&gs_seq_gone_lock);
+	return n;
+}
+
 void gs_seq_gone_reset(void)
 {
 	pthread_mutex_lock(&gs_seq_gone_lock);
@@ -274,6 +285,7 @@ void gs_seq_passed(gs_stream_t *s, gs_seq_t *q, bool eager, bool clean)
 		q->eager_passes++;
 	else
 		q->replays++;
+	gs_trace_pass(s->key.handle, q->id, q->n, eager);
 	if (clean)
 		q->mismatch_run = 0;
 	gs_seq_touch(s, q);

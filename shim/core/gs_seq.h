@@ -156,6 +156,8 @@ void gs_seq_retire(gs_stream_t *s, gs_seq_t *q);
 void gs_seq_info_fill(const gs_stream_t *s, const gs_seq_t *q, gs_seq_info_t *i);
 /* Copy up to max figures of dropped sequences; returns how many are kept. */
 size_t gs_seq_gone_info(gs_seq_info_t *out, size_t max);
+/* The same without waiting for their lock (a signal handler): SIZE_MAX when it is taken. */
+size_t gs_seq_gone_info_try(gs_seq_info_t *out, size_t max);
 /* Forget them (engine restart in tests). */
 void gs_seq_gone_reset(void);
 

@@ -1,21 +1,24 @@
 /*
  * Process-wide counters, the one-line summary and the statistics JSON file.
  *
- * The JSON file is written at exit, inside the application's process, so
- * this file uses no stdio FILE and keeps allocation to one array of
- * per-sequence figures: text is formatted with snprintf into a stack buffer
- * and handed to write(2), which is retried on partial writes.
+ * The JSON file is written at exit, or from a signal handler when the
+ * process is being terminated (gs_sig.h), inside the application's
+ * process: so its text is made with gs_fmt (no stdio, no locale, no
+ * allocation) into a static buffer and handed to write(2) through the
+ * output-file rules of gs_out.h.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <stdarg.h>
-#include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "gs_config.h"
+#include "gs_fmt.h"
+#include "gs_log.h"
 #include "gs_out.h"
 #include "gs_stats.h"
 
@@ -121,133 +124,258 @@ void gs_stats_summary(char *buf, size_t len)
 {
 	if (!buf || !len)
 		return;
-	snprintf(buf, len,
-		 "graphshim: launches %llu, replayed %llu (%.1f%%), sequences %llu, graphs %llu, "
-		 "patches %llu, mismatches %llu, retired %llu, fallbacks %llu, build %.1f ms",
-		 (unsigned long long)GS_LOAD(gs_stats.launches),
-		 (unsigned long long)GS_LOAD(gs_stats.replayed), 100.0 * gs_stats_coverage(&gs_stats),
-		 (unsigned long long)GS_LOAD(gs_stats.sequences),
-		 (unsigned long long)GS_LOAD(gs_stats.graphs),
-		 (unsigned long long)GS_LOAD(gs_stats.patches),
-		 (unsigned long long)GS_LOAD(gs_stats.mismatches),
-		 (unsigned long long)GS_LOAD(gs_stats.retirements),
-		 (unsigned long long)GS_LOAD(gs_stats.fallbacks),
-		 (double)GS_LOAD(gs_stats.build_ns) / 1e6);
-}
-
-/* A small buffered writer over one descriptor; the first error sticks. */
-typedef struct gs_stats_jw {
-	int fd;
-	bool err;
-	size_t len;
-	char buf[8192];
-} gs_stats_jw_t;
-
-static void gs_stats_jw_flush(gs_stats_jw_t *w)
-{
-	if (!w->err && w->len && gs_out_write_all(w->fd, w->buf, w->len))
-		w->err = true;
-	w->len = 0;
-}
-
-static void gs_stats_jw_printf(gs_stats_jw_t *w, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void gs_stats_jw_printf(gs_stats_jw_t *w, const char *fmt, ...)
-{
-	for (int attempt = 0; attempt < 2; attempt++) {
-		va_list ap;
-		va_start(ap, fmt);
-		int n = vsnprintf(w->buf + w->len, sizeof(w->buf) - w->len, fmt, ap);
-		va_end(ap);
-		if (n < 0) {
-			w->err = true;
-			return;
-		}
-		if (w->len + (size_t)n < sizeof(w->buf)) {
-			w->len += (size_t)n;
-			return;
-		}
-		/* It did not fit: write what is buffered and format again. */
-		gs_stats_jw_flush(w);
+	static const struct {
+		const char *label;
+		size_t off;
+	} tail[] = {
+		{", sequences ", offsetof(gs_stats_t, sequences)},
+		{", graphs ", offsetof(gs_stats_t, graphs)},
+		{", patches ", offsetof(gs_stats_t, patches)},
+		{", mismatches ", offsetof(gs_stats_t, mismatches)},
+		{", retired ", offsetof(gs_stats_t, retirements)},
+		{", fallbacks ", offsetof(gs_stats_t, fallbacks)},
+	};
+	gs_fmt_t f;
+	gs_fmt_init(&f, buf, len);
+	gs_fmt_str(&f, "graphshim: launches ");
+	gs_fmt_u64(&f, GS_LOAD(gs_stats.launches));
+	gs_fmt_str(&f, ", replayed ");
+	gs_fmt_u64(&f, GS_LOAD(gs_stats.replayed));
+	gs_fmt_str(&f, " (");
+	gs_fmt_fixed(&f, 100.0 * gs_stats_coverage(&gs_stats), 1);
+	gs_fmt_str(&f, "%)");
+	for (size_t i = 0; i < GS_ARRAY_SIZE(tail); i++) {
+		gs_fmt_str(&f, tail[i].label);
+		gs_fmt_u64(&f, GS_LOAD(*(uint64_t *)((char *)&gs_stats + tail[i].off)));
 	}
-	/* A single piece larger than the buffer: never produced here. */
-	w->err = true;
+	gs_fmt_str(&f, ", build ");
+	gs_fmt_fixed(&f, (double)GS_LOAD(gs_stats.build_ns) / 1e6, 1);
+	gs_fmt_str(&f, " ms");
 }
 
-static void gs_stats_write_seqs(gs_stats_jw_t *w, const gs_seq_info_t *info, size_t n,
-				bool truncated)
+/* ---- the JSON file -------------------------------------------------------- */
+
+/*
+ * One writer at a time (the engine writes the file once, at exit or in a
+ * signal handler, never both: gs_sig.h), so its buffer is static: nothing
+ * is allocated, which a signal handler could not do.
+ */
+static char gs_stats_buf[16384];
+
+static bool gs_stats_out(gs_fmt_t *f)
 {
-	gs_stats_jw_printf(w, "  \"sequences_truncated\": %s,\n  \"sequences\": [",
-			   truncated ? "true" : "false");
+	return gs_out_write_all(*(int *)f->arg, f->buf, f->len);
+}
+
+static void gs_stats_bool(gs_fmt_t *f, bool b)
+{
+	gs_fmt_str(f, b ? "true" : "false");
+}
+
+/* ", \"key\": " (sep: the text before the key) */
+static void gs_stats_key(gs_fmt_t *f, const char *sep, const char *key)
+{
+	gs_fmt_str(f, sep);
+	gs_fmt_char(f, '"');
+	gs_fmt_str(f, key);
+	gs_fmt_str(f, "\": ");
+}
+
+/* ", \"key\": v" */
+static void gs_stats_u64(gs_fmt_t *f, const char *key, uint64_t v)
+{
+	gs_stats_key(f, ", ", key);
+	gs_fmt_u64(f, v);
+}
+
+static void gs_stats_id(gs_fmt_t *f, uint64_t id)
+{
+	gs_fmt_str(f, "\"0x");
+	gs_fmt_hex(f, id, 16);
+	gs_fmt_char(f, '"');
+}
+
+static void gs_stats_handle(gs_fmt_t *f, uint64_t h)
+{
+	gs_fmt_str(f, "\"0x");
+	gs_fmt_hex(f, h, 1);
+	gs_fmt_char(f, '"');
+}
+
+/* "{\"id\": ..., \"stream\": ..., \"length\": n": what names a sequence. */
+static void gs_stats_seq_head(gs_fmt_t *f, const gs_seq_info_t *s)
+{
+	gs_fmt_str(f, "{\"id\": ");
+	gs_stats_id(f, s->id);
+	gs_stats_key(f, ", ", "stream");
+	gs_stats_handle(f, s->stream);
+	gs_stats_u64(f, "length", s->length);
+}
+
+static void gs_stats_seq(gs_fmt_t *f, const gs_seq_info_t *s)
+{
+	gs_stats_seq_head(f, s);
+	gs_stats_key(f, ", ", "state");
+	gs_fmt_json(f, gs_seq_state_name((gs_seq_state_t)s->state));
+	gs_stats_key(f, ", ", "periodic");
+	gs_stats_bool(f, s->periodic);
+	gs_stats_u64(f, "seen", s->seen);
+	gs_stats_u64(f, "replays", s->replays);
+	gs_stats_u64(f, "patches", s->patches);
+	gs_stats_u64(f, "mismatches", s->mismatches);
+	gs_stats_u64(f, "retirements", s->retirements);
+	gs_stats_key(f, ", ", "build_ms");
+	gs_fmt_fixed(f, (double)s->build_ns / 1e6, 3);
+	gs_stats_key(f, ", ", "gate");
+	gs_fmt_json(f, s->gate ? s->gate : "off");
+	gs_stats_key(f, ", ", "eager_us");
+	gs_fmt_fixed(f, (double)s->eager_ns / 1e3, 1);
+	gs_stats_key(f, ", ", "replay_us");
+	gs_fmt_fixed(f, (double)s->replay_ns / 1e3, 1);
+	gs_stats_u64(f, "gate_trials", s->gate_trials);
+	gs_stats_u64(f, "eager_passes", s->eager_passes);
+	gs_stats_key(f, ", ", "gone");
+	gs_stats_bool(f, s->gone);
+	gs_fmt_char(f, '}');
+}
+
+/*
+ * The main sequence: the one that took the most launches (sightings x
+ * length).  Its sightings are the steps a comparison can count when the
+ * program said nothing about them (gs_stats.h).
+ */
+static const gs_seq_info_t *gs_stats_main(const gs_seq_info_t *seqs, size_t n)
+{
+	const gs_seq_info_t *best = NULL;
 	for (size_t i = 0; i < n; i++) {
-		const gs_seq_info_t *s = &info[i];
-		gs_stats_jw_printf(w,
-			     "%s\n    {\"id\": \"0x%016llx\", \"stream\": \"0x%llx\", \"length\": %u, "
-			     "\"state\": \"%s\", \"periodic\": %s, \"seen\": %llu, \"replays\": %llu, "
-			     "\"patches\": %llu, \"mismatches\": %llu, \"retirements\": %llu, "
-			     "\"build_ms\": %.3f, \"gate\": \"%s\", \"eager_us\": %.1f, "
-			     "\"replay_us\": %.1f, \"gate_trials\": %u, \"eager_passes\": %llu, "
-			     "\"gone\": %s}",
-			     i ? "," : "", (unsigned long long)s->id, (unsigned long long)s->stream,
-			     (unsigned)s->length, gs_seq_state_name((gs_seq_state_t)s->state),
-			     s->periodic ? "true" : "false", (unsigned long long)s->seen,
-			     (unsigned long long)s->replays, (unsigned long long)s->patches,
-			     (unsigned long long)s->mismatches, (unsigned long long)s->retirements,
-			     (double)s->build_ns / 1e6, s->gate ? s->gate : "off",
-			     (double)s->eager_ns / 1e3, (double)s->replay_ns / 1e3,
-			     (unsigned)s->gate_trials, (unsigned long long)s->eager_passes,
-			     s->gone ? "true" : "false");
+		const gs_seq_info_t *s = &seqs[i];
+		if (!s->seen || s->length < 2)
+			continue;
+		if (!best || (double)s->seen * s->length > (double)best->seen * best->length)
+			best = s;
 	}
-	gs_stats_jw_printf(w, "%s]\n", n ? "\n  " : "");
+	return best;
 }
 
-bool gs_stats_write_json(const char *path, bool overwrite, const gs_seq_info_t *seqs, size_t nseqs,
-			 bool truncated)
+static const char *gs_stats_mismatch_name(int i)
 {
-	char expanded[1024];
-	gs_stats_jw_t *w = malloc(sizeof(*w));
-	if (!w)
-		return true;
-	w->fd = gs_out_open(path, overwrite, expanded, sizeof(expanded));
-	if (w->fd < 0) {
-		free(w);
-		return true;
-	}
-	w->err = false;
-	w->len = 0;
+	return gs_mismatch_reason_name((gs_mismatch_reason_t)i);
+}
 
-	gs_stats_jw_printf(w, "{\n  \"graphshim\": \"%s\",\n  \"pid\": %ld,\n  \"counters\": {",
-		     PACKAGE_VERSION, (long)getpid());
-	const char *sep = "";
-#define GS_X(f, s)                                                                            \
-	gs_stats_jw_printf(w, "%s\n    \"" #f "\": %llu", sep, (unsigned long long)GS_LOAD(gs_stats.f)); \
-	sep = ",";
+static const char *gs_stats_flush_name(int i)
+{
+	return gs_flush_reason_name((gs_flush_reason_t)i);
+}
+
+/* ",\n  \"key\": {\"NAME\": count, ...}": a counter per reason. */
+static void gs_stats_reasons(gs_fmt_t *f, const char *key, const uint64_t *counts, int n,
+			     const char *(*name)(int))
+{
+	gs_stats_key(f, ",\n  ", key);
+	gs_fmt_char(f, '{');
+	for (int i = 0; i < n; i++) {
+		gs_stats_key(f, i ? ", " : "", name(i));
+		gs_fmt_u64(f, GS_LOAD(counts[i]));
+	}
+	gs_fmt_char(f, '}');
+}
+
+static void gs_stats_body(gs_fmt_t *f, const gs_stats_file_t *x)
+{
+	gs_fmt_str(f, "{\n  \"graphshim\": ");
+	gs_fmt_json(f, PACKAGE_VERSION);
+	gs_stats_key(f, ",\n  ", "pid");
+	gs_fmt_i64(f, (int64_t)getpid());
+	gs_stats_key(f, ",\n  ", "ppid");
+	gs_fmt_i64(f, (int64_t)getppid());
+	gs_stats_key(f, ",\n  ", "run");
+	gs_fmt_json(f, gs_out_run_id());
+	gs_stats_key(f, ",\n  ", "ended_by");
+	gs_fmt_json(f, x->ended_by ? x->ended_by : "exit");
+	if (gs_config.steps > 0) {
+		gs_stats_key(f, ",\n  ", "steps");
+		gs_fmt_i64(f, gs_config.steps);
+	}
+	gs_stats_key(f, ",\n  ", "counters");
+	gs_fmt_char(f, '{');
+	const char *sep = "\n    ";
+#define GS_X(c, s)                                                            \
+	gs_stats_key(f, sep, #c);                                             \
+	gs_fmt_u64(f, GS_LOAD(gs_stats.c));                                   \
+	sep = ",\n    ";
 	GS_COUNTERS(GS_X)
 #undef GS_X
-	gs_stats_jw_printf(w, "\n  },\n  \"coverage\": %.6f,\n  \"coverage_steady\": %.6f,\n"
-			   "  \"build_ms\": %.3f,\n", gs_stats_coverage(&gs_stats),
-			   gs_stats_coverage_steady(), (double)GS_LOAD(gs_stats.build_ns) / 1e6);
+	gs_fmt_str(f, "\n  }");
+	gs_stats_key(f, ",\n  ", "coverage");
+	gs_fmt_fixed(f, gs_stats_coverage(&gs_stats), 6);
+	gs_stats_key(f, ",\n  ", "coverage_steady");
+	gs_fmt_fixed(f, gs_stats_coverage_steady(), 6);
+	gs_stats_key(f, ",\n  ", "build_ms");
+	gs_fmt_fixed(f, (double)GS_LOAD(gs_stats.build_ns) / 1e6, 3);
+	gs_stats_reasons(f, "mismatches_by_reason", gs_stats.mismatch_by, GS_MISMATCH_NREASONS,
+			 gs_stats_mismatch_name);
+	gs_stats_reasons(f, "flushes_by_reason", gs_stats.flush_by, GS_FLUSH_NREASONS,
+			 gs_stats_flush_name);
+	gs_stats_key(f, ",\n  ", "config");
+	gs_config_write_json(f);
+	const gs_seq_info_t *m = gs_stats_main(x->seqs, x->nseqs);
+	gs_stats_key(f, ",\n  ", "main_sequence");
+	if (m) {
+		gs_stats_seq_head(f, m);
+		gs_stats_u64(f, "seen", m->seen);
+		gs_stats_u64(f, "replays", m->replays);
+		gs_stats_u64(f, "eager_passes", m->eager_passes);
+		gs_stats_key(f, ", ", "gate");
+		gs_fmt_json(f, m->gate ? m->gate : "off");
+		gs_fmt_char(f, '}');
+	} else {
+		gs_fmt_str(f, "null");
+	}
+	gs_stats_key(f, ",\n  ", "sequences_truncated");
+	gs_stats_bool(f, x->truncated);
+	gs_stats_key(f, ",\n  ", "sequences");
+	gs_fmt_char(f, '[');
+	for (size_t i = 0; i < x->nseqs; i++) {
+		gs_fmt_str(f, i ? ",\n    " : "\n    ");
+		gs_stats_seq(f, &x->seqs[i]);
+	}
+	gs_fmt_str(f, x->nseqs ? "\n  ]" : "]");
+	/* Last, so that a later process of the run can add itself in place (gs_out.h). */
+	gs_stats_key(f, ",\n  ", "process_files");
+	gs_fmt_str(f, "[]\n}\n");
+}
 
-	gs_stats_jw_printf(w, "  \"mismatches_by_reason\": {");
-	for (int i = 0; i < GS_MISMATCH_NREASONS; i++)
-		gs_stats_jw_printf(w, "%s\"%s\": %llu", i ? ", " : "",
-			     gs_mismatch_reason_name((gs_mismatch_reason_t)i),
-			     (unsigned long long)GS_LOAD(gs_stats.mismatch_by[i]));
-	gs_stats_jw_printf(w, "},\n  \"flushes_by_reason\": {");
-	for (int i = 0; i < GS_FLUSH_NREASONS; i++)
-		gs_stats_jw_printf(w, "%s\"%s\": %llu", i ? ", " : "",
-			     gs_flush_reason_name((gs_flush_reason_t)i),
-			     (unsigned long long)GS_LOAD(gs_stats.flush_by[i]));
-	gs_stats_jw_printf(w, "},\n");
-
-	gs_stats_write_seqs(w, seqs, nseqs, truncated);
-	gs_stats_jw_printf(w, "}\n");
-	gs_stats_jw_flush(w);
-
-	bool err = w->err;
-	if (close(w->fd) && errno != EINTR)
-		err = true;
-	free(w);
-	return err;
+bool gs_stats_write_json(const char *path, bool overwrite, gs_stats_file_t *x)
+{
+	int e = gs_out_begin(&x->out, path, overwrite, GS_OUT_STATS, "statistics");
+	if (e) {
+		errno = e;
+		return true;
+	}
+	gs_fmt_t f;
+	gs_fmt_init(&f, gs_stats_buf, sizeof(gs_stats_buf));
+	f.flush = gs_stats_out;
+	f.arg = &x->out.fd;
+	gs_stats_body(&f, x);
+	if (gs_fmt_flush(&f)) {
+		e = errno ? errno : EIO;
+		/* Say why: a full disk, a quota, an I/O error. */
+		char buf[GS_OUT_NAME_MAX + 128];
+		gs_fmt_t m;
+		gs_fmt_init(&m, buf, sizeof(buf));
+		gs_fmt_str(&m, "cannot write the statistics to ");
+		gs_fmt_str(&m, x->out.path);
+		gs_fmt_str(&m, ": ");
+		gs_fmt_str(&m, gs_fmt_strerror(e));
+		gs_log_str(GS_LOG_ERROR, buf);
+		gs_out_abort(&x->out);
+		errno = e;
+		return true;
+	}
+	e = gs_out_commit(&x->out);
+	if (e) {
+		errno = e;
+		return true;
+	}
+	return false;
 }

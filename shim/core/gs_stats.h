@@ -9,6 +9,7 @@
 
 #include "gs_common.h"
 #include "gs_flush.h"
+#include "gs_out.h"
 
 /* X(field, "meaning"); the JSON keys are the field names. */
 #define GS_COUNTERS(X)                                                        \
@@ -144,13 +145,22 @@ double gs_stats_coverage_steady(void);
 /* Format the one-line summary ("graphshim: ...") into buf. */
 void gs_stats_summary(char *buf, size_t len);
 
+/* What a statistics file is written from, besides the counters and gs_config. */
+typedef struct gs_stats_file {
+	const gs_seq_info_t *seqs; /* per-sequence figures */
+	size_t nseqs;
+	bool truncated;            /* there were more than the caller could gather */
+	const char *ended_by;      /* "exit", or the signal that ended the process ("SIGTERM") */
+	gs_out_t out;              /* filled by the writer: out.done is where the file went */
+} gs_stats_file_t;
+
 /*
- * Write the statistics JSON to path (gs_out.h: %p expands to the pid, an
- * existing file is replaced only with overwrite, never through a symlink):
- * the counters, and the n per-sequence figures of seqs; `truncated` says
- * there were more than the caller could gather.  True on failure.
+ * Write the statistics JSON to path by the rules of gs_out.h (%p, relative
+ * names, NAME.PID.part renamed into place, never over a file that is not
+ * this run's to replace, NAME.PID.json beside a taken name): the counters,
+ * the configuration, the main sequence and the per-sequence figures of x.
+ * Async-signal-safe.  True on failure (errno set; the reason is on stderr).
  */
-bool gs_stats_write_json(const char *path, bool overwrite, const gs_seq_info_t *seqs, size_t n,
-			 bool truncated);
+bool gs_stats_write_json(const char *path, bool overwrite, gs_stats_file_t *x);
 
 #endif /* GS_STATS_H */

@@ -3,6 +3,7 @@
  * and the table they are found in (gs_stream.h), with the hot globals
  * every launch reads and each thread's cache of its last stream.
  */
+#include "gs_sig.h"
 #include "gs_stream.h"
 
 #include <stdlib.h>
@@ -114,12 +115,19 @@ gs_stream_t *gs_stream_lookup(uintptr_t handle, void *ctx, unsigned flags)
 
 void gs_stream_table_lock(void)
 {
+	gs_sig_hold();
 	pthread_mutex_lock(&gs_stream_table_mu);
+}
+
+bool gs_stream_table_trylock(void)
+{
+	return pthread_mutex_trylock(&gs_stream_table_mu) == 0;
 }
 
 void gs_stream_table_unlock(void)
 {
 	pthread_mutex_unlock(&gs_stream_table_mu);
+	gs_sig_release();
 }
 
 gs_stream_t *gs_stream_first(void)

@@ -111,6 +111,8 @@ static inline gs_stream_t *gs_stream_get(uintptr_t handle, void *ctx, unsigned f
 
 void gs_stream_table_lock(void);
 void gs_stream_table_unlock(void);
+/* The table lock if it is free now (a signal handler never waits); true when taken. */
+bool gs_stream_table_trylock(void);
 /* The first stream of the table (then s->hh.next); table lock held. */
 gs_stream_t *gs_stream_first(void);
 /* Take a stream out of the table (then: gs_stream_empty, gs_stream_keep); table lock held. */

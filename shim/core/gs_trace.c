@@ -38,7 +38,10 @@
 #include <unistd.h>
 
 #include "gs_clock.h"
+#include "gs_fmt.h"
+#include "gs_log.h"
 #include "gs_out.h"
+#include "gs_sig.h"
 #include "gs_trace.h"
 
 #define GS_TRACE_FLUSH_AT (64u * 1024u)
@@ -52,7 +55,14 @@ bool gs_trace_on;
 
 static pthread_mutex_t gs_trace_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t gs_trace_once = PTHREAD_ONCE_INIT;
-static int gs_trace_fd = -1;
+static gs_out_t gs_trace_out = {.fd = -1};
+#define gs_trace_fd gs_trace_out.fd
+/*
+ * Set by a thread around its time in gs_trace_mu (from before it asks for
+ * the lock to after it released it): a signal handler that finds it set on
+ * its own thread must not wait for the lock, and defers (gs_sig.h).
+ */
+static __thread volatile int gs_trace_busy GS_TLS_IE;
 static char *gs_trace_buf;
 static size_t gs_trace_len;
 static long long gs_trace_max;
@@ -139,14 +149,41 @@ static void gs_trace_flush_locked(void)
 	if (!gs_trace_len || gs_trace_fd < 0)
 		return;
 	if (!gs_trace_err && gs_out_write_all(gs_trace_fd, gs_trace_buf, gs_trace_len)) {
-		static const char msg[] = "graphshim: trace: write failed; tracing stopped\n";
+		int e = errno;
+		char msg[GS_OUT_NAME_MAX * 2 + 128];
+		gs_fmt_t f;
+		gs_fmt_init(&f, msg, sizeof(msg));
+		gs_fmt_str(&f, "cannot write the trace to ");
+		gs_fmt_str(&f, gs_trace_out.path);
+		gs_fmt_str(&f, ": ");
+		gs_fmt_str(&f, gs_fmt_strerror(e));
+		gs_fmt_str(&f, "; tracing stopped, and no trace is kept");
 		gs_trace_err = true;
 		__atomic_store_n(&gs_trace_on, false, __ATOMIC_RELAXED);
-		if (write(2, msg, sizeof(msg) - 1) < 0) {
-			/* Nothing more can be done about it. */
-		}
+		gs_log_str(GS_LOG_ERROR, msg);
 	}
 	gs_trace_len = 0;
+}
+
+static void gs_trace_lock(void)
+{
+	gs_trace_busy = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	pthread_mutex_lock(&gs_trace_mu);
+}
+
+static void gs_trace_unlock(void)
+{
+	pthread_mutex_unlock(&gs_trace_mu);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	gs_trace_busy = 0;
+	if (GS_UNLIKELY(gs_sig_deferred))
+		gs_sig_resume(); /* a signal came while this thread held the trace */
+}
+
+bool gs_trace_busy_here(void)
+{
+	return gs_trace_busy != 0;
 }
 
 static long gs_trace_gettid(void)
@@ -220,14 +257,14 @@ static void gs_trace_event(const char *name_json, const char *cat, char ph, uint
 	}
 	long tid = has_stream ? 0 : gs_trace_gettid();
 
-	pthread_mutex_lock(&gs_trace_mu);
+	gs_trace_lock();
 	if (gs_trace_fd < 0 || gs_trace_err) {
-		pthread_mutex_unlock(&gs_trace_mu);
+		gs_trace_unlock();
 		return;
 	}
 	if (gs_trace_count >= gs_trace_max) {
 		gs_trace_dropped++;
-		pthread_mutex_unlock(&gs_trace_mu);
+		gs_trace_unlock();
 		return;
 	}
 	gs_trace_count++;
@@ -238,7 +275,7 @@ static void gs_trace_event(const char *name_json, const char *cat, char ph, uint
 			t, args);
 	if (gs_trace_len >= GS_TRACE_FLUSH_AT)
 		gs_trace_flush_locked();
-	pthread_mutex_unlock(&gs_trace_mu);
+	gs_trace_unlock();
 }
 
 static bool gs_trace_enabled(void)
@@ -264,6 +301,7 @@ static void gs_trace_atfork_parent(void)
 static void gs_trace_atfork_child(void)
 {
 	__atomic_store_n(&gs_trace_on, false, __ATOMIC_RELAXED);
+	/* The file is the parent's: close this copy, never remove or finish it. */
 	if (gs_trace_fd >= 0)
 		close(gs_trace_fd);
 	gs_trace_fd = -1;
@@ -280,30 +318,29 @@ static void gs_trace_register_atfork(void)
 
 bool gs_trace_open(const char *path, long long max_events, bool overwrite)
 {
-	char expanded[1024];
 	pthread_once(&gs_trace_once, gs_trace_register_atfork);
 
-	pthread_mutex_lock(&gs_trace_mu);
+	gs_trace_lock();
 	if (gs_trace_fd >= 0) {
 		/* Already open: one trace per process. */
-		pthread_mutex_unlock(&gs_trace_mu);
+		gs_trace_unlock();
 		errno = EBUSY;
 		return true;
 	}
 	char *buf = malloc(GS_TRACE_BUF_SIZE);
 	if (!buf) {
-		pthread_mutex_unlock(&gs_trace_mu);
+		gs_trace_unlock();
+		gs_log(GS_LOG_ERROR, "cannot trace to %s: no memory for the trace's buffer", path);
+		errno = ENOMEM;
 		return true;
 	}
-	int fd = gs_out_open(path, overwrite, expanded, sizeof(expanded));
-	if (fd < 0) {
-		int e = errno;
+	int e = gs_out_begin(&gs_trace_out, path, overwrite, GS_OUT_TRACE, "trace");
+	if (e) {
 		free(buf);
-		pthread_mutex_unlock(&gs_trace_mu);
+		gs_trace_unlock();
 		errno = e;
 		return true;
 	}
-	gs_trace_fd = fd;
 	gs_trace_buf = buf;
 	gs_trace_len = 0;
 	gs_trace_max = max_events > 0 ? max_events : 0;
@@ -317,69 +354,224 @@ bool gs_trace_open(const char *path, long long max_events, bool overwrite)
 
 	char ts[32];
 	gs_trace_us(ts, sizeof(ts), gs_clock_ns());
-	/* The process name first as well, so that a killed process's trace has it. */
+	/* The process name first as well, so that a killed process's trace has
+	 * it; with the run's id, which tells this run's files from others. */
 	gs_trace_append("[\n{\"name\":\"process_name\",\"ph\":\"M\",\"ts\":%s,\"pid\":%ld,\"tid\":0,"
-			"\"args\":{\"name\":\"graphshim\"}},\n",
-			ts, gs_trace_pid);
+			"\"args\":{\"name\":\"graphshim\",\"run\":\"%s\"}},\n",
+			ts, gs_trace_pid, gs_out_run_id());
 	gs_trace_flush_locked();
 	bool err = gs_trace_err;
 	if (!err)
 		__atomic_store_n(&gs_trace_on, true, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&gs_trace_mu);
+	gs_trace_unlock();
 	if (err)
-		gs_trace_close();
+		gs_trace_discard();
 	return err;
+}
+
+/*
+ * The end of the file: the closing metadata and "]", written whole, then
+ * the file put in place.  The caller holds the lock.  Async-signal-safe.
+ */
+static void gs_trace_end_locked(const char *ended_by)
+{
+	if (!gs_trace_err) {
+		if (gs_trace_len + GS_TRACE_EVENT_MAX > GS_TRACE_BUF_SIZE)
+			gs_trace_flush_locked();
+		char ts[32];
+		gs_fmt_t t;
+		gs_fmt_init(&t, ts, sizeof(ts));
+		uint64_t now = gs_clock_ns();
+		gs_fmt_u64(&t, now / 1000);
+		gs_fmt_char(&t, '.');
+		gs_fmt_u64(&t, now / 100 % 10);
+		gs_fmt_u64(&t, now / 10 % 10);
+		gs_fmt_u64(&t, now % 10);
+		gs_fmt_t f;
+		gs_fmt_init(&f, gs_trace_buf + gs_trace_len, GS_TRACE_BUF_SIZE - gs_trace_len);
+		/* The last event has no trailing comma: a closed trace is strict JSON. */
+		for (int i = 0; i < 2; i++) {
+			gs_fmt_str(&f, i ? "{\"name\":\"graphshim_trace\"" : "{\"name\":\"process_name\"");
+			gs_fmt_str(&f, ",\"ph\":\"M\",\"ts\":");
+			gs_fmt_str(&f, ts);
+			gs_fmt_str(&f, ",\"pid\":");
+			gs_fmt_i64(&f, gs_trace_pid);
+			gs_fmt_str(&f, ",\"tid\":0,\"args\":{");
+			if (!i) {
+				gs_fmt_str(&f, "\"name\":\"graphshim\"}},\n");
+				continue;
+			}
+			gs_fmt_str(&f, "\"events\":");
+			gs_fmt_i64(&f, gs_trace_count);
+			gs_fmt_str(&f, ",\"dropped\":");
+			gs_fmt_i64(&f, gs_trace_dropped);
+			gs_fmt_str(&f, ",\"cap\":");
+			gs_fmt_i64(&f, gs_trace_max);
+			gs_fmt_str(&f, ",\"ended_by\":");
+			gs_fmt_json(&f, ended_by);
+			gs_fmt_str(&f, "}}\n]\n");
+		}
+		gs_trace_len += f.len;
+		gs_trace_flush_locked();
+	}
+	if (!gs_trace_err)
+		gs_out_commit(&gs_trace_out);
+	else
+		gs_out_abort(&gs_trace_out);
+	gs_trace_len = 0;
 }
 
 void gs_trace_close(void)
 {
-	pthread_mutex_lock(&gs_trace_mu);
+	gs_trace_lock();
 	__atomic_store_n(&gs_trace_on, false, __ATOMIC_RELAXED);
 	if (gs_trace_fd < 0) {
-		pthread_mutex_unlock(&gs_trace_mu);
+		gs_trace_unlock();
 		return;
 	}
-	if (!gs_trace_err) {
-		char ts[32];
-		gs_trace_us(ts, sizeof(ts), gs_clock_ns());
-		if (gs_trace_len + GS_TRACE_EVENT_MAX > GS_TRACE_BUF_SIZE)
-			gs_trace_flush_locked();
-		/* The last event has no trailing comma: a closed trace is strict JSON. */
-		gs_trace_append("{\"name\":\"process_name\",\"ph\":\"M\",\"ts\":%s,\"pid\":%ld,"
-				"\"tid\":0,\"args\":{\"name\":\"graphshim\"}},\n"
-				"{\"name\":\"graphshim_trace\",\"ph\":\"M\",\"ts\":%s,\"pid\":%ld,"
-				"\"tid\":0,\"args\":{\"events\":%lld,\"dropped\":%lld,\"cap\":%lld}}\n"
-				"]\n",
-				ts, gs_trace_pid, ts, gs_trace_pid, gs_trace_count, gs_trace_dropped,
-				gs_trace_max);
-		gs_trace_flush_locked();
-	}
-	close(gs_trace_fd);
-	gs_trace_fd = -1;
+	gs_trace_end_locked("exit");
+	free(gs_trace_buf);
+	gs_trace_buf = NULL;
+	gs_trace_unlock();
+}
+
+void gs_trace_discard(void)
+{
+	gs_trace_lock();
+	__atomic_store_n(&gs_trace_on, false, __ATOMIC_RELAXED);
+	gs_out_abort(&gs_trace_out);
 	free(gs_trace_buf);
 	gs_trace_buf = NULL;
 	gs_trace_len = 0;
-	pthread_mutex_unlock(&gs_trace_mu);
+	gs_trace_unlock();
 }
+
+bool gs_trace_close_signal(const char *signame, bool discard)
+{
+	if (gs_trace_busy)
+		return true; /* the caller defers: this thread is in the trace */
+	/* Another thread in the trace leaves it within microseconds; never wait long. */
+	for (int i = 0; pthread_mutex_trylock(&gs_trace_mu); i++) {
+		if (i == 1000)
+			return true;
+		struct timespec ts = {0, 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+	__atomic_store_n(&gs_trace_on, false, __ATOMIC_RELAXED);
+	if (gs_trace_fd >= 0) {
+		if (discard)
+			gs_out_abort(&gs_trace_out);
+		else
+			gs_trace_end_locked(signame);
+	}
+	/* The buffer is not freed: free() is not for signal handlers. */
+	pthread_mutex_unlock(&gs_trace_mu);
+	return false;
+}
+
+/* ---- kernel names ---------------------------------------------------------- */
+
+#define GS_TRACE_NAMES 4096u /* functions named; later ones are asked each time */
+
+static const char *(*gs_trace_namer)(const gs_rec_t *r);
+static pthread_mutex_t gs_trace_names_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	uintptr_t func;
+	char *name; /* NULL: not kept; "" when the backend had none */
+} gs_trace_names[GS_TRACE_NAMES * 2];
+static uint32_t gs_trace_nnames;
+
+void gs_trace_set_namer(const char *(*fn)(const gs_rec_t *r))
+{
+	__atomic_store_n(&gs_trace_namer, fn, __ATOMIC_RELEASE);
+}
+
+void gs_trace_forget_names(void)
+{
+	pthread_mutex_lock(&gs_trace_names_mu);
+	for (size_t i = 0; i < GS_ARRAY_SIZE(gs_trace_names); i++) {
+		free(gs_trace_names[i].name);
+		gs_trace_names[i].name = NULL;
+		gs_trace_names[i].func = 0;
+	}
+	gs_trace_nnames = 0;
+	pthread_mutex_unlock(&gs_trace_names_mu);
+}
+
+static void gs_trace_copy(char *out, size_t len, const char *s)
+{
+	size_t n = strlen(s);
+	if (n >= len)
+		n = len - 1;
+	memcpy(out, s, n);
+	out[n] = '\0';
+}
+
+void gs_trace_kernel_name(const gs_rec_t *r, char *out, size_t len)
+{
+	out[0] = '\0';
+	const char *(*namer)(const gs_rec_t *) = __atomic_load_n(&gs_trace_namer, __ATOMIC_ACQUIRE);
+	if (!r || r->kind != GS_REC_KERNEL || !namer || !len)
+		return;
+	uintptr_t key = (uintptr_t)r->func;
+	size_t mask = GS_ARRAY_SIZE(gs_trace_names) - 1, i = (size_t)gs_mix64(key) & mask;
+	pthread_mutex_lock(&gs_trace_names_mu);
+	for (;; i = (i + 1) & mask) {
+		if (gs_trace_names[i].name && gs_trace_names[i].func == key) {
+			gs_trace_copy(out, len, gs_trace_names[i].name);
+			pthread_mutex_unlock(&gs_trace_names_mu);
+			return;
+		}
+		if (!gs_trace_names[i].name)
+			break;
+	}
+	pthread_mutex_unlock(&gs_trace_names_mu);
+	/* Asked outside the lock: the backend may call the vendor. */
+	const char *n = namer(r);
+	gs_trace_copy(out, len, n ? n : "");
+	pthread_mutex_lock(&gs_trace_names_mu);
+	if (gs_trace_nnames < GS_TRACE_NAMES) {
+		for (i = (size_t)gs_mix64(key) & mask; gs_trace_names[i].name; i = (i + 1) & mask)
+			if (gs_trace_names[i].func == key)
+				break;
+		if (!gs_trace_names[i].name) {
+			char *copy = strdup(out);
+			if (copy) {
+				gs_trace_names[i].func = key;
+				gs_trace_names[i].name = copy;
+				gs_trace_nnames++;
+			}
+		}
+	}
+	pthread_mutex_unlock(&gs_trace_names_mu);
+}
+
+/* ---- events ------------------------------------------------------------------ */
 
 void gs_trace_launch(const char *api, uintptr_t stream, const gs_rec_t *r, const char *state)
 {
 	if (!gs_trace_enabled())
 		return;
-	char name[GS_TRACE_STR_MAX], st[GS_TRACE_STR_MAX];
+	char name[GS_TRACE_STR_MAX], st[GS_TRACE_STR_MAX], a[GS_TRACE_STR_MAX];
+	char kn[GS_TRACE_STR_MAX], kq[GS_TRACE_STR_MAX];
 	uint64_t now = gs_clock_ns();
-	gs_trace_quote(name, api ? api : "launch");
+	gs_trace_quote(a, api ? api : "launch");
 	gs_trace_quote(st, state);
 	if (!r) {
-		gs_trace_event(name, "launch", 'i', now, 0, true, stream,
-			       "\"stream\":\"0x%llx\",\"state\":%s", (unsigned long long)stream, st);
+		gs_trace_event(a, "launch", 'i', now, 0, true, stream,
+			       "\"stream\":\"0x%llx\",\"state\":%s,\"api\":%s",
+			       (unsigned long long)stream, st, a);
 		return;
 	}
+	/* A kernel's event is named after the kernel, so a timeline shows it. */
+	gs_trace_kernel_name(r, kn, sizeof(kn));
+	gs_trace_quote(kq, kn[0] ? kn : NULL);
+	memcpy(name, kn[0] ? kq : a, GS_TRACE_STR_MAX);
 	gs_trace_event(name, "launch", 'i', now, 0, true, stream,
-		       "\"stream\":\"0x%llx\",\"state\":%s,\"kind\":\"%s\",\"func\":\"0x%llx\","
-		       "\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u],\"shmem\":%u,\"nbytes\":%u,"
-		       "\"hash\":\"%016llx\"",
-		       (unsigned long long)stream, st, gs_rec_kind_name(r->kind),
+		       "\"stream\":\"0x%llx\",\"state\":%s,\"api\":%s,\"kind\":\"%s\",\"kernel\":%s,"
+		       "\"func\":\"0x%llx\",\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u],\"shmem\":%u,"
+		       "\"nbytes\":%u,\"hash\":\"%016llx\"",
+		       (unsigned long long)stream, st, a, gs_rec_kind_name(r->kind), kq,
 		       (unsigned long long)(uintptr_t)r->func, r->grid[0], r->grid[1], r->grid[2],
 		       r->block[0], r->block[1], r->block[2], r->shmem, r->nbytes,
 		       (unsigned long long)r->hash);
@@ -407,45 +599,84 @@ void gs_trace_learned(uintptr_t stream, uint64_t id, uint32_t length, const char
 		       (unsigned long long)stream, (unsigned long long)id, length, h);
 }
 
-void gs_trace_built(uintptr_t stream, uint64_t id, uint32_t length, uint64_t ns, int status)
+/*
+ * A build, as a complete event that ends now and lasted as long as the
+ * build.  chunks: "" for a sequence's graphs; for a variant, the fields
+ * that say which chunk of which sequence it serves.
+ */
+static void gs_trace_build_event(const char *name_json, uintptr_t stream, uint64_t id,
+				 uint32_t length, uint64_t ns, int status, const gs_rec_t *first,
+				 const char *chunks)
+{
+	char kn[GS_TRACE_STR_MAX], kq[GS_TRACE_STR_MAX];
+	gs_trace_kernel_name(first, kn, sizeof(kn));
+	gs_trace_quote(kq, kn[0] ? kn : NULL);
+	uint64_t now = gs_clock_ns();
+	uint64_t start = ns < now ? now - ns : 0;
+	gs_trace_event(name_json, "sequence", 'X', start, ns, true, stream,
+		       "\"stream\":\"0x%llx\",\"id\":\"0x%016llx\",\"length\":%u,%s\"status\":%d,"
+		       "\"build_ms\":%.3f,\"kernel\":%s",
+		       (unsigned long long)stream, (unsigned long long)id, length, chunks, status,
+		       (double)ns / 1e6, kq);
+}
+
+void gs_trace_built(uintptr_t stream, uint64_t id, uint32_t length, uint64_t ns, int status,
+		    const gs_rec_t *first)
 {
 	if (!gs_trace_enabled())
 		return;
-	/* A complete event that ends now and lasted as long as the build. */
-	uint64_t now = gs_clock_ns();
-	uint64_t start = ns < now ? now - ns : 0;
-	gs_trace_event("\"built\"", "sequence", 'X', start, ns, true, stream,
-		       "\"stream\":\"0x%llx\",\"id\":\"0x%016llx\",\"length\":%u,\"status\":%d,"
-		       "\"build_ms\":%.3f",
-		       (unsigned long long)stream, (unsigned long long)id, length, status,
-		       (double)ns / 1e6);
+	gs_trace_build_event("\"built\"", stream, id, length, ns, status, first, "");
 }
 
-void gs_trace_replay(uintptr_t stream, uint64_t id, uint32_t length, uint32_t patches,
-		     uint32_t chunks)
+void gs_trace_variant(uintptr_t stream, uint64_t id, uint32_t seq_length, uint32_t chunk,
+		      uint32_t length, uint64_t ns, int status, const gs_rec_t *first)
+{
+	if (!gs_trace_enabled())
+		return;
+	char c[64];
+	snprintf(c, sizeof(c), "\"seq_length\":%u,\"chunk\":%u,", seq_length, chunk);
+	gs_trace_build_event("\"variant\"", stream, id, length, ns, status, first, c);
+}
+
+void gs_trace_replay(uintptr_t stream, uint64_t id, uint32_t seq_length, uint32_t length,
+		     uint32_t patches, uint32_t chunk, uint32_t chunks, bool variant)
 {
 	if (!gs_trace_enabled())
 		return;
 	gs_trace_event("\"replay\"", "replay", 'i', gs_clock_ns(), 0, true, stream,
-		       "\"stream\":\"0x%llx\",\"id\":\"0x%016llx\",\"length\":%u,\"patches\":%u,"
-		       "\"chunks\":%u",
-		       (unsigned long long)stream, (unsigned long long)id, length, patches, chunks);
+		       "\"stream\":\"0x%llx\",\"id\":\"0x%016llx\",\"seq_length\":%u,\"length\":%u,"
+		       "\"patches\":%u,\"chunk\":%u,\"chunks\":%u,\"variant\":%s",
+		       (unsigned long long)stream, (unsigned long long)id, seq_length, length,
+		       patches, chunk, chunks, variant ? "true" : "false");
+}
+
+void gs_trace_pass(uintptr_t stream, uint64_t id, uint32_t length, bool eager)
+{
+	if (!gs_trace_enabled())
+		return;
+	gs_trace_event("\"pass\"", "sequence", 'i', gs_clock_ns(), 0, true, stream,
+		       "\"stream\":\"0x%llx\",\"id\":\"0x%016llx\",\"length\":%u,\"how\":\"%s\"",
+		       (unsigned long long)stream, (unsigned long long)id, length,
+		       eager ? "eager" : "replayed");
 }
 
 void gs_trace_mismatch(uintptr_t stream, uint64_t id, uint32_t pos, gs_mismatch_reason_t why,
-		       const char *field, const char *expected, const char *got)
+		       const char *field, const char *expected, const char *got, const gs_rec_t *r)
 {
 	if (!gs_trace_enabled())
 		return;
 	char f[GS_TRACE_STR_MAX], e[GS_TRACE_STR_MAX], g[GS_TRACE_STR_MAX];
+	char kn[GS_TRACE_STR_MAX], kq[GS_TRACE_STR_MAX];
 	gs_trace_quote(f, field);
 	gs_trace_quote(e, expected);
 	gs_trace_quote(g, got);
+	gs_trace_kernel_name(r, kn, sizeof(kn));
+	gs_trace_quote(kq, kn[0] ? kn : NULL);
 	gs_trace_event("\"mismatch\"", "mismatch", 'i', gs_clock_ns(), 0, true, stream,
 		       "\"stream\":\"0x%llx\",\"id\":\"0x%016llx\",\"position\":%u,\"reason\":\"%s\","
-		       "\"field\":%s,\"expected\":%s,\"got\":%s",
+		       "\"field\":%s,\"expected\":%s,\"got\":%s,\"kernel\":%s",
 		       (unsigned long long)stream, (unsigned long long)id, pos,
-		       gs_mismatch_reason_name(why), f, e, g);
+		       gs_mismatch_reason_name(why), f, e, g, kq);
 }
 
 void gs_trace_retired(uintptr_t stream, uint64_t id, uint64_t mismatches)

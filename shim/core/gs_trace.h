@@ -16,21 +16,75 @@
 
 extern bool gs_trace_on;
 
-/* Open path (%p expands to the pid); true on failure. */
+/*
+ * Open path by the rules of gs_out.h (%p, relative names, written as
+ * NAME.PID.part and renamed into place when closed); true on failure (the
+ * reason is on stderr).
+ */
 bool gs_trace_open(const char *path, long long max_events, bool overwrite);
-/* Write what is buffered and the closing metadata; close the file. */
+/* Write what is buffered and the closing metadata; put the file in place. */
 void gs_trace_close(void);
+/* Stop and remove the file (a process that made no GPU call). */
+void gs_trace_discard(void);
+/*
+ * From a signal handler (async-signal-safe): close the trace as
+ * gs_trace_close does (ended_by: the signal's name), or discard it.  True
+ * when it could not: this thread is inside the trace (the caller defers
+ * the signal, gs_sig.h), or another thread kept it for a second.
+ */
+bool gs_trace_close_signal(const char *ended_by, bool discard);
+/* Whether the calling thread is inside the trace's lock (for gs_sig.c). */
+bool gs_trace_busy_here(void);
 
-/* state: "eager", "held", "replayed", "released", "boundary". */
+/*
+ * Kernel names: fn (the backend's func_name, gs_ops.h) names a record's
+ * function; names are asked for once per function, outside the launch
+ * path's hot code (only while tracing), and kept.  gs_trace_forget_names
+ * drops them (a module unloaded: its handles may be reused).
+ */
+void gs_trace_set_namer(const char *(*fn)(const gs_rec_t *r));
+void gs_trace_forget_names(void);
+/* The kept name of r's function into out (len bytes), or "" (async-unsafe: locks). */
+void gs_trace_kernel_name(const gs_rec_t *r, char *out, size_t len);
+
+/*
+ * state: "eager" (submitted as it came), "held" (held while matching),
+ * "released" (held, then submitted eagerly: divergence, flush, drift),
+ * "gated" (held, then submitted eagerly by the gate's choice).  A launch
+ * is traced once when it arrives (eager or held), and a held one once more
+ * if it is released or gated; replayed launches are counted by the replay
+ * events.
+ */
 void gs_trace_launch(const char *api, uintptr_t stream, const gs_rec_t *r, const char *state);
 void gs_trace_flush(uintptr_t stream, gs_flush_reason_t why, const char *api, uint32_t nheld);
 /* how: "boundary" or "period". */
 void gs_trace_learned(uintptr_t stream, uint64_t id, uint32_t length, const char *how);
-void gs_trace_built(uintptr_t stream, uint64_t id, uint32_t length, uint64_t ns, int status);
-void gs_trace_replay(uintptr_t stream, uint64_t id, uint32_t length, uint32_t patches, uint32_t chunks);
-/* field: "function", "grid", "block", "shmem", "kind", "arg N", ...; expected/got may be NULL. */
+/* first: the sequence's first record (may be NULL), which names its first kernel. */
+void gs_trace_built(uintptr_t stream, uint64_t id, uint32_t length, uint64_t ns, int status,
+		    const gs_rec_t *first);
+/*
+ * A variant of chunk `chunk` (length launches) of the sequence id (seq_length
+ * launches) was built, status 0, or could not be (gs_variant.h); first
+ * names its first kernel.
+ */
+void gs_trace_variant(uintptr_t stream, uint64_t id, uint32_t seq_length, uint32_t chunk,
+		      uint32_t length, uint64_t ns, int status, const gs_rec_t *first);
+/*
+ * One graph launch of a replay: chunk `chunk` of the `chunks` of a sequence
+ * of seq_length launches, covering `length` of them, `patches` nodes patched;
+ * `variant`: the graph launched was one of the chunk's variants.
+ */
+void gs_trace_replay(uintptr_t stream, uint64_t id, uint32_t seq_length, uint32_t length,
+		     uint32_t patches, uint32_t chunk, uint32_t chunks, bool variant);
+/* A pass over a sequence completed, replayed or eagerly by the gate's choice. */
+void gs_trace_pass(uintptr_t stream, uint64_t id, uint32_t length, bool eager);
+/*
+ * field: "function", "grid", "block", "shmem", "kind", "arg N", ...;
+ * expected/got may be NULL; r, the launch that did not match (may be NULL),
+ * names its kernel.
+ */
 void gs_trace_mismatch(uintptr_t stream, uint64_t id, uint32_t pos, gs_mismatch_reason_t why,
-		       const char *field, const char *expected, const char *got);
+		       const char *field, const char *expected, const char *got, const gs_rec_t *r);
 void gs_trace_retired(uintptr_t stream, uint64_t id, uint64_t mismatches);
 /* The gate's decision for a sequence, with the medians it compared. */
 void gs_trace_gate(uintptr_t stream, uint64_t id, uint32_t length, uint64_t eager_ns,

@@ -69,7 +69,7 @@ static void gs_variant_attach(gs_stream_t *s, gs_seq_t *v, int rc, uint64_t ns)
 	q->vbuilding--;
 	GS_STAT_ADD(build_ns, ns);
 	gs_stats_max(&gs_stats.build_max_ns, ns);
-	gs_trace_built(s->key.handle, q->id, v->n, ns, rc);
+	gs_trace_variant(s->key.handle, q->id, q->n, v->vchunk, v->n, ns, rc, v->recs[0]);
 	if (rc || !q->var) {
 		GS_STAT_INC(fallbacks);
 		gs_seq_free(v);
@@ -135,6 +135,37 @@ static uint32_t gs_variant_count(const gs_seq_t *q, uint32_t j)
 	return c + q->vbuilding;
 }
 
+/*
+ * Whether a variant of chunk j is with the builder.  Until it is attached
+ * the pick cannot choose it, so every pass of the set it bakes would look
+ * like a new recurrence and queue the same variant again.
+ */
+static bool gs_variant_building(const gs_stream_t *s, const gs_seq_t *q, uint32_t j)
+{
+	for (const gs_seq_t *v = q->vbuilding ? s->cache.vpending : NULL; v; v = v->vnext)
+		if (v->parent == q && v->vchunk == j)
+			return true;
+	return false;
+}
+
+/*
+ * Whether chunk j already has a variant baked from exactly recs.  With the
+ * builder, the chunk's own graph is patched on while a variant is built,
+ * and may be patched back to that variant's operands before it is
+ * attached: kept again, it would be a second graph of one set.
+ */
+static bool gs_variant_has(const gs_seq_t *q, uint32_t j, gs_rec_t *const *recs, uint32_t n)
+{
+	for (const gs_seq_t *v = q->var[j]; v; v = v->vnext) {
+		uint32_t k = 0;
+		while (k < n && !gs_rec_differs(v->recs[k], recs[k]))
+			k++;
+		if (k == n)
+			return true;
+	}
+	return false;
+}
+
 /* The history of operand hashes, allocated when a chunk first drifts. */
 static bool gs_variant_hist(gs_seq_t *q)
 {
@@ -163,7 +194,8 @@ void gs_variant_passed(gs_stream_t *s, gs_seq_t *q, uint32_t j, uint32_t b, uint
 		return;
 	uint32_t n = e - b, c = q->vcnt[j];
 	uint64_t at = s->match.held_start + b;
-	if (pick->ndiff >= 2 && c >= 2 && gs_variant_count(q, j) + 1 < (uint32_t)gs_config.variants &&
+	if (pick->ndiff >= 2 && c >= 2 && !gs_variant_building(s, q, j) &&
+	    gs_variant_count(q, j) + 1 < (uint32_t)gs_config.variants &&
 	    s->cache.nodes + n <= (uint64_t)gs_config.max_nodes) {
 		uint32_t same = n - pick->ndiff;
 		for (uint32_t k = 2; k <= c && k <= GS_VARIANT_HIST; k++) {
@@ -172,7 +204,8 @@ void gs_variant_passed(gs_stream_t *s, gs_seq_t *q, uint32_t j, uint32_t b, uint
 			for (uint32_t i = b; i < e; i++)
 				sim += h[i] == gs_stream_at(s, at + (i - b))->hash;
 			if (sim > same) {
-				gs_variant_make(s, q, j, pick->recs, n);
+				if (!gs_variant_has(q, j, pick->recs, n))
+					gs_variant_make(s, q, j, pick->recs, n);
 				break;
 			}
 		}

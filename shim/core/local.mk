@@ -6,7 +6,9 @@ libgscore_la_SOURCES = \
 	shim/core/gs_common.h shim/core/gs_clock.h \
 	shim/core/gs_backend.h shim/core/gs_backend.c \
 	shim/core/gs_flush.h shim/core/gs_flush.c \
+	shim/core/gs_fmt.h shim/core/gs_fmt.c \
 	shim/core/gs_out.h shim/core/gs_out.c \
+	shim/core/gs_sig.h shim/core/gs_sig.c \
 	shim/core/gs_rec.h shim/core/gs_rec.c \
 	shim/core/gs_ops.h \
 	shim/core/gs_engine.h shim/core/gs_engine.c \

@@ -467,4 +467,12 @@ static int gs_cu_timer_read(void *timer, uint64_t *ns)
 	return gs_ops_timer_read_result((int)st, CUDA_ERROR_NOT_READY, ms, ns);
 }
 
+/* A kernel's name, for the trace (gs_ops.h): the driver's, for a CUfunction or a CUkernel. */
+static const char *gs_cu_func_name(const gs_rec_t *r)
+{
+	if (!r || r->kind != GS_REC_KERNEL || !r->func)
+		return NULL;
+	return gs_cu_fn_name((CUfunction)r->func, (r->flags & GS_CU_RF_KERNEL) != 0);
+}
+
 const gs_ops_t gs_cu_ops = GS_OPS_TABLE("cuda", gs_cu_);

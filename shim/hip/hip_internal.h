@@ -66,6 +66,12 @@ void *gs_hip_current_ctx(void);
 
 /* Kernel parameter layouts, per function handle (hipFunction_t or host stub). */
 const gs_layout_t *gs_hip_layout_of(const void *func);
+/*
+ * The kernel name of a function handle or host stub, as the module or the
+ * registration gave it (hipModuleGetFunction, __hipRegisterFunction), or
+ * NULL; valid until its module is unloaded.
+ */
+const char *gs_hip_name_of(const void *func);
 
 /* Record flags (gs_rec_t.flags): how a record is submitted again. */
 enum {

@@ -213,6 +213,18 @@ const gs_layout_t *gs_hip_layout_of(const void *func)
 	return l;
 }
 
+const char *gs_hip_name_of(const void *func)
+{
+	gs_hip_fn_t *f;
+	const char *name = NULL;
+	pthread_rwlock_rdlock(&gs_hip_lay_lock);
+	HASH_FIND_PTR(gs_hip_fns, &func, f);
+	if (f)
+		name = f->name; /* freed only when its module is unloaded */
+	pthread_rwlock_unlock(&gs_hip_lay_lock);
+	return name;
+}
+
 static void gs_hip_module_loaded(hipModule_t mod, const void *image, const char *path)
 {
 	gs_hip_codeobj_t co;

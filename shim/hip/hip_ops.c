@@ -454,4 +454,12 @@ static int gs_hip_timer_read(void *timer, uint64_t *ns)
 	return gs_ops_timer_read_result(rc, hipErrorNotReady, ms, ns);
 }
 
+/* A kernel's name, for the trace (gs_ops.h): the code object's, kept by hip_module.c. */
+static const char *gs_hip_func_name(const gs_rec_t *r)
+{
+	if (!r || r->kind != GS_REC_KERNEL || !r->func)
+		return NULL;
+	return gs_hip_name_of(r->func);
+}
+
 const gs_ops_t gs_hip_ops = GS_OPS_TABLE("hip", gs_hip_);

@@ -51,9 +51,16 @@ static void *gs_hip_lookup(gs_dlsym_fn sym, void *lib, const char *name)
 
 static void gs_hip_init_once(void)
 {
-	const char *path = getenv("GRAPHSHIM_HIP_LIBRARY"); /* tests, odd installs */
+	/*
+	 * GRAPHSHIM_HIP_LIBRARY (tests, odd installs) is read with the rest of
+	 * the configuration, so never in secure-execution mode: a setuid
+	 * program must not load a library its environment names.  The
+	 * configuration is read here, before the engine starts, for it.
+	 */
+	gs_config_load_once();
+	const char *path = gs_config.hip_library;
 	void *lib = NULL;
-	if (path && *path)
+	if (path[0])
 		lib = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
 	if (!lib)
 		lib = dlopen("libamdhip64.so.5", RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD);

@@ -64,7 +64,7 @@ for w in hostwork$x tiny$x; do
 			fail "$w-auto: no gate decision with its measured times"; grep '"gate' "$tmp/s.json"
 		elif ! grep -q '"name":"gate".*"eager_us":[0-9.]*,"replay_us":[0-9.]*,"choice":"\(eager\|replay\)"' "$tmp/t.json"; then
 			fail "$w-auto: the trace has no gate event"
-		elif ! "$b/tools/graphshim" trace summarize "$tmp/t.json" | grep -Eq ' (eager|replay) [0-9]+/[0-9]+$'; then
+		elif ! "$b/tools/graphshim" trace summarize "$tmp/t.json" | grep -Eq ' (eager|replay) [0-9]+/[0-9]+( |$)'; then
 			fail "$w-auto: graphshim trace summarize shows no gate decision"
 		else
 			echo "ok   $w-auto: identical, $decisions decision(s): $(grep -o '"gate": "[a-z]*", "eager_us": [0-9.]*, "replay_us": [0-9.]*' "$tmp/s.json" | head -n 1)"

@@ -71,6 +71,14 @@ tests_reliability_r_secure_LINK = $(CCLD) $(AM_CFLAGS) $(CFLAGS) $(AM_LDFLAGS) $
 	-Wl,-rpath,$(abs_top_builddir)/.libs -Wl,--no-as-needed $(LDFLAGS) -o $@
 EXTRA_tests_reliability_r_secure_DEPENDENCIES = libgraphshim.la $(SIM_T_DEPS)
 
+# A stand-in HIP runtime whose constructor leaves a file ($R_MARKER): proof
+# that a library GRAPHSHIM_HIP_LIBRARY names was loaded (t-secure.sh).
+check_PROGRAMS += tests/reliability/libr_marker.so
+tests_reliability_libr_marker_so_SOURCES = tests/reliability/r_marker.c
+tests_reliability_libr_marker_so_CFLAGS = $(AM_CFLAGS) -fPIC
+tests_reliability_libr_marker_so_LINK = $(CCLD) $(tests_reliability_libr_marker_so_CFLAGS) $(CFLAGS) \
+	$(AM_LDFLAGS) -shared $(LDFLAGS) -o $@
+
 tests_reliability_r_ctor_SOURCES = tests/reliability/r_ctor.c tests/reliability/r_common.h
 tests_reliability_r_ctor_CPPFLAGS = $(GS_REL_CPPFLAGS)
 tests_reliability_r_ctor_LDFLAGS = $(GS_REL_LDF) -Wl,-rpath,$(abs_top_builddir)/tests/reliability

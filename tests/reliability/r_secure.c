@@ -4,13 +4,16 @@
  * loader ignores LD_PRELOAD paths for setuid/setgid programs.  Prints
  * whether the kernel set AT_SECURE and how many executable graphs exist
  * after a learned step has run: graphshim at work makes some, graphshim
- * off (GRAPHSHIM_ENABLE=0 honoured) makes none.
+ * off (GRAPHSHIM_ENABLE=0 honoured) makes none.  With the argument "hip" it
+ * then makes one HIP call through graphshim's HIP hooks (when the library
+ * has them), which starts the HIP backend: GRAPHSHIM_HIP_LIBRARY names the
+ * library it opens, and must not be read in secure-execution mode.
  */
 #include "r_common.h"
 
 #include <sys/auxv.h>
 
-int main(void)
+int main(int argc, char **argv)
 {
 	CUstream s;
 	CUdeviceptr p;
@@ -29,6 +32,12 @@ int main(void)
 		if (i > 20 && !execs)
 			usleep(1000);
 	}
-	printf("secure=%lu execs=%d shim=%d\n", getauxval(AT_SECURE), execs, r_shimmed());
+	int hip = -1;
+	if (argc > 1 && !strcmp(argv[1], "hip")) {
+		int (*count)(int *) = (int (*)(int *))dlsym(RTLD_DEFAULT, "hipGetDeviceCount");
+		int n = 0;
+		hip = count ? (count(&n), 1) : 0;
+	}
+	printf("secure=%lu execs=%d shim=%d hip=%d\n", getauxval(AT_SECURE), execs, r_shimmed(), hip);
 	return 0;
 }

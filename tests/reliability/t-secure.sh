@@ -6,6 +6,10 @@
 #    GRAPHSHIM_* variable: graphs are made despite GRAPHSHIM_ENABLE=0, and
 #    neither the statistics nor the trace file is written.  Needs root (to
 #    make the setgid copy); skipped otherwise.
+#  - GRAPHSHIM_HIP_LIBRARY is a library to dlopen: obeyed normally (a
+#    stand-in runtime, libr_marker.so, leaves a file when loaded), never
+#    read by the setgid copy (the HIP backend starts on r_secure's one HIP
+#    call; skipped where the library has no HIP backend).
 #  - A preloaded run never writes statistics or a trace through a symlink,
 #    never over an existing file unless GRAPHSHIM_OVERWRITE=1 (the unit
 #    tests of tests/tools cover the writers; this is the whole path).
@@ -51,6 +55,33 @@ else
 		done
 		[ -e "$tmp/sec.json" ] || [ -e "$tmp/sec-trace.json" ] ||
 			ok "secure: no statistics or trace written"
+	fi
+fi
+
+# GRAPHSHIM_HIP_LIBRARY: read with the configuration, so never in secure mode.
+marker_lib="$r/libr_marker.so"
+GRAPHSHIM_HIP_LIBRARY="$marker_lib" R_MARKER="$tmp/hip-loaded" timeout 60 "$prog" hip >"$tmp/o" 2>&1 ||
+	{ bad "r_secure hip"; cat "$tmp/o"; }
+if [ "$(sed -n 's/.*hip=\([0-9-]*\).*/\1/p' "$tmp/o")" != 1 ]; then
+	echo "SKIP GRAPHSHIM_HIP_LIBRARY: the library has no HIP backend"
+elif [ ! -e "$tmp/hip-loaded" ]; then
+	bad "not secure: GRAPHSHIM_HIP_LIBRARY was not obeyed (the test cannot tell): $(cat "$tmp/o")"
+else
+	ok "not secure: GRAPHSHIM_HIP_LIBRARY obeyed"
+	if [ "$(id -u)" != 0 ]; then
+		echo "SKIP secure GRAPHSHIM_HIP_LIBRARY: needs root"
+	else
+		mkdir -p "$tmp/sec" && chmod 755 "$tmp/sec"
+		cp "$prog" "$tmp/sec/r_hip" && chgrp 65534 "$tmp/sec/r_hip" && chmod 2755 "$tmp/sec/r_hip"
+		GRAPHSHIM_HIP_LIBRARY="$marker_lib" R_MARKER="$tmp/hip-secure" timeout 60 \
+			"$tmp/sec/r_hip" hip >"$tmp/o" 2>&1 || { bad "setgid r_secure hip"; cat "$tmp/o"; }
+		if [ "$(val secure "$tmp/o")" != 1 ]; then
+			bad "setgid copy did not run with AT_SECURE: $(cat "$tmp/o")"
+		elif [ -e "$tmp/hip-secure" ]; then
+			bad "secure: GRAPHSHIM_HIP_LIBRARY was read: a setgid program loaded the library its environment named"
+		else
+			ok "secure: GRAPHSHIM_HIP_LIBRARY ignored"
+		fi
 	fi
 fi
 

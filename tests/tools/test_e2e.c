@@ -15,6 +15,7 @@
 #include <criterion/criterion.h>
 #include <jansson.h>
 
+#include "gs_sig.h"
 #include "gs_testbe.h"
 #include "gs_trace.h"
 
@@ -173,8 +174,9 @@ Test(e2e, stats_and_trace_agree)
 		     0);
 }
 
-Test(e2e, refuses_to_clobber_at_exit)
+Test(e2e, never_clobbers_at_exit)
 {
+	/* A file that is not this run's is kept; the statistics go beside it. */
 	FILE *f = fopen(gs_stats_path, "w");
 	fputs("keep", f);
 	fclose(f);
@@ -186,6 +188,100 @@ Test(e2e, refuses_to_clobber_at_exit)
 	cr_assert_eq(fread(buf, 1, sizeof(buf) - 1, f), 4);
 	fclose(f);
 	cr_assert_str_eq(buf, "keep");
+	char side[400];
+	snprintf(side, sizeof(side), "%s/stats.%ld.json", gs_tdir, (long)getpid());
+	json_error_t err;
+	json_t *st = json_load_file(side, 0, &err);
+	cr_assert_not_null(st, "%s: %s", side, err.text);
+	json_decref(st);
+}
+
+Test(e2e, no_gpu_call_writes_nothing)
+{
+	/* The engine started (a helper process that looked at the devices),
+	 * but nothing was launched, copied or synchronized: no file, no .part,
+	 * no line. */
+	tb_start("GRAPHSHIM_STATS", gs_stats_path, "GRAPHSHIM_TRACE", gs_trace_path,
+		 "GRAPHSHIM_SUMMARY", "1", NULL);
+	gs_engine_fini();
+	cr_assert_eq(gs_system("ls -A '%s' | grep -q .", gs_tdir), 1, "the directory stays empty");
+	/* One flush is a GPU call. */
+	tb_start("GRAPHSHIM_STATS", gs_stats_path, NULL);
+	gs_engine_flush_all(GS_FLUSH_SYNC, "cuCtxSynchronize");
+	gs_engine_fini();
+	cr_assert_eq(access(gs_stats_path, F_OK), 0);
+}
+
+/* The number of the statistics' counter, read back from the file at path. */
+static json_t *gs_load_json(const char *path)
+{
+	json_error_t err;
+	json_t *j = json_load_file(path, 0, &err);
+	cr_assert_not_null(j, "%s: %s (line %d)", path, err.text, err.line);
+	return j;
+}
+
+/*
+ * A child runs steps with statistics and a trace, and is ended by sig
+ * (after `app`, when set, was installed as its handler through the
+ * application's path, gs_sig_app_sigaction).  Returns its wait status.
+ */
+static int gs_child_signalled(int sig, void (*app)(int))
+{
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		tb_start("GRAPHSHIM_STATS", gs_stats_path, "GRAPHSHIM_TRACE", gs_trace_path, NULL);
+		if (app) {
+			struct sigaction sa = {0};
+			sa.sa_handler = app;
+			gs_sig_app_sigaction(sig, &sa, NULL);
+		}
+		gs_run_steps(0x10, 50);
+		raise(sig);
+		gs_run_steps(0x10, 5); /* an application's handler lets it go on */
+		gs_engine_fini();
+		_exit(7);
+	}
+	int status;
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	return status;
+}
+
+Test(e2e, sigterm_writes_stats_and_trace)
+{
+	/* The default disposition: the files are written, then the process
+	 * ends by the signal, as it would have. */
+	int status = gs_child_signalled(SIGTERM, NULL);
+	cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM, "status %#x", status);
+	json_t *st = gs_load_json(gs_stats_path);
+	cr_assert_str_eq(json_string_value(json_object_get(st, "ended_by")), "SIGTERM");
+	cr_assert_eq(gs_counter(st, "launches"), 8 * 50);
+	json_decref(st);
+	json_t *tr = gs_load_json(gs_trace_path); /* strict JSON: closed */
+	json_t *last = json_array_get(tr, json_array_size(tr) - 1);
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(last, "args"), "ended_by")),
+			 "SIGTERM");
+	json_decref(tr);
+}
+
+static volatile sig_atomic_t gs_app_saw;
+
+static void gs_app_handler(int sig)
+{
+	gs_app_saw = sig;
+}
+
+Test(e2e, application_handler_is_chained)
+{
+	/* The application's own handler runs, and the application decides: it
+	 * goes on, and the files are written at its exit. */
+	int status = gs_child_signalled(SIGINT, gs_app_handler);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 7, "status %#x", status);
+	json_t *st = gs_load_json(gs_stats_path);
+	cr_assert_str_eq(json_string_value(json_object_get(st, "ended_by")), "exit");
+	cr_assert_eq(gs_counter(st, "launches"), 8 * 55);
+	json_decref(st);
 }
 
 Test(e2e, killed_program_leaves_a_readable_trace)
@@ -201,13 +297,16 @@ Test(e2e, killed_program_leaves_a_readable_trace)
 	int status;
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
 	cr_assert(WIFSIGNALED(status));
+	/* Never a half file at the name: what there is, is in NAME.PID.part. */
+	cr_assert_neq(access(gs_trace_path, F_OK), 0);
+	char part[400];
+	snprintf(part, sizeof(part), "%s.%ld.part", gs_trace_path, (long)pid);
+	cr_assert_eq(access(part, F_OK), 0);
 	const char *cmd = gs_cmd();
 	if (!cmd) {
 		cr_log_warn("tools/graphshim not built: command check skipped");
 		return;
 	}
-	cr_assert_eq(gs_system("'%s' trace summarize '%s' > '%s/sum.txt'", cmd, gs_trace_path,
-			       gs_tdir),
-		     0);
+	cr_assert_eq(gs_system("'%s' trace summarize '%s' > '%s/sum.txt'", cmd, part, gs_tdir), 0);
 	cr_assert_eq(gs_system("grep -q 'not closed' '%s/sum.txt'", gs_tdir), 0);
 }

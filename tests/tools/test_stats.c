@@ -16,15 +16,23 @@
 #include <criterion/criterion.h>
 #include <jansson.h>
 
+#include "gs_config.h"
+#include "gs_fmt.h"
+#include "gs_out.h"
 #include "gs_stats.h"
 
 /* The per-sequence figures the next gs_write() hands to the writer. */
 static const gs_seq_info_t *gs_seqs;
 static size_t gs_nseqs;
+/* Where the last gs_write() put its file. */
+static char gs_done[GS_OUT_NAME_MAX];
 
 static bool gs_write(const char *path, bool overwrite)
 {
-	return gs_stats_write_json(path, overwrite, gs_seqs, gs_nseqs, false);
+	gs_stats_file_t x = {.seqs = gs_seqs, .nseqs = gs_nseqs, .ended_by = "exit"};
+	bool err = gs_stats_write_json(path, overwrite, &x);
+	snprintf(gs_done, sizeof(gs_done), "%s", x.out.done);
+	return err;
 }
 
 static char gs_tdir[256];
@@ -34,6 +42,7 @@ static void gs_setup(void)
 	snprintf(gs_tdir, sizeof(gs_tdir), "/tmp/gs-test-stats-XXXXXX");
 	cr_assert_not_null(mkdtemp(gs_tdir));
 	gs_stats_reset();
+	gs_config_defaults(&gs_config);
 	gs_seqs = NULL;
 	gs_nseqs = 0;
 }
@@ -281,7 +290,8 @@ Test(stats, json_truncated)
 	/* The caller could not gather every sequence: the file says so. */
 	char p[300];
 	gs_path(p, sizeof(p), "truncated.json");
-	cr_assert_not(gs_stats_write_json(p, false, gs_two_seqs, 1, true));
+	gs_stats_file_t x = {.seqs = gs_two_seqs, .nseqs = 1, .truncated = true};
+	cr_assert_not(gs_stats_write_json(p, false, &x));
 	json_t *j = gs_load(p);
 	cr_assert(json_is_true(json_object_get(j, "sequences_truncated")));
 	cr_assert_eq(json_array_size(json_object_get(j, "sequences")), 1);
@@ -299,49 +309,116 @@ Test(stats, json_empty)
 	json_decref(j);
 }
 
-Test(stats, refuses_clobber)
+/* A file holding text, for the tests of what is never overwritten. */
+static void gs_put(const char *path, const char *text)
 {
-	char p[300];
-	gs_path(p, sizeof(p), "exists.json");
-	FILE *f = fopen(p, "w");
-	fputs("precious", f);
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs(text, f);
 	fclose(f);
-	errno = 0;
-	cr_assert(gs_write(p, false));
-	cr_assert_eq(errno, EEXIST);
-	char buf[16] = {0};
-	f = fopen(p, "r");
-	cr_assert_eq(fread(buf, 1, sizeof(buf) - 1, f), 8);
-	fclose(f);
-	cr_assert_str_eq(buf, "precious");
+}
 
-	/* With overwrite the file is replaced (and truncated). */
+static void gs_expect_text(const char *path, const char *text)
+{
+	char buf[64] = {0};
+	FILE *f = fopen(path, "r");
+	cr_assert_not_null(f, "%s", path);
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	cr_assert_eq(n, strlen(text), "%s", path);
+	cr_assert_str_eq(buf, text);
+}
+
+static void gs_beside(char *out, size_t len, const char *path)
+{
+	cr_assert_not(gs_out_beside(path, (long)getpid(), out, len));
+}
+
+Test(stats, never_clobbers)
+{
+	/* A file that is not this run's: kept, and the statistics go beside it
+	 * (NAME.PID.json), never lost (they were, with "cannot write"). */
+	char p[300], side[400];
+	gs_path(p, sizeof(p), "exists.json");
+	gs_put(p, "precious");
+	cr_assert_not(gs_write(p, false));
+	gs_expect_text(p, "precious");
+	gs_beside(side, sizeof(side), p);
+	cr_assert_str_eq(gs_done, side);
+	json_decref(gs_load(side));
+
+	/* With overwrite, a file of an earlier run is replaced, whole. */
 	cr_assert_not(gs_write(p, true));
+	cr_assert_str_eq(gs_done, p);
 	json_decref(gs_load(p));
+}
+
+Test(stats, whole_or_nothing)
+{
+	/* Written as NAME.PID.part and renamed: nothing else is left behind. */
+	char p[300], part[400];
+	gs_path(p, sizeof(p), "s.json");
+	snprintf(part, sizeof(part), "%s.%ld.part", p, (long)getpid());
+	gs_put(part, "a dead process's part");
+	cr_assert_not(gs_write(p, false));
+	json_decref(gs_load(p));
+	struct stat st;
+	cr_assert_neq(stat(part, &st), 0, "the .part file is gone");
+	cr_assert_eq(errno, ENOENT);
+}
+
+Test(stats, one_run_two_processes)
+{
+	/* A second process of the same run (here: the same process twice) goes
+	 * beside the first and is noted in it; an overwrite never replaces a
+	 * file of this run. */
+	char p[300], side[400];
+	gs_path(p, sizeof(p), "run.json");
+	cr_assert_not(gs_write(p, true));
+	cr_assert_not(gs_write(p, true));
+	gs_beside(side, sizeof(side), p);
+	cr_assert_str_eq(gs_done, side);
+	json_t *first = gs_load(p), *second = gs_load(side);
+	cr_assert_str_eq(json_string_value(json_object_get(first, "run")), gs_out_run_id());
+	json_t *files = json_object_get(first, "process_files");
+	cr_assert_eq(json_array_size(files), 1);
+	cr_assert_str_eq(json_string_value(json_array_get(files, 0)), strrchr(side, '/') + 1);
+	cr_assert_eq(json_array_size(json_object_get(second, "process_files")), 0);
+	json_decref(first);
+	json_decref(second);
+	/* A third: the note lists both, and the first stays valid JSON. */
+	char third[400];
+	cr_assert_eq(unlink(side), 0);
+	cr_assert_not(gs_write(p, false));
+	cr_assert_str_eq(gs_done, side);
+	(void)third;
+	first = gs_load(p);
+	cr_assert_eq(json_array_size(json_object_get(first, "process_files")), 2);
+	json_decref(first);
 }
 
 Test(stats, refuses_symlink)
 {
-	char target[300], link[300];
+	char target[300], link[300], side[400];
 	gs_path(target, sizeof(target), "target");
 	gs_path(link, sizeof(link), "link.json");
-	FILE *f = fopen(target, "w");
-	fputs("keep", f);
-	fclose(f);
+	gs_put(target, "keep");
 	cr_assert_eq(symlink(target, link), 0);
-	cr_assert(gs_write(link, false));
-	cr_assert(gs_write(link, true)); /* never through a symlink */
-	cr_assert_eq(errno, ELOOP);
+	cr_assert_not(gs_write(link, false));
+	cr_assert_not(gs_write(link, true)); /* never through a symlink, nor over it */
+	gs_beside(side, sizeof(side), link);
+	cr_assert_str_eq(gs_done, side);
+	gs_expect_text(target, "keep");
 	struct stat st;
-	cr_assert_eq(stat(target, &st), 0);
-	cr_assert_eq(st.st_size, 4);
+	cr_assert_eq(lstat(link, &st), 0);
+	cr_assert(S_ISLNK(st.st_mode));
 
 	/* A dangling symlink must not create its target either. */
 	char dangling[300], nowhere[300];
 	gs_path(dangling, sizeof(dangling), "dangling.json");
 	gs_path(nowhere, sizeof(nowhere), "nowhere");
 	cr_assert_eq(symlink(nowhere, dangling), 0);
-	cr_assert(gs_write(dangling, false));
+	cr_assert_not(gs_write(dangling, true));
 	cr_assert_neq(stat(nowhere, &st), 0);
 }
 
@@ -354,13 +431,94 @@ Test(stats, pid_expansion)
 	json_decref(gs_load(want));
 }
 
+Test(stats, relative_to_the_start)
+{
+	/* A relative name is taken from where the library was loaded, not from
+	 * wherever the program went since. */
+	char cwd[512], sub[300];
+	cr_assert_not_null(getcwd(cwd, sizeof(cwd)));
+	cr_assert_eq(chdir(gs_tdir), 0);
+	gs_out_note_cwd();
+	gs_path(sub, sizeof(sub), "sub");
+	cr_assert_eq(mkdir(sub, 0755), 0);
+	cr_assert_eq(chdir(sub), 0);
+	cr_assert_not(gs_write("rel.json", false));
+	cr_assert_eq(chdir(cwd), 0);
+	gs_out_note_cwd();
+	char want[300];
+	gs_path(want, sizeof(want), "rel.json");
+	cr_assert_str_eq(gs_done, want);
+	json_decref(gs_load(want));
+}
+
 Test(stats, bad_paths)
 {
 	cr_assert(gs_write(NULL, false));
 	cr_assert(gs_write("", false));
 	cr_assert(gs_write("/nonexistent-dir-graphshim/x.json", true));
+	cr_assert_eq(errno, ENOENT);
 	char longp[2048];
 	memset(longp, 'a', sizeof(longp) - 1);
 	longp[sizeof(longp) - 1] = '\0';
 	cr_assert(gs_write(longp, true));
+	cr_assert_eq(errno, ENAMETOOLONG);
+}
+
+Test(stats, new_keys)
+{
+	/* What a comparison needs besides the counters: the run, how the
+	 * process ended, the configuration, the steps when given, the main
+	 * sequence. */
+	static const gs_seq_info_t seqs[] = {
+		{.id = 1, .stream = 0x10, .length = 4, .seen = 300, .replays = 290, .gate = "replay"},
+		{.id = 2, .stream = 0x10, .length = 198, .seen = 200, .replays = 195, .eager_passes = 3,
+		 .gate = "eager"},
+	};
+	gs_seqs = seqs;
+	gs_nseqs = 2;
+	gs_config.steps = 200;
+	gs_config.gate = GS_GATE_REPLAY;
+	char p[300];
+	gs_path(p, sizeof(p), "keys.json");
+	cr_assert_not(gs_write(p, false));
+	json_t *j = gs_load(p);
+	cr_assert_str_eq(json_string_value(json_object_get(j, "ended_by")), "exit");
+	cr_assert_eq(json_integer_value(json_object_get(j, "steps")), 200);
+	cr_assert_eq(json_integer_value(json_object_get(j, "ppid")), getppid());
+	json_t *c = json_object_get(j, "config");
+	cr_assert_str_eq(json_string_value(json_object_get(c, "GRAPHSHIM_GATE")), "replay");
+	cr_assert(json_is_true(json_object_get(c, "GRAPHSHIM_ENABLE")));
+	cr_assert_eq(json_integer_value(json_object_get(c, "GRAPHSHIM_LEARN_REPS")), 2);
+	cr_assert_null(json_object_get(c, "GRAPHSHIM_STATS"), "paths are left out");
+	json_t *m = json_object_get(j, "main_sequence");
+	cr_assert_str_eq(json_string_value(json_object_get(m, "id")), "0x0000000000000002");
+	cr_assert_eq(json_integer_value(json_object_get(m, "seen")), 200);
+	cr_assert_eq(json_integer_value(json_object_get(m, "length")), 198);
+	cr_assert_str_eq(json_string_value(json_object_get(m, "gate")), "eager");
+	json_decref(j);
+	gs_config.steps = 0;
+}
+
+Test(stats, fmt)
+{
+	char buf[64];
+	gs_fmt_t f;
+	gs_fmt_init(&f, buf, sizeof(buf));
+	gs_fmt_fixed(&f, 0.9756, 3);
+	gs_fmt_char(&f, ' ');
+	gs_fmt_fixed(&f, -1.25, 1);
+	gs_fmt_char(&f, ' ');
+	gs_fmt_fixed(&f, 9.9996, 3);
+	gs_fmt_char(&f, ' ');
+	gs_fmt_hex(&f, 0xab, 4);
+	gs_fmt_char(&f, ' ');
+	gs_fmt_i64(&f, INT64_MIN);
+	cr_assert_str_eq(buf, "0.976 -1.3 10.000 00ab -9223372036854775808");
+	gs_fmt_init(&f, buf, 8);
+	gs_fmt_str(&f, "0123456789");
+	cr_assert(f.full);
+	cr_assert_str_eq(buf, "0123456");
+	gs_fmt_init(&f, buf, sizeof(buf));
+	gs_fmt_json(&f, "a\"b\\\n\xc3\xa9\xff");
+	cr_assert_str_eq(buf, "\"a\\\"b\\\\\\u000a\xc3\xa9?\"");
 }

@@ -161,10 +161,11 @@ static void gs_emit_all(uintptr_t stream)
 	gs_trace_launch("cuMemcpyAsync", stream, NULL, "boundary");
 	gs_trace_flush(stream, GS_FLUSH_SYNC, "cuStreamSynchronize", 3);
 	gs_trace_learned(stream, 0xabcdef, 3, "boundary");
-	gs_trace_built(stream, 0xabcdef, 3, 1500000, 0);
-	gs_trace_replay(stream, 0xabcdef, 3, 1, 1);
+	gs_trace_built(stream, 0xabcdef, 3, 1500000, 0, r);
+	gs_trace_replay(stream, 0xabcdef, 3, 3, 1, 0, 1, false);
+	gs_trace_pass(stream, 0xabcdef, 3, false);
 	gs_trace_mismatch(stream, 0xabcdef, 2, GS_MISMATCH_STRUCTURE, "grid", "[128,1,1]",
-			  "[64,1,1]");
+			  "[64,1,1]", r);
 	gs_trace_retired(stream, 0xabcdef, 3);
 	gs_trace_fallback("graph_build", 700);
 	free(r);
@@ -191,7 +192,7 @@ Test(trace, valid_json_after_close)
 
 	size_t n;
 	json_t *j = gs_parse(p, false, &n);
-	cr_assert_eq(n, 20);
+	cr_assert_eq(n, 22);
 
 	json_t *launch = gs_find(j, "cuLaunchKernel");
 	cr_assert_not_null(launch);
@@ -246,7 +247,17 @@ Test(trace, valid_json_after_close)
 	json_t *pn = json_object_get(gs_find(j, "process_name"), "args");
 	cr_assert_str_eq(json_string_value(json_object_get(pn, "name")), "graphshim");
 	json_t *end = json_object_get(gs_find(j, "graphshim_trace"), "args");
-	cr_assert_eq(json_integer_value(json_object_get(end, "events")), 20);
+	cr_assert_eq(json_integer_value(json_object_get(end, "events")), 22);
+	cr_assert_str_eq(json_string_value(json_object_get(end, "ended_by")), "exit");
+	cr_assert_not_null(json_object_get(pn, "run"), "the first event names the run");
+	/* A replay says which chunk of how many, and of how long a sequence. */
+	json_t *rp = json_object_get(gs_find(j, "replay"), "args");
+	cr_assert_eq(json_integer_value(json_object_get(rp, "seq_length")), 3);
+	cr_assert_eq(json_integer_value(json_object_get(rp, "chunk")), 0);
+	cr_assert_eq(json_integer_value(json_object_get(rp, "chunks")), 1);
+	json_t *ps = json_object_get(gs_find(j, "pass"), "args");
+	cr_assert_str_eq(json_string_value(json_object_get(ps, "how")), "replayed");
+	cr_assert_eq(json_integer_value(json_object_get(ps, "length")), 3);
 	cr_assert_eq(json_integer_value(json_object_get(end, "dropped")), 0);
 	cr_assert_eq(json_integer_value(json_object_get(end, "cap")), 1000);
 	json_decref(j);
@@ -260,8 +271,8 @@ Test(trace, escapes_strings)
 	char longs[3000];
 	memset(longs, '\\', sizeof(longs) - 1);
 	longs[sizeof(longs) - 1] = '\0';
-	gs_trace_mismatch(1, 2, 3, GS_MISMATCH_DRIFT, "arg \"1\"\n\t", "\xc3\xa9\x01\x7f", longs);
-	gs_trace_mismatch(1, 2, 3, GS_MISMATCH_DRIFT, NULL, NULL, NULL);
+	gs_trace_mismatch(1, 2, 3, GS_MISMATCH_DRIFT, "arg \"1\"\n\t", "\xc3\xa9\x01\x7f", longs, NULL);
+	gs_trace_mismatch(1, 2, 3, GS_MISMATCH_DRIFT, NULL, NULL, NULL, NULL);
 	gs_trace_launch(NULL, 1, NULL, NULL);
 	gs_trace_close();
 	size_t n;
@@ -299,7 +310,7 @@ Test(trace, cap_honoured)
 	gs_path(p, sizeof(p), "cap.json");
 	cr_assert_not(gs_trace_open(p, 10, false));
 	for (int i = 0; i < 100; i++)
-		gs_trace_replay((uintptr_t)(i % 3), (uint64_t)i, 4, 0, 1);
+		gs_trace_replay((uintptr_t)(i % 3), (uint64_t)i, 4, 4, 0, 0, 1, false);
 	gs_trace_close();
 	size_t n;
 	json_t *j = gs_parse(p, false, &n);
@@ -311,8 +322,11 @@ Test(trace, cap_honoured)
 	json_decref(j);
 }
 
-/* A child traces more than one buffer's worth and dies by the given means. */
-static void gs_child_dies(const char *p, int how, int nevents)
+/*
+ * A child traces more than one buffer's worth and dies by the given means;
+ * what it leaves is its NAME.PID.part (out), never NAME.
+ */
+static void gs_child_dies(const char *p, int how, int nevents, char *out, size_t len)
 {
 	pid_t pid = fork();
 	cr_assert_geq(pid, 0);
@@ -332,13 +346,19 @@ static void gs_child_dies(const char *p, int how, int nevents)
 		cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
 	else
 		cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	struct stat sb;
+	cr_assert_neq(stat(p, &sb), 0, "a trace that was not finished is never at its name");
+	snprintf(out, len, "%s.%ld.part", p, (long)pid);
 }
 
 Test(trace, repairable_after_sigkill)
 {
 	char p[300];
 	gs_path(p, sizeof(p), "killed.json");
-	gs_child_dies(p, SIGKILL, 5000);
+	char part[400];
+	gs_child_dies(p, SIGKILL, 5000, part, sizeof(part));
+	memcpy(p, part, sizeof(p) - 1);
+	p[sizeof(p) - 1] = '\0';
 	size_t len;
 	char *b = gs_slurp(p, &len);
 	cr_assert_gt(len, 64 * 1024, "several buffers were written before the kill");
@@ -355,7 +375,10 @@ Test(trace, repairable_after_exit_without_close)
 {
 	char p[300];
 	gs_path(p, sizeof(p), "exited.json");
-	gs_child_dies(p, 0, 10); /* less than one buffer: only the header is on disk */
+	char part[400];
+	gs_child_dies(p, 0, 10, part, sizeof(part)); /* less than one buffer: only the header is on disk */
+	memcpy(p, part, sizeof(p) - 1);
+	p[sizeof(p) - 1] = '\0';
 	size_t n;
 	json_t *j = gs_parse(p, true, &n);
 	cr_assert_eq(n, 0);
@@ -363,29 +386,109 @@ Test(trace, repairable_after_exit_without_close)
 	json_decref(j);
 }
 
-Test(trace, refuses_clobber_and_symlink)
+Test(trace, never_clobbers_nor_follows_symlinks)
 {
-	char p[300], link[300];
+	char p[300], link[300], side[400];
 	gs_path(p, sizeof(p), "exists.json");
 	int fd = open(p, O_WRONLY | O_CREAT, 0644);
 	cr_assert_geq(fd, 0);
 	cr_assert_eq(write(fd, "x", 1), 1);
 	close(fd);
-	errno = 0;
-	cr_assert(gs_trace_open(p, 10, false));
-	cr_assert_eq(errno, EEXIST);
-	cr_assert_not(gs_trace_on);
-	gs_path(link, sizeof(link), "link.json");
-	cr_assert_eq(symlink(p, link), 0);
-	cr_assert(gs_trace_open(link, 10, true));
-	cr_assert_not(gs_trace_on);
+	/* Not this run's file: kept; the trace goes beside it. */
+	cr_assert_not(gs_trace_open(p, 10, false));
+	cr_assert(gs_trace_on);
+	gs_trace_close();
 	struct stat st;
 	cr_assert_eq(stat(p, &st), 0);
 	cr_assert_eq(st.st_size, 1);
-	/* Overwrite replaces a regular file. */
+	snprintf(side, sizeof(side), "%s/exists.%ld.json", gs_tdir, (long)getpid());
+	json_decref(gs_parse(side, false, NULL));
+	cr_assert_eq(unlink(side), 0);
+	/* A symbolic link is neither followed nor replaced, overwrite or not. */
+	gs_path(link, sizeof(link), "link.json");
+	cr_assert_eq(symlink(p, link), 0);
+	cr_assert_not(gs_trace_open(link, 10, true));
+	gs_trace_close();
+	cr_assert_eq(stat(p, &st), 0);
+	cr_assert_eq(st.st_size, 1);
+	cr_assert_eq(lstat(link, &st), 0);
+	cr_assert(S_ISLNK(st.st_mode));
+	snprintf(side, sizeof(side), "%s/link.%ld.json", gs_tdir, (long)getpid());
+	json_decref(gs_parse(side, false, NULL));
+	/* Overwrite replaces a regular file of an earlier run. */
 	cr_assert_not(gs_trace_open(p, 10, true));
 	gs_trace_close();
 	json_decref(gs_parse(p, false, NULL));
+}
+
+Test(trace, one_run_two_processes)
+{
+	/* A later process of the run goes beside the first and is noted in it,
+	 * which stays strict JSON. */
+	char p[300], side[400];
+	gs_path(p, sizeof(p), "run.json");
+	cr_assert_not(gs_trace_open(p, 10, true));
+	gs_trace_fallback("first", 1);
+	gs_trace_close();
+	cr_assert_not(gs_trace_open(p, 10, true));
+	gs_trace_fallback("second", 2);
+	gs_trace_close();
+	snprintf(side, sizeof(side), "%s/run.%ld.json", gs_tdir, (long)getpid());
+	json_decref(gs_parse(side, false, NULL));
+	json_t *j = gs_parse(p, false, NULL);
+	json_t *note = json_object_get(gs_find(j, "graphshim_process_file"), "args");
+	cr_assert_str_eq(json_string_value(json_object_get(note, "file")), strrchr(side, '/') + 1);
+	json_decref(j);
+}
+
+Test(trace, discard_leaves_nothing)
+{
+	char p[300], part[400];
+	gs_path(p, sizeof(p), "none.json");
+	cr_assert_not(gs_trace_open(p, 10, false));
+	gs_trace_fallback("x", 1);
+	gs_trace_discard();
+	cr_assert_not(gs_trace_on);
+	struct stat st;
+	cr_assert_neq(stat(p, &st), 0);
+	snprintf(part, sizeof(part), "%s.%ld.part", p, (long)getpid());
+	cr_assert_neq(stat(part, &st), 0);
+}
+
+static const char *gs_names_for_test(const gs_rec_t *r)
+{
+	return r->func == (void *)(uintptr_t)0xdeadbeef ? "rmsnorm_kernel" : NULL;
+}
+
+Test(trace, kernel_names)
+{
+	/* A kernel's launches and mismatches carry its name; the launch event
+	 * is named after it, so a timeline shows it. */
+	char p[300];
+	gs_path(p, sizeof(p), "names.json");
+	gs_trace_set_namer(gs_names_for_test);
+	cr_assert_not(gs_trace_open(p, 100, false));
+	gs_rec_t *r = gs_make_rec();
+	gs_trace_launch("cuLaunchKernel", 1, r, "held");
+	gs_trace_mismatch(1, 2, 0, GS_MISMATCH_STRUCTURE, "grid", NULL, NULL, r);
+	r->func = (void *)(uintptr_t)0x1234;
+	gs_trace_launch("cuLaunchKernel", 1, r, "eager");
+	gs_trace_close();
+	gs_trace_set_namer(NULL);
+	gs_trace_forget_names();
+	free(r);
+	json_t *j = gs_parse(p, false, NULL);
+	json_t *l = gs_find(j, "rmsnorm_kernel");
+	cr_assert_not_null(l);
+	json_t *a = json_object_get(l, "args");
+	cr_assert_str_eq(json_string_value(json_object_get(a, "kernel")), "rmsnorm_kernel");
+	cr_assert_str_eq(json_string_value(json_object_get(a, "api")), "cuLaunchKernel");
+	json_t *m = json_object_get(gs_find(j, "mismatch"), "args");
+	cr_assert_str_eq(json_string_value(json_object_get(m, "kernel")), "rmsnorm_kernel");
+	/* A function the backend cannot name keeps the API's name. */
+	json_t *u = json_object_get(gs_find(j, "cuLaunchKernel"), "args");
+	cr_assert(json_is_null(json_object_get(u, "kernel")));
+	json_decref(j);
 }
 
 Test(trace, pid_expansion_and_reopen)

@@ -7,6 +7,7 @@
 #include <sched.h>
 #include <criterion/criterion.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -180,8 +181,19 @@ static void tb_timer_destroy(void *timer)
 	tb.live_timers--;
 }
 
+/* A kernel's name, for the trace: "k" and its handle ("k100" for 0x100). */
+static const char *tb_func_name(const gs_rec_t *r)
+{
+	static __thread char name[32];
+	if (!r || r->kind != GS_REC_KERNEL)
+		return NULL;
+	snprintf(name, sizeof(name), "k%lx", (unsigned long)(uintptr_t)r->func);
+	return name;
+}
+
 const gs_ops_t tb_ops = {"test", tb_submit, tb_build, tb_glaunch, tb_patch, tb_destroy,
-			 tb_timer_create, tb_timer_mark, tb_timer_read, tb_timer_destroy};
+			 tb_timer_create, tb_timer_mark, tb_timer_read, tb_timer_destroy,
+			 tb_func_name};
 
 void tb_start(const char *first, ...)
 {

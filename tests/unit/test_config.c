@@ -117,3 +117,26 @@ Test(config, load_reads_the_environment)
 	cr_expect_eq(gs_config.cooldown, 7);
 	cr_expect_eq(gs_config.learn_reps, 2);
 }
+
+Test(config, unknown_names_are_found_with_the_nearest)
+{
+	/* A misspelt name was ignored in silence; now it is named (once, at
+	 * load), with the variable it was probably meant to be. */
+	char *env[] = {"GRAPHSHIM_LERN_REPS=3", "GRAPHSHIM_LEARN_REPS=2", "GRAPHSHIM_LIB=/x.so",
+		       "GRAPHSHIM_HIP_LIBRARY=/y.so", "GRAPHSHIM_STATZ=s.json", "GRAPHSHIM_FROBNICATE=1",
+		       "NOT_GRAPHSHIM_X=1", "GRAPHSHIM_NOVALUE", NULL};
+	cr_expect_eq(gs_config_unknown(env, false), 3);
+	cr_expect_str_eq(gs_config_nearest("GRAPHSHIM_LERN_REPS"), "GRAPHSHIM_LEARN_REPS");
+	cr_expect_str_eq(gs_config_nearest("GRAPHSHIM_STATZ"), "GRAPHSHIM_STATS");
+	cr_expect_str_eq(gs_config_nearest("GRAPHSHIM_GATE_SAMPLE"), "GRAPHSHIM_GATE_SAMPLES");
+	cr_expect_null(gs_config_nearest("GRAPHSHIM_FROBNICATE"), "nothing near: no guess");
+}
+
+Test(config, hip_library_is_a_config_path)
+{
+	/* Read with the rest of the configuration (so never in secure mode). */
+	gs_config_t c;
+	const char *t[] = {"GRAPHSHIM_HIP_LIBRARY", "/opt/rocm/lib/libamdhip64.so", NULL};
+	cr_expect_eq(parse(&c, t), 0);
+	cr_expect_str_eq(c.hip_library, "/opt/rocm/lib/libamdhip64.so");
+}

@@ -28,7 +28,9 @@
 #                     started by then are skipped with a note, one under way
 #                     stops after its current round
 #   GS_REAL_COUNT=0   no CUPTI counting runs
-#   GS_REAL_TRACE=1   the counting runs also write GRAPHSHIM_TRACE per process
+#   GS_REAL_TRACE=1   the counting runs also write GRAPHSHIM_TRACE per process,
+#                     and each trace is checked against its statistics
+#                     (graphshim trace summarize --check)
 #   GS_REAL_CACHE     compiled-kernel caches shared by the runs and kept between
 #                     calls (Inductor, Triton, CuPy, JAX; default $TMPDIR/gs-real-cache)
 #   GS_PIN            prefix of every run (default: taskset -c 2-5 where there
@@ -543,6 +545,22 @@ PYEOF
 	local why
 	why=$(why_stats "$w".graphshim.*.json)
 	[ -z "$why" ] || note "$name: graphshim (main process, last run): $why"
+	# The traces of the counting run against its statistics, process by
+	# process: every figure they share must agree (graphshim trace
+	# summarize --check; tests/tools/t-outputs.sh does the same for kernels/).
+	local t st agree=0 differ=0
+	for t in "$w".graphshim.count.*.trace.json; do
+		[ -f "$t" ] && [ -x "$GS_BUILD/tools/graphshim" ] || continue
+		st=${t%.trace.json}.json
+		[ -f "$st" ] || continue
+		if "$GS_BUILD/tools/graphshim" trace summarize "$t" --check "$st" --single >"$t.check" 2>&1; then
+			agree=$((agree + 1))
+		else
+			differ=$((differ + 1))
+			note "$name: the trace and the statistics of $(basename "$st") disagree: $(grep -e DIFFERS -e graphshim: "$t.check" | head -n 3 | tr -s ' ' | tr '\n' ';')"
+		fi
+	done
+	[ $((agree + differ)) = 0 ] || note "$name: trace summarize --check: $agree process(es) agree, $differ differ"
 	case ",$flags," in *,self,*)
 		note "$name: * the framework captures CUDA graphs itself (graphshim should leave them alone and cost nothing)" ;;
 	esac
