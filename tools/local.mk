@@ -14,7 +14,7 @@ endif
 
 # Unit tests of the writers on their own: the modules they call, and no
 # engine (the statistics are handed their per-sequence figures).
-GS_TOOLS_TEST_SRC = shim/core/gs_stats.c shim/core/gs_trace.c shim/core/gs_out.c \
+GS_TOOLS_TEST_SRC = shim/core/gs_stats.c shim/core/gs_trace.c shim/core/gs_names.c shim/core/gs_out.c \
 	shim/core/gs_flush.c shim/core/gs_rec.c shim/core/gs_fmt.c shim/core/gs_sig.c \
 	shim/core/gs_config.c shim/core/gs_log.c
 if HAVE_CRITERION

@@ -28,4 +28,5 @@ libgscore_la_SOURCES = \
 	shim/core/gs_config.h shim/core/gs_config.c \
 	shim/core/gs_log.h shim/core/gs_log.c \
 	shim/core/gs_stats.h shim/core/gs_stats.c \
-	shim/core/gs_trace.h shim/core/gs_trace.c
+	shim/core/gs_trace.h shim/core/gs_trace.c \
+	shim/core/gs_names.c
