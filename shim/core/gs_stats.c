@@ -46,12 +46,30 @@ void gs_stats_max(uint64_t *field, uint64_t v)
 		;
 }
 
+/*
+ * The replayed count at every (i + 1) << shift launches, i < n; when full,
+ * every other note is dropped and the spacing doubles, so a run of any
+ * length keeps at most GS_STEADY_NOTES.
+ */
+#define GS_STEADY_NOTES 512
+#define GS_STEADY_SHIFT 10 /* the first notes: every 1024 launches */
+static struct {
+	pthread_mutex_t mu;
+	unsigned shift;
+	uint32_t n;
+	uint64_t replayed[GS_STEADY_NOTES];
+} gs_steady = { PTHREAD_MUTEX_INITIALIZER, GS_STEADY_SHIFT, 0, { 0 } };
+
 void gs_stats_reset(void)
 {
 	/* Counter by counter, so that concurrent increments stay well-defined. */
 	uint64_t *w = (uint64_t *)&gs_stats;
 	for (size_t i = 0; i < sizeof(gs_stats) / sizeof(uint64_t); i++)
 		__atomic_store_n(&w[i], 0, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&gs_steady.mu);
+	gs_steady.n = 0;
+	__atomic_store_n(&gs_steady.shift, GS_STEADY_SHIFT, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&gs_steady.mu);
 }
 
 #define GS_LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
@@ -66,19 +84,6 @@ double gs_stats_coverage(const gs_stats_t *s)
 		return 1.0;
 	return (double)replayed / (double)launches;
 }
-
-/*
- * The replayed count at every (i + 1) << shift launches, i < n; when full,
- * every other note is dropped and the spacing doubles, so a run of any
- * length keeps at most GS_STEADY_NOTES.
- */
-#define GS_STEADY_NOTES 512
-static struct {
-	pthread_mutex_t mu;
-	unsigned shift;
-	uint32_t n;
-	uint64_t replayed[GS_STEADY_NOTES];
-} gs_steady = { PTHREAD_MUTEX_INITIALIZER, 10, 0, { 0 } };
 
 void gs_stats_launched(uint64_t n)
 {
