@@ -50,6 +50,16 @@ static inline uint64_t gs_load_u64(const void *p)
 	return v;
 }
 
+/* Raise *p to v when v is larger, atomically (relaxed). */
+static inline void gs_atomic_max(uint64_t *p, uint64_t v)
+{
+	uint64_t cur = __atomic_load_n(p, __ATOMIC_RELAXED);
+	/* A failed exchange reloads cur; stop once it is already large enough. */
+	while (cur < v && !__atomic_compare_exchange_n(p, &cur, v, true, __ATOMIC_RELAXED,
+						       __ATOMIC_RELAXED))
+		;
+}
+
 /* A 64-bit mix (the murmur3 finaliser); good enough to spread handles. */
 static inline uint64_t gs_mix64(uint64_t h)
 {

@@ -39,11 +39,7 @@ const char *gs_seq_state_name(gs_seq_state_t s)
 
 void gs_stats_max(uint64_t *field, uint64_t v)
 {
-	uint64_t cur = __atomic_load_n(field, __ATOMIC_RELAXED);
-	/* A failed exchange reloads cur; stop once it is already large enough. */
-	while (cur < v && !__atomic_compare_exchange_n(field, &cur, v, true, __ATOMIC_RELAXED,
-						       __ATOMIC_RELAXED))
-		;
+	gs_atomic_max(field, v);
 }
 
 /*

@@ -173,7 +173,7 @@ typedef struct gs_cu_fn {
 	const gs_layout_t *layout; /* NULL: the layout could not be had */
 	uint32_t max_threads;      /* per block; UINT32_MAX when unknown */
 	uint32_t max_dyn_shmem;    /* bytes; UINT32_MAX when unknown */
-	uint32_t held_shmem;       /* the most dynamic shared memory of a launch held */
+	uint64_t held_shmem;       /* the most dynamic shared memory of a launch held */
 	struct gs_cu_fn *retired;  /* next replaced entry (cu_layout.c) */
 } gs_cu_fn_t;
 
@@ -190,7 +190,7 @@ void gs_cu_fn_held(const gs_cu_fn_t *fn, unsigned shmem);
  * and for a CUkernel (kernel) that of its function in this context, or
  * for a CUfunction that of every CUkernel (a function may be a kernel's).
  */
-uint32_t gs_cu_fn_held_shmem(CUfunction f, bool kernel);
+uint64_t gs_cu_fn_held_shmem(CUfunction f, bool kernel);
 /* Re-read the limits of f after cuFuncSetAttribute (if it is cached). */
 void gs_cu_fn_refresh(CUfunction f);
 /* Make every cached entry stale (module unloaded, context destroyed). */

@@ -321,43 +321,37 @@ const gs_cu_fn_t *gs_cu_fn_get(CUfunction f)
 }
 
 /* The most shared memory of a held launch of any CUkernel-keyed entry. */
-static uint32_t gs_cu_kernel_held_shmem;
-
-static void gs_cu_max_u32(uint32_t *p, uint32_t v)
-{
-	uint32_t o = __atomic_load_n(p, __ATOMIC_RELAXED);
-	while (v > o && !__atomic_compare_exchange_n(p, &o, v, true, __ATOMIC_RELAXED,
-						     __ATOMIC_RELAXED))
-		;
-}
+static uint64_t gs_cu_kernel_held_shmem;
 
 void gs_cu_fn_held(const gs_cu_fn_t *fn, unsigned shmem)
 {
 	if (!shmem || shmem <= __atomic_load_n(&fn->held_shmem, __ATOMIC_RELAXED))
 		return;
 	/* Like the limits, the one other part of an entry stored in place. */
-	gs_cu_max_u32(&((gs_cu_fn_t *)fn)->held_shmem, shmem);
+	gs_atomic_max(&((gs_cu_fn_t *)fn)->held_shmem, shmem);
 	if (fn->rflags & GS_CU_RF_KERNEL)
-		gs_cu_max_u32(&gs_cu_kernel_held_shmem, shmem);
+		gs_atomic_max(&gs_cu_kernel_held_shmem, shmem);
 }
 
-uint32_t gs_cu_fn_held_shmem(CUfunction f, bool kernel)
+/* An entry's figure; with no entry, anything may be held. */
+static uint64_t gs_cu_fn_held_of(CUfunction f)
 {
 	const gs_cu_fn_t *e = gs_cu_fn_get(f);
-	uint32_t h = e ? __atomic_load_n(&e->held_shmem, __ATOMIC_RELAXED) : UINT32_MAX;
+	return e ? __atomic_load_n(&e->held_shmem, __ATOMIC_RELAXED) : UINT64_MAX;
+}
+
+uint64_t gs_cu_fn_held_shmem(CUfunction f, bool kernel)
+{
+	uint64_t h = gs_cu_fn_held_of(f), o;
 	CUfunction kf = NULL;
-	if (!kernel) {
-		uint32_t k = __atomic_load_n(&gs_cu_kernel_held_shmem, __ATOMIC_RELAXED);
-		h = k > h ? k : h;
-	} else if (gs_cu_real.cuKernelGetFunction &&
-		   gs_cu_real.cuKernelGetFunction(&kf, (CUkernel)f) == CUDA_SUCCESS && kf) {
-		const gs_cu_fn_t *fe = gs_cu_fn_get(kf);
-		uint32_t v = fe ? __atomic_load_n(&fe->held_shmem, __ATOMIC_RELAXED) : UINT32_MAX;
-		h = v > h ? v : h;
-	} else {
-		h = UINT32_MAX; /* the kernel's function here is not known */
-	}
-	return h;
+	if (!kernel)
+		o = __atomic_load_n(&gs_cu_kernel_held_shmem, __ATOMIC_RELAXED);
+	else if (gs_cu_real.cuKernelGetFunction &&
+		 gs_cu_real.cuKernelGetFunction(&kf, (CUkernel)f) == CUDA_SUCCESS && kf)
+		o = gs_cu_fn_held_of(kf);
+	else
+		o = UINT64_MAX; /* the kernel's function here is not known */
+	return o > h ? o : h;
 }
 
 void gs_cu_fn_refresh(CUfunction f)

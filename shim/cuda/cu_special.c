@@ -142,7 +142,7 @@ static bool gs_cu_attr_needs_flush(CUfunction f, CUfunction_attribute a, int v, 
 	if (a == CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT)
 		return false;
 	if (a == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES && v >= 0)
-		return (uint32_t)v < gs_cu_fn_held_shmem(f, kernel);
+		return (uint64_t)v < gs_cu_fn_held_shmem(f, kernel);
 	return true;
 }
 
