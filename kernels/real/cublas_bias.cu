@@ -119,15 +119,11 @@ static void net_init(struct net *n, unsigned long long seed)
 	BL_CHECK(cublasSetWorkspace(n->bl, n->ws, n->ws_size));
 	BL_CHECK(cublasSetMathMode(n->bl, n->dt == DT_TF32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
 
-	n->w = (void **)calloc((size_t)n->layers, sizeof(void *));
-	n->b = (void **)calloc((size_t)n->layers, sizeof(void *));
-	n->act = (void **)calloc((size_t)n->layers + 1, sizeof(void *));
-	n->desc = (cublasLtMatmulDesc_t *)calloc((size_t)n->layers, sizeof(*n->desc));
-	n->algo = (cublasLtMatmulAlgo_t *)calloc((size_t)n->layers, sizeof(*n->algo));
-	if (!n->w || !n->b || !n->act || !n->desc || !n->algo) {
-		fprintf(stderr, "out of memory\n");
-		exit(2);
-	}
+	n->w = (void **)real_calloc((size_t)n->layers, sizeof(void *));
+	n->b = (void **)real_calloc((size_t)n->layers, sizeof(void *));
+	n->act = (void **)real_calloc((size_t)n->layers + 1, sizeof(void *));
+	n->desc = (cublasLtMatmulDesc_t *)real_calloc((size_t)n->layers, sizeof(*n->desc));
+	n->algo = (cublasLtMatmulAlgo_t *)real_calloc((size_t)n->layers, sizeof(*n->algo));
 	/* He-uniform weights keep the ReLU layers' scale; the input is in [-1, 1). */
 	float ws = sqrtf(6.0f / (float)D);
 	for (int l = 0; l < n->layers; l++) {
@@ -191,8 +187,9 @@ static void net_init(struct net *n, unsigned long long seed)
 }
 
 /* One step's GPU work, all on n->stream (captured as is by --graph). */
-static void net_issue(struct net *n)
+static void net_issue(void *ctx)
 {
+	struct net *n = (struct net *)ctx;
 	const int D = n->dim, B = n->batch;
 	const float one = 1.0f, zero = 0.0f;
 	for (int l = 0; l < n->layers; l++)
@@ -260,35 +257,12 @@ int main(int argc, char **argv)
 	}
 
 	net_init(&n, o.seed);
-	cudaGraphExec_t exec = NULL;
-	if (o.graph) {
-		/* One step captured once; replays read back through the same
-		 * pinned buffer, so the host loop below is the same. */
-		cudaGraph_t g;
-		RC_CHECK(cudaStreamBeginCapture(n.stream, cudaStreamCaptureModeThreadLocal));
-		net_issue(&n);
-		RC_CHECK(cudaStreamEndCapture(n.stream, &g));
-		RC_CHECK(cudaGraphInstantiate(&exec, g, 0));
-		RC_CHECK(cudaGraphDestroy(g));
-	}
+	/* With --graph one step is captured once; replays read back through the
+	 * same pinned buffer. */
 	FILE *out = real_out_open(o.out);
-	size_t rb = (size_t)n.dim * n.batch * sizeof(float);
-	double *t = (double *)calloc((size_t)o.steps, sizeof(double));
-	if (!t) {
-		fprintf(stderr, "out of memory\n");
-		exit(2);
-	}
-	for (int s = 0; s < o.warmup + o.steps; s++) {
-		double t0 = real_now_us();
-		if (exec)
-			RC_CHECK(cudaGraphLaunch(exec, n.stream));
-		else
-			net_issue(&n);
-		RC_CHECK(cudaStreamSynchronize(n.stream));
-		if (s >= o.warmup)
-			t[s - o.warmup] = real_now_us() - t0;
-		real_out_write(out, n.out_host, rb);
-	}
+	cudaGraphExec_t exec;
+	double *t = real_run_steps(&o, n.stream, net_issue, &n, out, n.out_host,
+				   (size_t)n.dim * n.batch * sizeof(float), &exec);
 	real_out_close(out);
 	if (o.time) {
 		double med, mean;

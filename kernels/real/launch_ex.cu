@@ -134,8 +134,9 @@ static void launch_pair(struct prog *p, int k)
 				    0.0625f * (float)(k + 1)));
 }
 
-static void issue_step(struct prog *p)
+static void issue_step(void *ctx)
 {
+	struct prog *p = (struct prog *)ctx;
 	int clusters = p->blocks / p->cluster;
 	for (int k = 0; k < p->pairs; k++)
 		launch_pair(p, k);
@@ -201,38 +202,12 @@ int main(int argc, char **argv)
 	RC_CHECK(cudaMemsetAsync(p.y, 0, (size_t)p.n * sizeof(float), p.stream));
 	RC_CHECK(cudaStreamSynchronize(p.stream));
 
-	cudaGraphExec_t exec = NULL;
-	if (o.graph) {
-		cudaGraph_t g;
-		RC_CHECK(cudaStreamBeginCapture(p.stream, cudaStreamCaptureModeThreadLocal));
-		issue_step(&p);
-		RC_CHECK(cudaStreamEndCapture(p.stream, &g));
-		RC_CHECK(cudaGraphInstantiate(&exec, g, 0));
-		RC_CHECK(cudaGraphDestroy(g));
-	}
 	FILE *out = real_out_open(o.out);
-	double *t = (double *)calloc((size_t)o.steps, sizeof(double));
-	if (!t) {
-		fprintf(stderr, "out of memory\n");
-		exit(2);
-	}
-	for (int s = 0; s < o.warmup + o.steps; s++) {
-		double t0 = real_now_us();
-		if (exec)
-			RC_CHECK(cudaGraphLaunch(exec, p.stream));
-		else
-			issue_step(&p);
-		RC_CHECK(cudaStreamSynchronize(p.stream));
-		if (s >= o.warmup)
-			t[s - o.warmup] = real_now_us() - t0;
-		real_out_write(out, p.sums_host, (size_t)clusters * sizeof(float));
-	}
+	cudaGraphExec_t exec;
+	double *t = real_run_steps(&o, p.stream, issue_step, &p, out, p.sums_host,
+				   (size_t)clusters * sizeof(float), &exec);
 	/* The final state, every element. */
-	float *fin = (float *)malloc((size_t)p.n * sizeof(float));
-	if (!fin) {
-		fprintf(stderr, "out of memory\n");
-		exit(2);
-	}
+	float *fin = (float *)real_calloc((size_t)p.n, sizeof(float));
 	RC_CHECK(cudaMemcpy(fin, p.x, (size_t)p.n * sizeof(float), cudaMemcpyDeviceToHost));
 	real_out_write(out, fin, (size_t)p.n * sizeof(float));
 	real_out_close(out);

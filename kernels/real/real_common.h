@@ -1,7 +1,8 @@
 /*
  * Shared by the C/CUDA programs of the real-program suite (cublas_bias.cu,
  * launch_ex.cu): error checks that name the failing call, the common
- * command-line options, step timing and the --out file.  The programs are
+ * command-line options, the timed steps (eager or one captured graph) and
+ * the --out file.  The programs are
  * CUDA C++ (nvcc); this header is included by them only.
  */
 #ifndef GS_REAL_COMMON_H
@@ -138,6 +139,55 @@ static inline void real_out_close(FILE *f)
 		perror("--out");
 		exit(1);
 	}
+}
+
+/* calloc that ends the program when memory is out. */
+static inline void *real_calloc(size_t n, size_t size)
+{
+	void *p = calloc(n, size);
+	if (!p) {
+		fprintf(stderr, "out of memory\n");
+		exit(2);
+	}
+	return p;
+}
+
+/* What one step issues on its stream (the program's own state in ctx). */
+typedef void (*real_issue_fn)(void *ctx);
+
+/*
+ * The steps, timed: --warmup untimed, then --steps, each issued (with
+ * --graph: one step captured once and launched) and synchronized, the
+ * n bytes at host read back into --out after every step.  Returns the
+ * step times in microseconds (free them) and, with --graph, the graph in
+ * *exec for the caller to destroy.
+ */
+static inline double *real_run_steps(const struct real_opts *o, cudaStream_t s,
+				     real_issue_fn issue, void *ctx, FILE *out,
+				     const void *host, size_t n, cudaGraphExec_t *exec)
+{
+	*exec = NULL;
+	if (o->graph) {
+		cudaGraph_t g;
+		RC_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+		issue(ctx);
+		RC_CHECK(cudaStreamEndCapture(s, &g));
+		RC_CHECK(cudaGraphInstantiate(exec, g, 0));
+		RC_CHECK(cudaGraphDestroy(g));
+	}
+	double *t = (double *)real_calloc((size_t)o->steps, sizeof(double));
+	for (int i = 0; i < o->warmup + o->steps; i++) {
+		double t0 = real_now_us();
+		if (*exec)
+			RC_CHECK(cudaGraphLaunch(*exec, s));
+		else
+			issue(ctx);
+		RC_CHECK(cudaStreamSynchronize(s));
+		if (i >= o->warmup)
+			t[i - o->warmup] = real_now_us() - t0;
+		real_out_write(out, host, n);
+	}
+	return t;
 }
 
 /* A reproducible value in [-1, 1) from a seed and an index (splitmix64). */
