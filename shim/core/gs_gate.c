@@ -20,9 +20,14 @@
  * GRAPHSHIM_GATE_RECHECK passes the sequence is timed again.
  *
  * An eager pass is still matched (shape by shape) so that it is counted,
- * but each launch is submitted as it arrives, as without graphshim.  The
- * choice of a pass is made when it begins, for the first candidate;
- * a pass that ends incomplete drops its timing.  Every path here submits the
+ * but each launch is submitted as it arrives, as without graphshim.  Which
+ * sequence a pass is over is known only when one candidate is left (two
+ * that start alike, a framework's alternating steps, are told apart later):
+ * every candidate that wants a timed pass has its timer started at the
+ * first launch, and the pass's kind is chosen, and its turn counted, for
+ * the one it turns out to be (until then its launches are held, as in any
+ * match); the others' timers are dropped.  A pass that ends incomplete
+ * drops its timing.  Every path here submits the
  * same work in the same order: the gate changes timing, never results.
  */
 #include "gs_backend.h"
@@ -136,7 +141,7 @@ static void gs_gate_poll(gs_stream_t *s, gs_seq_t *q)
 		gs_gate_decide(s, q);
 }
 
-/* Start a timer for this pass over q; false when none is free. */
+/* Start a timer of q at this pass's first launch; false when none is free. */
 static bool gs_gate_start(gs_stream_t *s, gs_seq_t *q)
 {
 	gs_gate_t *g = &q->gate;
@@ -157,57 +162,109 @@ static bool gs_gate_start(gs_stream_t *s, gs_seq_t *q)
 	}
 	g->tstate[i] = GS_T_RUNNING;
 	g->running = (int8_t)i;
-	s->pass.timed = q;
 	return true;
 }
 
-bool gs_gate_begin(gs_stream_t *s, gs_seq_t *q)
+/* q's timer started for this pass is not used: free it (its start mark is
+ * simply recorded again next time). */
+static void gs_gate_unmark(gs_seq_t *q)
 {
 	gs_gate_t *g = &q->gate;
-	s->pass.seq = q;
+	if (g->running >= 0)
+		g->tstate[g->running] = GS_T_FREE;
+	g->running = -1;
+}
+
+/* Whether a pass over q, were it one, would be timed: q is in a trial, warm,
+ * short of samples of one kind and has not given up on this trial. */
+static bool gs_gate_wants(const gs_seq_t *q)
+{
+	const gs_gate_t *g = &q->gate;
+	unsigned want = (unsigned)gs_config.gate_samples;
+	return q->state == GS_SEQ_ARMED && g->state == GS_GATE_S_TRIAL && !g->off && !g->warm &&
+	       g->started < GS_GATE_MAX_STARTS(want) && (g->se < want || g->sr < want);
+}
+
+void gs_gate_begin(gs_stream_t *s, gs_seq_t *const *cands, uint32_t n)
+{
+	gs_gate_abandon(s);
+	s->pass.seq = NULL;
+	s->pass.eager = false;
+	for (uint32_t i = 0; i < n && s->pass.nmarked < GS_GATE_MARKS; i++)
+		if (gs_gate_wants(cands[i]) && gs_gate_start(s, cands[i]))
+			s->pass.marked[s->pass.nmarked++] = cands[i];
+	if (n == 1)
+		gs_gate_eager(s, cands[0]);
+}
+
+/*
+ * The pass is over q: choose its kind.  Eager and replayed passes in turn,
+ * eager first, by passes begun: a timed pass cut short (another thread's
+ * sync, say) counts, or a sequence whose passes are often cut would run
+ * eagerly pass after pass.  One that cannot complete enough timed passes
+ * of each kind in GS_GATE_MAX_STARTS keeps its graph until the next
+ * re-check.  An untimed pass (no timer started at its first launch, or
+ * enough of both kinds) replays.  The other candidates' timers are freed.
+ */
+static bool gs_gate_choose(gs_stream_t *s, gs_seq_t *q)
+{
+	gs_gate_t *g = &q->gate;
+	bool mine = false;
+	for (uint8_t i = 0; i < s->pass.nmarked; i++) {
+		if (s->pass.marked[i] == q)
+			mine = true;
+		else
+			gs_gate_unmark(s->pass.marked[i]);
+	}
+	s->pass.nmarked = 0;
 	if (q->state != GS_SEQ_ARMED)
-		return s->pass.eager = false; /* still building: its ready chunks replay */
+		return false; /* still building: its ready chunks replay */
 	if (g->state != GS_GATE_S_TRIAL) {
 		bool recheck = !g->off && gs_config.gate == GS_GATE_AUTO && gs_config.gate_recheck &&
 			       ++g->passes >= (uint64_t)gs_config.gate_recheck;
 		if (!recheck)
-			return s->pass.eager = g->state == GS_GATE_S_EAGER;
+			return g->state == GS_GATE_S_EAGER;
 		/* A graph not launched for a while is cold again. */
 		gs_gate_trial(g, g->state == GS_GATE_S_EAGER);
 	}
 	gs_gate_poll(s, q);
-	if (g->state != GS_GATE_S_TRIAL)
-		return s->pass.eager = g->state == GS_GATE_S_EAGER;
+	if (g->state != GS_GATE_S_TRIAL) {
+		if (mine)
+			gs_gate_unmark(q);
+		return g->state == GS_GATE_S_EAGER;
+	}
 	if (g->warm) {
 		g->warm--;
-		return s->pass.eager = false;
+		if (mine)
+			gs_gate_unmark(q);
+		return false;
 	}
-	/*
-	 * Eager and replayed passes in turn, eager first, by passes begun: a
-	 * timed pass cut short (another thread's sync, say) counts, or a
-	 * sequence whose passes are often cut would run eagerly pass after
-	 * pass.  One that cannot complete enough timed passes of each kind in
-	 * GS_GATE_MAX_STARTS keeps its graph until the next re-check.  An
-	 * untimed pass (every timer in flight, or enough of both) replays.
-	 */
 	unsigned want = (unsigned)gs_config.gate_samples;
 	if (g->started >= GS_GATE_MAX_STARTS(want)) {
 		g->state = GS_GATE_S_REPLAY;
 		g->passes = 0;
-		return s->pass.eager = false;
+		if (mine)
+			gs_gate_unmark(q);
+		return false;
 	}
-	if ((g->se >= want && g->sr >= want) || !gs_gate_start(s, q))
-		return s->pass.eager = false;
+	if (!mine || (g->se >= want && g->sr >= want)) {
+		if (mine)
+			gs_gate_unmark(q);
+		return false;
+	}
 	bool eager = g->sr >= want || (g->se < want && g->started % 2 == 0);
 	g->started++;
-	return s->pass.eager = eager;
+	s->pass.timed = q;
+	return eager;
 }
 
-bool gs_gate_eager(const gs_stream_t *s, const gs_seq_t *q)
+bool gs_gate_eager(gs_stream_t *s, gs_seq_t *q)
 {
-	if (q == s->pass.seq)
-		return s->pass.eager;
-	return q->gate.state == GS_GATE_S_EAGER;
+	if (q != s->pass.seq) {
+		s->pass.seq = q;
+		s->pass.eager = gs_gate_choose(s, q);
+	}
+	return s->pass.eager;
 }
 
 void gs_gate_complete(gs_stream_t *s, gs_seq_t *q, bool eager)
@@ -236,18 +293,23 @@ void gs_gate_complete(gs_stream_t *s, gs_seq_t *q, bool eager)
 void gs_gate_abandon(gs_stream_t *s)
 {
 	gs_seq_t *q = s->pass.timed;
-	if (!q)
-		return;
-	if (q->gate.running >= 0)
-		q->gate.tstate[q->gate.running] = GS_T_FREE;
-	q->gate.running = -1;
+	if (q)
+		gs_gate_unmark(q);
 	s->pass.timed = NULL;
+	for (uint8_t i = 0; i < s->pass.nmarked; i++)
+		gs_gate_unmark(s->pass.marked[i]);
+	s->pass.nmarked = 0;
 }
 
 void gs_gate_forget(gs_stream_t *s, const gs_seq_t *q)
 {
 	if (s->pass.timed == q)
 		gs_gate_abandon(s);
+	for (uint8_t i = 0; i < s->pass.nmarked; i++)
+		if (s->pass.marked[i] == q) {
+			s->pass.marked[i] = s->pass.marked[--s->pass.nmarked];
+			break;
+		}
 	if (s->pass.seq == q)
 		s->pass.seq = NULL;
 }

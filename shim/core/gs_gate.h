@@ -50,19 +50,30 @@ typedef struct gs_gate {
 	uint32_t trials;   /* decisions made */
 } gs_gate_t;
 
+/* Candidates of one pass whose timers may start at its first launch. */
+#define GS_GATE_MARKS 4
+
 /* Per stream (gs_stream_t.pass): the pass in progress. */
 typedef struct gs_gate_pass {
-	gs_seq_t *seq;   /* the candidate the gate chose this pass's kind for */
+	gs_seq_t *seq;   /* the candidate the pass turned out to be over, once known */
 	bool eager;      /* ... and whether the pass goes eagerly */
 	gs_seq_t *timed; /* the sequence whose timer runs for this pass */
+	uint8_t nmarked; /* candidates whose timer started at the pass's first launch */
+	gs_seq_t *marked[GS_GATE_MARKS];
 } gs_gate_pass_t;
 
 /* q was just armed: start its gate afresh. */
 void gs_gate_armed(gs_seq_t *q);
-/* A pass over q begins on s: true when it goes eagerly.  May start a timer. */
-bool gs_gate_begin(gs_stream_t *s, gs_seq_t *q);
-/* Whether a pass over q, which became the sole candidate, goes eagerly. */
-bool gs_gate_eager(const gs_stream_t *s, const gs_seq_t *q);
+/*
+ * A match begins on s with candidates cands[0..n): which one the pass is
+ * over is not known yet, so each candidate in a trial that wants a timed
+ * pass has its timer started now, at the first launch; with one candidate
+ * the pass's kind is chosen at once (gs_gate_eager).
+ */
+void gs_gate_begin(gs_stream_t *s, gs_seq_t *const *cands, uint32_t n);
+/* Whether the pass, now known to be over q (the sole candidate left, or
+ * one complete), goes eagerly; chosen the first time it is asked. */
+bool gs_gate_eager(gs_stream_t *s, gs_seq_t *q);
 /* The pass over q completed (eagerly or replayed): stop its timer. */
 void gs_gate_complete(gs_stream_t *s, gs_seq_t *q, bool eager);
 /* The pass ended incomplete: its timing is dropped. */

@@ -126,7 +126,7 @@ static bool gs_match_start(gs_stream_t *s, gs_rec_t *r, uint64_t at)
 	gs_match_clear(s);
 	s->match.ncands = n;
 	s->match.held_start = at;
-	gs_gate_begin(s, s->match.cands[0]);
+	gs_gate_begin(s, s->match.cands, n);
 	return gs_match_next(s, r, at);
 }
 

@@ -181,8 +181,12 @@ static bool gs_variant_hist(gs_seq_t *q)
 /*
  * Before the picked graph is patched to this pass's operands: when an
  * earlier pass (not the last, which the graph was patched to) resembles
- * this one more than the picked graph does, the operands recur, and the
- * graph's current ones (about to be overwritten) are kept as a variant.
+ * this one more than the picked graph does, and in most of the chunk's
+ * records, the operands recur, and the graph's current ones (about to be
+ * overwritten) are kept as a variant.  (Operands that drift every pass,
+ * a caching allocator's addresses behind a growing KV cache, still agree
+ * with some earlier pass here and there: a graph kept for those would
+ * save a patch or two, never be picked, and cost a build.)
  * With period P the chunk then settles on P graphs, none patched; with
  * operands that never recur (a growing position, buffers moved every
  * step) nothing is built.  Then this pass's hashes join the history.
@@ -203,7 +207,7 @@ void gs_variant_passed(gs_stream_t *s, gs_seq_t *q, uint32_t j, uint32_t b, uint
 			uint32_t sim = 0;
 			for (uint32_t i = b; i < e; i++)
 				sim += h[i] == gs_stream_at(s, at + (i - b))->hash;
-			if (sim > same) {
+			if (sim > same && 2 * sim > n) {
 				if (!gs_variant_has(q, j, pick->recs, n))
 					gs_variant_make(s, q, j, pick->recs, n);
 				break;
