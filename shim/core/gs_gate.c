@@ -46,6 +46,7 @@ static void gs_gate_trial(gs_gate_t *g, uint32_t warm)
 	g->state = GS_GATE_S_TRIAL;
 	g->warm = warm;
 	g->ne = g->nr = g->se = g->sr = g->started = 0;
+	g->want = (uint8_t)gs_config.gate_samples;
 	g->passes = 0;
 }
 
@@ -95,12 +96,28 @@ static uint32_t gs_gate_median(uint32_t *v, unsigned n)
 	return n % 2 ? v[n / 2] : (uint32_t)(((uint64_t)v[n / 2 - 1] + v[n / 2]) / 2);
 }
 
+/*
+ * With enough samples of both kinds, the medians decide: eager when replay
+ * is slower by more than the margin.  A first verdict of eager that is
+ * close to the line (replay slower by less than twice the margin) is not
+ * final: the trial goes on to three times the samples (at most
+ * GS_GATE_MAX_SAMPLES), so that a tie does not go one way in one run and
+ * the other way in the next on a single disturbed sample.
+ */
 static void gs_gate_decide(gs_stream_t *s, gs_seq_t *q)
 {
 	gs_gate_t *g = &q->gate;
 	g->eager_ns = gs_gate_median(g->e_ns, g->ne);
 	g->replay_ns = gs_gate_median(g->r_ns, g->nr);
-	bool eager = (double)g->eager_ns * (1.0 + gs_config.gate_margin) < (double)g->replay_ns;
+	double m = gs_config.gate_margin;
+	bool eager = (double)g->eager_ns * (1.0 + m) < (double)g->replay_ns;
+	unsigned more = 3u * (unsigned)gs_config.gate_samples;
+	if (more > GS_GATE_MAX_SAMPLES)
+		more = GS_GATE_MAX_SAMPLES;
+	if (eager && g->want < more && (double)g->replay_ns <= (double)g->eager_ns * (1.0 + 2 * m)) {
+		g->want = (uint8_t)more;
+		return;
+	}
 	g->state = eager ? GS_GATE_S_EAGER : GS_GATE_S_REPLAY;
 	g->passes = 0;
 	g->trials++;
@@ -117,7 +134,7 @@ static void gs_gate_decide(gs_stream_t *s, gs_seq_t *q)
 static void gs_gate_poll(gs_stream_t *s, gs_seq_t *q)
 {
 	gs_gate_t *g = &q->gate;
-	unsigned want = (unsigned)gs_config.gate_samples;
+	unsigned want = g->want;
 	for (int i = 0; i < GS_GATE_TIMERS; i++) {
 		if (g->tstate[i] != GS_T_EAGER && g->tstate[i] != GS_T_REPLAY)
 			continue;
@@ -180,7 +197,7 @@ static void gs_gate_unmark(gs_seq_t *q)
 static bool gs_gate_wants(const gs_seq_t *q)
 {
 	const gs_gate_t *g = &q->gate;
-	unsigned want = (unsigned)gs_config.gate_samples;
+	unsigned want = g->want;
 	return q->state == GS_SEQ_ARMED && g->state == GS_GATE_S_TRIAL && !g->off && !g->warm &&
 	       g->started < GS_GATE_MAX_STARTS(want) && (g->se < want || g->sr < want);
 }
@@ -239,7 +256,7 @@ static bool gs_gate_choose(gs_stream_t *s, gs_seq_t *q)
 			gs_gate_unmark(q);
 		return false;
 	}
-	unsigned want = (unsigned)gs_config.gate_samples;
+	unsigned want = g->want;
 	if (g->started >= GS_GATE_MAX_STARTS(want)) {
 		g->state = GS_GATE_S_REPLAY;
 		g->passes = 0;

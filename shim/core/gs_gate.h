@@ -37,6 +37,7 @@ typedef enum gs_gate_state {
 typedef struct gs_gate {
 	uint8_t state;     /* gs_gate_state_t */
 	uint32_t warm;     /* replays to run before one is timed */
+	uint8_t want;      /* samples of each kind this trial needs */
 	uint8_t ne, nr;    /* samples read in this trial */
 	uint8_t se, sr;    /* timed passes completed in this trial */
 	uint8_t started;   /* timed passes begun in this trial, completed or cut */

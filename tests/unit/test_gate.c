@@ -320,3 +320,27 @@ Test(gate, alternating_sequences_that_start_alike_are_each_timed)
 	cr_expect_leq(tb.live_timers, 8);
 	tb_check();
 }
+
+/*
+ * Replay 8% slower than eager, past the 5% margin but inside twice it: the
+ * first three samples of each kind do not settle it; the trial goes on to
+ * nine of each (eager and replayed passes in turn), then decides.
+ */
+Test(gate, a_close_call_takes_more_samples_before_it_decides)
+{
+	gate_start(1000, 1000, 640, NULL, NULL); /* eager 8000, replay 8640 */
+	for (int i = 0; i < STEPS_TO_DECIDE + 1; i++)
+		step(0);
+	cr_expect_eq(gs_stats.gate_decisions, 0, "three of each are not enough");
+	cr_expect_str_eq(seq_info().gate, "trial");
+	int steps = 0;
+	while (!gs_stats.gate_decisions && steps < 40) {
+		step(0);
+		steps++;
+	}
+	cr_expect_eq(gs_stats.gate_decisions, 1);
+	cr_expect_geq(steps, 11, "six more of each kind");
+	cr_expect_str_eq(seq_info().gate, "eager");
+	cr_expect_eq(seq_info().replay_ns, 8640);
+	tb_check();
+}

@@ -20,7 +20,8 @@
 #   GS_REAL_MODES     modes to run, of each program's (default: all it has):
 #                     eager graphshim graph (and before, see below)
 #   GS_REAL_ROUNDS    rounds (default 5)
-#   GS_REAL_EXTRA_LIB another build of libgraphshim.so: mode `before` preloads it,
+#   GS_REAL_EXTRA_LIB another build of libgraphshim.so (default: all.sh's build of
+#                     GS_CARRY_BEFORE, GS_BENCH_BEFORE_LIB): mode `before` preloads it,
 #                     interleaved with the others
 #   GS_REAL_TIMEOUT   limit of one run in seconds (default 120)
 #   GS_REAL_PRIME_TIMEOUT  limit of a compiling program's first run (default 420)
@@ -101,6 +102,8 @@ if [ ! -f "$GS_LIB" ]; then
 	echo "real: $GS_LIB not found: build first (make -j)"
 	exit 99
 fi
+# all.sh's build of .gpucarry/before.tar (GS_CARRY_BEFORE) is the default.
+GS_REAL_EXTRA_LIB=${GS_REAL_EXTRA_LIB:-${GS_BENCH_BEFORE_LIB:-}}
 if [ -n "${GS_REAL_EXTRA_LIB:-}" ] && [ ! -f "$GS_REAL_EXTRA_LIB" ]; then
 	echo "real: GS_REAL_EXTRA_LIB=$GS_REAL_EXTRA_LIB not found"
 	exit 99
