@@ -16,7 +16,7 @@
 # the rows finished are still printed).  Settings (environment):
 #   GS_REAL_PROGRAMS  names or shell patterns of the suite's programs (default
 #                     all; `real.sh --list` prints them); a pattern may also
-#                     name a framework (torch, transformers, jax, cupy, triton, cuda)
+#                     name a framework (torch, transformers, jax, cupy, triton, numba, cuda)
 #   GS_REAL_MODES     modes to run, of each program's (default: all it has):
 #                     eager graphshim graph (and before, see below)
 #   GS_REAL_ROUNDS    rounds (default 5)
@@ -52,7 +52,7 @@ set -u
 
 # The suite.  One program a line:
 #   name | needs | flags | modes | command | graph | cpu
-# needs: the framework that must be present (torch, transformers, jax, cupy,
+# needs: the framework that must be present (torch, transformers, jax, cupy, numba,
 #   triton, cuda: the C programs); flags: "self" (the framework captures CUDA
 #   graphs by itself even in the eager run), "compile" (a first, untimed run
 #   fills the compile caches); modes: of eager graphshim graph; command:
@@ -80,7 +80,9 @@ hf-gpt2|transformers|-|eager graphshim|$PY $R/hf_generate.py --arch gpt2 --cache
 jax-scan|jax|-|eager graphshim graph|XLA_FLAGS=--xla_gpu_enable_command_buffer= $PY $R/jax_decode.py --layers-loop scan|XLA_FLAGS=|--device cpu --tokens 12 --warmup 2 --layers 2
 cupy-jacobi|cupy|-|eager graphshim|$PY $R/cupy_solver.py --method jacobi --n 512 --check 20|-|-
 cublas-f32|cuda|-|eager graphshim graph|$B/cublas_bias --dtype f32 --batch 1 --layers 8 --dim 256|--graph|-
-launch-ex-c8|cuda|-|eager graphshim graph|$B/launch_ex --cluster 8 --blocks 256 --pairs 4|--graph|-'
+launch-ex-c8|cuda|-|eager graphshim graph|$B/launch_ex --cluster 8 --blocks 256 --pairs 4|--graph|-
+numba|numba|-|eager graphshim|$PY $R/numba_particles.py|-|--device cpu --n 64 --steps 2 --warmup 1 --check 1
+numba-small|numba|-|eager graphshim|$PY $R/numba_particles.py --n 512 --check 1|-|--device cpu --n 32 --steps 2 --warmup 1 --check 2'
 
 if [ "${1:-}" = --list ]; then
 	echo "$SUITE" | awk -F'|' '{ printf "%-16s %-13s %-13s %s\n", $1, $2, $3, $4 }'
@@ -276,6 +278,7 @@ have() { # have NEED: true when the framework is usable (cached)
 		jax) code='import jax; print("jax", jax.__version__); assert jax.devices()[0].platform == "gpu"' ;;
 		cupy) code='import cupy; print("cupy", cupy.__version__); assert cupy.cuda.runtime.getDeviceCount() > 0' ;;
 		triton) code='import torch, triton; print("triton", triton.__version__); assert torch.cuda.is_available()' ;;
+		numba) code='import numba, numpy; from numba import cuda; print("numba", numba.__version__); assert cuda.is_available()' ;;
 		cuda) code='' ;;
 		esac
 		# A dry run needs only the imports (programs run with --device cpu).
