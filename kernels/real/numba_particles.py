@@ -53,6 +53,13 @@ if A.device == "cpu":
     os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
 
 import numpy as np  # noqa: E402
+
+# numba-cuda 0.68 registers an overload of np.row_stack, which NumPy 2.4
+# removed (AttributeError when the first kernel compiles); the alias is
+# the workaround its users apply.
+if not hasattr(np, "row_stack"):
+    np.row_stack = np.vstack
+
 from numba import cuda, float32  # noqa: E402
 
 TPB = 128  # threads a block; the force kernel's tile

@@ -17,7 +17,8 @@
  * GRAPHSHIM_GATE_SAMPLES of each kind the medians decide: eager wins when
  * replay is slower by more than GRAPHSHIM_GATE_MARGIN (ties go to the graph,
  * which also saves the host's time, invisible to a GPU timer).  After
- * GRAPHSHIM_GATE_RECHECK passes the sequence is timed again.
+ * 32, 128 and 512 passes, then every GRAPHSHIM_GATE_RECHECK, the sequence is
+ * timed again (a program's first passes are often unlike the rest).
  *
  * An eager pass is still matched (shape by shape) so that it is counted,
  * but each launch is submitted as it arrives, as without graphshim.  Which
@@ -158,6 +159,23 @@ static void gs_gate_poll(gs_stream_t *s, gs_seq_t *q)
 		gs_gate_decide(s, q);
 }
 
+/*
+ * Passes after a decision before the sequence is timed again.  A program's
+ * first passes are often not like the rest (cuDNN building a plan for each
+ * new shape in transformers' first generate() call made its first tokens
+ * ten times slower, eager and replayed alike, and the tie kept a graph that
+ * lost by a fifth afterwards), so an early decision is looked at again
+ * soon, then less and less often: after 32 passes, 128, 512, then every
+ * GRAPHSHIM_GATE_RECHECK.
+ */
+static uint64_t gs_gate_recheck_after(const gs_gate_t *g)
+{
+	uint64_t every = (uint64_t)gs_config.gate_recheck;
+	unsigned k = g->trials ? g->trials - 1 : 0;
+	uint64_t soon = k < 3 ? 32ull << (2 * k) : every;
+	return soon < every ? soon : every;
+}
+
 /* Start a timer of q at this pass's first launch; false when none is free. */
 static bool gs_gate_start(gs_stream_t *s, gs_seq_t *q)
 {
@@ -238,7 +256,7 @@ static bool gs_gate_choose(gs_stream_t *s, gs_seq_t *q)
 		return false; /* still building: its ready chunks replay */
 	if (g->state != GS_GATE_S_TRIAL) {
 		bool recheck = !g->off && gs_config.gate == GS_GATE_AUTO && gs_config.gate_recheck &&
-			       ++g->passes >= (uint64_t)gs_config.gate_recheck;
+			       ++g->passes >= gs_gate_recheck_after(g);
 		if (!recheck)
 			return g->state == GS_GATE_S_EAGER;
 		/* A graph not launched for a while is cold again. */

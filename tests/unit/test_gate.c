@@ -344,3 +344,37 @@ Test(gate, a_close_call_takes_more_samples_before_it_decides)
 	cr_expect_eq(seq_info().replay_ns, 8640);
 	tb_check();
 }
+
+/*
+ * The first trial falls in a phase unlike the rest (a framework's first
+ * call, slow for eager and replayed passes alike: a tie keeps the graph);
+ * afterwards the graph loses.  With the default GRAPHSHIM_GATE_RECHECK
+ * (1000) the early decision is looked at again after 32 passes, and the
+ * second one after 128.
+ */
+Test(gate, an_early_decision_is_timed_again_soon)
+{
+	gate_start(1000, 1000, 0, NULL, NULL); /* a tie: eager 8000, replay 8000 */
+	for (int i = 0; i < STEPS_TO_DECIDE; i++)
+		step(0);
+	cr_assert_eq(gs_stats.gate_decisions, 1);
+	cr_expect_str_eq(seq_info().gate, "replay");
+	tb.cost_graph = 20000;
+	int steps = 0;
+	while (gs_stats.gate_decisions < 2 && steps < 100) {
+		step(0);
+		steps++;
+	}
+	cr_expect_eq(gs_stats.gate_decisions, 2);
+	cr_expect_geq(steps, 32);
+	cr_expect_leq(steps, 32 + 8, "decided again within a trial's length of 32 passes");
+	cr_expect_str_eq(seq_info().gate, "eager");
+	steps = 0;
+	while (gs_stats.gate_decisions < 3 && steps < 400) {
+		step(0);
+		steps++;
+	}
+	cr_expect_geq(steps, 128, "then after 128");
+	cr_expect_leq(steps, 128 + 8);
+	tb_check();
+}
