@@ -17,8 +17,11 @@
  * GRAPHSHIM_GATE_SAMPLES of each kind the medians decide: eager wins when
  * replay is slower by more than GRAPHSHIM_GATE_MARGIN (ties go to the graph,
  * which also saves the host's time, invisible to a GPU timer).  After
- * 32, 128 and 512 passes, then every GRAPHSHIM_GATE_RECHECK, the sequence is
- * timed again (a program's first passes are often unlike the rest).
+ * GRAPHSHIM_GATE_RECHECK passes the sequence is timed again.  Between,
+ * every GS_GATE_WATCH-th pass of the kind chosen is timed (two events, no
+ * eager pass): when two such in a row took less than half or more than
+ * twice the median the decision rested on, conditions have changed (a
+ * program's first passes are often unlike the rest) and a trial starts.
  *
  * An eager pass is still matched (shape by shape) so that it is counted,
  * but each launch is submitted as it arrives, as without graphshim.  Which
@@ -40,6 +43,8 @@
 enum { GS_T_FREE, GS_T_RUNNING, GS_T_EAGER, GS_T_REPLAY };
 
 /* Timed passes a trial may begin before it gives up (cut passes count). */
+/* After a decision, every GS_GATE_WATCH-th pass is timed to watch it. */
+#define GS_GATE_WATCH 16
 #define GS_GATE_MAX_STARTS(want) (8u * (want))
 
 static void gs_gate_trial(gs_gate_t *g, uint32_t warm)
@@ -48,6 +53,7 @@ static void gs_gate_trial(gs_gate_t *g, uint32_t warm)
 	g->warm = warm;
 	g->ne = g->nr = g->se = g->sr = g->started = 0;
 	g->want = (uint8_t)gs_config.gate_samples;
+	g->moved = 0;
 	g->passes = 0;
 }
 
@@ -122,6 +128,9 @@ static void gs_gate_decide(gs_stream_t *s, gs_seq_t *q)
 	g->state = eager ? GS_GATE_S_EAGER : GS_GATE_S_REPLAY;
 	g->passes = 0;
 	g->trials++;
+	for (int i = 0; i < GS_GATE_TIMERS; i++) /* the trial's samples still out: not watched ones */
+		if (g->tstate[i] == GS_T_EAGER || g->tstate[i] == GS_T_REPLAY)
+			g->tstate[i] = GS_T_FREE;
 	GS_STAT_INC(gate_decisions);
 	if (eager)
 		GS_STAT_INC(gate_eager);
@@ -159,21 +168,45 @@ static void gs_gate_poll(gs_stream_t *s, gs_seq_t *q)
 		gs_gate_decide(s, q);
 }
 
-/*
- * Passes after a decision before the sequence is timed again.  A program's
- * first passes are often not like the rest (cuDNN building a plan for each
- * new shape in transformers' first generate() call made its first tokens
- * ten times slower, eager and replayed alike, and the tie kept a graph that
- * lost by a fifth afterwards), so an early decision is looked at again
- * soon, then less and less often: after 32 passes, 128, 512, then every
- * GRAPHSHIM_GATE_RECHECK.
- */
-static uint64_t gs_gate_recheck_after(const gs_gate_t *g)
+/* Whether q's decision is being watched: made by timing (not forced, not off). */
+static bool gs_gate_watching(const gs_gate_t *g)
 {
-	uint64_t every = (uint64_t)gs_config.gate_recheck;
-	unsigned k = g->trials ? g->trials - 1 : 0;
-	uint64_t soon = k < 3 ? 32ull << (2 * k) : every;
-	return soon < every ? soon : every;
+	return gs_config.gate == GS_GATE_AUTO && !g->off && g->trials > 0;
+}
+
+/*
+ * A decided sequence's watched passes: read the ones complete; true when two
+ * in a row took less than half or more than twice the median the decision
+ * rested on (for the kind now chosen), and a trial should start.  A
+ * program's first passes are often unlike the rest: in transformers' first
+ * generate() call cuDNN builds a plan for each new shape, every token took
+ * ten times as long, eager and replayed alike, and the tie kept a graph that
+ * lost afterwards.
+ */
+static bool gs_gate_watch(gs_stream_t *s, gs_seq_t *q)
+{
+	(void)s;
+	gs_gate_t *g = &q->gate;
+	uint64_t ref = g->state == GS_GATE_S_EAGER ? g->eager_ns : g->replay_ns;
+	for (int i = 0; i < GS_GATE_TIMERS; i++) {
+		if (g->tstate[i] != GS_T_EAGER && g->tstate[i] != GS_T_REPLAY)
+			continue;
+		uint64_t ns = 0;
+		int rc = gs_backend->timer_read(g->timer[i], &ns);
+		if (rc == 0)
+			continue;
+		g->tstate[i] = GS_T_FREE;
+		if (rc < 0) {
+			gs_gate_give_up(q, rc);
+			return false;
+		}
+		bool moved = ref && (ns * 2 < ref || ns > 2 * ref);
+		g->moved = moved ? (uint8_t)(g->moved + 1) : 0;
+	}
+	if (g->moved < 2)
+		return false;
+	g->moved = 0;
+	return true;
 }
 
 /* Start a timer of q at this pass's first launch; false when none is free. */
@@ -216,8 +249,11 @@ static bool gs_gate_wants(const gs_seq_t *q)
 {
 	const gs_gate_t *g = &q->gate;
 	unsigned want = g->want;
-	return q->state == GS_SEQ_ARMED && g->state == GS_GATE_S_TRIAL && !g->off && !g->warm &&
-	       g->started < GS_GATE_MAX_STARTS(want) && (g->se < want || g->sr < want);
+	if (q->state != GS_SEQ_ARMED || g->off)
+		return false;
+	if (g->state != GS_GATE_S_TRIAL)
+		return gs_gate_watching(g) && (g->passes + 1) % GS_GATE_WATCH == 0;
+	return !g->warm && g->started < GS_GATE_MAX_STARTS(want) && (g->se < want || g->sr < want);
 }
 
 void gs_gate_begin(gs_stream_t *s, gs_seq_t *const *cands, uint32_t n)
@@ -256,9 +292,17 @@ static bool gs_gate_choose(gs_stream_t *s, gs_seq_t *q)
 		return false; /* still building: its ready chunks replay */
 	if (g->state != GS_GATE_S_TRIAL) {
 		bool recheck = !g->off && gs_config.gate == GS_GATE_AUTO && gs_config.gate_recheck &&
-			       ++g->passes >= gs_gate_recheck_after(g);
-		if (!recheck)
-			return g->state == GS_GATE_S_EAGER;
+			       ++g->passes >= (uint64_t)gs_config.gate_recheck;
+		if (!recheck && gs_gate_watching(g))
+			recheck = gs_gate_watch(s, q);
+		if (!recheck) {
+			bool eager = g->state == GS_GATE_S_EAGER;
+			if (mine && g->passes % GS_GATE_WATCH == 0)
+				s->pass.timed = q; /* a watched pass: its timer runs */
+			else if (mine)
+				gs_gate_unmark(q);
+			return eager;
+		}
 		/* A graph not launched for a while is cold again. */
 		gs_gate_trial(g, g->state == GS_GATE_S_EAGER);
 	}

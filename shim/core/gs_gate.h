@@ -38,6 +38,7 @@ typedef struct gs_gate {
 	uint8_t state;     /* gs_gate_state_t */
 	uint32_t warm;     /* replays to run before one is timed */
 	uint8_t want;      /* samples of each kind this trial needs */
+	uint8_t moved;     /* watched passes in a row far from the decision's median */
 	uint8_t ne, nr;    /* samples read in this trial */
 	uint8_t se, sr;    /* timed passes completed in this trial */
 	uint8_t started;   /* timed passes begun in this trial, completed or cut */

@@ -507,6 +507,39 @@ static void gen_rotation_loop(gen_t *g)
 	}
 }
 
+/*
+ * An ALTERNATING LOOP: two steps on one stream that begin with the same
+ * launch and then differ (a framework's even and odd tokens, a prompt and
+ * a decode step), each ended by a sync or an event record, run in turn
+ * (ABAB, or AAB) 10-24 times.  Both are learned; a pass is told apart only
+ * after its first launch, so graphshim holds that launch for the gate to
+ * choose eager or replay for the step it turns out to be.
+ */
+static void gen_alternating_loop(gen_t *g)
+{
+	int X = pick_stream(g), ka = 2 + (int)rn(&g->r, 3), kb = 2 + (int)rn(&g->r, 3);
+	fz_op_t a[5], b[5];
+	g->loop++;
+	a[0] = b[0] = gen_node_launch(g, X);
+	for (int j = 1; j < ka; j++)
+		a[j] = gen_node_launch(g, X);
+	for (int j = 1; j < kb; j++)
+		b[j] = gen_node_launch(g, X);
+	fz_op_t end = op_new(FZ_K_SSYNC, X);
+	if (rn(&g->r, 3) == 0) {
+		end = op_new(FZ_K_EVREC, X);
+		end.ev = (uint8_t)rn(&g->r, FZ_NEV);
+	}
+	int period = 2 + (int)rn(&g->r, 2), reps = 10 + (int)rn(&g->r, 15);
+	for (int it = 0; it < reps; it++) {
+		bool isb = it % period == period - 1;
+		const fz_op_t *body = isb ? b : a;
+		for (int j = 0; j < (isb ? kb : ka); j++)
+			emit(g, body[j], it);
+		emit(g, end, it);
+	}
+}
+
 static void gen_legacy_loop(gen_t *g)
 {
 	int B = -1;
@@ -560,6 +593,8 @@ static void gen_thread(gen_t *g, int t)
 			gen_legacy_loop(g);
 		} else if (x < 61) {
 			gen_rotation_loop(g);
+		} else if (x < 67) {
+			gen_alternating_loop(g);
 		} else {
 			int n = 1 + (int)rn(&g->r, 6);
 			for (int j = 0; j < n; j++)

@@ -348,33 +348,42 @@ Test(gate, a_close_call_takes_more_samples_before_it_decides)
 /*
  * The first trial falls in a phase unlike the rest (a framework's first
  * call, slow for eager and replayed passes alike: a tie keeps the graph);
- * afterwards the graph loses.  With the default GRAPHSHIM_GATE_RECHECK
- * (1000) the early decision is looked at again after 32 passes, and the
- * second one after 128.
+ * afterwards the graph loses.  Every 16th replayed pass is timed; two in a
+ * row under half the decision's median start a trial, long before the
+ * re-check (1000 passes).
  */
-Test(gate, an_early_decision_is_timed_again_soon)
+Test(gate, a_decision_whose_conditions_change_is_timed_again)
 {
-	gate_start(1000, 1000, 0, NULL, NULL); /* a tie: eager 8000, replay 8000 */
+	gate_start(10000, 10000, 0, NULL, NULL); /* a tie: eager 80000, replay 80000 */
 	for (int i = 0; i < STEPS_TO_DECIDE; i++)
 		step(0);
 	cr_assert_eq(gs_stats.gate_decisions, 1);
 	cr_expect_str_eq(seq_info().gate, "replay");
-	tb.cost_graph = 20000;
+	tb.cost_eager = tb.cost_node = 1000;
+	tb.cost_graph = 20000; /* now eager 8000, replay 28000 */
 	int steps = 0;
 	while (gs_stats.gate_decisions < 2 && steps < 100) {
 		step(0);
 		steps++;
 	}
 	cr_expect_eq(gs_stats.gate_decisions, 2);
-	cr_expect_geq(steps, 32);
-	cr_expect_leq(steps, 32 + 8, "decided again within a trial's length of 32 passes");
+	cr_expect_leq(steps, 3 * 16 + 8, "two watched passes, then a trial");
 	cr_expect_str_eq(seq_info().gate, "eager");
-	steps = 0;
-	while (gs_stats.gate_decisions < 3 && steps < 400) {
+	tb_check();
+}
+
+/* Conditions that do not change cost no eager pass after the decision. */
+Test(gate, a_steady_decision_is_watched_without_eager_passes)
+{
+	gate_start(5000, 500, 2000, NULL, NULL); /* eager 40 us, replay 6 us */
+	for (int i = 0; i < STEPS_TO_DECIDE; i++)
 		step(0);
-		steps++;
-	}
-	cr_expect_geq(steps, 128, "then after 128");
-	cr_expect_leq(steps, 128 + 8);
+	cr_assert_eq(gs_stats.gate_decisions, 1);
+	uint64_t gated = gs_stats.gated;
+	for (int i = 0; i < 300; i++)
+		step(0);
+	cr_expect_eq(gs_stats.gate_decisions, 1);
+	cr_expect_eq(gs_stats.gated, gated, "no eager pass");
+	cr_expect_leq(tb.live_timers, 4);
 	tb_check();
 }
