@@ -140,24 +140,41 @@ static void gs_gate_decide(gs_stream_t *s, gs_seq_t *q)
 	       (double)g->replay_ns / 1e3, eager ? "eager" : "replay");
 }
 
+/*
+ * Timer i of q, if it holds a completed pass: 1, its span in *ns and its
+ * kind in *eager (the timer is free again); 0 when it holds none or the
+ * pass is not complete; -1 when reading failed (q gave up timing).
+ */
+static int gs_gate_take(gs_seq_t *q, int i, uint64_t *ns, bool *eager)
+{
+	gs_gate_t *g = &q->gate;
+	if (g->tstate[i] != GS_T_EAGER && g->tstate[i] != GS_T_REPLAY)
+		return 0;
+	int rc = gs_backend->timer_read(g->timer[i], ns);
+	if (rc == 0)
+		return 0;
+	*eager = g->tstate[i] == GS_T_EAGER;
+	g->tstate[i] = GS_T_FREE;
+	if (rc < 0) {
+		gs_gate_give_up(q, rc);
+		return -1;
+	}
+	return 1;
+}
+
 /* Read the timers of q that are complete; decide once there are enough. */
 static void gs_gate_poll(gs_stream_t *s, gs_seq_t *q)
 {
 	gs_gate_t *g = &q->gate;
 	unsigned want = g->want;
 	for (int i = 0; i < GS_GATE_TIMERS; i++) {
-		if (g->tstate[i] != GS_T_EAGER && g->tstate[i] != GS_T_REPLAY)
-			continue;
 		uint64_t ns = 0;
-		int rc = gs_backend->timer_read(g->timer[i], &ns);
-		if (rc == 0)
-			continue;
-		bool eager = g->tstate[i] == GS_T_EAGER;
-		g->tstate[i] = GS_T_FREE;
-		if (rc < 0) {
-			gs_gate_give_up(q, rc);
+		bool eager = false;
+		int got = gs_gate_take(q, i, &ns, &eager);
+		if (got < 0)
 			return;
-		}
+		if (!got)
+			continue;
 		uint32_t v = ns > UINT32_MAX ? UINT32_MAX : (uint32_t)ns;
 		if (eager && g->ne < want)
 			g->e_ns[g->ne++] = v;
@@ -183,23 +200,18 @@ static bool gs_gate_watching(const gs_gate_t *g)
  * ten times as long, eager and replayed alike, and the tie kept a graph that
  * lost afterwards.
  */
-static bool gs_gate_watch(gs_stream_t *s, gs_seq_t *q)
+static bool gs_gate_watch(gs_seq_t *q)
 {
-	(void)s;
 	gs_gate_t *g = &q->gate;
 	uint64_t ref = g->state == GS_GATE_S_EAGER ? g->eager_ns : g->replay_ns;
 	for (int i = 0; i < GS_GATE_TIMERS; i++) {
-		if (g->tstate[i] != GS_T_EAGER && g->tstate[i] != GS_T_REPLAY)
-			continue;
 		uint64_t ns = 0;
-		int rc = gs_backend->timer_read(g->timer[i], &ns);
-		if (rc == 0)
-			continue;
-		g->tstate[i] = GS_T_FREE;
-		if (rc < 0) {
-			gs_gate_give_up(q, rc);
+		bool eager = false;
+		int got = gs_gate_take(q, i, &ns, &eager);
+		if (got < 0)
 			return false;
-		}
+		if (!got)
+			continue;
 		bool moved = ref && (ns * 2 < ref || ns > 2 * ref);
 		g->moved = moved ? (uint8_t)(g->moved + 1) : 0;
 	}
@@ -294,7 +306,7 @@ static bool gs_gate_choose(gs_stream_t *s, gs_seq_t *q)
 		bool recheck = !g->off && gs_config.gate == GS_GATE_AUTO && gs_config.gate_recheck &&
 			       ++g->passes >= (uint64_t)gs_config.gate_recheck;
 		if (!recheck && gs_gate_watching(g))
-			recheck = gs_gate_watch(s, q);
+			recheck = gs_gate_watch(q);
 		if (!recheck) {
 			bool eager = g->state == GS_GATE_S_EAGER;
 			if (mine && g->passes % GS_GATE_WATCH == 0)
