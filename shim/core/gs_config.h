@@ -70,6 +70,8 @@
 	  "timed passes of each kind before the gate decides (the medians are compared)")   \
 	X(gate_margin, "GRAPHSHIM_GATE_MARGIN", REAL, 0.10, 0.0, 10.0,                        \
 	  "eager wins only when replay is slower than eager by more than this fraction")     \
+	X(gate_host, "GRAPHSHIM_GATE_HOST", BOOL, 1, 0, 1,                                    \
+	  "eager only when the host's time from a pass to the next agrees with the GPU's")   \
 	X(gate_recheck, "GRAPHSHIM_GATE_RECHECK", INT, 1000, 0, 1000000000,                   \
 	  "passes of a sequence after a decision before it is timed again (0: never)")      \
 	X(log_level, "GRAPHSHIM_LOG", LEVEL, 2, 0, 4,                                         \
@@ -116,6 +118,7 @@ typedef struct gs_config {
 	long long gate_after;
 	long long gate_samples;
 	double gate_margin;
+	bool gate_host;
 	long long gate_recheck;
 	int log_level;
 	bool summary;

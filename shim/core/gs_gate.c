@@ -35,12 +35,20 @@
  * same work in the same order: the gate changes timing, never results.
  */
 #include "gs_backend.h"
+#include "gs_clock.h"
 #include "gs_gate.h"
 #include "gs_log.h"
 #include "gs_stream.h"
 #include "gs_trace.h"
 
 enum { GS_T_FREE, GS_T_RUNNING, GS_T_EAGER, GS_T_REPLAY };
+
+static uint64_t gs_gate_clock_real(void)
+{
+	return gs_clock_ns();
+}
+
+uint64_t (*gs_gate_clock)(void) = gs_gate_clock_real;
 
 /* Timed passes a trial may begin before it gives up (cut passes count). */
 /* After a decision, every GS_GATE_WATCH-th pass is timed to watch it. */
@@ -52,6 +60,7 @@ static void gs_gate_trial(gs_gate_t *g, uint32_t warm)
 	g->state = GS_GATE_S_TRIAL;
 	g->warm = warm;
 	g->ne = g->nr = g->se = g->sr = g->started = 0;
+	g->neh = g->nrh = 0;
 	g->want = (uint8_t)gs_config.gate_samples;
 	g->moved = 0;
 	g->passes = 0;
@@ -125,6 +134,13 @@ static void gs_gate_decide(gs_stream_t *s, gs_seq_t *q)
 		g->want = (uint8_t)more;
 		return;
 	}
+	g->eager_host_ns = g->replay_host_ns = 0;
+	if (gs_config.gate_host && g->neh && g->nrh) {
+		g->eager_host_ns = gs_gate_median(g->eh_ns, g->neh);
+		g->replay_host_ns = gs_gate_median(g->rh_ns, g->nrh);
+		if ((double)g->eager_host_ns * (1.0 + m) >= (double)g->replay_host_ns)
+			eager = false; /* the host does not lose by the graph: a tie */
+	}
 	g->state = eager ? GS_GATE_S_EAGER : GS_GATE_S_REPLAY;
 	g->passes = 0;
 	g->trials++;
@@ -135,9 +151,11 @@ static void gs_gate_decide(gs_stream_t *s, gs_seq_t *q)
 	if (eager)
 		GS_STAT_INC(gate_eager);
 	gs_trace_gate(s->key.handle, q->id, q->n, g->eager_ns, g->replay_ns, eager);
-	gs_log(GS_LOG_INFO, "sequence %016llx (%u launches): eager %.1f us, replay %.1f us: %s",
+	gs_log(GS_LOG_INFO,
+	       "sequence %016llx (%u launches): eager %.1f us, replay %.1f us (host %.1f, %.1f): %s",
 	       (unsigned long long)q->id, q->n, (double)g->eager_ns / 1e3,
-	       (double)g->replay_ns / 1e3, eager ? "eager" : "replay");
+	       (double)g->replay_ns / 1e3, (double)g->eager_host_ns / 1e3,
+	       (double)g->replay_host_ns / 1e3, eager ? "eager" : "replay");
 }
 
 /*
@@ -268,14 +286,44 @@ static bool gs_gate_wants(const gs_seq_t *q)
 	return !g->warm && g->started < GS_GATE_MAX_STARTS(want) && (g->se < want || g->sr < want);
 }
 
+/*
+ * The host's side of a trial: a timed pass's host time runs from its first
+ * launch to the first launch of the next pass on the stream (of any
+ * sequence), so it holds what the host waited for after it (a read-back of
+ * its work) and what it saved or spent issuing it.  Where the host is the
+ * bottleneck the GPU's span counts the held launches' wait, which the
+ * program may never feel; a verdict of eager must then be the host's too.
+ */
+static void gs_gate_host_sample(gs_stream_t *s, uint64_t now)
+{
+	gs_seq_t *q = s->pass.host;
+	s->pass.host = NULL;
+	gs_gate_t *g = &q->gate;
+	if (g->state != GS_GATE_S_TRIAL || now < s->pass.host_t0)
+		return;
+	uint64_t ns = now - s->pass.host_t0;
+	uint32_t v = ns > UINT32_MAX ? UINT32_MAX : (uint32_t)ns;
+	if (s->pass.host_eager && g->neh < GS_GATE_MAX_SAMPLES)
+		g->eh_ns[g->neh++] = v;
+	else if (!s->pass.host_eager && g->nrh < GS_GATE_MAX_SAMPLES)
+		g->rh_ns[g->nrh++] = v;
+}
+
 void gs_gate_begin(gs_stream_t *s, gs_seq_t *const *cands, uint32_t n)
 {
 	gs_gate_abandon(s);
 	s->pass.seq = NULL;
 	s->pass.eager = false;
+	uint64_t now = 0;
+	if (s->pass.host) {
+		now = gs_gate_clock();
+		gs_gate_host_sample(s, now);
+	}
 	for (uint32_t i = 0; i < n && s->pass.nmarked < GS_GATE_MARKS; i++)
 		if (gs_gate_wants(cands[i]) && gs_gate_start(s, cands[i]))
 			s->pass.marked[s->pass.nmarked++] = cands[i];
+	if (s->pass.nmarked && gs_config.gate_host)
+		s->pass.t0 = now ? now : gs_gate_clock();
 	if (n == 1)
 		gs_gate_eager(s, cands[0]);
 }
@@ -379,6 +427,11 @@ void gs_gate_complete(gs_stream_t *s, gs_seq_t *q, bool eager)
 		g->se++;
 	else
 		g->sr++;
+	if (gs_config.gate_host && g->state == GS_GATE_S_TRIAL) {
+		s->pass.host = q;
+		s->pass.host_eager = eager;
+		s->pass.host_t0 = s->pass.t0;
+	}
 }
 
 void gs_gate_abandon(gs_stream_t *s)
@@ -403,6 +456,8 @@ void gs_gate_forget(gs_stream_t *s, const gs_seq_t *q)
 		}
 	if (s->pass.seq == q)
 		s->pass.seq = NULL;
+	if (s->pass.host == q)
+		s->pass.host = NULL;
 }
 
 void gs_gate_release(gs_seq_t *q)

@@ -1,5 +1,6 @@
 /* The recording test backend (see gs_testbe.h). */
 #include "gs_testbe.h"
+#include "gs_gate.h"
 #include "gs_lane.h"
 #include "gs_rec.h"
 
@@ -195,9 +196,17 @@ const gs_ops_t tb_ops = {"test", tb_submit, tb_build, tb_glaunch, tb_patch, tb_d
 			 tb_timer_create, tb_timer_mark, tb_timer_read, tb_timer_destroy,
 			 tb_func_name};
 
+/* The gate's host clock in tests: the GPU clock, as for a program whose host
+ * waits for the GPU every step (tests of a host-bound program set their own). */
+static uint64_t tb_host_clock(void)
+{
+	return tb.clock;
+}
+
 void tb_start(const char *first, ...)
 {
 	memset(&tb, 0, sizeof(tb));
+	gs_gate_clock = tb_host_clock;
 	gs_stats_reset();
 	/* Deterministic by default: tests of the background builder opt in. */
 	setenv("GRAPHSHIM_ASYNC_BUILD", "0", 1);

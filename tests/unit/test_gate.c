@@ -1,4 +1,5 @@
 /* The gate: eager or replay by GPU timing, per sequence (gs_gate.c). */
+#include "gs_gate.h"
 #include "gs_testbe.h"
 
 #include <criterion/criterion.h>
@@ -385,5 +386,46 @@ Test(gate, a_steady_decision_is_watched_without_eager_passes)
 	cr_expect_eq(gs_stats.gate_decisions, 1);
 	cr_expect_eq(gs_stats.gated, gated, "no eager pass");
 	cr_expect_leq(tb.live_timers, 4);
+	tb_check();
+}
+
+/* A host that takes 200 us a step whatever graphshim does (host-bound). */
+static uint64_t host_ns;
+static uint64_t host_clock(void)
+{
+	return host_ns;
+}
+
+static void host_bound_step(void)
+{
+	step(0);
+	host_ns += 200000;
+}
+
+/*
+ * The GPU's span says replay is slower (the held launches' wait), but the
+ * host's time from one pass to the next is the same either way: the
+ * program would not be faster eager, so the graph is kept (a tie).  With
+ * GRAPHSHIM_GATE_HOST=0 the GPU's span alone decides: eager.
+ */
+Test(gate, eager_needs_the_host_to_agree)
+{
+	gate_start(1000, 1000, 20000, NULL, NULL); /* GPU: eager 8 us, replay 28 us */
+	host_ns = 0;
+	gs_gate_clock = host_clock;
+	for (int i = 0; i < STEPS_TO_DECIDE + 2; i++)
+		host_bound_step();
+	cr_expect_eq(gs_stats.gate_decisions, 1);
+	cr_expect_eq(gs_stats.gate_eager, 0);
+	cr_expect_str_eq(seq_info().gate, "replay");
+	tb_check();
+	gs_engine_fini();
+
+	gate_start(1000, 1000, 20000, "GRAPHSHIM_GATE_HOST", "0");
+	gs_gate_clock = host_clock;
+	for (int i = 0; i < STEPS_TO_DECIDE + 2; i++)
+		host_bound_step();
+	cr_expect_eq(gs_stats.gate_eager, 1);
+	cr_expect_str_eq(seq_info().gate, "eager");
 	tb_check();
 }
