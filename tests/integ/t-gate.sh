@@ -32,7 +32,10 @@ gate() {
 	name=$1 setting=$2
 	shift 2
 	timeout 120 "$@" --out "$tmp/e.bin" >"$tmp/e.log" 2>&1 || { fail "$name: eager run failed"; cat "$tmp/e.log"; return 1; }
-	timeout 120 env GRAPHSHIM_GATE="$setting" GRAPHSHIM_STATS="$tmp/s.json" GRAPHSHIM_TRACE="$tmp/t.json" \
+	# The first timing after 4 replays, so that a close call (three times
+	# the samples) still decides within the 40 steps.
+	timeout 120 env GRAPHSHIM_GATE="$setting" GRAPHSHIM_GATE_AFTER=4 \
+		GRAPHSHIM_STATS="$tmp/s.json" GRAPHSHIM_TRACE="$tmp/t.json" \
 		LD_PRELOAD="${GS_TEST_PRELOAD_PREFIX:+$GS_TEST_PRELOAD_PREFIX }$lib" "$@" --out "$tmp/g.bin" >"$tmp/g.log" 2>&1 ||
 		{ fail "$name: run under graphshim failed"; cat "$tmp/g.log"; return 1; }
 	cmp -s "$tmp/e.bin" "$tmp/g.bin" || { fail "$name: outputs differ"; return 1; }
