@@ -66,6 +66,12 @@ void *gs_hip_current_ctx(void);
 
 /* Kernel parameter layouts, per function handle (hipFunction_t or host stub). */
 const gs_layout_t *gs_hip_layout_of(const void *func);
+/* A launch of func with `shmem` bytes of dynamic shared memory may be held:
+ * raise its high-water mark (functions not registered here have none). */
+void gs_hip_fn_held(const void *func, size_t shmem);
+/* The most dynamic shared memory of a held launch of func (UINT64_MAX when
+ * func is not known here). */
+uint64_t gs_hip_fn_held_shmem(const void *func);
 /*
  * The kernel name of a function handle or host stub, as the module or the
  * registration gave it (hipModuleGetFunction, __hipRegisterFunction), or

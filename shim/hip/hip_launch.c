@@ -64,6 +64,7 @@ static hipError_t gs_hip_kernel(const gs_hip_orig_t *o, const void *func, unsign
 	}
 	r->orig = o;
 	gs_rec_seal(r);
+	gs_hip_fn_held(func, shmem);
 	return (hipError_t)gs_engine_launch(k.handle, k.ctx, k.flags, r, name);
 }
 
@@ -368,4 +369,22 @@ GS_EXPORT hipError_t hipMemsetD32Async(hipDeviceptr_t dst, int value, size_t cou
 {
 	GS_HIP_SET_ORIG(GS_HIP_API_MEMSET32, dst, (uint32_t)value, count, stream);
 	return gs_hip_set(&o, GS_HIP_F_SET32, 4, "hipMemsetD32Async");
+}
+
+/*
+ * hipFuncSetAttribute: held launches of func were accepted with the limits
+ * in force when they were first launched, and must run with them.  Raising
+ * or keeping the dynamic shared memory limit at or above what every held
+ * launch of func asks for changes nothing they depend on (frameworks set it
+ * before every launch); anything else submits all held work first.
+ */
+GS_EXPORT hipError_t hipFuncSetAttribute(const void *func, hipFuncAttribute attr, int value)
+{
+	bool bypass = gs_hip_bypass();
+	if (GS_UNLIKELY(!gs_hip_real.hipFuncSetAttribute))
+		return hipErrorNotSupported;
+	if (!bypass && !(attr == hipFuncAttributeMaxDynamicSharedMemorySize && value >= 0 &&
+			 (uint64_t)value >= gs_hip_fn_held_shmem(func)))
+		gs_engine_flush_all(GS_FLUSH_CONTEXT, "hipFuncSetAttribute");
+	return gs_hip_real.hipFuncSetAttribute(func, attr, value);
 }

@@ -32,6 +32,7 @@ typedef struct gs_hip_fn {
 	char *name;      /* host stubs: resolved lazily */
 	const gs_layout_t *layout;
 	bool resolved;
+	uint64_t held_shmem; /* the most dynamic shared memory of a launch of it held */
 	UT_hash_handle hh;
 } gs_hip_fn_t;
 
@@ -211,6 +212,30 @@ const gs_layout_t *gs_hip_layout_of(const void *func)
 	}
 	pthread_rwlock_unlock(&gs_hip_lay_lock);
 	return l;
+}
+
+void gs_hip_fn_held(const void *func, size_t shmem)
+{
+	gs_hip_fn_t *f;
+	if (!shmem)
+		return;
+	pthread_rwlock_rdlock(&gs_hip_lay_lock);
+	HASH_FIND_PTR(gs_hip_fns, &func, f);
+	if (f)
+		gs_atomic_max(&f->held_shmem, shmem);
+	pthread_rwlock_unlock(&gs_hip_lay_lock);
+}
+
+uint64_t gs_hip_fn_held_shmem(const void *func)
+{
+	gs_hip_fn_t *f;
+	uint64_t h = UINT64_MAX; /* a function not known here: any launch may be held */
+	pthread_rwlock_rdlock(&gs_hip_lay_lock);
+	HASH_FIND_PTR(gs_hip_fns, &func, f);
+	if (f)
+		h = __atomic_load_n(&f->held_shmem, __ATOMIC_RELAXED);
+	pthread_rwlock_unlock(&gs_hip_lay_lock);
+	return h;
 }
 
 const char *gs_hip_name_of(const void *func)

@@ -41,6 +41,18 @@ FAKE hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned int gx, unsigned
 	return hipSuccess;
 }
 
+FAKE hipError_t hipFuncSetAttribute(const void *f, hipFuncAttribute a, int v)
+{
+	(void)f, (void)a, (void)v;
+	return hipSuccess;
+}
+
+FAKE void __hipRegisterFunction(void **modules, const void *hostFunction, char *deviceFunction,
+				const char *deviceName, unsigned int threadLimit, void *tid, void *bid,
+				void *blockDim, void *gridDim, int *wSize)
+{
+}
+
 FAKE hipError_t hipExtModuleLaunchKernel(hipFunction_t f, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t lx,
 					 uint32_t ly, uint32_t lz, size_t shm, hipStream_t s, void **params,
 					 void **extra, hipEvent_t a, hipEvent_t b, uint32_t flags)

@@ -17,6 +17,57 @@ extern fakehip_counts_t fakehip;
 hipError_t hipExtModuleLaunchKernel(hipFunction_t f, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t lx,
 				    uint32_t ly, uint32_t lz, size_t shm, hipStream_t s, void **params,
 				    void **extra, hipEvent_t a, hipEvent_t b, uint32_t flags);
+void __hipRegisterFunction(void **modules, const void *hostFunction, char *deviceFunction,
+			   const char *deviceName, unsigned int threadLimit, void *tid, void *bid,
+			   void *blockDim, void *gridDim, int *wSize);
+
+/*
+ * hipFuncSetAttribute inside a step, as frameworks call it before a launch:
+ * a dynamic shared memory limit that no held launch of the function
+ * exceeds keeps the step's held launches held (they replay as one graph);
+ * a lower one submits them first.  Returns non-zero on a mismatch.
+ */
+static int set_attribute_steps(hipStream_t s, long *issued, int held)
+{
+	const void *stub = (const void *)(uintptr_t)0x4000;
+	__hipRegisterFunction(NULL, stub, "attn", "attn", 0, NULL, NULL, NULL, NULL, NULL);
+	int bad = 0;
+	for (int step = 0; step < 12; step++) {
+		for (int k = 0; k < 6; k++) {
+			unsigned char buf[16] = {(unsigned char)k};
+			size_t n = sizeof(buf);
+			void *extra[] = {HIP_LAUNCH_PARAM_BUFFER_POINTER, buf, HIP_LAUNCH_PARAM_BUFFER_SIZE, &n,
+					 HIP_LAUNCH_PARAM_END};
+			hipFunction_t f = k == 3 ? (hipFunction_t)stub : (hipFunction_t)(uintptr_t)(0x2100 + k);
+			if (k == 3) {
+				/* A limit above the launch's 256 bytes, then (last steps) below. */
+				long before = fakehip.executed;
+				int limit = step < 10 ? 1024 : 128;
+				bad |= hipFuncSetAttribute(stub, hipFuncAttributeMaxDynamicSharedMemorySize, limit) !=
+				       hipSuccess;
+				if (held && step >= 4 && step < 10 && fakehip.executed != before) {
+					printf("step %d: a higher limit submitted %ld held launches\n", step,
+					       fakehip.executed - before);
+					bad = 1;
+				}
+				if (held && step >= 10 && fakehip.executed != *issued) {
+					printf("step %d: a lower limit left %ld launches held\n", step,
+					       *issued - fakehip.executed);
+					bad = 1;
+				}
+			}
+			bad |= hipModuleLaunchKernel(f, 4, 1, 1, 64, 1, 1, k == 3 ? 256 : 0, s, NULL, extra) !=
+			       hipSuccess;
+			(*issued)++;
+		}
+		bad |= hipStreamSynchronize(s) != hipSuccess;
+		if (fakehip.executed != *issued) {
+			printf("set-attribute step %d: executed %ld of %ld\n", step, fakehip.executed, *issued);
+			bad = 1;
+		}
+	}
+	return bad;
+}
 
 int main(void)
 {
@@ -55,6 +106,13 @@ int main(void)
 		bad = 1;
 	}
 	hipStreamSynchronize(s);
+	long graph_launches = fakehip.graph_launches;
+	bad |= set_attribute_steps(s, &issued, getenv("EXPECT_GRAPHS") != NULL);
+	if (getenv("EXPECT_GRAPHS") && fakehip.graph_launches < graph_launches + 6) {
+		printf("set-attribute steps: %ld graph launches (a flush at every step?)\n",
+		       fakehip.graph_launches - graph_launches);
+		bad = 1;
+	}
 	printf("issued %ld executed %ld direct %ld ext %ld graphs %ld graph_launches %ld patches %ld\n", issued,
 	       fakehip.executed, fakehip.direct, fakehip.ext, fakehip.graphs, fakehip.graph_launches,
 	       fakehip.patches);
