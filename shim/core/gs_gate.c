@@ -51,9 +51,9 @@ static uint64_t gs_gate_clock_real(void)
 uint64_t (*gs_gate_clock)(void) = gs_gate_clock_real;
 
 /* Timed passes a trial may begin before it gives up (cut passes count). */
+#define GS_GATE_MAX_STARTS(want) (8u * (want))
 /* After a decision, every GS_GATE_WATCH-th pass is timed to watch it. */
 #define GS_GATE_WATCH 16
-#define GS_GATE_MAX_STARTS(want) (8u * (want))
 
 static void gs_gate_trial(gs_gate_t *g, uint32_t warm)
 {
@@ -134,11 +134,11 @@ static void gs_gate_decide(gs_stream_t *s, gs_seq_t *q)
 		g->want = (uint8_t)more;
 		return;
 	}
-	g->eager_host_ns = g->replay_host_ns = 0;
+	uint32_t eh = 0, rh = 0; /* the host's medians, where it has both kinds */
 	if (gs_config.gate_host && g->neh && g->nrh) {
-		g->eager_host_ns = gs_gate_median(g->eh_ns, g->neh);
-		g->replay_host_ns = gs_gate_median(g->rh_ns, g->nrh);
-		if ((double)g->eager_host_ns * (1.0 + m) >= (double)g->replay_host_ns)
+		eh = gs_gate_median(g->eh_ns, g->neh);
+		rh = gs_gate_median(g->rh_ns, g->nrh);
+		if ((double)eh * (1.0 + m) >= (double)rh)
 			eager = false; /* the host does not lose by the graph: a tie */
 	}
 	g->state = eager ? GS_GATE_S_EAGER : GS_GATE_S_REPLAY;
@@ -154,8 +154,8 @@ static void gs_gate_decide(gs_stream_t *s, gs_seq_t *q)
 	gs_log(GS_LOG_INFO,
 	       "sequence %016llx (%u launches): eager %.1f us, replay %.1f us (host %.1f, %.1f): %s",
 	       (unsigned long long)q->id, q->n, (double)g->eager_ns / 1e3,
-	       (double)g->replay_ns / 1e3, (double)g->eager_host_ns / 1e3,
-	       (double)g->replay_host_ns / 1e3, eager ? "eager" : "replay");
+	       (double)g->replay_ns / 1e3, (double)eh / 1e3, (double)rh / 1e3,
+	       eager ? "eager" : "replay");
 }
 
 /*
@@ -299,9 +299,9 @@ static void gs_gate_host_sample(gs_stream_t *s, uint64_t now)
 	gs_seq_t *q = s->pass.host;
 	s->pass.host = NULL;
 	gs_gate_t *g = &q->gate;
-	if (g->state != GS_GATE_S_TRIAL || now < s->pass.host_t0)
+	if (g->state != GS_GATE_S_TRIAL || now < s->pass.t0)
 		return;
-	uint64_t ns = now - s->pass.host_t0;
+	uint64_t ns = now - s->pass.t0;
 	uint32_t v = ns > UINT32_MAX ? UINT32_MAX : (uint32_t)ns;
 	if (s->pass.host_eager && g->neh < GS_GATE_MAX_SAMPLES)
 		g->eh_ns[g->neh++] = v;
@@ -329,25 +329,18 @@ void gs_gate_begin(gs_stream_t *s, gs_seq_t *const *cands, uint32_t n)
 }
 
 /*
- * The pass is over q: choose its kind.  Eager and replayed passes in turn,
- * eager first, by passes begun: a timed pass cut short (another thread's
+ * The kind of a pass over q, and whether it is timed (s->pass.timed; only
+ * a pass whose timer q started at its first launch, `mine`, can be).
+ * Eager and replayed passes in turn, eager first, by passes begun: a timed pass cut short (another thread's
  * sync, say) counts, or a sequence whose passes are often cut would run
  * eagerly pass after pass.  One that cannot complete enough timed passes
  * of each kind in GS_GATE_MAX_STARTS keeps its graph until the next
  * re-check.  An untimed pass (no timer started at its first launch, or
- * enough of both kinds) replays.  The other candidates' timers are freed.
+ * enough of both kinds) replays.
  */
-static bool gs_gate_choose(gs_stream_t *s, gs_seq_t *q)
+static bool gs_gate_kind(gs_stream_t *s, gs_seq_t *q, bool mine)
 {
 	gs_gate_t *g = &q->gate;
-	bool mine = false;
-	for (uint8_t i = 0; i < s->pass.nmarked; i++) {
-		if (s->pass.marked[i] == q)
-			mine = true;
-		else
-			gs_gate_unmark(s->pass.marked[i]);
-	}
-	s->pass.nmarked = 0;
 	if (q->state != GS_SEQ_ARMED)
 		return false; /* still building: its ready chunks replay */
 	if (g->state != GS_GATE_S_TRIAL) {
@@ -356,44 +349,49 @@ static bool gs_gate_choose(gs_stream_t *s, gs_seq_t *q)
 		if (!recheck && gs_gate_watching(g))
 			recheck = gs_gate_watch(q);
 		if (!recheck) {
-			bool eager = g->state == GS_GATE_S_EAGER;
 			if (mine && g->passes % GS_GATE_WATCH == 0)
-				s->pass.timed = q; /* a watched pass: its timer runs */
-			else if (mine)
-				gs_gate_unmark(q);
-			return eager;
+				s->pass.timed = q; /* a watched pass */
+			return g->state == GS_GATE_S_EAGER;
 		}
 		/* A graph not launched for a while is cold again. */
 		gs_gate_trial(g, g->state == GS_GATE_S_EAGER);
 	}
 	gs_gate_poll(s, q);
-	if (g->state != GS_GATE_S_TRIAL) {
-		if (mine)
-			gs_gate_unmark(q);
+	if (g->state != GS_GATE_S_TRIAL)
 		return g->state == GS_GATE_S_EAGER;
-	}
 	if (g->warm) {
 		g->warm--;
-		if (mine)
-			gs_gate_unmark(q);
 		return false;
 	}
 	unsigned want = g->want;
 	if (g->started >= GS_GATE_MAX_STARTS(want)) {
 		g->state = GS_GATE_S_REPLAY;
 		g->passes = 0;
-		if (mine)
-			gs_gate_unmark(q);
 		return false;
 	}
-	if (!mine || (g->se >= want && g->sr >= want)) {
-		if (mine)
-			gs_gate_unmark(q);
+	if (!mine || (g->se >= want && g->sr >= want))
 		return false;
-	}
 	bool eager = g->sr >= want || (g->se < want && g->started % 2 == 0);
 	g->started++;
 	s->pass.timed = q;
+	return eager;
+}
+
+/* The pass is over q: its kind (gs_gate_kind); a timer of q started at the
+ * first launch runs on only for a timed pass, the other candidates' stop. */
+static bool gs_gate_choose(gs_stream_t *s, gs_seq_t *q)
+{
+	bool mine = false;
+	for (uint8_t i = 0; i < s->pass.nmarked; i++) {
+		if (s->pass.marked[i] == q)
+			mine = true;
+		else
+			gs_gate_unmark(s->pass.marked[i]);
+	}
+	s->pass.nmarked = 0;
+	bool eager = gs_gate_kind(s, q, mine);
+	if (mine && s->pass.timed != q)
+		gs_gate_unmark(q);
 	return eager;
 }
 
@@ -428,9 +426,8 @@ void gs_gate_complete(gs_stream_t *s, gs_seq_t *q, bool eager)
 	else
 		g->sr++;
 	if (gs_config.gate_host && g->state == GS_GATE_S_TRIAL) {
-		s->pass.host = q;
+		s->pass.host = q; /* its host time runs from s->pass.t0 to the next pass */
 		s->pass.host_eager = eager;
-		s->pass.host_t0 = s->pass.t0;
 	}
 }
 

@@ -49,7 +49,6 @@ typedef struct gs_gate {
 	uint32_t e_ns[GS_GATE_MAX_SAMPLES], r_ns[GS_GATE_MAX_SAMPLES];
 	uint8_t neh, nrh;  /* host samples read in this trial */
 	uint32_t eh_ns[GS_GATE_MAX_SAMPLES], rh_ns[GS_GATE_MAX_SAMPLES];
-	uint64_t eager_host_ns, replay_host_ns; /* their medians at the last decision (0: none) */
 	uint64_t passes;   /* passes since the last decision */
 	uint64_t eager_ns, replay_ns; /* the medians behind the last decision */
 	uint32_t trials;   /* decisions made */
@@ -65,10 +64,9 @@ typedef struct gs_gate_pass {
 	gs_seq_t *timed; /* the sequence whose timer runs for this pass */
 	uint8_t nmarked; /* candidates whose timer started at the pass's first launch */
 	gs_seq_t *marked[GS_GATE_MARKS];
-	uint64_t t0;     /* host clock at the pass's first launch */
-	gs_seq_t *host;  /* the last timed pass, whose host time runs to the next pass */
-	bool host_eager; /* ... its kind */
-	uint64_t host_t0; /* ... and its first launch */
+	uint64_t t0;     /* host clock at the first launch of the last pass timed in a trial */
+	gs_seq_t *host;  /* that pass's sequence, while its host time runs to the next pass */
+	bool host_eager; /* ... and its kind */
 } gs_gate_pass_t;
 
 /* The gate's host clock (ns); a test may replace it. */

@@ -50,6 +50,17 @@ static int last_step_from_graph(void)
 	return n;
 }
 
+/* Steps until the gate has made `n` decisions, at most `limit`: how many it took. */
+static int steps_to_decision(uint64_t n, int limit)
+{
+	int steps = 0;
+	while (gs_stats.gate_decisions < n && steps < limit) {
+		step(0);
+		steps++;
+	}
+	return steps;
+}
+
 /*
  * Learn (2 steps), warm-up replay (1), then eager and replayed passes in
  * turn, three of each: the decision is made when the 10th step begins.
@@ -334,11 +345,7 @@ Test(gate, a_close_call_takes_more_samples_before_it_decides)
 		step(0);
 	cr_expect_eq(gs_stats.gate_decisions, 0, "three of each are not enough");
 	cr_expect_str_eq(seq_info().gate, "trial");
-	int steps = 0;
-	while (!gs_stats.gate_decisions && steps < 40) {
-		step(0);
-		steps++;
-	}
+	int steps = steps_to_decision(1, 40);
 	cr_expect_eq(gs_stats.gate_decisions, 1);
 	cr_expect_geq(steps, 11, "six more of each kind");
 	cr_expect_str_eq(seq_info().gate, "eager");
@@ -362,11 +369,7 @@ Test(gate, a_decision_whose_conditions_change_is_timed_again)
 	cr_expect_str_eq(seq_info().gate, "replay");
 	tb.cost_eager = tb.cost_node = 1000;
 	tb.cost_graph = 20000; /* now eager 8000, replay 28000 */
-	int steps = 0;
-	while (gs_stats.gate_decisions < 2 && steps < 100) {
-		step(0);
-		steps++;
-	}
+	int steps = steps_to_decision(2, 100);
 	cr_expect_eq(gs_stats.gate_decisions, 2);
 	cr_expect_leq(steps, 3 * 16 + 8, "two watched passes, then a trial");
 	cr_expect_str_eq(seq_info().gate, "eager");
