@@ -126,16 +126,10 @@ def reflect(pos, vel, n, half):
                 vel[i, d] = -vel[i, d]
 
 
-@cuda.jit
-def kinetic_partial(vel, partial, n):
-    """Per block: the sum of |v|^2 / 2 of its particles, a tree in shared memory."""
-    s = cuda.shared.array(shape=TPB, dtype=float32)
-    i = cuda.grid(1)
-    t = cuda.threadIdx.x
-    e = float32(0)
-    if i < n:
-        e = float32(0.5) * (vel[i, 0] * vel[i, 0] + vel[i, 1] * vel[i, 1] + vel[i, 2] * vel[i, 2])
-    s[t] = e
+@cuda.jit(device=True)
+def block_sum(s, t):
+    """s[0] = the sum of s[0..TPB), a tree in shared memory, in a fixed order;
+    every thread of the block calls it after writing its s[t]."""
     cuda.syncthreads()
     w = TPB // 2
     while w > 0:
@@ -143,6 +137,19 @@ def kinetic_partial(vel, partial, n):
             s[t] += s[t + w]
         cuda.syncthreads()
         w //= 2
+
+
+@cuda.jit
+def kinetic_partial(vel, partial, n):
+    """Per block: the sum of |v|^2 / 2 of its particles."""
+    s = cuda.shared.array(shape=TPB, dtype=float32)
+    i = cuda.grid(1)
+    t = cuda.threadIdx.x
+    e = float32(0)
+    if i < n:
+        e = float32(0.5) * (vel[i, 0] * vel[i, 0] + vel[i, 1] * vel[i, 1] + vel[i, 2] * vel[i, 2])
+    s[t] = e
+    block_sum(s, t)
     if t == 0:
         partial[cuda.blockIdx.x] = s[0]
 
@@ -156,13 +163,7 @@ def sum_partials(partial, m, out):
     for k in range(t, m, TPB):
         e += partial[k]
     s[t] = e
-    cuda.syncthreads()
-    w = TPB // 2
-    while w > 0:
-        if t < w:
-            s[t] += s[t + w]
-        cuda.syncthreads()
-        w //= 2
+    block_sum(s, t)
     if t == 0:
         out[0] = s[0]
 
