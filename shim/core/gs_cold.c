@@ -129,11 +129,16 @@ void gs_cold_ended(gs_stream_t *s, uint64_t len, bool repeated)
 	/*
 	 * Empty segments (a flush with nothing since the last) say nothing, nor
 	 * do segments another thread's call cut short (its syncs flush every
-	 * stream, at places that have nothing to do with this stream's steps).
+	 * stream, at places that have nothing to do with this stream's steps):
+	 * not that it is new, and not that it repeated (a short piece of a cold
+	 * stream's work, cut at a place like an earlier cut, matches a learned
+	 * piece; under a thread that syncs the context often, always).
 	 */
+	if (!len || s->seg.thread != gs_stream_thread())
+		return;
 	if (repeated)
 		s->cold.fresh = 0;
-	else if (len && s->seg.thread == gs_stream_thread() && gs_config.cold_after &&
-		 ++s->cold.fresh >= (uint64_t)gs_config.cold_after && !gs_trace_on && !s->match.ncands)
+	else if (gs_config.cold_after && ++s->cold.fresh >= (uint64_t)gs_config.cold_after &&
+		 !gs_trace_on && !s->match.ncands)
 		gs_cold_enter(s);
 }

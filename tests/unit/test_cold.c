@@ -176,6 +176,27 @@ Test(cold, segments_cut_by_another_threads_flush_do_not_count)
 	tb_check();
 }
 
+/*
+ * Nor in the other direction: a learned step cut short by another thread's
+ * flush (the place is that thread's, not this stream's) does not make the
+ * segments this thread ended before it count for nothing.
+ */
+Test(cold, a_repeat_that_another_threads_flush_ends_does_not_reset_the_count)
+{
+	tb_start("GRAPHSHIM_COLD_AFTER", "2", "GRAPHSHIM_PERIOD_AFTER", "1000", NULL);
+	for (unsigned i = 0; i < 3; i++)
+		step(S1, 6, 0); /* learned and armed, own syncs: repeats */
+	unique_step(S1, 0, 0, 8);
+	cr_assert_eq(gs_stats.cold_streams, 0, "one new segment in a row");
+	tb_step(S1, F, 6, 0);
+	pthread_t t;
+	cr_assert_eq(pthread_create(&t, NULL, flush_all_elsewhere, NULL), 0);
+	pthread_join(t, NULL);
+	unique_step(S1, 0, 1, 8);
+	cr_expect_eq(gs_stats.cold_streams, 1, "the second new segment this thread ended");
+	tb_check();
+}
+
 /* ---- the cold lane (gs_engine_cold_cached) -------------------------------- */
 
 #define S2 ((uintptr_t)0x5002)
