@@ -71,7 +71,7 @@
 	X(gate_margin, "GRAPHSHIM_GATE_MARGIN", REAL, 0.10, 0.0, 10.0,                        \
 	  "eager wins only when replay is slower than eager by more than this fraction")     \
 	X(gate_host, "GRAPHSHIM_GATE_HOST", BOOL, 1, 0, 1,                                    \
-	  "eager only when the host's time from a pass to the next agrees with the GPU's")   \
+	  "the host's time from a pass to the next decides; the GPU's span can veto eager")  \
 	X(gate_recheck, "GRAPHSHIM_GATE_RECHECK", INT, 1000, 0, 1000000000,                   \
 	  "passes of a sequence after a decision before it is timed again (0: never)")      \
 	X(log_level, "GRAPHSHIM_LOG", LEVEL, 2, 0, 4,                                         \

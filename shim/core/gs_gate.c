@@ -136,10 +136,16 @@ static void gs_gate_decide(gs_stream_t *s, gs_seq_t *q)
 	}
 	uint32_t eh = 0, rh = 0; /* the host's medians, where it has both kinds */
 	if (gs_config.gate_host && g->neh && g->nrh) {
+		/*
+		 * The host's time decides, the GPU's span can veto: eager when
+		 * replayed passes cost the host more by the margin and the GPU
+		 * does not say replay wins by the margin.
+		 */
 		eh = gs_gate_median(g->eh_ns, g->neh);
 		rh = gs_gate_median(g->rh_ns, g->nrh);
-		if ((double)eh * (1.0 + m) >= (double)rh)
-			eager = false; /* the host does not lose by the graph: a tie */
+		bool host_eager = (double)eh * (1.0 + m) < (double)rh;
+		bool gpu_replay = (double)g->replay_ns * (1.0 + m) < (double)g->eager_ns;
+		eager = host_eager && !gpu_replay;
 	}
 	g->state = eager ? GS_GATE_S_EAGER : GS_GATE_S_REPLAY;
 	g->passes = 0;

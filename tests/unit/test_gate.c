@@ -432,3 +432,25 @@ Test(gate, eager_needs_the_host_to_agree)
 	cr_expect_str_eq(seq_info().gate, "eager");
 	tb_check();
 }
+
+/* A host that takes 200 us a step eagerly and 300 us when the step replayed
+ * (patches, say, that the GPU's span does not show). */
+static void host_costly_replay_step(void)
+{
+	step(0);
+	host_ns += last_step_from_graph() ? 300000 : 200000;
+}
+
+/* The GPU's span ties, the host's time says eager by far: eager. */
+Test(gate, the_host_decides_where_the_gpu_ties)
+{
+	gate_start(1000, 1000, 0, NULL, NULL); /* GPU: eager 8000, replay 8000 */
+	host_ns = 0;
+	gs_gate_clock = host_clock;
+	for (int i = 0; i < STEPS_TO_DECIDE + 2; i++)
+		host_costly_replay_step();
+	cr_expect_eq(gs_stats.gate_decisions, 1);
+	cr_expect_eq(gs_stats.gate_eager, 1);
+	cr_expect_str_eq(seq_info().gate, "eager");
+	tb_check();
+}
