@@ -309,8 +309,16 @@ has err "disable: the shim passes every call through and writes no statistics"
 # and the program's end by a signal is run's.
 expect 3 env GRAPHSHIM_LIB="$fake" "$GS" run -- sh -c 'trap "echo got TERM; exit 3" TERM; sh -c "kill -TERM $PPID"; sleep 5 & wait'
 has out "^got TERM\$"
-expect 3 env GRAPHSHIM_LIB="$fake" "$GS" run -- sh -c 'trap "echo got INT; exit 3" INT; sh -c "kill -INT $PPID"; sleep 5 & wait'
-has out "^got INT\$"
+# Not SIGINT where this test was started with it ignored (a background job
+# of a shell, as under nohup ... &): then run passes it on to nothing, and
+# the program, which inherits the same, cannot trap it.
+sigign=$(sed -n 's/^SigIgn:[[:space:]]*//p' /proc/$$/status 2>/dev/null)
+if [ -n "$sigign" ] && [ $((0x$sigign & 2)) -ne 0 ]; then
+	echo "skip: SIGINT is ignored here (started as a background job)"
+else
+	expect 3 env GRAPHSHIM_LIB="$fake" "$GS" run -- sh -c 'trap "echo got INT; exit 3" INT; sh -c "kill -INT $PPID"; sleep 5 & wait'
+	has out "^got INT\$"
+fi
 expect 143 env GRAPHSHIM_LIB="$fake" "$GS" run -- sh -c 'kill -TERM $$'
 cd - >/dev/null || exit 99
 
