@@ -23,6 +23,9 @@
 #   GS_REAL_EXTRA_LIB another build of libgraphshim.so (default: all.sh's build of
 #                     GS_CARRY_BEFORE, GS_BENCH_BEFORE_LIB): mode `before` preloads it,
 #                     interleaved with the others
+#   GS_REAL_EXTRA_ENV VAR=value words for mode `before`; set alone, mode `before` is
+#                     this build under them (GS_REAL_EXTRA_ENV=GRAPHSHIM_GATE=eager:
+#                     graphshim passing every launch through, in the same rounds)
 #   GS_REAL_TIMEOUT   limit of one run in seconds (default 120)
 #   GS_REAL_PRIME_TIMEOUT  limit of a compiling program's first run (default 420)
 #   GS_REAL_BUDGET    seconds for the whole suite (default 540); programs not
@@ -367,7 +370,7 @@ cupti_main() {
 # log and statistics under $W/NAME.MODE.TAG.*.  Sets RC.
 run_mode() {
 	local name=$1 m=$2 tag=$3 limit=$4 base=$W/$1.$2.$3
-	local -a envs=() pre=() args=() cpu=()
+	local -a envs=() pre=() args=() cpu=() xenv=()
 	local w
 	read -r -a envs <<<"$C_ENV"
 	read -r -a args <<<"$C_ARGS"
@@ -377,7 +380,10 @@ run_mode() {
 			case $w in [A-Z_]*=*) envs+=("$w") ;; *) args+=("$w") ;; esac
 		done ;;
 	graphshim) pre=(LD_PRELOAD="$GS_LIB") ;;
-	before) pre=(LD_PRELOAD="$GS_REAL_EXTRA_LIB") ;;
+	before)
+		pre=(LD_PRELOAD="${GS_REAL_EXTRA_LIB:-$GS_LIB}")
+		read -r -a xenv <<<"${GS_REAL_EXTRA_ENV:-}"
+		pre+=("${xenv[@]}") ;;
 	esac
 	if [ $GPU = 0 ] && [ "$C_CPU" != - ]; then
 		read -r -a cpu <<<"$C_CPU"
@@ -413,7 +419,7 @@ real_one() {
 	for m in $modes; do
 		case " ${GS_REAL_MODES:-eager graphshim graph before} " in *" $m "*) ml+=("$m") ;; esac
 	done
-	[ -z "${GS_REAL_EXTRA_LIB:-}" ] || case " ${GS_REAL_MODES:-before} " in *" before "*) ml+=(before) ;; esac
+	[ -z "${GS_REAL_EXTRA_LIB:-}${GS_REAL_EXTRA_ENV:-}" ] || case " ${GS_REAL_MODES:-before} " in *" before "*) ml+=(before) ;; esac
 	# A dry run has no CUDA graphs: --graph needs a GPU.
 	if [ $GPU = 0 ]; then
 		case " $C_GRAPH " in *" --graph "*)
@@ -576,7 +582,7 @@ PYEOF
 		[ -z "$skips" ] || [ "$skips" = 0 ] || note "$name: $m: torch.compile skipped CUDA graphs $skips time(s)"
 	done
 	if [ -f "$w.before.times" ]; then
-		note "$name: before (GS_REAL_EXTRA_LIB) $(med "$w.before.times")us; eager/before $(gs_interval "$w.eager.times" "$w.before.times"); before/graphshim $(gs_interval "$w.before.times" "$w.graphshim.times")"
+		note "$name: before (${GS_REAL_EXTRA_LIB:+GS_REAL_EXTRA_LIB}${GS_REAL_EXTRA_ENV:+ $GS_REAL_EXTRA_ENV}) $(med "$w.before.times")us; eager/before $(gs_interval "$w.eager.times" "$w.before.times"); before/graphshim $(gs_interval "$w.before.times" "$w.graphshim.times")"
 	fi
 	local gl
 	gl=$(grep -c "^$name " "$W/graphshim-lines.log" 2>/dev/null)
