@@ -135,6 +135,7 @@ static void gs_gate_decide(gs_stream_t *s, gs_seq_t *q)
 		return;
 	}
 	uint32_t eh = 0, rh = 0; /* the host's medians, where it has both kinds */
+	g->eager_host_ns = g->replay_host_ns = 0;
 	if (gs_config.gate_host && g->neh && g->nrh) {
 		/*
 		 * The host's time decides, the GPU's span can veto: eager when
@@ -146,6 +147,8 @@ static void gs_gate_decide(gs_stream_t *s, gs_seq_t *q)
 		bool host_eager = (double)eh * (1.0 + m) < (double)rh;
 		bool gpu_replay = (double)g->replay_ns * (1.0 + m) < (double)g->eager_ns;
 		eager = host_eager && !gpu_replay;
+		g->eager_host_ns = eh;
+		g->replay_host_ns = rh;
 	}
 	g->state = eager ? GS_GATE_S_EAGER : GS_GATE_S_REPLAY;
 	g->passes = 0;

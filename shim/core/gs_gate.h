@@ -51,6 +51,7 @@ typedef struct gs_gate {
 	uint32_t eh_ns[GS_GATE_MAX_SAMPLES], rh_ns[GS_GATE_MAX_SAMPLES];
 	uint64_t passes;   /* passes since the last decision */
 	uint64_t eager_ns, replay_ns; /* the medians behind the last decision */
+	uint32_t eager_host_ns, replay_host_ns; /* the host's, where it had both kinds */
 	uint32_t trials;   /* decisions made */
 } gs_gate_t;
 

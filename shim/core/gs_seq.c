@@ -101,6 +101,8 @@ void gs_seq_info_fill(const gs_stream_t *s, const gs_seq_t *q, gs_seq_info_t *i)
 	i->gate = gs_gate_state_name(q);
 	i->eager_ns = q->gate.eager_ns;
 	i->replay_ns = q->gate.replay_ns;
+	i->eager_host_ns = q->gate.eager_host_ns;
+	i->replay_host_ns = q->gate.replay_host_ns;
 	i->gate_trials = q->gate.trials;
 	i->eager_passes = q->eager_passes;
 	i->gone = false;

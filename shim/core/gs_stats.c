@@ -233,6 +233,10 @@ static void gs_stats_seq(gs_fmt_t *f, const gs_seq_info_t *s)
 	gs_fmt_fixed(f, (double)s->eager_ns / 1e3, 1);
 	gs_stats_key(f, ", ", "replay_us");
 	gs_fmt_fixed(f, (double)s->replay_ns / 1e3, 1);
+	gs_stats_key(f, ", ", "eager_host_us");
+	gs_fmt_fixed(f, (double)s->eager_host_ns / 1e3, 1);
+	gs_stats_key(f, ", ", "replay_host_us");
+	gs_fmt_fixed(f, (double)s->replay_host_ns / 1e3, 1);
 	gs_stats_u64(f, "gate_trials", s->gate_trials);
 	gs_stats_u64(f, "eager_passes", s->eager_passes);
 	gs_stats_key(f, ", ", "gone");

@@ -123,6 +123,8 @@ typedef struct gs_seq_info {
 	const char *gate;   /* "replay", "eager", "trial" or "off" (never timed) */
 	uint64_t eager_ns;  /* the medians behind the gate's last decision, 0 before one */
 	uint64_t replay_ns;
+	uint32_t eager_host_ns; /* the host's medians behind it, 0 where it had none */
+	uint32_t replay_host_ns;
 	uint32_t gate_trials;
 	uint64_t eager_passes; /* complete passes submitted eagerly by the gate */
 	bool gone;          /* dropped with its stream or module; its last figures */

@@ -452,5 +452,7 @@ Test(gate, the_host_decides_where_the_gpu_ties)
 	cr_expect_eq(gs_stats.gate_decisions, 1);
 	cr_expect_eq(gs_stats.gate_eager, 1);
 	cr_expect_str_eq(seq_info().gate, "eager");
+	cr_expect_eq(seq_info().eager_host_ns, 200000, "the host's medians are kept for the statistics");
+	cr_expect_eq(seq_info().replay_host_ns, 300000);
 	tb_check();
 }
