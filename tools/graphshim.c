@@ -1785,6 +1785,7 @@ typedef struct gs_gated_seq {
 	char id[40];
 	long long length, eager_passes;
 	double eager_us, replay_us;
+	double eager_host_us, replay_host_us; /* 0 in statistics that have none */
 } gs_gated_seq_t;
 
 /* One run's figures: its files summed (coverage recomputed from the sums). */
@@ -1918,6 +1919,8 @@ static bool gs_load_one(const char *file, gs_figs_t *f)
 		g->eager_passes = gs_jint(q, "eager_passes");
 		g->eager_us = json_number_value(json_object_get(q, "eager_us"));
 		g->replay_us = json_number_value(json_object_get(q, "replay_us"));
+		g->eager_host_us = json_number_value(json_object_get(q, "eager_host_us"));
+		g->replay_host_us = json_number_value(json_object_get(q, "replay_host_us"));
 	}
 	json_decref(j);
 	return false;
@@ -2190,13 +2193,19 @@ static int gs_cmd_compare(int argc, char **argv)
 	if (from_gate || (reg && more_gated) || B.ngated_seqs) {
 		const gs_figs_t *g = &B;
 		if (from_gate || more_gated) {
-			printf("  the gate (GRAPHSHIM_GATE, timing each sequence on the GPU) sent %lld of "
-			       "the new run's launches eagerly (base: %lld):\n", B.gated, A.gated);
-			for (int k = 0; k < g->ngated_seqs; k++)
-				printf("    sequence %s (%lld launches): eager %.1f us, replay %.1f us a pass; "
-				       "%lld passes eager\n", g->gated_seqs[k].id, g->gated_seqs[k].length,
-				       g->gated_seqs[k].eager_us, g->gated_seqs[k].replay_us,
-				       g->gated_seqs[k].eager_passes);
+			printf("  the gate (GRAPHSHIM_GATE, timing each sequence on the GPU and the host) "
+			       "sent %lld of the new run's launches eagerly (base: %lld):\n", B.gated,
+			       A.gated);
+			for (int k = 0; k < g->ngated_seqs; k++) {
+				const gs_gated_seq_t *q = &g->gated_seqs[k];
+				char host[96] = "";
+				if (q->eager_host_us > 0 && q->replay_host_us > 0)
+					snprintf(host, sizeof(host), ", %.1f and %.1f us on the host",
+						 q->eager_host_us, q->replay_host_us);
+				printf("    sequence %s (%lld launches): eager %.1f us, replay %.1f us a pass "
+				       "on the GPU%s; %lld passes eager\n", q->id, q->length, q->eager_us,
+				       q->replay_us, host, q->eager_passes);
+			}
 			printf("    for coverage that follows the learner alone, pin GRAPHSHIM_GATE=replay "
 			       "in both runs\n");
 		}
