@@ -159,7 +159,7 @@ static void gs_gate_decide(gs_stream_t *s, gs_seq_t *q)
 	GS_STAT_INC(gate_decisions);
 	if (eager)
 		GS_STAT_INC(gate_eager);
-	gs_trace_gate(s->key.handle, q->id, q->n, g->eager_ns, g->replay_ns, eager);
+	gs_trace_gate(s->key.handle, q->id, q->n, g->eager_ns, g->replay_ns, eh, rh, eager);
 	gs_log(GS_LOG_INFO,
 	       "sequence %016llx (%u launches): eager %.1f us, replay %.1f us (host %.1f, %.1f): %s",
 	       (unsigned long long)q->id, q->n, (double)g->eager_ns / 1e3,

@@ -613,15 +613,17 @@ void gs_trace_retired(uintptr_t stream, uint64_t id, uint64_t mismatches)
 }
 
 void gs_trace_gate(uintptr_t stream, uint64_t id, uint32_t length, uint64_t eager_ns,
-		   uint64_t replay_ns, bool eager)
+		   uint64_t replay_ns, uint64_t eager_host_ns, uint64_t replay_host_ns, bool eager)
 {
 	if (!gs_trace_enabled())
 		return;
 	gs_trace_event("\"gate\"", "sequence", 'i', gs_clock_ns(), 0, true, stream,
 		       "\"stream\":\"0x%llx\",\"id\":\"0x%016llx\",\"length\":%u,"
-		       "\"eager_us\":%.1f,\"replay_us\":%.1f,\"choice\":\"%s\"",
+		       "\"eager_us\":%.1f,\"replay_us\":%.1f,\"choice\":\"%s\","
+		       "\"eager_host_us\":%.1f,\"replay_host_us\":%.1f",
 		       (unsigned long long)stream, (unsigned long long)id, length,
-		       (double)eager_ns / 1e3, (double)replay_ns / 1e3, eager ? "eager" : "replay");
+		       (double)eager_ns / 1e3, (double)replay_ns / 1e3, eager ? "eager" : "replay",
+		       (double)eager_host_ns / 1e3, (double)replay_host_ns / 1e3);
 }
 
 void gs_trace_fallback(const char *what, int status)

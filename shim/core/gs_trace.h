@@ -88,7 +88,7 @@ void gs_trace_mismatch(uintptr_t stream, uint64_t id, uint32_t pos, gs_mismatch_
 void gs_trace_retired(uintptr_t stream, uint64_t id, uint64_t mismatches);
 /* The gate's decision for a sequence, with the medians it compared. */
 void gs_trace_gate(uintptr_t stream, uint64_t id, uint32_t length, uint64_t eager_ns,
-		   uint64_t replay_ns, bool eager);
+		   uint64_t replay_ns, uint64_t eager_host_ns, uint64_t replay_host_ns, bool eager);
 void gs_trace_fallback(const char *what, int status);
 
 #endif /* GS_TRACE_H */

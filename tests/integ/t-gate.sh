@@ -61,11 +61,12 @@ T="$k/tiny$x --kernels 32 --steps 40"
 for w in hostwork$x tiny$x; do
 	case $w in hostwork*) cmd=$H ;; *) cmd=$T ;; esac
 	if gate "$w-auto" auto $cmd; then
-		# At least one decision with both medians, in the statistics and the trace.
-		d=$(grep -c '"gate": "\(eager\|replay\)", "eager_us": [1-9]' "$tmp/s.json")
+		# At least one decision with both medians, the GPU's and the host's,
+		# in the statistics and the trace.
+		d=$(grep -c '"gate": "\(eager\|replay\)", "eager_us": [1-9][0-9.]*, "replay_us": [0-9.]*, "eager_host_us": [1-9]' "$tmp/s.json")
 		if [ "${decisions:-0}" -lt 1 ] || [ "$d" -lt 1 ]; then
 			fail "$w-auto: no gate decision with its measured times"; grep '"gate' "$tmp/s.json"
-		elif ! grep -q '"name":"gate".*"eager_us":[0-9.]*,"replay_us":[0-9.]*,"choice":"\(eager\|replay\)"' "$tmp/t.json"; then
+		elif ! grep -q '"name":"gate".*"eager_us":[0-9.]*,"replay_us":[0-9.]*,"choice":"\(eager\|replay\)","eager_host_us":[1-9][0-9.]*,"replay_host_us":[1-9]' "$tmp/t.json"; then
 			fail "$w-auto: the trace has no gate event"
 		elif ! "$b/tools/graphshim" trace summarize "$tmp/t.json" | grep -Eq ' (eager|replay) [0-9]+/[0-9]+( |$)'; then
 			fail "$w-auto: graphshim trace summarize shows no gate decision"
