@@ -14,9 +14,12 @@
  * last submission -- so a timed span holds what the GPU waited for as well
  * as what it ran.  Timers are read only when they are complete (never
  * waited for), when a later pass of the same sequence begins.  With
- * GRAPHSHIM_GATE_SAMPLES of each kind the medians decide: eager wins when
- * replay is slower by more than GRAPHSHIM_GATE_MARGIN (ties go to the graph,
- * which also saves the host's time, invisible to a GPU timer).  After
+ * GRAPHSHIM_GATE_SAMPLES of each kind the medians decide.  Each timed pass
+ * in a trial also has a host time, its first launch to the next pass's
+ * first launch on the stream; eager wins when replayed passes cost the host
+ * more by GRAPHSHIM_GATE_MARGIN and the GPU's span does not say replay wins
+ * by it (GRAPHSHIM_GATE_HOST=0: when the GPU's span says replay is slower
+ * by the margin); ties go to the graph.  After
  * GRAPHSHIM_GATE_RECHECK passes the sequence is timed again.  Between,
  * every GS_GATE_WATCH-th pass of the kind chosen is timed (two events, no
  * eager pass): when two such in a row took less than half or more than
@@ -112,9 +115,18 @@ static uint32_t gs_gate_median(uint32_t *v, unsigned n)
 	return n % 2 ? v[n / 2] : (uint32_t)(((uint64_t)v[n / 2 - 1] + v[n / 2]) / 2);
 }
 
+/* Append a sample of ns (clamped to 32 bits) to v[*n], if it has room for it. */
+static void gs_gate_sample(uint32_t *v, uint8_t *n, unsigned room, uint64_t ns)
+{
+	if (*n < room)
+		v[(*n)++] = ns > UINT32_MAX ? UINT32_MAX : (uint32_t)ns;
+}
+
 /*
  * With enough samples of both kinds, the medians decide: eager when replay
- * is slower by more than the margin.  A first verdict of eager that is
+ * is slower on the GPU's span by more than the margin, or, with the host's
+ * samples of both kinds, as the host's time says with the GPU's veto
+ * (above).  A first verdict of eager on the GPU's span that is
  * close to the line (replay slower by less than twice the margin) is not
  * final: the trial goes on to three times the samples (at most
  * GS_GATE_MAX_SAMPLES), so that a tie does not go one way in one run and
@@ -134,21 +146,18 @@ static void gs_gate_decide(gs_stream_t *s, gs_seq_t *q)
 		g->want = (uint8_t)more;
 		return;
 	}
-	uint32_t eh = 0, rh = 0; /* the host's medians, where it has both kinds */
-	g->eager_host_ns = g->replay_host_ns = 0;
+	g->eager_host_ns = g->replay_host_ns = 0; /* where the host has no samples of both kinds */
 	if (gs_config.gate_host && g->neh && g->nrh) {
 		/*
 		 * The host's time decides, the GPU's span can veto: eager when
 		 * replayed passes cost the host more by the margin and the GPU
 		 * does not say replay wins by the margin.
 		 */
-		eh = gs_gate_median(g->eh_ns, g->neh);
-		rh = gs_gate_median(g->rh_ns, g->nrh);
-		bool host_eager = (double)eh * (1.0 + m) < (double)rh;
+		g->eager_host_ns = gs_gate_median(g->eh_ns, g->neh);
+		g->replay_host_ns = gs_gate_median(g->rh_ns, g->nrh);
+		bool host_eager = (double)g->eager_host_ns * (1.0 + m) < (double)g->replay_host_ns;
 		bool gpu_replay = (double)g->replay_ns * (1.0 + m) < (double)g->eager_ns;
 		eager = host_eager && !gpu_replay;
-		g->eager_host_ns = eh;
-		g->replay_host_ns = rh;
 	}
 	g->state = eager ? GS_GATE_S_EAGER : GS_GATE_S_REPLAY;
 	g->passes = 0;
@@ -159,11 +168,13 @@ static void gs_gate_decide(gs_stream_t *s, gs_seq_t *q)
 	GS_STAT_INC(gate_decisions);
 	if (eager)
 		GS_STAT_INC(gate_eager);
-	gs_trace_gate(s->key.handle, q->id, q->n, g->eager_ns, g->replay_ns, eh, rh, eager);
+	gs_trace_gate(s->key.handle, q->id, q->n, g->eager_ns, g->replay_ns, g->eager_host_ns,
+		      g->replay_host_ns, eager);
 	gs_log(GS_LOG_INFO,
 	       "sequence %016llx (%u launches): eager %.1f us, replay %.1f us (host %.1f, %.1f): %s",
 	       (unsigned long long)q->id, q->n, (double)g->eager_ns / 1e3,
-	       (double)g->replay_ns / 1e3, (double)eh / 1e3, (double)rh / 1e3,
+	       (double)g->replay_ns / 1e3, (double)g->eager_host_ns / 1e3,
+	       (double)g->replay_host_ns / 1e3,
 	       eager ? "eager" : "replay");
 }
 
@@ -202,11 +213,10 @@ static void gs_gate_poll(gs_stream_t *s, gs_seq_t *q)
 			return;
 		if (!got)
 			continue;
-		uint32_t v = ns > UINT32_MAX ? UINT32_MAX : (uint32_t)ns;
-		if (eager && g->ne < want)
-			g->e_ns[g->ne++] = v;
-		else if (!eager && g->nr < want)
-			g->r_ns[g->nr++] = v;
+		if (eager)
+			gs_gate_sample(g->e_ns, &g->ne, want, ns);
+		else
+			gs_gate_sample(g->r_ns, &g->nr, want, ns);
 	}
 	if (g->ne >= want && g->nr >= want)
 		gs_gate_decide(s, q);
@@ -310,12 +320,10 @@ static void gs_gate_host_sample(gs_stream_t *s, uint64_t now)
 	gs_gate_t *g = &q->gate;
 	if (g->state != GS_GATE_S_TRIAL || now < s->pass.t0)
 		return;
-	uint64_t ns = now - s->pass.t0;
-	uint32_t v = ns > UINT32_MAX ? UINT32_MAX : (uint32_t)ns;
-	if (s->pass.host_eager && g->neh < GS_GATE_MAX_SAMPLES)
-		g->eh_ns[g->neh++] = v;
-	else if (!s->pass.host_eager && g->nrh < GS_GATE_MAX_SAMPLES)
-		g->rh_ns[g->nrh++] = v;
+	if (s->pass.host_eager)
+		gs_gate_sample(g->eh_ns, &g->neh, GS_GATE_MAX_SAMPLES, now - s->pass.t0);
+	else
+		gs_gate_sample(g->rh_ns, &g->nrh, GS_GATE_MAX_SAMPLES, now - s->pass.t0);
 }
 
 void gs_gate_begin(gs_stream_t *s, gs_seq_t *const *cands, uint32_t n)
