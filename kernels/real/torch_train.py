@@ -11,16 +11,49 @@ loss.item() to log the loss: one host read-back a step.
   --arch block  transformer blocks with attention written out (matmul,
                 softmax, matmul) and an MLP, on a [batch, seq, dim] input.
 
+Options for the other loops users write (all off by default):
+
+  --amp fp16    mixed precision as in PyTorch's AMP recipe: the forward pass
+                and the loss under torch.autocast(device_type="cuda",
+                dtype=torch.float16), and a torch.amp.GradScaler("cuda")
+                (torch.cuda.amp.GradScaler on versions without it):
+                scaler.scale(loss).backward(), scaler.step(opt) (unscales the
+                gradients, checks them for inf/NaN and reads that check back
+                to the host before it runs or skips the step: a second
+                read-back a step), scaler.update().  --amp alone means fp16.
+                With --fused the fused optimizer takes the scale and the
+                inf flag itself and nothing is read back inside the step.
+  --amp bf16    autocast to bfloat16 and no scaler (bfloat16 has fp32's range).
+                On --device cpu both run autocast(device_type="cpu",
+                dtype=torch.bfloat16) (the CPU's autocast type); fp16 keeps
+                its GradScaler("cpu") where this torch has one (2.3+), else
+                it runs without one.  Parameters and optimizer state stay
+                float32; the loss is float32 (log_softmax autocasts to it).
+  --prefetch    the classic data prefetcher (NVIDIA's apex ImageNet example):
+                the fixed batches live in pinned host memory (.pin_memory()),
+                each step's batch is copied with .to(device, non_blocking=True)
+                on a side torch.cuda.Stream() one step ahead, the compute
+                stream waits on it (current_stream().wait_stream(s)) and the
+                copies are record_stream()ed to it.  The same bytes as without
+                it.  On --device cpu: no pinning, no stream, and .to() hands
+                the host batches back as they are.
+  --optim sgd   torch.optim.SGD (momentum 0.9, foreach=True) instead of AdamW.
+  --fused       the optimizer with fused=True (one fused kernel per dtype
+                and device instead of the foreach kernels).
+
 The task is classification of fixed random inputs into fixed random classes
 with the cross entropy written as -(log_softmax * one_hot).sum(): F.cross_entropy
 goes through nll_loss, which has no deterministic CUDA implementation.
 Determinism: CUBLAS_WORKSPACE_CONFIG is set before torch is imported and
 torch.use_deterministic_algorithms(True), so every process computes the same
-bytes; no embedding (its backward accumulates with atomics).
+bytes (with --amp too: the scaler's kernels are elementwise and its skipped
+steps the same in every process); no embedding (its backward accumulates with
+atomics).
 
 --warmup W steps first, then --steps timed ones; --out writes every step's
-loss (float32) and then every parameter's final bytes; --time prints one
-gs-wl line with the median wall time of one step, loss.item() included.
+loss (float32) and then every parameter's final bytes (with --amp fp16 and a
+scaler, then the scaler's final scale as float32); --time prints one gs-wl
+line with the median wall time of one step, loss.item() included.
 """
 import os
 
@@ -29,6 +62,8 @@ import os
 os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
 
 import argparse  # noqa: E402
+import contextlib  # noqa: E402
+import itertools  # noqa: E402
 import statistics  # noqa: E402
 import struct  # noqa: E402
 import time  # noqa: E402
@@ -87,6 +122,48 @@ class Net(nn.Module):
         return self.head(self.ln(h))
 
 
+class DataPrefetcher:
+    """The data prefetcher of NVIDIA's apex ImageNet example: the next batch
+    is copied to the GPU on a side stream while the current step computes."""
+
+    def __init__(self, loader, device):
+        self.loader = iter(loader)
+        self.device = device
+        self.stream = torch.cuda.Stream() if device.type == "cuda" else None
+        self.preload()
+
+    def preload(self):
+        self.next_input, self.next_target = next(self.loader)
+        with torch.cuda.stream(self.stream) if self.stream is not None else contextlib.nullcontext():
+            self.next_input = self.next_input.to(self.device, non_blocking=True)
+            self.next_target = self.next_target.to(self.device, non_blocking=True)
+
+    def next(self):
+        if self.stream is not None:
+            torch.cuda.current_stream().wait_stream(self.stream)
+        x, y = self.next_input, self.next_target
+        if self.stream is not None:
+            # Allocated on the side stream, used on this one: tell the
+            # allocator, so it does not reuse them before this stream is done.
+            x.record_stream(torch.cuda.current_stream())
+            y.record_stream(torch.cuda.current_stream())
+        self.preload()
+        return x, y
+
+
+def make_scaler(device_type):
+    """torch.amp.GradScaler(device) where this torch has it; else the older
+    torch.cuda.amp.GradScaler on CUDA; None on a CPU without one."""
+    if hasattr(torch.amp, "GradScaler"):
+        try:
+            return torch.amp.GradScaler(device_type)
+        except (TypeError, RuntimeError, AssertionError):
+            pass
+    if device_type == "cuda":
+        return torch.cuda.amp.GradScaler()
+    return None
+
+
 def tensor_bytes(t):
     """A tensor's raw bytes (a fresh copy owns exactly its own storage)."""
     return bytes(t.detach().cpu().clone().untyped_storage())
@@ -106,6 +183,12 @@ def main():
     ap.add_argument("--classes", type=int, default=16)
     ap.add_argument("--batches", type=int, default=4, help="distinct fixed batches cycled through")
     ap.add_argument("--lr", type=float, default=1e-3)
+    ap.add_argument("--amp", nargs="?", const="fp16", choices=("none", "fp16", "bf16"), default="none",
+                    help="autocast the forward pass and loss (fp16: with a GradScaler)")
+    ap.add_argument("--prefetch", action="store_true",
+                    help="pinned host batches copied on a side stream one step ahead")
+    ap.add_argument("--optim", choices=("adamw", "sgd"), default="adamw")
+    ap.add_argument("--fused", action="store_true", help="the optimizer with fused=True")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument("--out")
@@ -118,24 +201,55 @@ def main():
 
     torch.manual_seed(a.seed)
     model = Net(a).to(dev)
-    opt = torch.optim.AdamW(model.parameters(), lr=a.lr, weight_decay=0.01, foreach=True)
+    kind = dict(fused=True) if a.fused else dict(foreach=True)
+    if a.optim == "adamw":
+        opt = torch.optim.AdamW(model.parameters(), lr=a.lr, weight_decay=0.01, **kind)
+    else:
+        opt = torch.optim.SGD(model.parameters(), lr=a.lr, momentum=0.9, **kind)
     gen = torch.Generator().manual_seed(a.seed + 1)
     shape = (a.batch, a.features) if a.arch == "mlp" else (a.batch, a.seq, a.features)
-    xs = [torch.randn(*shape, generator=gen).to(dev) for _ in range(a.batches)]
+    xs = [torch.randn(*shape, generator=gen) for _ in range(a.batches)]
     # The targets as dense one-hot rows, made once on the host: no scatter
     # in the loop.
-    ys = [torch.eye(a.classes)[torch.randint(0, a.classes, (a.batch,), generator=gen)].to(dev)
+    ys = [torch.eye(a.classes)[torch.randint(0, a.classes, (a.batch,), generator=gen)]
           for _ in range(a.batches)]
+    if a.prefetch:
+        if dev.type == "cuda":
+            xs = [x.pin_memory() for x in xs]
+            ys = [y.pin_memory() for y in ys]
+        prefetcher = DataPrefetcher(itertools.cycle(zip(xs, ys)), dev)
+    else:
+        xs = [x.to(dev) for x in xs]
+        ys = [y.to(dev) for y in ys]
+
+    # Mixed precision: the CPU's autocast type is bfloat16.
+    amp_dtype = None
+    if a.amp != "none":
+        amp_dtype = torch.float16 if (a.amp == "fp16" and dev.type == "cuda") else torch.bfloat16
+    scaler = make_scaler(dev.type) if a.amp == "fp16" else None
 
     losses, times = [], []
     model.train()
     for i in range(a.warmup + a.steps):
         t0 = time.perf_counter()
-        x, y = xs[i % a.batches], ys[i % a.batches]
-        logits = model(x)
-        loss = -(torch.log_softmax(logits, dim=-1) * y).sum(dim=-1).mean()
-        loss.backward()
-        opt.step()
+        if a.prefetch:
+            x, y = prefetcher.next()
+        else:
+            x, y = xs[i % a.batches], ys[i % a.batches]
+        if amp_dtype is None:
+            logits = model(x)
+            loss = -(torch.log_softmax(logits, dim=-1) * y).sum(dim=-1).mean()
+        else:
+            with torch.autocast(device_type=dev.type, dtype=amp_dtype):
+                logits = model(x)
+                loss = -(torch.log_softmax(logits, dim=-1) * y).sum(dim=-1).mean()
+        if scaler is not None:
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+        else:
+            loss.backward()
+            opt.step()
         opt.zero_grad(set_to_none=True)
         losses.append(loss.item())  # the per-step read-back
         if i >= a.warmup:
@@ -145,10 +259,19 @@ def main():
             f.write(struct.pack("<%df" % len(losses), *losses))
             for p in model.parameters():
                 f.write(tensor_bytes(p.float()))
+            if scaler is not None:
+                f.write(struct.pack("<f", scaler.get_scale()))
     if a.time:
+        variant = a.arch
+        if a.amp != "none":
+            variant += "-amp_%s%s" % (str(amp_dtype).split(".")[-1], "_scaler" if scaler is not None else "")
+        if a.prefetch:
+            variant += "-prefetch"
+        if a.optim != "adamw" or a.fused:
+            variant += "-%s%s" % (a.optim, "_fused" if a.fused else "")
         print("gs-wl: torch_train variant=%s device=%s layers=%d dim=%d batch=%d steps=%d warmup=%d "
               "median_us=%.3f mean_us=%.3f" % (
-                  a.arch, dev.type, a.layers, a.dim, a.batch, len(times), a.warmup,
+                  variant, dev.type, a.layers, a.dim, a.batch, len(times), a.warmup,
                   statistics.median(times) * 1e6, statistics.mean(times) * 1e6), flush=True)
 
 

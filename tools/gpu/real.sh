@@ -85,7 +85,15 @@ cupy-jacobi|cupy|-|eager graphshim|$PY $R/cupy_solver.py --method jacobi --n 512
 cublas-f32|cuda|-|eager graphshim graph|$B/cublas_bias --dtype f32 --batch 1 --layers 8 --dim 256|--graph|-
 launch-ex-c8|cuda|-|eager graphshim graph|$B/launch_ex --cluster 8 --blocks 256 --pairs 4|--graph|-
 numba|numba|-|eager graphshim|$PY $R/numba_particles.py|-|--device cpu --n 64 --steps 2 --warmup 1 --check 1
-numba-small|numba|-|eager graphshim|$PY $R/numba_particles.py --n 512 --check 1|-|--device cpu --n 32 --steps 2 --warmup 1 --check 2'
+numba-small|numba|-|eager graphshim|$PY $R/numba_particles.py --n 512 --check 1|-|--device cpu --n 32 --steps 2 --warmup 1 --check 2
+train-amp|torch|-|eager graphshim|$PY $R/torch_train.py --arch mlp --amp fp16|-|--device cpu --steps 6 --warmup 2
+train-prefetch|torch|-|eager graphshim|$PY $R/torch_train.py --arch mlp --prefetch|-|--device cpu --steps 6 --warmup 2
+train-fused|torch|-|eager graphshim|$PY $R/torch_train.py --arch block --layers 2 --amp fp16 --fused|-|--device cpu --steps 4 --warmup 1 --batch 4 --seq 8
+jax-train|jax|-|eager graphshim graph|XLA_FLAGS=--xla_gpu_enable_command_buffer= $PY $R/jax_train.py|XLA_FLAGS=|--device cpu --steps 6 --warmup 2
+jax-train-cb|jax|self|eager graphshim|$PY $R/jax_train.py|-|--device cpu --steps 6 --warmup 2
+jax-train-block|jax|-|eager graphshim graph|XLA_FLAGS=--xla_gpu_enable_command_buffer= $PY $R/jax_train.py --arch block --layers 2|XLA_FLAGS=|--device cpu --steps 4 --warmup 1 --batch 4 --seq 8 --layers 2
+cupy-fft|cupy|-|eager graphshim|$PY $R/cupy_solver.py --method spectral|-|-
+cupy-spcg|cupy|-|eager graphshim|$PY $R/cupy_solver.py --method spcg|-|-'
 
 if [ "${1:-}" = --list ]; then
 	echo "$SUITE" | awk -F'|' '{ printf "%-16s %-13s %-13s %s\n", $1, $2, $3, $4 }'
