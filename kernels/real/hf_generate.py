@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Hugging Face transformers model.generate(), greedy, for the real-program suite.
+"""Hugging Face transformers model.generate(), greedy or sampling, for the real-program suite.
 
 A small causal LM is built from a config with random weights
 (AutoModelForCausalLM.from_config: nothing downloaded, no tokenizer; input
@@ -9,6 +9,20 @@ call produces exactly --tokens new tokens.
 
   --arch gpt2|llama|qwen2|mistral   the model family (sizes from --layers,
                                     --dim, --heads, --vocab)
+  --arch t5|bart    an encoder-decoder instead (AutoModelForSeq2SeqLM.from_config,
+                    t5-small's or bart-base's shape; --layers encoder and --layers
+                    decoder layers): generate() encodes a source of --prompt
+                    random ids once, then decodes --tokens tokens after the
+                    decoder start token, with cross-attention over the encoder's
+                    output (an EncoderDecoderCache: self-attention and
+                    cross-attention caches, dynamic or static).
+  --sample          generate(do_sample=True, top_k=--top-k, top_p=--top-p,
+                    temperature=--temperature), the way users sample: logits
+                    warpers (top-k, then a sort, softmax and cumsum for top-p)
+                    and torch.multinomial every token.  torch.manual_seed(
+                    --seed + call index) before every call makes each process
+                    draw the same tokens (PyTorch's Philox generator; its
+                    offset advances every token).
   --cache dynamic   transformers' DynamicCache: keys and values grow by
                     torch.cat every token (new shapes every token).
   --cache static    cache_implementation="static": transformers then compiles
@@ -21,6 +35,7 @@ where it compiles and captures), then --rounds timed calls.  The time of a
 token is measured between consecutive calls of a StoppingCriteria (once per
 decoding step, after the token is chosen; generate() reads a flag back to
 the host every step); the first interval of a call (the prefill) is left out.
+With an encoder-decoder the first interval holds the encoder's run too.
 --out writes every call's new token ids (int32 little-endian); --time prints
 one gs-wl line with the median time of one token.
 """
@@ -36,7 +51,8 @@ import time  # noqa: E402
 
 import torch  # noqa: E402
 import transformers  # noqa: E402
-from transformers import AutoModelForCausalLM, GenerationConfig, StoppingCriteria, StoppingCriteriaList  # noqa: E402
+from transformers import (AutoModelForCausalLM, AutoModelForSeq2SeqLM, GenerationConfig,  # noqa: E402
+                          StoppingCriteria, StoppingCriteriaList)
 
 
 class TokenClock(StoppingCriteria):
@@ -55,8 +71,22 @@ class TokenClock(StoppingCriteria):
         return self
 
 
+SEQ2SEQ = ("t5", "bart")
+
+
 def build_config(a):
     common = dict(vocab_size=a.vocab, bos_token_id=None, eos_token_id=None, pad_token_id=0)
+    if a.arch == "t5":  # t5-small's shape: ReLU MLP 4x wide, tied embeddings
+        return transformers.T5Config(d_model=a.dim, d_kv=a.dim // a.heads, d_ff=4 * a.dim, num_layers=a.layers,
+                                     num_decoder_layers=a.layers, num_heads=a.heads, feed_forward_proj="relu",
+                                     decoder_start_token_id=0, **common)
+    if a.arch == "bart":
+        return transformers.BartConfig(d_model=a.dim, encoder_layers=a.layers, decoder_layers=a.layers,
+                                       encoder_attention_heads=a.heads, decoder_attention_heads=a.heads,
+                                       encoder_ffn_dim=4 * a.dim, decoder_ffn_dim=4 * a.dim,
+                                       max_position_embeddings=a.ctx, decoder_start_token_id=0,
+                                       forced_bos_token_id=None, forced_eos_token_id=None,
+                                       tie_word_embeddings=False, **common)
     inter = (a.dim * 8 // 3 + 63) // 64 * 64  # the llama-style MLP width
     if a.arch == "gpt2":
         return transformers.GPT2Config(n_positions=a.ctx, n_embd=a.dim, n_layer=a.layers, n_head=a.heads,
@@ -74,7 +104,7 @@ def main():
                     help="new tokens of every generate() call")
     ap.add_argument("--warmup", type=int, default=1, help="untimed generate() calls first")
     ap.add_argument("--rounds", type=int, default=2, help="timed generate() calls")
-    ap.add_argument("--arch", choices=("gpt2", "llama", "qwen2", "mistral"), default="llama")
+    ap.add_argument("--arch", choices=("gpt2", "llama", "qwen2", "mistral") + SEQ2SEQ, default="llama")
     ap.add_argument("--cache", choices=("dynamic", "static"), default="dynamic")
     ap.add_argument("--attn", choices=("sdpa", "eager"), default="sdpa", help="attn_implementation")
     ap.add_argument("--layers", type=int, default=4)
@@ -82,10 +112,14 @@ def main():
     ap.add_argument("--heads", type=int, default=8)
     ap.add_argument("--vocab", type=int, default=8192)
     ap.add_argument("--ctx", type=int, default=1024, help="max positions")
-    ap.add_argument("--prompt", type=int, default=16)
+    ap.add_argument("--prompt", type=int, default=16, help="prompt length (t5, bart: the source's)")
     ap.add_argument("--batch", type=int, default=1)
     ap.add_argument("--dtype", choices=("auto", "float32", "bfloat16", "float16"), default="auto",
                     help="auto: bfloat16 on cuda, float32 on cpu")
+    ap.add_argument("--sample", action="store_true", help="do_sample=True (default: greedy)")
+    ap.add_argument("--top-k", type=int, default=50, help="--sample: top_k")
+    ap.add_argument("--top-p", type=float, default=0.9, help="--sample: top_p")
+    ap.add_argument("--temperature", type=float, default=0.8, help="--sample: temperature")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument("--out")
@@ -104,23 +138,42 @@ def main():
         import torch._inductor.config as inductor_config
         inductor_config.deterministic = True
 
+    seq2seq = a.arch in SEQ2SEQ
     torch.manual_seed(a.seed)
-    model = AutoModelForCausalLM.from_config(build_config(a), dtype=dtype, attn_implementation=a.attn)
+    auto = AutoModelForSeq2SeqLM if seq2seq else AutoModelForCausalLM
+    model = auto.from_config(build_config(a), dtype=dtype, attn_implementation=a.attn)
+    if a.arch == "t5":
+        # T5 initialises its (tied) embedding with std 1, far above its layers'
+        # outputs: a fresh model only repeats the decoder's start token.  With
+        # GPT-2's and Llama's std 0.02 the tokens depend on the source and on
+        # everything decoded before.
+        with torch.no_grad():
+            model.shared.weight.normal_(0.0, 0.02)
     model = model.to(dev).eval()
     gen = torch.Generator().manual_seed(a.seed + 1)
     input_ids = torch.randint(1, a.vocab, (a.batch, a.prompt), generator=gen).to(dev)
     attention_mask = torch.ones_like(input_ids)
-    gcfg = GenerationConfig(max_new_tokens=a.tokens, do_sample=False, num_beams=1,
+    extra = dict(decoder_start_token_id=0) if seq2seq else {}
+    if a.sample:
+        extra.update(do_sample=True, top_k=a.top_k, top_p=a.top_p, temperature=a.temperature)
+    else:
+        extra.update(do_sample=False)
+    gcfg = GenerationConfig(max_new_tokens=a.tokens, num_beams=1,
                             pad_token_id=0, bos_token_id=None, eos_token_id=None,
-                            cache_implementation="static" if a.cache == "static" else None)
+                            cache_implementation="static" if a.cache == "static" else None, **extra)
+    # generate() returns the prompt and the new tokens; an encoder-decoder's
+    # output is the decoder's sequence: its start token, then the new ones.
+    skip = 1 if seq2seq else a.prompt
 
     tokens, per_token = [], []
     with torch.no_grad():
         for r in range(a.warmup + a.rounds):
             clock = TokenClock(a.batch, dev)
+            if a.sample:
+                torch.manual_seed(a.seed + r)  # every call draws the same tokens in every process
             out = model.generate(input_ids, attention_mask=attention_mask, generation_config=gcfg,
                                  stopping_criteria=StoppingCriteriaList([clock]))
-            new = out[:, a.prompt:].to(torch.int32).cpu()
+            new = out[:, skip:].to(torch.int32).cpu()
             if new.shape[1] != a.tokens:
                 raise SystemExit("hf_generate.py: generate() made %d tokens, not %d" % (new.shape[1], a.tokens))
             tokens += new.view(-1).tolist()
@@ -132,7 +185,8 @@ def main():
     if a.time:
         print("gs-wl: hf_generate variant=%s-%s device=%s dtype=%s layers=%d dim=%d batch=%d tokens=%d "
               "rounds=%d steps=%d warmup=%d transformers=%s median_us=%.3f mean_us=%.3f" % (
-                  a.arch, a.cache, dev.type, str(dtype).split(".")[-1], a.layers, a.dim, a.batch, a.tokens,
+                  a.arch, a.cache + ("-sample" if a.sample else ""), dev.type, str(dtype).split(".")[-1],
+                  a.layers, a.dim, a.batch, a.tokens,
                   a.rounds, len(per_token), a.warmup, transformers.__version__,
                   statistics.median(per_token) * 1e6, statistics.mean(per_token) * 1e6), flush=True)
 

@@ -93,7 +93,11 @@ jax-train|jax|-|eager graphshim graph|XLA_FLAGS=--xla_gpu_enable_command_buffer=
 jax-train-cb|jax|self|eager graphshim|$PY $R/jax_train.py|-|--device cpu --steps 6 --warmup 2
 jax-train-block|jax|-|eager graphshim graph|XLA_FLAGS=--xla_gpu_enable_command_buffer= $PY $R/jax_train.py --arch block --layers 2|XLA_FLAGS=|--device cpu --steps 4 --warmup 1 --batch 4 --seq 8 --layers 2
 cupy-fft|cupy|-|eager graphshim|$PY $R/cupy_solver.py --method spectral|-|-
-cupy-spcg|cupy|-|eager graphshim|$PY $R/cupy_solver.py --method spcg|-|-'
+cupy-spcg|cupy|-|eager graphshim|$PY $R/cupy_solver.py --method spcg|-|-
+hf-sample|transformers|-|eager graphshim|$PY $R/hf_generate.py --arch llama --cache dynamic --sample|-|--device cpu --tokens 6 --layers 1 --dim 128
+hf-t5|transformers|-|eager graphshim|$PY $R/hf_generate.py --arch t5 --cache dynamic|-|--device cpu --tokens 6 --layers 1 --dim 128
+hf-encode|transformers|-|eager graphshim|$PY $R/hf_encode.py --arch bert --task embed|-|--device cpu --steps 8 --warmup 2 --layers 2 --dim 128 --heads 4
+hf-encode-distil|transformers|-|eager graphshim|$PY $R/hf_encode.py --arch distilbert --task classify|-|--device cpu --steps 8 --warmup 2 --layers 2 --dim 128 --heads 4'
 
 if [ "${1:-}" = --list ]; then
 	echo "$SUITE" | awk -F'|' '{ printf "%-16s %-13s %-13s %s\n", $1, $2, $3, $4 }'
