@@ -97,7 +97,9 @@ cupy-spcg|cupy|-|eager graphshim|$PY $R/cupy_solver.py --method spcg|-|-
 hf-sample|transformers|-|eager graphshim|$PY $R/hf_generate.py --arch llama --cache dynamic --sample|-|--device cpu --tokens 6 --layers 1 --dim 128
 hf-t5|transformers|-|eager graphshim|$PY $R/hf_generate.py --arch t5 --cache dynamic|-|--device cpu --tokens 6 --layers 1 --dim 128
 hf-encode|transformers|-|eager graphshim|$PY $R/hf_encode.py --arch bert --task embed|-|--device cpu --steps 8 --warmup 2 --layers 2 --dim 128 --heads 4
-hf-encode-distil|transformers|-|eager graphshim|$PY $R/hf_encode.py --arch distilbert --task classify|-|--device cpu --steps 8 --warmup 2 --layers 2 --dim 128 --heads 4'
+hf-encode-distil|transformers|-|eager graphshim|$PY $R/hf_encode.py --arch distilbert --task classify|-|--device cpu --steps 8 --warmup 2 --layers 2 --dim 128 --heads 4
+timm-vit|torch|-|eager graphshim graph|$PY $R/timm_infer.py --model vit_tiny_patch16_224|--graph|--device cpu --model vit_tiny_patch16_224 --steps 6 --warmup 2
+timm-effnet|torch|-|eager graphshim graph|$PY $R/timm_infer.py --model efficientnet_b0 --batch 1|--graph|--device cpu --model efficientnet_b0 --steps 4 --warmup 1 --batch 1'
 
 if [ "${1:-}" = --list ]; then
 	echo "$SUITE" | awk -F'|' '{ printf "%-16s %-13s %-13s %s\n", $1, $2, $3, $4 }'
