@@ -99,7 +99,9 @@ hf-t5|transformers|-|eager graphshim|$PY $R/hf_generate.py --arch t5 --cache dyn
 hf-encode|transformers|-|eager graphshim|$PY $R/hf_encode.py --arch bert --task embed|-|--device cpu --steps 8 --warmup 2 --layers 2 --dim 128 --heads 4
 hf-encode-distil|transformers|-|eager graphshim|$PY $R/hf_encode.py --arch distilbert --task classify|-|--device cpu --steps 8 --warmup 2 --layers 2 --dim 128 --heads 4
 timm-vit|torch|-|eager graphshim graph|$PY $R/timm_infer.py --model vit_tiny_patch16_224|--graph|--device cpu --model vit_tiny_patch16_224 --steps 6 --warmup 2
-timm-effnet|torch|-|eager graphshim graph|$PY $R/timm_infer.py --model efficientnet_b0 --batch 1|--graph|--device cpu --model efficientnet_b0 --steps 4 --warmup 1 --batch 1'
+timm-effnet|torch|-|eager graphshim graph|$PY $R/timm_infer.py --model efficientnet_b0 --batch 1|--graph|--device cpu --model efficientnet_b0 --steps 4 --warmup 1 --batch 1
+ode-dopri5|torch|-|eager graphshim|$PY $R/torch_ode.py --method dopri5|-|--device cpu --steps 6 --warmup 2
+ode-rk4|torch|-|eager graphshim|$PY $R/torch_ode.py --method rk4|-|--device cpu --steps 6 --warmup 2'
 
 if [ "${1:-}" = --list ]; then
 	echo "$SUITE" | awk -F'|' '{ printf "%-16s %-13s %-13s %s\n", $1, $2, $3, $4 }'
