@@ -371,7 +371,7 @@ Test(gate, a_decision_whose_conditions_change_is_timed_again)
 	tb.cost_graph = 20000; /* now eager 8000, replay 28000 */
 	int steps = steps_to_decision(2, 100);
 	cr_expect_eq(gs_stats.gate_decisions, 2);
-	cr_expect_leq(steps, 2 * 4 + 8, "two watched passes (every 4th at first), then a trial");
+	cr_expect_leq(steps, 3 * 16 + 8, "two watched passes, then a trial");
 	cr_expect_str_eq(seq_info().gate, "eager");
 	tb_check();
 }
