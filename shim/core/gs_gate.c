@@ -21,11 +21,10 @@
  * by it (GRAPHSHIM_GATE_HOST=0: when the GPU's span says replay is slower
  * by the margin); ties go to the graph.  After
  * GRAPHSHIM_GATE_RECHECK passes the sequence is timed again.  Between,
- * every GS_GATE_WATCH-th pass of the kind chosen is timed (a verdict of
- * eager every GS_GATE_WATCH_DENSE-th at first; two events, no eager
- * pass): when two such in a row took less than half or more than twice
- * the median the decision rested on, conditions have changed (a program's
- * first passes are often unlike the rest) and a trial starts.
+ * every GS_GATE_WATCH-th pass of the kind chosen is timed (two events, no
+ * eager pass): when two such in a row took less than half or more than
+ * twice the median the decision rested on, conditions have changed (a
+ * program's first passes are often unlike the rest) and a trial starts.
  *
  * An eager pass is still matched (shape by shape) so that it is counted,
  * but each launch is submitted as it arrives, as without graphshim.  Which
@@ -56,27 +55,8 @@ uint64_t (*gs_gate_clock)(void) = gs_gate_clock_real;
 
 /* Timed passes a trial may begin before it gives up (cut passes count). */
 #define GS_GATE_MAX_STARTS(want) (8u * (want))
-/*
- * After a decision, every GS_GATE_WATCH-th pass is timed to watch it.  A
- * verdict of eager is watched every GS_GATE_WATCH_DENSE-th pass in its
- * first GS_GATE_WATCH_EARLY: one made in a program's first passes (a
- * framework's first call, plans and caches being built) is the one most
- * likely to be overtaken, and watched every 16th pass such a verdict held
- * for 30-45 passes.  A trial it starts costs no extra eager pass (they go
- * eagerly anyway).  A verdict of replay is not watched so closely: on a
- * noisy host two disturbed passes in a row would start trials, each
- * costing eager passes.
- */
+/* After a decision, every GS_GATE_WATCH-th pass is timed to watch it. */
 #define GS_GATE_WATCH 16
-#define GS_GATE_WATCH_DENSE 4
-#define GS_GATE_WATCH_EARLY 32
-
-/* Whether the p-th pass since g's decision is a watched one. */
-static bool gs_gate_watched(const gs_gate_t *g, uint64_t p)
-{
-	bool dense = g->state == GS_GATE_S_EAGER && p <= GS_GATE_WATCH_EARLY;
-	return p && p % (dense ? GS_GATE_WATCH_DENSE : GS_GATE_WATCH) == 0;
-}
 
 static void gs_gate_trial(gs_gate_t *g, uint32_t warm)
 {
@@ -321,7 +301,7 @@ static bool gs_gate_wants(const gs_seq_t *q)
 	if (q->state != GS_SEQ_ARMED || g->off)
 		return false;
 	if (g->state != GS_GATE_S_TRIAL)
-		return gs_gate_watching(g) && gs_gate_watched(g, g->passes + 1);
+		return gs_gate_watching(g) && (g->passes + 1) % GS_GATE_WATCH == 0;
 	return !g->warm && g->started < GS_GATE_MAX_STARTS(want) && (g->se < want || g->sr < want);
 }
 
@@ -386,7 +366,7 @@ static bool gs_gate_kind(gs_stream_t *s, gs_seq_t *q, bool mine)
 		if (!recheck && gs_gate_watching(g))
 			recheck = gs_gate_watch(q);
 		if (!recheck) {
-			if (mine && gs_gate_watched(g, g->passes))
+			if (mine && g->passes % GS_GATE_WATCH == 0)
 				s->pass.timed = q; /* a watched pass */
 			return g->state == GS_GATE_S_EAGER;
 		}

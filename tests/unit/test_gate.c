@@ -376,31 +376,6 @@ Test(gate, a_decision_whose_conditions_change_is_timed_again)
 	tb_check();
 }
 
-/*
- * A verdict of eager from a first trial unlike the rest (the graph's
- * passes slowed by what the program builds in its first call) is
- * overtaken within a few passes: watched every 4th pass at first, not
- * every 16th (30-45 eager passes of transformers' steps on the H100).
- */
-Test(gate, an_early_verdict_of_eager_is_soon_timed_again)
-{
-	gate_start(1000, 1000, 200000, NULL, NULL); /* eager 8 us, replay 208 us */
-	for (int i = 0; i < STEPS_TO_DECIDE; i++)
-		step(0);
-	cr_assert_eq(gs_stats.gate_decisions, 1);
-	cr_expect_str_eq(seq_info().gate, "eager");
-	uint64_t eager = seq_info().eager_passes;
-	tb.cost_eager = 20000; /* now eager 160 us, replay 28 us */
-	tb.cost_graph = 20000;
-	int steps = steps_to_decision(2, 100);
-	cr_expect_eq(gs_stats.gate_decisions, 2);
-	cr_expect_str_eq(seq_info().gate, "replay");
-	cr_expect_leq(seq_info().eager_passes - eager, 2 * 4 + 3 + 1,
-		      "eager until the second watched pass, then the trial's three");
-	cr_expect_leq(steps, 2 * 4 + 8);
-	tb_check();
-}
-
 /* Conditions that do not change cost no eager pass after the decision. */
 Test(gate, a_steady_decision_is_watched_without_eager_passes)
 {
