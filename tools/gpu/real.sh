@@ -16,7 +16,9 @@
 # the rows finished are still printed).  Settings (environment):
 #   GS_REAL_PROGRAMS  names or shell patterns of the suite's programs (default
 #                     all; `real.sh --list` prints them); a pattern may also
-#                     name a framework (torch, transformers, jax, cupy, triton, numba, cuda)
+#                     name a framework (torch, transformers, timm, torchdiffeq,
+#                     jax, flax, cupy, triton, numba, cuda; torch also selects
+#                     the timm and torchdiffeq programs, jax the flax ones)
 #   GS_REAL_MODES     modes to run, of each program's (default: all it has):
 #                     eager graphshim graph (and before, see below)
 #   GS_REAL_ROUNDS    rounds (default 5)
@@ -55,8 +57,8 @@ set -u
 
 # The suite.  One program a line:
 #   name | needs | flags | modes | command | graph | cpu
-# needs: the framework that must be present (torch, transformers, jax, cupy, numba,
-#   triton, cuda: the C programs); flags: "self" (the framework captures CUDA
+# needs: the framework that must be present (torch, transformers, timm, torchdiffeq,
+#   jax, flax, cupy, numba, triton, cuda: the C programs); flags: "self" (the framework captures CUDA
 #   graphs by itself even in the eager run), "compile" (a first, untimed run
 #   fills the compile caches); modes: of eager graphshim graph; command:
 #   leading VAR=value words are its environment; graph: what the graph mode
@@ -89,19 +91,19 @@ numba-small|numba|-|eager graphshim|$PY $R/numba_particles.py --n 512 --check 1|
 train-amp|torch|-|eager graphshim|$PY $R/torch_train.py --arch mlp --amp fp16|-|--device cpu --steps 6 --warmup 2
 train-prefetch|torch|-|eager graphshim|$PY $R/torch_train.py --arch mlp --prefetch|-|--device cpu --steps 6 --warmup 2
 train-fused|torch|-|eager graphshim|$PY $R/torch_train.py --arch block --layers 2 --amp fp16 --fused|-|--device cpu --steps 4 --warmup 1 --batch 4 --seq 8
-jax-train|jax|-|eager graphshim graph|XLA_FLAGS=--xla_gpu_enable_command_buffer= $PY $R/jax_train.py|XLA_FLAGS=|--device cpu --steps 6 --warmup 2
-jax-train-cb|jax|self|eager graphshim|$PY $R/jax_train.py|-|--device cpu --steps 6 --warmup 2
-jax-train-block|jax|-|eager graphshim graph|XLA_FLAGS=--xla_gpu_enable_command_buffer= $PY $R/jax_train.py --arch block --layers 2|XLA_FLAGS=|--device cpu --steps 4 --warmup 1 --batch 4 --seq 8 --layers 2
+jax-train|flax|-|eager graphshim graph|XLA_FLAGS=--xla_gpu_enable_command_buffer= $PY $R/jax_train.py|XLA_FLAGS=|--device cpu --steps 6 --warmup 2
+jax-train-cb|flax|self|eager graphshim|$PY $R/jax_train.py|-|--device cpu --steps 6 --warmup 2
+jax-train-block|flax|-|eager graphshim graph|XLA_FLAGS=--xla_gpu_enable_command_buffer= $PY $R/jax_train.py --arch block --layers 2|XLA_FLAGS=|--device cpu --steps 4 --warmup 1 --batch 4 --seq 8 --layers 2
 cupy-fft|cupy|-|eager graphshim|$PY $R/cupy_solver.py --method spectral|-|-
 cupy-spcg|cupy|-|eager graphshim|$PY $R/cupy_solver.py --method spcg|-|-
 hf-sample|transformers|-|eager graphshim|$PY $R/hf_generate.py --arch llama --cache dynamic --sample|-|--device cpu --tokens 6 --layers 1 --dim 128
 hf-t5|transformers|-|eager graphshim|$PY $R/hf_generate.py --arch t5 --cache dynamic|-|--device cpu --tokens 6 --layers 1 --dim 128
 hf-encode|transformers|-|eager graphshim|$PY $R/hf_encode.py --arch bert --task embed|-|--device cpu --steps 8 --warmup 2 --layers 2 --dim 128 --heads 4
 hf-encode-distil|transformers|-|eager graphshim|$PY $R/hf_encode.py --arch distilbert --task classify|-|--device cpu --steps 8 --warmup 2 --layers 2 --dim 128 --heads 4
-timm-vit|torch|-|eager graphshim graph|$PY $R/timm_infer.py --model vit_tiny_patch16_224|--graph|--device cpu --model vit_tiny_patch16_224 --steps 6 --warmup 2
-timm-effnet|torch|-|eager graphshim graph|$PY $R/timm_infer.py --model efficientnet_b0 --batch 1|--graph|--device cpu --model efficientnet_b0 --steps 4 --warmup 1 --batch 1
-ode-dopri5|torch|-|eager graphshim|$PY $R/torch_ode.py --method dopri5|-|--device cpu --steps 6 --warmup 2
-ode-rk4|torch|-|eager graphshim|$PY $R/torch_ode.py --method rk4|-|--device cpu --steps 6 --warmup 2'
+timm-vit|timm|-|eager graphshim graph|$PY $R/timm_infer.py --model vit_tiny_patch16_224|--graph|--device cpu --model vit_tiny_patch16_224 --steps 6 --warmup 2
+timm-effnet|timm|-|eager graphshim graph|$PY $R/timm_infer.py --model efficientnet_b0 --batch 1|--graph|--device cpu --model efficientnet_b0 --steps 4 --warmup 1 --batch 1
+ode-dopri5|torchdiffeq|-|eager graphshim|$PY $R/torch_ode.py --method dopri5|-|--device cpu --steps 6 --warmup 2
+ode-rk4|torchdiffeq|-|eager graphshim|$PY $R/torch_ode.py --method rk4|-|--device cpu --steps 6 --warmup 2'
 
 if [ "${1:-}" = --list ]; then
 	echo "$SUITE" | awk -F'|' '{ printf "%-16s %-13s %-13s %s\n", $1, $2, $3, $4 }'
@@ -297,6 +299,9 @@ have() { # have NEED: true when the framework is usable (cached)
 		jax) code='import jax; print("jax", jax.__version__); assert jax.devices()[0].platform == "gpu"' ;;
 		cupy) code='import cupy; print("cupy", cupy.__version__); assert cupy.cuda.runtime.getDeviceCount() > 0' ;;
 		triton) code='import torch, triton; print("triton", triton.__version__); assert torch.cuda.is_available()' ;;
+		timm) code='import torch, timm, torchvision; print("timm", timm.__version__); assert torch.cuda.is_available()' ;;
+		torchdiffeq) code='import torch, torchdiffeq; print("torchdiffeq", torchdiffeq.__version__); assert torch.cuda.is_available()' ;;
+		flax) code='import jax, flax, optax; print("flax", flax.__version__); assert jax.devices()[0].platform == "gpu"' ;;
 		numba) code='import numba, numpy; from numba import cuda; print("numba", numba.__version__); assert cuda.is_available()' ;;
 		cuda) code='' ;;
 		esac
@@ -616,6 +621,8 @@ while IFS='|' read -r name need flags modes cmd graph cpu; do
 		# shellcheck disable=SC2254
 		case $name in $p) sel=1 ;; esac
 		[ "$p" = "$need" ] && sel=1
+		# torch also names the timm and torchdiffeq programs, jax the flax ones.
+		case $p:$need in torch:timm | torch:torchdiffeq | jax:flax) sel=1 ;; esac
 	done
 	set +f
 	[ $sel = 1 ] || continue
