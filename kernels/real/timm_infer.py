@@ -47,10 +47,11 @@ deterministic mode on, so every process picks the same kernels.
 """
 import argparse
 import statistics
-import time
 
 import torch
 import torch.nn as nn
+
+from torch_infer import serve  # the suite's request loop, shared with torch_infer.py
 
 TIMM_MODELS = ("vit_tiny_patch16_224", "efficientnet_b0", "convnext_atto")
 TV_MODELS = ("tv_resnet18", "tv_mobilenet_v3_small")
@@ -106,11 +107,6 @@ def randomize_layer_scale(model, gen):
             p.data.copy_(torch.rand(p.shape, generator=gen) * 0.4 + 0.1)
 
 
-def tensor_bytes(t):
-    """A tensor's raw bytes (a fresh copy owns exactly its own storage)."""
-    return bytes(t.detach().cpu().clone().untyped_storage())
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--steps", "--tokens", dest="steps", type=int, default=200, help="timed requests")
@@ -147,32 +143,7 @@ def main():
     images = torch.randn(8, a.batch, 3, a.size, a.size, generator=gen).to(device=dev, dtype=dtype)
     images = [images[i].contiguous(memory_format=fmt) for i in range(8)]
 
-    results, times = [], []
-    with torch.inference_mode() if not a.graph else torch.no_grad():
-        if a.graph:
-            static_in = images[0].clone()
-            s = torch.cuda.Stream()
-            s.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(s):
-                for _ in range(3):
-                    model(static_in)
-            torch.cuda.current_stream().wait_stream(s)
-            graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(graph):
-                static_out = model(static_in)
-
-            def infer(x):
-                static_in.copy_(x)
-                graph.replay()
-                return static_out
-        else:
-            infer = model
-        for i in range(a.warmup + a.steps):
-            t0 = time.perf_counter()
-            logits = infer(images[i % 8]).float().cpu()  # the read-back
-            if i >= a.warmup:
-                times.append(time.perf_counter() - t0)
-            results.append(tensor_bytes(logits))
+    results, times = serve(model, images, a.graph, a.warmup, a.steps)
     if a.out:
         with open(a.out, "wb") as f:
             f.write(b"".join(results))

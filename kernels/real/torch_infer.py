@@ -111,6 +111,41 @@ def tensor_bytes(t):
     return bytes(t.detach().cpu().clone().untyped_storage())
 
 
+def serve(model, images, graph, warmup, steps):
+    """The request loop (timm_infer.py's too): warmup + steps requests cycling
+    through the batches in images, each request's logits read back.  With
+    graph, the forward pass is captured once in a torch.cuda.CUDAGraph with a
+    static input, and each request copies its images in and replays it.
+    Returns every request's logits bytes and the timed requests' times (s)."""
+    results, times = [], []
+    with torch.inference_mode() if not graph else torch.no_grad():
+        if graph:
+            static_in = images[0].clone()
+            s = torch.cuda.Stream()
+            s.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(s):
+                for _ in range(3):
+                    model(static_in)
+            torch.cuda.current_stream().wait_stream(s)
+            cuda_graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(cuda_graph):
+                static_out = model(static_in)
+
+            def infer(x):
+                static_in.copy_(x)
+                cuda_graph.replay()
+                return static_out
+        else:
+            infer = model
+        for i in range(warmup + steps):
+            t0 = time.perf_counter()
+            logits = infer(images[i % len(images)]).float().cpu()  # the read-back
+            if i >= warmup:
+                times.append(time.perf_counter() - t0)
+            results.append(tensor_bytes(logits))
+    return results, times
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--steps", "--tokens", dest="steps", type=int, default=200, help="timed requests")
@@ -152,32 +187,7 @@ def main():
     images = torch.randn(8, a.batch, 3, a.size, a.size, generator=gen).to(device=dev, dtype=dtype)
     images = [images[i].contiguous(memory_format=fmt) for i in range(8)]
 
-    results, times = [], []
-    with torch.inference_mode() if not a.graph else torch.no_grad():
-        if a.graph:
-            static_in = images[0].clone()
-            s = torch.cuda.Stream()
-            s.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(s):
-                for _ in range(3):
-                    model(static_in)
-            torch.cuda.current_stream().wait_stream(s)
-            graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(graph):
-                static_out = model(static_in)
-
-            def infer(x):
-                static_in.copy_(x)
-                graph.replay()
-                return static_out
-        else:
-            infer = model
-        for i in range(a.warmup + a.steps):
-            t0 = time.perf_counter()
-            logits = infer(images[i % 8]).float().cpu()  # the read-back
-            if i >= a.warmup:
-                times.append(time.perf_counter() - t0)
-            results.append(tensor_bytes(logits))
+    results, times = serve(model, images, a.graph, a.warmup, a.steps)
     if a.out:
         with open(a.out, "wb") as f:
             f.write(b"".join(results))
