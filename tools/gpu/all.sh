@@ -81,6 +81,11 @@ CPPF=""
 if ! echo '#include <uthash.h>' | ${CC:-cc} -E - >/dev/null 2>&1 && [ -f "$CARRY/include/uthash.h" ]; then
 	CPPF="CPPFLAGS=-I$CARRY/include"
 fi
+# jansson from the carry where the machine has none: tools/graphshim is
+# built, so real.sh can summarize traces on the machine.
+if ! pkg-config --exists jansson 2>/dev/null && [ -f "$CARRY/jansson/lib/libjansson.a" ]; then
+	export JANSSON_CFLAGS="-I$CARRY/jansson" JANSSON_LIBS="$CARRY/jansson/lib/libjansson.a"
+fi
 
 if [ "${GS_ALL_BUILD:-1}" != 0 ]; then
 	if ! stage build "${GS_T_BUILD:-180}" bash -c "cd '$SRC' && $GEN && \

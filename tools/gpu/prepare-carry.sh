@@ -2,8 +2,8 @@
 # Run HERE (the development machine) before sending tools/gpu/all.sh to the
 # GPU machine.  That machine has nvcc, gcc and PyTorch but may lack the
 # autotools and uthash, and can fetch nothing; this packs what it needs into
-# .gpucarry/ (ignored by git): the generated configure/Makefile.in files and
-# the uthash headers.  Then call the device tool with carry [".gpucarry"];
+# .gpucarry/ (ignored by git): the generated configure/Makefile.in files,
+# the uthash headers and a static jansson (for tools/graphshim).  Then call the device tool with carry [".gpucarry"];
 # all.sh uses them only where the machine lacks its own.
 #   GS_CARRY_BEFORE=<commit>  also pack that commit's tree, configure
 #                   included, as .gpucarry/before.tar: all.sh then builds
@@ -23,6 +23,15 @@ tar cf "$C/autotools.tar" configure Makefile.in aclocal.m4 config.h.in build-aux
 cp /usr/include/uthash.h /usr/include/utlist.h /usr/include/utarray.h \
 	/usr/include/utstring.h "$C/include/" 2>/dev/null || true
 [ -f "$C/include/uthash.h" ] || echo "prepare-carry: /usr/include/uthash.h missing (apt-get install uthash-dev)"
+# jansson (static), so that the GPU machine builds tools/graphshim too and
+# real.sh can summarize the traces there (they are too large to bring back).
+if [ -f /usr/include/jansson.h ] && [ -f /usr/lib/x86_64-linux-gnu/libjansson.a ]; then
+	mkdir -p "$C/jansson/lib"
+	cp /usr/include/jansson.h /usr/include/jansson_config.h "$C/jansson/"
+	cp /usr/lib/x86_64-linux-gnu/libjansson.a "$C/jansson/lib/"
+else
+	echo "prepare-carry: no static jansson here (apt-get install libjansson-dev): the GPU machine builds no tools/graphshim"
+fi
 if [ -n "${GS_CARRY_BEFORE:-}" ]; then
 	b=$(mktemp -d)
 	git archive "$GS_CARRY_BEFORE" | tar xf - -C "$b"

@@ -36,7 +36,8 @@
 #   GS_REAL_COUNT=0   no CUPTI counting runs
 #   GS_REAL_TRACE=1   the counting runs also write GRAPHSHIM_TRACE per process,
 #                     and each trace is checked against its statistics
-#                     (graphshim trace summarize --check)
+#                     (graphshim trace summarize --check, into NAME.trace.json.check;
+#                     its events other than launches go to NAME.trace.json.events)
 #   GS_REAL_CACHE     compiled-kernel caches shared by the runs and kept between
 #                     calls (Inductor, Triton, CuPy, JAX; default $TMPDIR/gs-real-cache)
 #   GS_PIN            prefix of every run (default: taskset -c 2-5 where there
@@ -582,12 +583,20 @@ PYEOF
 	# process: every figure they share must agree (graphshim trace
 	# summarize --check; tests/tools/t-outputs.sh does the same for kernels/).
 	local t st agree=0 differ=0
-	for t in "$w".graphshim.count.*.trace.json; do
-		[ -f "$t" ] && [ -x "$GS_BUILD/tools/graphshim" ] || continue
+	for t in "$w".graphshim.count.*.trace.json "$w".before.count.*.trace.json; do
+		[ -f "$t" ] || continue
+		# Its events other than launches (learning, mismatches with their
+		# position and field, retirements, the gate, flushes): small, and
+		# kept in real-runs.tar.gz where the whole trace is too large.
+		grep -v '"cat":"launch"' "$t" >"$t.events" 2>/dev/null
+		[ -x "$GS_BUILD/tools/graphshim" ] || continue
 		st=${t%.trace.json}.json
 		[ -f "$st" ] || continue
 		if "$GS_BUILD/tools/graphshim" trace summarize "$t" --check "$st" --single >"$t.check" 2>&1; then
 			agree=$((agree + 1))
+			local mm
+			mm=$(sed -n '/^mismatch reasons/,/^$/p' "$t.check" | sed -n '2,4p' | tr -s ' ' | tr '\n' ';')
+			case $mm in "" | *none*) ;; *) note "$name: mismatches in $(basename "$t"): $mm" ;; esac
 		else
 			differ=$((differ + 1))
 			note "$name: the trace and the statistics of $(basename "$st") disagree: $(grep -e DIFFERS -e graphshim: "$t.check" | head -n 3 | tr -s ' ' | tr '\n' ';')"
