@@ -40,8 +40,8 @@
 	  "segments in a row that did not repeat before a stream keeps no records (0: never)") \
 	X(mismatch_limit, "GRAPHSHIM_MISMATCH_LIMIT", INT, 3, 1, 1000000,                     \
 	  "consecutive mismatches that retire a sequence to eager")                          \
-	X(cooldown, "GRAPHSHIM_COOLDOWN", INT, 0, 0, 1000000000,                              \
-	  "sightings of a retired sequence before it may be learned again (0: never)")       \
+	X(cooldown, "GRAPHSHIM_COOLDOWN", INT, 16, 0, 1000000000,                             \
+	  "sightings of a retired sequence before it may learn again, doubled at each later retirement (0: never)") \
 	X(patch_cost, "GRAPHSHIM_PATCH_COST", REAL, 0.5, 0.0, 1000.0,                         \
 	  "cost of patching one node, in eager launches")                                    \
 	X(graph_cost, "GRAPHSHIM_GRAPH_COST", REAL, 2.0, 0.0, 1000000.0,                      \

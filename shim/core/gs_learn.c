@@ -80,6 +80,8 @@ void gs_learn_record(gs_stream_t *s, const gs_rec_t *r, uint64_t at)
 void gs_learn_end(gs_stream_t *s)
 {
 	if (__atomic_load_n(&s->lane.cold, __ATOMIC_RELAXED)) {
+		if (s->seg.owed)
+			gs_seq_settle(s, false);
 		gs_cold_end(s);
 		return;
 	}
@@ -88,6 +90,8 @@ void gs_learn_end(gs_stream_t *s)
 	if (len >= (uint64_t)gs_config.min_seq && !s->seg.bad) {
 		uint64_t id = gs_hash_step(s->seg.hash, len);
 		gs_seq_t *q = gs_seq_find(s, id);
+		if (s->seg.owed)
+			gs_seq_settle(s, q && id != s->seg.owed);
 		if (q) {
 			/*
 			 * A sequence that can never replay again (retired with no
@@ -116,6 +120,8 @@ void gs_learn_end(gs_stream_t *s)
 				gs_seq_cooled(q, s->seg.start); /* sightings after the one that retired it count */
 		}
 	}
+	if (s->seg.owed) /* too short to be a step (its hold cost little), or not learnable */
+		gs_seq_settle(s, !s->seg.bad && len < (uint64_t)gs_config.min_seq);
 	gs_learn_begin(&s->seg, &s->period, s->pos);
 	gs_cold_ended(s, len, repeated);
 }

@@ -28,6 +28,9 @@ typedef struct gs_segment {
 	 * GRAPHSHIM_PERIOD_AFTER (its tables are allocated then, and the
 	 * segment's earlier records are fed from the history). */
 	bool period_on;
+	/* The sequence a STRUCTURE or CUT mismatch in this segment was charged
+	 * to (0: none), settled when the segment ends (gs_seq_settle). */
+	uint64_t owed;
 } gs_segment_t;
 
 /* A new segment begins at position pos. */
@@ -38,6 +41,7 @@ static inline void gs_learn_begin(gs_segment_t *g, gs_period_t *p, uint64_t pos)
 	g->bad = false;
 	g->matched = false;
 	g->period_on = false;
+	g->owed = 0;
 	gs_period_reset(p);
 }
 

@@ -80,7 +80,12 @@ void gs_replay_mismatch(gs_stream_t *s, gs_seq_t *q, gs_mismatch_reason_t why, u
 		}
 		gs_trace_mismatch(s->key.handle, q->id, pos, why, field, NULL, got ? g : NULL, got);
 	}
-	gs_seq_mismatch(s, q);
+	/* A sequence learned between boundaries begins only at a segment's
+	 * start, so the segment's end says whether a sibling step cut it. */
+	if ((why == GS_MISMATCH_STRUCTURE || why == GS_MISMATCH_CUT) && !q->periodic)
+		gs_seq_owe(s, q);
+	else
+		gs_seq_mismatch(s, q);
 }
 
 /* Patching is worth it while a graph launch plus the patches cost less than

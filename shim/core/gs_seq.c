@@ -293,12 +293,50 @@ void gs_seq_passed(gs_stream_t *s, gs_seq_t *q, bool eager, bool clean)
 	gs_seq_touch(s, q);
 }
 
-void gs_seq_mismatch(gs_stream_t *s, gs_seq_t *q)
+static void gs_seq_charge(gs_stream_t *s, gs_seq_t *q)
 {
-	q->mismatches++;
 	q->mismatch_run++;
 	if (q->mismatch_run >= (uint64_t)gs_config.mismatch_limit)
 		gs_seq_retire(s, q);
+}
+
+void gs_seq_mismatch(gs_stream_t *s, gs_seq_t *q)
+{
+	q->mismatches++;
+	gs_seq_charge(s, q);
+}
+
+void gs_seq_owe(gs_stream_t *s, gs_seq_t *q)
+{
+	q->mismatches++;
+	if (s->seg.owed)
+		gs_seq_settle(s, false);
+	s->seg.owed = q->id;
+}
+
+/*
+ * Frameworks issue steps that share a beginning: the first decoding step
+ * and the next ones, a solver's step with and without its read-back.
+ * While one of them is armed and the other is not (learning, or retired),
+ * every sighting of the other ends a match of the armed one in a
+ * STRUCTURE mismatch or a CUT, and charged at once, a few such sightings
+ * in a row retired a sequence that replays cleanly whenever its own step
+ * comes (hf-t5 and ode-rk4 lost both their steps so).  A segment that
+ * turns out to be a repeat of its own, or too short to be a step (a
+ * compare and its read-back after each of a solver's steps), says
+ * nothing against q.
+ */
+void gs_seq_settle(gs_stream_t *s, bool sibling)
+{
+	uint64_t id = s->seg.owed;
+	s->seg.owed = 0;
+	gs_seq_t *q = id ? gs_seq_find(s, id) : NULL;
+	if (!q)
+		return;
+	if (sibling)
+		GS_STAT_INC(forgiven);
+	else
+		gs_seq_charge(s, q);
 }
 
 void gs_seq_rebake(gs_rec_t **baked, uint32_t k, const gs_rec_t *r)
@@ -312,6 +350,25 @@ void gs_seq_patched(gs_seq_t *q, uint32_t n)
 	q->patches += n;
 }
 
+/*
+ * Sightings before the n-th retirement of a sequence lets it learn again:
+ * GRAPHSHIM_COOLDOWN, doubled at each retirement after the first; after
+ * GS_SEQ_RELEARNS retirements, never (0), and a stream whose sequences all
+ * ended so may go cold.  A step that changed for a while (a new prompt's
+ * kernels, a solver's start) comes back; one that drifts past the cost
+ * rule on every pass costs a few eager passes each time, fewer and fewer.
+ */
+#define GS_SEQ_RELEARNS 6
+static long long gs_seq_cooldown(uint64_t n)
+{
+	long long c = gs_config.cooldown;
+	if (c <= 0 || n >= GS_SEQ_RELEARNS)
+		return 0;
+	for (uint64_t i = 1; i < n && c < 1000000000LL; i++)
+		c *= 2;
+	return c;
+}
+
 void gs_seq_retire(gs_stream_t *s, gs_seq_t *q)
 {
 	if (q->state != GS_SEQ_ARMED)
@@ -321,7 +378,7 @@ void gs_seq_retire(gs_stream_t *s, gs_seq_t *q)
 	gs_seq_release(q);
 	q->state = GS_SEQ_RETIRED;
 	q->retirements++;
-	q->cooldown_left = gs_config.cooldown;
+	q->cooldown_left = gs_seq_cooldown(q->retirements);
 	q->retired_at = s->pos;
 	GS_STAT_INC(retirements);
 	gs_trace_retired(s->key.handle, q->id, q->mismatches);

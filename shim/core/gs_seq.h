@@ -143,6 +143,18 @@ void gs_seq_periodic(gs_seq_t *q, uint64_t seen);
 void gs_seq_passed(gs_stream_t *s, gs_seq_t *q, bool eager, bool clean);
 /* q mismatched; it retires at GRAPHSHIM_MISMATCH_LIMIT in a row. */
 void gs_seq_mismatch(gs_stream_t *s, gs_seq_t *q);
+/*
+ * q mismatched in structure, or was cut, in the segment s is in: counted
+ * now, charged toward retirement when the segment ends (gs_seq_settle).
+ */
+void gs_seq_owe(gs_stream_t *s, gs_seq_t *q);
+/*
+ * The segment ends: what it owes is charged, or forgiven when the segment
+ * is `sibling`: another sequence seen before (a step that begins like q's
+ * and is a repeat of its own, not a failure of q's), or one too short to
+ * be a sequence (a read-back right after a step's first launch).
+ */
+void gs_seq_settle(gs_stream_t *s, bool sibling);
 /* Node k of a graph (a chunk's, or a variant's) was patched with r's operands: its baked record follows. */
 void gs_seq_rebake(gs_rec_t **baked, uint32_t k, const gs_rec_t *r);
 /* A replay of q patched n nodes. */

@@ -36,6 +36,7 @@
 	X(mismatches, "replays abandoned (structure or drift)")               \
 	X(retirements, "sequences retired to eager")                          \
 	X(relearned, "retired sequences allowed to learn again")              \
+	X(forgiven, "structure mismatches and cuts not charged: the segment was another known sequence") \
 	X(evictions, "sequences evicted from a full cache")                   \
 	X(fallbacks, "backend failures handled by going eager")               \
 	X(flushes, "flushes that submitted held work")                        \
@@ -48,7 +49,7 @@
 	X(gate_eager, "gate decisions that chose eager")
 
 #define GS_MISMATCH_REASONS(X)                                                \
-	X(STRUCTURE, "a launch differed in function, grid, block, shared memory or kind") \
+	X(STRUCTURE, "a launch differed in shape: kind, context, parameter layout, flags or attributes") \
 	X(CUT, "a flush arrived before the sequence was complete")            \
 	X(DRIFT, "too many arguments changed to patch cheaply")               \
 	X(PATCH_FAILED, "the backend could not patch a node")                 \

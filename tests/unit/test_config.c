@@ -29,7 +29,7 @@ Test(config, defaults)
 	cr_expect(c.enable);
 	cr_expect_eq(c.learn_reps, 2);
 	cr_expect_eq(c.mismatch_limit, 3);
-	cr_expect_eq(c.cooldown, 0);
+	cr_expect_eq(c.cooldown, 16);
 	cr_expect_eq(c.max_seq, 4096);
 	cr_expect_eq(c.stats_path[0], '\0');
 }

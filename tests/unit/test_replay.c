@@ -156,6 +156,121 @@ Test(replay, cooldown_lets_a_retired_sequence_learn_again)
 	tb_check();
 }
 
+/* Steps of 6 launches that begin like A's and differ from launch 3 on
+ * (a function of another parameter layout there: a new structure). */
+static void sibling(uintptr_t f3)
+{
+	for (int i = 0; i < 6; i++)
+		tb_launch(S1, i == 3 ? f3 : F[i], 1000 + i, 0);
+	sync_s1();
+}
+
+/*
+ * A first decoding step and the steps after it begin alike.  While the
+ * other one learns, each of its sightings ends a match of the armed one;
+ * a repeat of its own is no failure of the armed one, and neither step
+ * retires: both replay.
+ */
+Test(replay, a_sibling_step_that_repeats_retires_nothing)
+{
+	learn(6, "3", "0");
+	for (int i = 0; i < 6; i++)
+		sibling(0xa7);
+	cr_expect_eq(gs_stats.mismatch_by[GS_MISMATCH_STRUCTURE], 2, "until the sibling is armed");
+	cr_expect_eq(gs_stats.forgiven, 1, "its second sighting was a repeat");
+	cr_expect_eq(gs_stats.retirements, 0);
+	uint64_t replays = gs_stats.replays;
+	cr_expect_geq(replays, 3, "the sibling replays once armed");
+	step(6, 0, 0, 0);
+	cr_expect_eq(gs_stats.replays, replays + 1, "and so does the first step");
+	tb_check();
+}
+
+/* A step cut short by a read-back, every time at the same place, is a
+ * step of its own: the longer one it began like is not charged. */
+Test(replay, a_cut_that_repeats_is_a_step_of_its_own)
+{
+	learn(6, "3", "0");
+	for (int k = 0; k < 5; k++)
+		step(4, 0, 0, 0);
+	cr_expect_eq(gs_stats.retirements, 0);
+	cr_expect_geq(gs_stats.forgiven, 1);
+	step(6, 0, 0, 0);
+	cr_expect_eq(gs_stats.mismatches, gs_stats.mismatch_by[GS_MISMATCH_CUT]);
+	cr_expect_geq(gs_stats.replays, 1);
+	tb_check();
+}
+
+/* Structures that never repeat are charged as they come: the armed
+ * sequence retires at the limit as it did. */
+Test(replay, structure_that_never_repeats_still_retires)
+{
+	learn(6, "3", "0");
+	sibling(0xa1);
+	sibling(0xa2);
+	cr_expect_eq(gs_stats.retirements, 0);
+	sibling(0xa3);
+	cr_expect_eq(gs_stats.retirements, 1);
+	cr_expect_eq(gs_stats.forgiven, 0);
+	tb_check();
+}
+
+/* A sequence that drifts past the cost rule whenever it is armed learns
+ * again after GRAPHSHIM_COOLDOWN sightings, then after twice as many. */
+Test(replay, each_retirement_doubles_the_cooldown)
+{
+	learn(4, "1", "2");
+	step(4, 0, 4, 100); /* retired: 2 sightings to go */
+	step(4, 0, 0, 0);
+	step(4, 0, 0, 0);
+	cr_assert_eq(gs_stats.relearned, 1);
+	step(4, 0, 0, 0); /* armed again */
+	step(4, 0, 4, 101); /* retired again: 4 sightings to go */
+	cr_assert_eq(gs_stats.retirements, 2);
+	for (int i = 0; i < 3; i++)
+		step(4, 0, 0, 0);
+	cr_expect_eq(gs_stats.relearned, 1);
+	step(4, 0, 0, 0);
+	cr_expect_eq(gs_stats.relearned, 2);
+	tb_check();
+}
+
+/* After its sixth retirement a sequence stays eager for good. */
+Test(replay, a_sequence_retired_six_times_stays_eager)
+{
+	learn(4, "1", "1");
+	for (int r = 1; r <= 6; r++) {
+		step(4, 0, 4, 100 + r); /* retired for the r-th time */
+		cr_assert_eq(gs_stats.retirements, (uint64_t)r);
+		int need = 1 << (r - 1);
+		for (int i = 0; i < need + 1 && r < 6; i++)
+			step(4, 0, 0, 0); /* cool down, learn again */
+		if (r < 6)
+			cr_assert_eq(gs_stats.relearned, (uint64_t)r);
+	}
+	for (int i = 0; i < 100; i++)
+		step(4, 0, 0, 0);
+	cr_expect_eq(gs_stats.relearned, 5);
+	tb_check();
+}
+
+/* A compare and its read-back after a step that began like A's: too short
+ * to be a sequence; A is not charged for it. */
+Test(replay, a_segment_too_short_to_learn_is_not_charged)
+{
+	learn(6, "3", "0");
+	for (int k = 0; k < 5; k++) {
+		tb_launch(S1, F[0], 1000, 0);
+		sync_s1();
+	}
+	cr_expect_eq(gs_stats.mismatch_by[GS_MISMATCH_CUT], 5);
+	cr_expect_eq(gs_stats.forgiven, 5);
+	cr_expect_eq(gs_stats.retirements, 0);
+	step(6, 0, 0, 0);
+	cr_expect_eq(gs_stats.replays, 1);
+	tb_check();
+}
+
 Test(replay, coverage_of_a_stable_loop)
 {
 	tb_start(NULL);
