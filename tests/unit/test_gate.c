@@ -456,3 +456,60 @@ Test(gate, the_host_decides_where_the_gpu_ties)
 	cr_expect_eq(seq_info().replay_host_ns, 300000);
 	tb_check();
 }
+
+/* One step of N launches of functions base + i, then a sync. */
+static void step_of(uintptr_t base)
+{
+	for (int i = 0; i < N; i++)
+		tb_launch(S1, base + (uintptr_t)i, 1000 + i, 0);
+	gs_engine_flush_stream(S1, NULL, 0, GS_FLUSH_SYNC, "sync");
+}
+
+/* Eager passes among the first `n` passes of the step of `base` once armed. */
+static int eager_passes_of(uintptr_t base, int n)
+{
+	int eager = 0;
+	step_of(base);
+	step_of(base); /* learned, armed */
+	for (int i = 0; i < n; i++) {
+		step_of(base);
+		eager += last_step_from_graph() == 0;
+	}
+	return eager;
+}
+
+/*
+ * Where two trials on a stream found replay faster, a new step there (a
+ * padded shape, a variant after a new prompt) waits GS_GATE_PRIOR times as
+ * many replays before its first trial; a stream whose trials chose eager
+ * gives none of that credit.
+ */
+Test(gate, a_stream_where_replay_won_times_a_new_step_later)
+{
+	gate_start(5000, 500, 2000, "GRAPHSHIM_GATE_AFTER", "2"); /* replay wins */
+	cr_expect_eq(eager_passes_of(0x100, 10), 3, "the first step's trial");
+	cr_expect_eq(eager_passes_of(0x200, 10), 3, "one trial that found replay faster is not enough");
+	cr_expect_eq(gs_stats.gate_decisions, 2);
+	cr_expect_eq(eager_passes_of(0x300, 8), 0, "8 untimed replays first");
+	for (int i = 0; i < 6; i++)
+		step_of(0x300);
+	cr_expect_eq(gs_stats.gate_decisions, 2);
+	step_of(0x300);
+	cr_expect_eq(gs_stats.gate_decisions, 3, "and then its trial");
+	tb_check();
+}
+
+Test(gate, a_stream_where_eager_won_gives_no_credit)
+{
+	gate_start(1000, 1000, 20000, "GRAPHSHIM_GATE_AFTER", "2"); /* eager wins */
+	eager_passes_of(0x100, 10);
+	eager_passes_of(0x200, 10);
+	cr_expect_eq(gs_stats.gate_eager, 2);
+	step_of(0x300);
+	step_of(0x300);
+	step_of(0x300);
+	step_of(0x300); /* two untimed replays, then the trial begins eagerly */
+	step_of(0x300);
+	cr_expect_eq(last_step_from_graph(), 0);
+	tb_check();
+}
