@@ -143,7 +143,7 @@ static void gs_arm_built(gs_stream_t *s, gs_seq_t *q, int rc, uint64_t ns)
 	GS_STAT_INC(graphs);
 	q->state = GS_SEQ_ARMED;
 	q->mismatch_run = 0;
-	gs_gate_armed(s, q); /* its first_bloom bit was set when it was armed */
+	gs_gate_armed(q); /* its first_bloom bit was set when it was armed */
 }
 
 static bool gs_arm_now(gs_stream_t *s, gs_seq_t *q, uint64_t from, uint64_t host_ns, bool steal)

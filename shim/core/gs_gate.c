@@ -69,26 +69,7 @@ static void gs_gate_trial(gs_gate_t *g, uint32_t warm)
 	g->passes = 0;
 }
 
-/*
- * Untimed replays before a new sequence's first trial.  Where the stream's
- * trials have found replay faster (at least two, and twice as often as
- * they chose eager, plus two), a new sequence there is most likely a step
- * of the same kind (another padded shape, a step variant after a new
- * prompt, one learned again after a cool-down), and a trial's eager passes
- * cost a sequence seen a few dozen times a fifth of them: its first trial
- * waits GS_GATE_PRIOR times longer.  One that loses is still timed, later.
- */
-#define GS_GATE_PRIOR 4
-static uint32_t gs_gate_first_warm(const gs_stream_t *s)
-{
-	uint32_t warm = (uint32_t)gs_config.gate_after;
-	const gs_gate_pass_t *p = &s->pass;
-	if (p->won >= 2 && p->won >= 2u * p->lost + 2u && warm <= UINT32_MAX / GS_GATE_PRIOR)
-		warm *= GS_GATE_PRIOR;
-	return warm;
-}
-
-void gs_gate_armed(gs_stream_t *s, gs_seq_t *q)
+void gs_gate_armed(gs_seq_t *q)
 {
 	gs_gate_t *g = &q->gate;
 	gs_gate_release(q);
@@ -112,7 +93,7 @@ void gs_gate_armed(gs_stream_t *s, gs_seq_t *q)
 	}
 	/* At least one (the setting's lower bound): the first launch of a
 	 * graph uploads it. */
-	gs_gate_trial(g, gs_gate_first_warm(s));
+	gs_gate_trial(g, (uint32_t)gs_config.gate_after);
 }
 
 /* No timer could be made or used: q replays, as before the gate. */
@@ -158,7 +139,6 @@ static void gs_gate_decide(gs_stream_t *s, gs_seq_t *q)
 	g->replay_ns = gs_gate_median(g->r_ns, g->nr);
 	double m = gs_config.gate_margin;
 	bool eager = (double)g->eager_ns * (1.0 + m) < (double)g->replay_ns;
-	bool faster = (double)g->replay_ns * (1.0 + m) < (double)g->eager_ns;
 	unsigned more = 3u * (unsigned)gs_config.gate_samples;
 	if (more > GS_GATE_MAX_SAMPLES)
 		more = GS_GATE_MAX_SAMPLES;
@@ -178,12 +158,7 @@ static void gs_gate_decide(gs_stream_t *s, gs_seq_t *q)
 		bool host_eager = (double)g->eager_host_ns * (1.0 + m) < (double)g->replay_host_ns;
 		bool gpu_replay = (double)g->replay_ns * (1.0 + m) < (double)g->eager_ns;
 		eager = host_eager && !gpu_replay;
-		faster = gpu_replay || (double)g->replay_host_ns * (1.0 + m) < (double)g->eager_host_ns;
 	}
-	if (eager && s->pass.lost < UINT16_MAX)
-		s->pass.lost++;
-	else if (faster && s->pass.won < UINT16_MAX)
-		s->pass.won++;
 	g->state = eager ? GS_GATE_S_EAGER : GS_GATE_S_REPLAY;
 	g->passes = 0;
 	g->trials++;

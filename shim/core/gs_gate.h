@@ -68,14 +68,13 @@ typedef struct gs_gate_pass {
 	uint64_t t0;     /* host clock at the first launch of the last pass timed in a trial */
 	gs_seq_t *host;  /* that pass's sequence, while its host time runs to the next pass */
 	bool host_eager; /* ... and its kind */
-	uint16_t won, lost; /* this stream's trials that found replay faster / chose eager */
 } gs_gate_pass_t;
 
 /* The gate's host clock (ns); a test may replace it. */
 extern uint64_t (*gs_gate_clock)(void);
 
-/* q was just armed on s: start its gate afresh. */
-void gs_gate_armed(gs_stream_t *s, gs_seq_t *q);
+/* q was just armed: start its gate afresh. */
+void gs_gate_armed(gs_seq_t *q);
 /*
  * A match begins on s with candidates cands[0..n): which one the pass is
  * over is not known yet, so each candidate in a trial that wants a timed

@@ -49,7 +49,6 @@ static gs_stream_t *gs_stream_new(gs_skey_t key, unsigned flags)
 		s->match.done = NULL;
 		s->match.nheld = 0;
 		s->seg.last_id = 0;
-		s->pass.won = s->pass.lost = 0; /* another stream's trials say nothing of this one's */
 		__atomic_store_n(&s->lane.cold, false, __ATOMIC_RELAXED);
 		s->cold.fresh = 0;
 		pthread_mutex_unlock(&s->lock);
