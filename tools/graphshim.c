@@ -987,6 +987,7 @@ typedef struct gs_summary {
 	long long variants, variant_replays; /* variants built, and graph launches of one */
 	long long passes;   /* pass events: traces of this version have them */
 	long long mismatches, flushes;
+	long long forgiven; /* mismatches not charged toward retirement (forgiven events) */
 	long long by_state[GS_ST_N];
 	long long cap, dropped;
 	int files, closed, repaired; /* files read; closed ones; repaired ones */
@@ -1130,6 +1131,8 @@ static void gs_summary_event(gs_summary_t *S, json_t *ev, const char *path)
 		m->n++;
 		gs_count_sub(m, gs_jstr(args, "field", "(none)"));
 		gs_count_in(&m->sub2, gs_jstr(args, "kernel", "(unnamed)"));
+	} else if (!strcmp(name, "forgiven")) {
+		S->forgiven++;
 	} else if (!strcmp(name, "flush")) {
 		S->flushes++;
 		gs_ent_t *f = gs_tab_get(&S->flush, gs_jstr(args, "reason", "?"));
@@ -1193,6 +1196,7 @@ static void gs_summary_merge(gs_summary_t *S, gs_summary_t *F)
 	S->variant_replays += F->variant_replays;
 	S->passes += F->passes;
 	S->mismatches += F->mismatches;
+	S->forgiven += F->forgiven;
 	S->flushes += F->flushes;
 	for (int k = 0; k < GS_ST_N; k++)
 		S->by_state[k] += F->by_state[k];
@@ -1743,6 +1747,9 @@ static int gs_cmd_trace(int argc, char **argv)
 			printf("  %-14s  %8lld  %-24s  %s (%lld)\n", S.mism.e[k].key, S.mism.e[k].n, field,
 			       kt ? kt->key : "-", kt ? kt->n : 0);
 		}
+		if (S.forgiven)
+			printf("  (%lld not charged toward retirement: the segment they ended was a step of its own)\n",
+			       S.forgiven);
 	}
 
 	printf("\nflush reasons\n");

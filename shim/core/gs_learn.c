@@ -81,7 +81,7 @@ void gs_learn_end(gs_stream_t *s)
 {
 	if (__atomic_load_n(&s->lane.cold, __ATOMIC_RELAXED)) {
 		if (s->seg.owed)
-			gs_seq_settle(s, false);
+			gs_seq_settle(s, false, 0);
 		gs_cold_end(s);
 		return;
 	}
@@ -91,7 +91,7 @@ void gs_learn_end(gs_stream_t *s)
 		uint64_t id = gs_hash_step(s->seg.hash, len);
 		gs_seq_t *q = gs_seq_find(s, id);
 		if (s->seg.owed)
-			gs_seq_settle(s, q && id != s->seg.owed);
+			gs_seq_settle(s, q && id != s->seg.owed, id);
 		if (q) {
 			/*
 			 * A sequence that can never replay again (retired with no
@@ -121,7 +121,7 @@ void gs_learn_end(gs_stream_t *s)
 		}
 	}
 	if (s->seg.owed) /* too short to be a step (its hold cost little), or not learnable */
-		gs_seq_settle(s, !s->seg.bad && len < (uint64_t)gs_config.min_seq);
+		gs_seq_settle(s, !s->seg.bad && len < (uint64_t)gs_config.min_seq, 0);
 	gs_learn_begin(&s->seg, &s->period, s->pos);
 	gs_cold_ended(s, len, repeated);
 }

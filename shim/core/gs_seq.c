@@ -310,7 +310,7 @@ void gs_seq_owe(gs_stream_t *s, gs_seq_t *q)
 {
 	q->mismatches++;
 	if (s->seg.owed)
-		gs_seq_settle(s, false);
+		gs_seq_settle(s, false, 0);
 	s->seg.owed = q->id;
 }
 
@@ -326,16 +326,17 @@ void gs_seq_owe(gs_stream_t *s, gs_seq_t *q)
  * compare and its read-back after each of a solver's steps), says
  * nothing against q.
  */
-void gs_seq_settle(gs_stream_t *s, bool sibling)
+void gs_seq_settle(gs_stream_t *s, bool sibling, uint64_t seg_id)
 {
 	uint64_t id = s->seg.owed;
 	s->seg.owed = 0;
 	gs_seq_t *q = id ? gs_seq_find(s, id) : NULL;
 	if (!q)
 		return;
-	if (sibling)
+	if (sibling) {
 		GS_STAT_INC(forgiven);
-	else
+		gs_trace_forgiven(s->key.handle, id, seg_id);
+	} else
 		gs_seq_charge(s, q);
 }
 

@@ -152,9 +152,10 @@ void gs_seq_owe(gs_stream_t *s, gs_seq_t *q);
  * The segment ends: what it owes is charged, or forgiven when the segment
  * is `sibling`: another sequence seen before (a step that begins like q's
  * and is a repeat of its own, not a failure of q's), or one too short to
- * be a sequence (a read-back right after a step's first launch).
+ * be a sequence (a read-back right after a step's first launch).  seg_id:
+ * the segment's sequence id (0: too short or not learnable), for the trace.
  */
-void gs_seq_settle(gs_stream_t *s, bool sibling);
+void gs_seq_settle(gs_stream_t *s, bool sibling, uint64_t seg_id);
 /* Node k of a graph (a chunk's, or a variant's) was patched with r's operands: its baked record follows. */
 void gs_seq_rebake(gs_rec_t **baked, uint32_t k, const gs_rec_t *r);
 /* A replay of q patched n nodes. */

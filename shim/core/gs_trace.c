@@ -612,6 +612,15 @@ void gs_trace_retired(uintptr_t stream, uint64_t id, uint64_t mismatches)
 		       (unsigned long long)mismatches);
 }
 
+void gs_trace_forgiven(uintptr_t stream, uint64_t id, uint64_t by)
+{
+	if (!gs_trace_enabled())
+		return;
+	gs_trace_event("\"forgiven\"", "mismatch", 'i', gs_clock_ns(), 0, true, stream,
+		       "\"stream\":\"0x%llx\",\"id\":\"0x%016llx\",\"by\":\"0x%016llx\"",
+		       (unsigned long long)stream, (unsigned long long)id, (unsigned long long)by);
+}
+
 void gs_trace_gate(uintptr_t stream, uint64_t id, uint32_t length, uint64_t eager_ns,
 		   uint64_t replay_ns, uint64_t eager_host_ns, uint64_t replay_host_ns, bool eager)
 {

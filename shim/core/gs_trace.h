@@ -86,6 +86,8 @@ void gs_trace_pass(uintptr_t stream, uint64_t id, uint32_t length, bool eager);
 void gs_trace_mismatch(uintptr_t stream, uint64_t id, uint32_t pos, gs_mismatch_reason_t why,
 		       const char *field, const char *expected, const char *got, const gs_rec_t *r);
 void gs_trace_retired(uintptr_t stream, uint64_t id, uint64_t mismatches);
+/* A STRUCTURE or CUT of sequence id was not charged: the segment it ended was `by` (its id). */
+void gs_trace_forgiven(uintptr_t stream, uint64_t id, uint64_t by);
 /* The gate's decision for a sequence, with the medians it compared. */
 void gs_trace_gate(uintptr_t stream, uint64_t id, uint32_t length, uint64_t eager_ns,
 		   uint64_t replay_ns, uint64_t eager_host_ns, uint64_t replay_host_ns, bool eager);

@@ -183,6 +183,10 @@ else
 fi
 expect 0 "$GS" trace summarize "$DATA/object_form.json"
 has out "^  SYNC .* 2 .* cuCtxSynchronize (2)"
+# A mismatch whose segment was a step of its own is counted, and said to be forgiven.
+expect 0 "$GS" trace summarize "$DATA/forgiven.json"
+has out "STRUCTURE  *2  layout (2)"
+has out "(1 not charged toward retirement: the segment they ended was a step of its own)"
 expect 2 "$GS" trace summarize "$DATA/bad_trace.json"
 has err "bad_trace.json: not valid JSON .*line 3"
 expect 2 "$GS" trace summarize "$DATA/empty.json"

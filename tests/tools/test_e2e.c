@@ -101,12 +101,15 @@ Test(e2e, stats_and_trace_agree)
 		 "GRAPHSHIM_OVERWRITE", "0", NULL);
 	cr_assert(gs_trace_on);
 	gs_run_steps(0x10, 30);
-	/* A step that diverges at launch 5, then steps on a second stream. */
+	/* A step that diverges at launch 5, twice (the second time a step of
+	 * its own: not charged), then steps on a second stream. */
 	uintptr_t odd[8];
 	memcpy(odd, gs_funcs, sizeof(odd));
 	odd[5] = 0x999;
-	tb_step(0x10, odd, 8, 0);
-	gs_engine_flush_stream(0x10, NULL, 0, GS_FLUSH_SYNC, "cuStreamSynchronize");
+	for (int i = 0; i < 2; i++) {
+		tb_step(0x10, odd, 8, 0);
+		gs_engine_flush_stream(0x10, NULL, 0, GS_FLUSH_SYNC, "cuStreamSynchronize");
+	}
 	gs_run_steps(0x20, 10);
 	gs_engine_flush_all(GS_FLUSH_SYNC, "cuCtxSynchronize");
 	tb_check();
@@ -120,10 +123,12 @@ Test(e2e, stats_and_trace_agree)
 	cr_assert_not_null(tr, "trace (strict JSON after a clean exit): %s line %d", err.text,
 			   err.line);
 
-	cr_assert_eq(gs_counter(st, "launches"), 8 * 41);
+	cr_assert_eq(gs_counter(st, "launches"), 8 * 42);
 	cr_assert_gt(json_real_value(json_object_get(st, "coverage")), 0.7);
 	cr_assert_eq(gs_count(tr, "replay", -1), (size_t)gs_counter(st, "replays"));
 	cr_assert_eq(gs_count(tr, "mismatch", -1), (size_t)gs_counter(st, "mismatches"));
+	cr_assert_eq(gs_counter(st, "forgiven"), 1);
+	cr_assert_eq(gs_count(tr, "forgiven", -1), 1);
 	cr_assert_eq(gs_count(tr, "built", 0), (size_t)gs_counter(st, "graphs"));
 	cr_assert_eq(gs_count(tr, "flush", -1), (size_t)gs_counter(st, "flushes"));
 	cr_assert_geq(gs_counter(st, "mismatches"), 1);
