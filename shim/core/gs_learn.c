@@ -86,7 +86,15 @@ void gs_learn_end(gs_stream_t *s)
 		return;
 	}
 	uint64_t len = s->pos - s->seg.start;
-	bool repeated = s->seg.matched;
+	/*
+	 * A segment that matched launches of an armed sequence repeats it,
+	 * unless it then diverged or was cut (it owes a mismatch): that says
+	 * nothing, whether charged or forgiven; the segment itself may still
+	 * be a sequence seen before (below).  Forgiven mismatches keep the
+	 * sequence armed, and its beginning matched by segments of a stream
+	 * that never repeats kept r_stress's cold worker warm.
+	 */
+	bool repeated = s->seg.matched && !s->seg.owed;
 	if (len >= (uint64_t)gs_config.min_seq && !s->seg.bad) {
 		uint64_t id = gs_hash_step(s->seg.hash, len);
 		gs_seq_t *q = gs_seq_find(s, id);
@@ -94,13 +102,14 @@ void gs_learn_end(gs_stream_t *s)
 			gs_seq_settle(s, q && id != s->seg.owed, id);
 		if (q) {
 			/*
-			 * A sequence that can never replay again (retired with no
-			 * cool-down: every pass drifted past the cost rule, as when
-			 * every launch's arguments change every step; or failed to
-			 * build) is no repeat: such a stream should go cold.
+			 * A sequence that does not replay now (retired: every pass
+			 * drifted past the cost rule, as when every launch's
+			 * arguments change every step; or failed to build) is no
+			 * repeat, cooling down or not: a stream of such segments
+			 * should go cold.  A cold stream wakes when a segment
+			 * repeats, and the cool-down counts on from there.
 			 */
-			repeated = q->state != GS_SEQ_FAILED &&
-				   (q->state != GS_SEQ_RETIRED || q->cooldown_left > 0);
+			repeated = q->state != GS_SEQ_FAILED && q->state != GS_SEQ_RETIRED;
 		} else {
 			q = gs_seq_add(s, id, (uint32_t)len, gs_stream_at(s, s->seg.start)->shape);
 			if (q)

@@ -19,13 +19,18 @@ static void step(int n, int drift_from, int drift_to, uint64_t v)
 	sync_s1();
 }
 
-static void learn(int n, const char *limit, const char *cooldown)
+static void learn_cold(int n, const char *limit, const char *cooldown, const char *cold_after)
 {
 	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_MISMATCH_LIMIT", limit, "GRAPHSHIM_COOLDOWN",
-		 cooldown, NULL);
+		 cooldown, "GRAPHSHIM_COLD_AFTER", cold_after, NULL);
 	step(n, 0, 0, 0);
 	step(n, 0, 0, 0);
 	cr_assert_eq(tb.builds, 1);
+}
+
+static void learn(int n, const char *limit, const char *cooldown)
+{
+	learn_cold(n, limit, cooldown, "16");
 }
 
 Test(replay, clean_replay_patches_nothing)
@@ -174,13 +179,15 @@ static void sibling(uintptr_t f3)
 Test(replay, a_sibling_step_that_repeats_retires_nothing)
 {
 	learn(6, "3", "0");
+	for (int i = 0; i < 8; i++)
+		step(6, 0, 0, 0); /* a step that replays */
 	for (int i = 0; i < 6; i++)
 		sibling(0xa7);
 	cr_expect_eq(gs_stats.mismatch_by[GS_MISMATCH_STRUCTURE], 2, "until the sibling is armed");
 	cr_expect_eq(gs_stats.forgiven, 1, "its second sighting was a repeat");
 	cr_expect_eq(gs_stats.retirements, 0);
 	uint64_t replays = gs_stats.replays;
-	cr_expect_geq(replays, 3, "the sibling replays once armed");
+	cr_expect_geq(replays, 8 + 3, "the sibling replays once armed");
 	step(6, 0, 0, 0);
 	cr_expect_eq(gs_stats.replays, replays + 1, "and so does the first step");
 	tb_check();
@@ -191,13 +198,15 @@ Test(replay, a_sibling_step_that_repeats_retires_nothing)
 Test(replay, a_cut_that_repeats_is_a_step_of_its_own)
 {
 	learn(6, "3", "0");
+	for (int i = 0; i < 8; i++)
+		step(6, 0, 0, 0);
 	for (int k = 0; k < 5; k++)
 		step(4, 0, 0, 0);
 	cr_expect_eq(gs_stats.retirements, 0);
 	cr_expect_geq(gs_stats.forgiven, 1);
 	step(6, 0, 0, 0);
 	cr_expect_eq(gs_stats.mismatches, gs_stats.mismatch_by[GS_MISMATCH_CUT]);
-	cr_expect_geq(gs_stats.replays, 1);
+	cr_expect_geq(gs_stats.replays, 8 + 1);
 	tb_check();
 }
 
@@ -216,10 +225,11 @@ Test(replay, structure_that_never_repeats_still_retires)
 }
 
 /* A sequence that drifts past the cost rule whenever it is armed learns
- * again after GRAPHSHIM_COOLDOWN sightings, then after twice as many. */
+ * again after GRAPHSHIM_COOLDOWN sightings, then after twice as many (the
+ * stream kept warm: its only sequence's sightings are no repeats). */
 Test(replay, each_retirement_doubles_the_cooldown)
 {
-	learn(4, "1", "2");
+	learn_cold(4, "1", "2", "0");
 	step(4, 0, 4, 100); /* retired: 2 sightings to go */
 	step(4, 0, 0, 0);
 	step(4, 0, 0, 0);
@@ -238,7 +248,7 @@ Test(replay, each_retirement_doubles_the_cooldown)
 /* After its sixth retirement a sequence stays eager for good. */
 Test(replay, a_sequence_retired_six_times_stays_eager)
 {
-	learn(4, "1", "1");
+	learn_cold(4, "1", "1", "0");
 	for (int r = 1; r <= 6; r++) {
 		step(4, 0, 4, 100 + r); /* retired for the r-th time */
 		cr_assert_eq(gs_stats.retirements, (uint64_t)r);
@@ -254,11 +264,33 @@ Test(replay, a_sequence_retired_six_times_stays_eager)
 	tb_check();
 }
 
+/*
+ * A retired sequence's sightings are no repeats while it cools down: a
+ * stream of nothing else goes cold (a stream whose steps never repeat must,
+ * whatever fragments of them were learned and retired), and wakes when a
+ * cold segment repeats; the cool-down counts on while it is warm.
+ */
+Test(replay, a_stream_of_a_retired_sequence_goes_cold_while_it_cools_down)
+{
+	learn_cold(4, "1", "40", "4");
+	step(4, 0, 4, 100);
+	cr_assert_eq(gs_stats.retirements, 1);
+	for (int i = 0; i < 8; i++)
+		step(4, 0, 0, 0);
+	cr_expect_geq(gs_stats.cold_streams, 1);
+	for (int i = 0; i < 200 && !gs_stats.relearned; i++)
+		step(4, 0, 0, 0);
+	cr_expect_eq(gs_stats.relearned, 1, "learned again in the end");
+	tb_check();
+}
+
 /* A compare and its read-back after a step that began like A's: too short
  * to be a sequence; A is not charged for it. */
 Test(replay, a_segment_too_short_to_learn_is_not_charged)
 {
 	learn(6, "3", "0");
+	for (int i = 0; i < 20; i++)
+		step(6, 0, 0, 0); /* twenty passes: five mismatches are spared */
 	for (int k = 0; k < 5; k++) {
 		tb_launch(S1, F[0], 1000, 0);
 		sync_s1();
@@ -267,7 +299,25 @@ Test(replay, a_segment_too_short_to_learn_is_not_charged)
 	cr_expect_eq(gs_stats.forgiven, 5);
 	cr_expect_eq(gs_stats.retirements, 0);
 	step(6, 0, 0, 0);
-	cr_expect_eq(gs_stats.replays, 1);
+	cr_expect_eq(gs_stats.replays, 20 + 1);
+	tb_check();
+}
+
+/*
+ * A sequence that mismatches more than a quarter as often as it completes
+ * a pass is spared nothing: a fragment of a stream that never repeats (cut
+ * by another thread's syncs, learned by chance) retires as before, so that
+ * its stream may go cold.
+ */
+Test(replay, a_sequence_that_mostly_mismatches_is_charged)
+{
+	learn(6, "3", "0");
+	for (int k = 0; k < 3; k++) {
+		tb_launch(S1, F[0], 1000, 0);
+		sync_s1();
+	}
+	cr_expect_eq(gs_stats.forgiven, 0);
+	cr_expect_eq(gs_stats.retirements, 1);
 	tb_check();
 }
 
