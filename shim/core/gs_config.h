@@ -42,6 +42,8 @@
 	  "consecutive mismatches that retire a sequence to eager")                          \
 	X(cooldown, "GRAPHSHIM_COOLDOWN", INT, 16, 0, 1000000000,                             \
 	  "sightings of a retired sequence before it may learn again, doubled at each later retirement (0: never)") \
+	X(forgive, "GRAPHSHIM_FORGIVE", BOOL, 0, 0, 1,                                        \
+	  "spare a sequence the STRUCTURE mismatches and cuts of segments that are steps of their own") \
 	X(patch_cost, "GRAPHSHIM_PATCH_COST", REAL, 0.5, 0.0, 1000.0,                         \
 	  "cost of patching one node, in eager launches")                                    \
 	X(graph_cost, "GRAPHSHIM_GRAPH_COST", REAL, 2.0, 0.0, 1000000.0,                      \
@@ -104,6 +106,7 @@ typedef struct gs_config {
 	long long cold_after;
 	long long mismatch_limit;
 	long long cooldown;
+	bool forgive;
 	double patch_cost;
 	double graph_cost;
 	long long chunk_first;

@@ -346,7 +346,8 @@ void gs_seq_settle(gs_stream_t *s, bool sibling, uint64_t seg_id)
 	 * H100 (the compare-and-read-back bursts come eight at a time after
 	 * sixteen passes): steady coverage 0.05.
 	 */
-	if (sibling && (!seg_id || q->replays + q->eager_passes >= GS_SEQ_SPARE * q->mismatches)) {
+	if (sibling && gs_config.forgive &&
+	    (!seg_id || q->replays + q->eager_passes >= GS_SEQ_SPARE * q->mismatches)) {
 		GS_STAT_INC(forgiven);
 		gs_trace_forgiven(s->key.handle, id, seg_id);
 	} else

@@ -98,7 +98,7 @@ static long long gs_counter(json_t *stats, const char *name)
 Test(e2e, stats_and_trace_agree)
 {
 	tb_start("GRAPHSHIM_STATS", gs_stats_path, "GRAPHSHIM_TRACE", gs_trace_path,
-		 "GRAPHSHIM_OVERWRITE", "0", NULL);
+		 "GRAPHSHIM_OVERWRITE", "0", "GRAPHSHIM_FORGIVE", "1", NULL);
 	cr_assert(gs_trace_on);
 	gs_run_steps(0x10, 30);
 	/* A step that diverges at launch 5, twice (the second time a step of

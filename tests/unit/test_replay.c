@@ -22,7 +22,7 @@ static void step(int n, int drift_from, int drift_to, uint64_t v)
 static void learn_cold(int n, const char *limit, const char *cooldown, const char *cold_after)
 {
 	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_MISMATCH_LIMIT", limit, "GRAPHSHIM_COOLDOWN",
-		 cooldown, "GRAPHSHIM_COLD_AFTER", cold_after, NULL);
+		 cooldown, "GRAPHSHIM_COLD_AFTER", cold_after, "GRAPHSHIM_FORGIVE", "1", NULL);
 	step(n, 0, 0, 0);
 	step(n, 0, 0, 0);
 	cr_assert_eq(tb.builds, 1);
@@ -207,6 +207,23 @@ Test(replay, a_cut_that_repeats_is_a_step_of_its_own)
 	step(6, 0, 0, 0);
 	cr_expect_eq(gs_stats.mismatches, gs_stats.mismatch_by[GS_MISMATCH_CUT]);
 	cr_expect_geq(gs_stats.replays, 8 + 1);
+	tb_check();
+}
+
+/* Off (the default), a sibling's mismatches are charged as before. */
+Test(replay, without_forgive_a_sibling_retires_the_step)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_COOLDOWN", "0", "GRAPHSHIM_MISMATCH_LIMIT", "2",
+		 NULL);
+	step(6, 0, 0, 0);
+	step(6, 0, 0, 0);
+	for (int i = 0; i < 8; i++)
+		step(6, 0, 0, 0);
+	sibling(0xa7);
+	sibling(0xa7);
+	sibling(0xa7);
+	cr_expect_eq(gs_stats.forgiven, 0);
+	cr_expect_eq(gs_stats.retirements, 1);
 	tb_check();
 }
 
