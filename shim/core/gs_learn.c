@@ -95,11 +95,15 @@ void gs_learn_end(gs_stream_t *s)
 	 * that never repeats kept r_stress's cold worker warm.
 	 */
 	bool repeated = s->seg.matched && !s->seg.owed;
+	/* What the segment owes is spared when it is too short to be a step
+	 * (its hold cost little) or another sequence seen before. */
+	bool spare = !s->seg.bad && len < (uint64_t)gs_config.min_seq;
+	uint64_t seg_id = 0;
 	if (len >= (uint64_t)gs_config.min_seq && !s->seg.bad) {
 		uint64_t id = gs_hash_step(s->seg.hash, len);
 		gs_seq_t *q = gs_seq_find(s, id);
-		if (s->seg.owed)
-			gs_seq_settle(s, q && id != s->seg.owed, id);
+		spare = q && id != s->seg.owed;
+		seg_id = id;
 		if (q) {
 			/*
 			 * A sequence that does not replay now (retired: every pass
@@ -129,8 +133,8 @@ void gs_learn_end(gs_stream_t *s)
 				gs_seq_cooled(q, s->seg.start); /* sightings after the one that retired it count */
 		}
 	}
-	if (s->seg.owed) /* too short to be a step (its hold cost little), or not learnable */
-		gs_seq_settle(s, !s->seg.bad && len < (uint64_t)gs_config.min_seq, 0);
+	if (s->seg.owed)
+		gs_seq_settle(s, spare, seg_id);
 	gs_learn_begin(&s->seg, &s->period, s->pos);
 	gs_cold_ended(s, len, repeated);
 }

@@ -36,7 +36,7 @@
 	X(mismatches, "replays abandoned (structure or drift)")               \
 	X(retirements, "sequences retired to eager")                          \
 	X(relearned, "retired sequences allowed to learn again")              \
-	X(forgiven, "structure mismatches and cuts not charged: the segment was another known sequence") \
+	X(forgiven, "structure mismatches and cuts not charged: the segment was too short to be a sequence, or another known one") \
 	X(evictions, "sequences evicted from a full cache")                   \
 	X(fallbacks, "backend failures handled by going eager")               \
 	X(flushes, "flushes that submitted held work")                        \
