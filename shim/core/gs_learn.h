@@ -20,6 +20,7 @@ typedef struct gs_segment {
 	bool matched;     /* some launch of it was matched against an armed sequence */
 	uint64_t t0;      /* when its first record arrived */
 	const void *thread; /* the thread that issued its last launch */
+	bool from_other;  /* it began where another thread's call cut the last one */
 	/* The segment that just ended, when its sequence was one sighting short
 	 * of learning: if the next segment begins the same way, its graphs are
 	 * built now (gs_learn_speculate). */
@@ -42,6 +43,7 @@ static inline void gs_learn_begin(gs_segment_t *g, gs_period_t *p, uint64_t pos)
 	g->matched = false;
 	g->period_on = false;
 	g->owed = 0;
+	g->from_other = false;
 	gs_period_reset(p);
 }
 

@@ -2,6 +2,7 @@
 #include "gs_testbe.h"
 
 #include <criterion/criterion.h>
+#include <pthread.h>
 
 static const uintptr_t F[] = {0xf1, 0xf2, 0xf3, 0xf4, 0xf5, 0xf6, 0xf7, 0xf8};
 #define S1 ((uintptr_t)0x5001)
@@ -210,11 +211,71 @@ Test(replay, a_cut_that_repeats_is_a_step_of_its_own)
 	tb_check();
 }
 
-/* Off (the default), a sibling's mismatches are charged as before. */
+static void *sync_all_elsewhere(void *arg)
+{
+	(void)arg;
+	gs_engine_flush_all(GS_FLUSH_SYNC, "another thread's sync");
+	return NULL;
+}
+
+static void another_threads_sync(void)
+{
+	pthread_t t;
+	cr_assert_eq(pthread_create(&t, NULL, sync_all_elsewhere, NULL), 0);
+	pthread_join(t, NULL);
+}
+
+/* Steps of 6 launches like sibling(0xa7), but ended by another thread's sync. */
+static void sibling_cut_elsewhere(void)
+{
+	for (int i = 0; i < 6; i++)
+		tb_launch(S1, i == 3 ? 0xa7 : F[i], 1000 + i, 0);
+	another_threads_sync();
+}
+
+/*
+ * Pieces of a stream's work that another thread's syncs cut (they flush
+ * every stream, wherever it is) repeat by chance: they spare nothing, so
+ * that a stream cut so, whose work never repeats, retires what it learned
+ * by chance and goes cold (r_stress's cold worker).  The same siblings
+ * ended by the stream's own syncs spare the step (above).
+ */
+Test(replay, a_sibling_another_thread_cut_spares_nothing)
+{
+	learn(6, "2", "0");
+	for (int i = 0; i < 8; i++)
+		step(6, 0, 0, 0);
+	sibling_cut_elsewhere();
+	sibling_cut_elsewhere(); /* a repeat: ended by the stream's own sync, it would spare */
+	cr_expect_eq(gs_stats.mismatch_by[GS_MISMATCH_STRUCTURE], 2);
+	cr_expect_eq(gs_stats.forgiven, 0);
+	cr_expect_eq(gs_stats.retirements, 1);
+	tb_check();
+}
+
+/* Nor a short piece that begins where another thread's sync cut the last. */
+Test(replay, a_short_piece_after_another_threads_cut_spares_nothing)
+{
+	learn(6, "2", "0");
+	for (int i = 0; i < 8; i++)
+		step(6, 0, 0, 0);
+	for (int k = 0; k < 2; k++) {
+		tb_launch(S1, F[5], 1005, 0); /* the tail of the last step, cut elsewhere */
+		another_threads_sync();
+		tb_launch(S1, F[0], 1000, 0); /* begins like the step, then a read-back */
+		sync_s1();
+	}
+	cr_expect_eq(gs_stats.mismatch_by[GS_MISMATCH_CUT], 2);
+	cr_expect_eq(gs_stats.forgiven, 0);
+	cr_expect_eq(gs_stats.retirements, 1);
+	tb_check();
+}
+
+/* With GRAPHSHIM_FORGIVE=0, a sibling's mismatches are charged as they come. */
 Test(replay, without_forgive_a_sibling_retires_the_step)
 {
 	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_COOLDOWN", "0", "GRAPHSHIM_MISMATCH_LIMIT", "2",
-		 NULL);
+		 "GRAPHSHIM_FORGIVE", "0", NULL);
 	step(6, 0, 0, 0);
 	step(6, 0, 0, 0);
 	for (int i = 0; i < 8; i++)
