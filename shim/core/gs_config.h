@@ -42,7 +42,7 @@
 	  "consecutive mismatches that retire a sequence to eager")                          \
 	X(cooldown, "GRAPHSHIM_COOLDOWN", INT, 16, 0, 1000000000,                             \
 	  "sightings of a retired sequence before it may learn again, doubled at each later retirement (0: never)") \
-	X(forgive, "GRAPHSHIM_FORGIVE", BOOL, 0, 0, 1,                                        \
+	X(forgive, "GRAPHSHIM_FORGIVE", BOOL, 1, 0, 1,                                        \
 	  "spare a sequence the STRUCTURE mismatches and cuts of segments that are steps of their own") \
 	X(patch_cost, "GRAPHSHIM_PATCH_COST", REAL, 0.5, 0.0, 1000.0,                         \
 	  "cost of patching one node, in eager launches")                                    \
