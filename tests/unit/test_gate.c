@@ -456,3 +456,35 @@ Test(gate, the_host_decides_where_the_gpu_ties)
 	cr_expect_eq(seq_info().replay_host_ns, 300000);
 	tb_check();
 }
+
+/* A host that takes 200 us a step eagerly and 215 us replayed: 7.5% more. */
+static void host_slightly_costly_replay_step(void)
+{
+	step(0);
+	host_ns += last_step_from_graph() ? 215000 : 200000;
+}
+
+/*
+ * The GPU ties; the host's time says eager, past the 5% margin but inside
+ * twice it: as on the GPU's span, three samples of each kind do not settle
+ * it, nine do.
+ */
+Test(gate, a_close_call_on_the_host_takes_more_samples)
+{
+	gate_start(1000, 1000, 0, NULL, NULL); /* GPU: eager 8000, replay 8000 */
+	host_ns = 0;
+	gs_gate_clock = host_clock;
+	for (int i = 0; i < STEPS_TO_DECIDE + 2; i++)
+		host_slightly_costly_replay_step();
+	cr_expect_eq(gs_stats.gate_decisions, 0, "three of each are not enough");
+	int steps = 0;
+	while (gs_stats.gate_decisions < 1 && steps < 40) {
+		host_slightly_costly_replay_step();
+		steps++;
+	}
+	cr_expect_eq(gs_stats.gate_decisions, 1);
+	cr_expect_geq(steps, 10, "six more of each kind");
+	cr_expect_str_eq(seq_info().gate, "eager");
+	cr_expect_eq(seq_info().replay_host_ns, 215000);
+	tb_check();
+}
