@@ -7,8 +7,12 @@ ids are fed directly), then generate() runs greedily the way users call it.
 Generation never stops early: there is no end-of-sequence token, so every
 call produces exactly --tokens new tokens.
 
-  --arch gpt2|llama|qwen2|mistral   the model family (sizes from --layers,
-                                    --dim, --heads, --vocab)
+  --arch gpt2|llama|qwen2|mistral|opt|neox|phi|gemma
+                    the model family (sizes from --layers, --dim, --heads,
+                    --vocab): OPT's learned positions and ReLU MLP, GPT-NeoX's
+                    parallel residual and partial rotary, Phi's partial rotary
+                    and GELU MLP beside attention, Gemma's tanh-GELU gated MLP,
+                    RMSNorm and scaled embeddings
   --arch t5|bart    an encoder-decoder instead (AutoModelForSeq2SeqLM.from_config,
                     t5-small's or bart-base's shape; --layers encoder and --layers
                     decoder layers): generate() encodes a source of --prompt
@@ -91,6 +95,23 @@ def build_config(a):
     if a.arch == "gpt2":
         return transformers.GPT2Config(n_positions=a.ctx, n_embd=a.dim, n_layer=a.layers, n_head=a.heads,
                                        **common)
+    if a.arch == "opt":
+        return transformers.OPTConfig(hidden_size=a.dim, num_hidden_layers=a.layers, ffn_dim=4 * a.dim,
+                                      num_attention_heads=a.heads, max_position_embeddings=a.ctx,
+                                      word_embed_proj_dim=a.dim, **common)
+    if a.arch == "neox":
+        return transformers.GPTNeoXConfig(hidden_size=a.dim, num_hidden_layers=a.layers,
+                                          num_attention_heads=a.heads, intermediate_size=4 * a.dim,
+                                          max_position_embeddings=a.ctx, rotary_pct=0.25,
+                                          use_parallel_residual=True, tie_word_embeddings=False, **common)
+    if a.arch == "phi":
+        return transformers.PhiConfig(hidden_size=a.dim, intermediate_size=4 * a.dim, num_hidden_layers=a.layers,
+                                      num_attention_heads=a.heads, max_position_embeddings=a.ctx,
+                                      partial_rotary_factor=0.5, tie_word_embeddings=False, **common)
+    if a.arch == "gemma":
+        return transformers.GemmaConfig(hidden_size=a.dim, intermediate_size=inter, num_hidden_layers=a.layers,
+                                        num_attention_heads=a.heads, num_key_value_heads=1,
+                                        head_dim=a.dim // a.heads, max_position_embeddings=a.ctx, **common)
     cls = {"llama": transformers.LlamaConfig, "qwen2": transformers.Qwen2Config,
            "mistral": transformers.MistralConfig}[a.arch]
     return cls(hidden_size=a.dim, intermediate_size=inter, num_hidden_layers=a.layers,
@@ -104,7 +125,7 @@ def main():
                     help="new tokens of every generate() call")
     ap.add_argument("--warmup", type=int, default=1, help="untimed generate() calls first")
     ap.add_argument("--rounds", type=int, default=2, help="timed generate() calls")
-    ap.add_argument("--arch", choices=("gpt2", "llama", "qwen2", "mistral") + SEQ2SEQ, default="llama")
+    ap.add_argument("--arch", choices=("gpt2", "llama", "qwen2", "mistral", "opt", "neox", "phi", "gemma") + SEQ2SEQ, default="llama")
     ap.add_argument("--cache", choices=("dynamic", "static"), default="dynamic")
     ap.add_argument("--attn", choices=("sdpa", "eager"), default="sdpa", help="attn_implementation")
     ap.add_argument("--layers", type=int, default=4)

@@ -104,7 +104,14 @@ hf-encode-distil|transformers|-|eager graphshim|$PY $R/hf_encode.py --arch disti
 timm-vit|timm|-|eager graphshim graph|$PY $R/timm_infer.py --model vit_tiny_patch16_224|--graph|--device cpu --model vit_tiny_patch16_224 --steps 6 --warmup 2
 timm-effnet|timm|-|eager graphshim graph|$PY $R/timm_infer.py --model efficientnet_b0 --batch 1|--graph|--device cpu --model efficientnet_b0 --steps 4 --warmup 1 --batch 1
 ode-dopri5|torchdiffeq|-|eager graphshim|$PY $R/torch_ode.py --method dopri5|-|--device cpu --steps 6 --warmup 2
-ode-rk4|torchdiffeq|-|eager graphshim|$PY $R/torch_ode.py --method rk4|-|--device cpu --steps 6 --warmup 2'
+ode-rk4|torchdiffeq|-|eager graphshim|$PY $R/torch_ode.py --method rk4|-|--device cpu --steps 6 --warmup 2
+hf-qwen2|transformers|-|eager graphshim|$PY $R/hf_generate.py --arch qwen2 --cache dynamic|-|--device cpu --tokens 6 --layers 1 --dim 128
+hf-mistral|transformers|-|eager graphshim|$PY $R/hf_generate.py --arch mistral --cache dynamic --attn eager --batch 2|-|--device cpu --tokens 6 --layers 1 --dim 128
+hf-bart|transformers|-|eager graphshim|$PY $R/hf_generate.py --arch bart --cache dynamic|-|--device cpu --tokens 6 --layers 1 --dim 128
+hf-opt|transformers|-|eager graphshim|$PY $R/hf_generate.py --arch opt --cache dynamic --layers 6 --dim 256 --heads 4|-|--device cpu --tokens 6 --layers 1 --dim 128
+hf-neox|transformers|-|eager graphshim|$PY $R/hf_generate.py --arch neox --cache dynamic --dtype float16|-|--device cpu --tokens 6 --layers 1 --dim 128
+hf-phi|transformers|-|eager graphshim|$PY $R/hf_generate.py --arch phi --cache dynamic --sample|-|--device cpu --tokens 6 --layers 1 --dim 128
+hf-gemma|transformers|-|eager graphshim|$PY $R/hf_generate.py --arch gemma --cache dynamic --layers 3 --dim 384 --heads 6|-|--device cpu --tokens 6 --layers 1 --dim 128'
 
 if [ "${1:-}" = --list ]; then
 	echo "$SUITE" | awk -F'|' '{ printf "%-16s %-13s %-13s %s\n", $1, $2, $3, $4 }'
