@@ -988,6 +988,7 @@ typedef struct gs_summary {
 	long long passes;   /* pass events: traces of this version have them */
 	long long mismatches, flushes;
 	long long forgiven; /* mismatches not charged toward retirement (forgiven events) */
+	long long gate_kept; /* watched moves that kept a decision (gate_kept events) */
 	long long by_state[GS_ST_N];
 	long long cap, dropped;
 	int files, closed, repaired; /* files read; closed ones; repaired ones */
@@ -1133,6 +1134,8 @@ static void gs_summary_event(gs_summary_t *S, json_t *ev, const char *path)
 		gs_count_in(&m->sub2, gs_jstr(args, "kernel", "(unnamed)"));
 	} else if (!strcmp(name, "forgiven")) {
 		S->forgiven++;
+	} else if (!strcmp(name, "gate_kept")) {
+		S->gate_kept++;
 	} else if (!strcmp(name, "flush")) {
 		S->flushes++;
 		gs_ent_t *f = gs_tab_get(&S->flush, gs_jstr(args, "reason", "?"));
@@ -1197,6 +1200,7 @@ static void gs_summary_merge(gs_summary_t *S, gs_summary_t *F)
 	S->passes += F->passes;
 	S->mismatches += F->mismatches;
 	S->forgiven += F->forgiven;
+	S->gate_kept += F->gate_kept;
 	S->flushes += F->flushes;
 	for (int k = 0; k < GS_ST_N; k++)
 		S->by_state[k] += F->by_state[k];
@@ -1730,6 +1734,10 @@ static int gs_cmd_trace(int argc, char **argv)
 		       "   coverage: launches replayed from the sequence's graphs over all launches)\n");
 		if (old)
 			printf("  (a trace of an earlier graphshim: replays are graph launches)\n");
+		if (S.gate_kept)
+			printf("  (the gate kept its choice %lld time(s) when replayed passes got over twice "
+			       "as short: what replay saved still beat the margin)\n",
+			       S.gate_kept);
 	}
 
 	printf("\nmismatch reasons\n");

@@ -68,6 +68,6 @@ EXTRA_DIST += tests/tools/test_cli.sh tests/tools/test_docs.sh \
 	tests/tools/data/steps_new.json tests/tools/data/missing_key.json \
 	tests/tools/data/wrong_type.json tests/tools/data/malformed.json \
 	tests/tools/data/empty.json tests/tools/data/bad_trace.json \
-	tests/tools/data/object_form.json tests/tools/data/forgiven.json tests/tools/data/steps200.json \
+	tests/tools/data/object_form.json tests/tools/data/forgiven.json tests/tools/data/gate_kept.json tests/tools/data/steps200.json \
 	tests/tools/data/steps400.json tests/tools/data/gate_new.json \
 	tests/tools/data/procs.json tests/tools/data/procs.4242.json

@@ -66,6 +66,7 @@ static void gs_gate_trial(gs_gate_t *g, uint32_t warm)
 	g->neh = g->nrh = 0;
 	g->want = (uint8_t)gs_config.gate_samples;
 	g->moved = 0;
+	g->faster = false;
 	g->passes = 0;
 }
 
@@ -169,6 +170,7 @@ static void gs_gate_decide(gs_stream_t *s, gs_seq_t *q)
 		}
 	}
 	g->state = eager ? GS_GATE_S_EAGER : GS_GATE_S_REPLAY;
+	g->ref_ns = eager ? g->eager_ns : g->replay_ns;
 	g->passes = 0;
 	g->trials++;
 	for (int i = 0; i < GS_GATE_TIMERS; i++) /* the trial's samples still out: not watched ones */
@@ -238,18 +240,43 @@ static bool gs_gate_watching(const gs_gate_t *g)
 }
 
 /*
- * A decided sequence's watched passes: read the ones complete; true when two
- * in a row took less than half or more than twice the median the decision
- * rested on (for the kind now chosen), and a trial should start.  A
- * program's first passes are often unlike the rest: in transformers' first
- * generate() call cuDNN builds a plan for each new shape, every token took
- * ten times as long, eager and replayed alike, and the tie kept a graph that
- * lost afterwards.
+ * Whether a decision to replay still stands where its watched passes now
+ * take under half of ref_ns, the last one ns: what replay saved in the
+ * trial, on the GPU's span and (where it had samples) the host's, beats the
+ * margin of a pass of the new length.  A program's first passes are slow
+ * for eager and replayed passes alike (transformers' first generate() call:
+ * 62 ms a 196-launch pass of either kind, replay 0.8 ms shorter; 6 ms
+ * later, replay still 0.8 ms shorter): what replay saves is the launches,
+ * which did not change, not the phase's time.  A tie, or a saving that
+ * would be inside the margin now, is timed again.
  */
-static bool gs_gate_watch(gs_seq_t *q)
+static bool gs_gate_still_saves(const gs_gate_t *g, uint64_t ns)
+{
+	double m = gs_config.gate_margin * (double)ns;
+	if (g->state != GS_GATE_S_REPLAY || g->eager_ns <= g->replay_ns ||
+	    (double)(g->eager_ns - g->replay_ns) <= m)
+		return false;
+	if (!g->eager_host_ns || !g->replay_host_ns)
+		return true; /* the GPU's span alone decided */
+	return g->eager_host_ns > g->replay_host_ns && (double)(g->eager_host_ns - g->replay_host_ns) > m;
+}
+
+/*
+ * A decided sequence's watched passes: read the ones complete; true when two
+ * in a row took less than half or more than twice the watch's reference
+ * (the median the decision rested on, for the kind now chosen), and a trial
+ * should start.  A program's first passes are often unlike the rest: in
+ * transformers' first generate() call cuDNN builds a plan for each new
+ * shape, every token took ten times as long, eager and replayed alike, and
+ * the tie kept a graph that lost afterwards.  Two replayed passes under
+ * half of it, where replay's saving still beats the margin
+ * (gs_gate_still_saves), keep the decision instead: the last of them is the
+ * new reference.
+ */
+static bool gs_gate_watch(gs_stream_t *s, gs_seq_t *q)
 {
 	gs_gate_t *g = &q->gate;
-	uint64_t ref = g->state == GS_GATE_S_EAGER ? g->eager_ns : g->replay_ns;
+	uint64_t last = 0;
 	for (int i = 0; i < GS_GATE_TIMERS; i++) {
 		uint64_t ns = 0;
 		bool eager = false;
@@ -258,13 +285,23 @@ static bool gs_gate_watch(gs_seq_t *q)
 			return false;
 		if (!got)
 			continue;
-		bool moved = ref && (ns * 2 < ref || ns > 2 * ref);
+		bool faster = g->ref_ns && ns * 2 < g->ref_ns;
+		bool moved = faster || (g->ref_ns && ns > 2 * g->ref_ns);
+		g->faster = moved && faster && (g->moved == 0 || g->faster);
 		g->moved = moved ? (uint8_t)(g->moved + 1) : 0;
+		last = ns;
 	}
 	if (g->moved < 2)
 		return false;
 	g->moved = 0;
-	return true;
+	if (!g->faster || !gs_gate_still_saves(g, last))
+		return true;
+	GS_STAT_INC(gate_kept);
+	gs_trace_gate_kept(s->key.handle, q->id, q->n, g->ref_ns, last);
+	gs_log(GS_LOG_INFO, "sequence %016llx (%u launches): replay now %.1f us (was %.1f): kept",
+	       (unsigned long long)q->id, q->n, (double)last / 1e3, (double)g->ref_ns / 1e3);
+	g->ref_ns = last;
+	return false;
 }
 
 /* Start a timer of q at this pass's first launch; false when none is free. */
@@ -373,7 +410,7 @@ static bool gs_gate_kind(gs_stream_t *s, gs_seq_t *q, bool mine)
 		bool recheck = !g->off && gs_config.gate == GS_GATE_AUTO && gs_config.gate_recheck &&
 			       ++g->passes >= (uint64_t)gs_config.gate_recheck;
 		if (!recheck && gs_gate_watching(g))
-			recheck = gs_gate_watch(q);
+			recheck = gs_gate_watch(s, q);
 		if (!recheck) {
 			if (mine && g->passes % GS_GATE_WATCH == 0)
 				s->pass.timed = q; /* a watched pass */

@@ -38,7 +38,8 @@ typedef struct gs_gate {
 	uint8_t state;     /* gs_gate_state_t */
 	uint32_t warm;     /* replays to run before one is timed */
 	uint8_t want;      /* samples of each kind this trial needs */
-	uint8_t moved;     /* watched passes in a row far from the decision's median */
+	uint8_t moved;     /* watched passes in a row far from the watch's reference */
+	bool faster;       /* ... and all of them under half of it */
 	uint8_t ne, nr;    /* samples read in this trial */
 	uint8_t se, sr;    /* timed passes completed in this trial */
 	uint8_t started;   /* timed passes begun in this trial, completed or cut */
@@ -53,6 +54,8 @@ typedef struct gs_gate {
 	uint64_t eager_ns, replay_ns; /* the medians behind the last decision */
 	uint32_t eager_host_ns, replay_host_ns; /* the host's, where it had both kinds */
 	uint32_t trials;   /* decisions made */
+	uint64_t ref_ns;   /* what the watch compares with: the chosen kind's median,
+			    * or the watched pass of a move that kept the decision */
 } gs_gate_t;
 
 /* Candidates of one pass whose timers may start at its first launch. */

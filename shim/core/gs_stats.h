@@ -46,7 +46,8 @@
 	X(speculated, "sequences built when a step began like the one before, a sighting early") \
 	X(gated, "matched, submitted eagerly because the gate chose eager for the pass") \
 	X(gate_decisions, "gate decisions (eager and replayed passes timed, medians compared)") \
-	X(gate_eager, "gate decisions that chose eager")
+	X(gate_eager, "gate decisions that chose eager")                           \
+	X(gate_kept, "watched moves that kept a decision to replay without a trial")
 
 #define GS_MISMATCH_REASONS(X)                                                \
 	X(STRUCTURE, "a launch differed in shape: kind, context, parameter layout, flags or attributes") \

@@ -635,6 +635,18 @@ void gs_trace_gate(uintptr_t stream, uint64_t id, uint32_t length, uint64_t eage
 		       (double)eager_host_ns / 1e3, (double)replay_host_ns / 1e3);
 }
 
+void gs_trace_gate_kept(uintptr_t stream, uint64_t id, uint32_t length, uint64_t was_ns,
+			uint64_t now_ns)
+{
+	if (!gs_trace_enabled())
+		return;
+	gs_trace_event("\"gate_kept\"", "sequence", 'i', gs_clock_ns(), 0, true, stream,
+		       "\"stream\":\"0x%llx\",\"id\":\"0x%016llx\",\"length\":%u,"
+		       "\"was_us\":%.1f,\"now_us\":%.1f",
+		       (unsigned long long)stream, (unsigned long long)id, length,
+		       (double)was_ns / 1e3, (double)now_ns / 1e3);
+}
+
 void gs_trace_fallback(const char *what, int status)
 {
 	if (!gs_trace_enabled())

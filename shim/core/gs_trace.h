@@ -91,6 +91,9 @@ void gs_trace_forgiven(uintptr_t stream, uint64_t id, uint64_t by);
 /* The gate's decision for a sequence, with the medians it compared. */
 void gs_trace_gate(uintptr_t stream, uint64_t id, uint32_t length, uint64_t eager_ns,
 		   uint64_t replay_ns, uint64_t eager_host_ns, uint64_t replay_host_ns, bool eager);
+/* A watched move to shorter replayed passes kept the decision (gs_gate.c). */
+void gs_trace_gate_kept(uintptr_t stream, uint64_t id, uint32_t length, uint64_t was_ns,
+			uint64_t now_ns);
 void gs_trace_fallback(const char *what, int status);
 
 #endif /* GS_TRACE_H */

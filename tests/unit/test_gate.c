@@ -376,6 +376,47 @@ Test(gate, a_decision_whose_conditions_change_is_timed_again)
 	tb_check();
 }
 
+/*
+ * The first trial falls in a slow phase (a framework's first call: a
+ * launch's work takes 10 us, eager or replayed) where replay saves 8 us a
+ * pass; afterwards every pass is five times shorter and replay still
+ * saves those 8 us, more than the margin of a pass of the new length.
+ * The two watched passes under half the median keep the decision: no
+ * trial, no eager pass.  Where the trial's saving would be inside the
+ * margin of the shorter pass, it is timed again.
+ */
+Test(gate, a_saving_that_outlasts_a_slow_start_keeps_the_decision)
+{
+	gate_start(10000, 9000, 0, NULL, NULL); /* eager 80000, replay 72000 */
+	for (int i = 0; i < STEPS_TO_DECIDE; i++)
+		step(0);
+	cr_assert_eq(gs_stats.gate_decisions, 1);
+	cr_expect_str_eq(seq_info().gate, "replay");
+	uint64_t gated = gs_stats.gated;
+	tb.cost_eager = 2000;
+	tb.cost_node = 1000; /* now eager 16000, replay 8000 */
+	for (int i = 0; i < 100; i++)
+		step(0);
+	cr_expect_eq(gs_stats.gate_decisions, 1, "no trial");
+	cr_expect_eq(gs_stats.gate_kept, 1);
+	cr_expect_eq(gs_stats.gated, gated, "no eager pass");
+	cr_expect_eq(seq_info().replay_ns, 72000, "the decision's medians are reported");
+	tb_check();
+	gs_engine_fini();
+
+	gate_start(10000, 9950, 0, NULL, NULL); /* eager 80000, replay 79600: 400 saved */
+	for (int i = 0; i < STEPS_TO_DECIDE; i++)
+		step(0);
+	cr_assert_eq(gs_stats.gate_decisions, 1);
+	tb.cost_eager = 1050;
+	tb.cost_node = 1000; /* now eager 8400, replay 8000: 400 is the 5% margin */
+	int steps = steps_to_decision(2, 100);
+	cr_expect_eq(gs_stats.gate_decisions, 2, "timed again");
+	cr_expect_leq(steps, 3 * 16 + 8);
+	cr_expect_eq(gs_stats.gate_kept, 0);
+	tb_check();
+}
+
 /* Conditions that do not change cost no eager pass after the decision. */
 Test(gate, a_steady_decision_is_watched_without_eager_passes)
 {
