@@ -20,6 +20,9 @@
 #                       stays within the device tool's 10 minutes); real.sh's
 #                       budget GS_REAL_BUDGET defaults to that limit less 90 s, for
 #                       the round and counting runs under way when it runs out
+#   GS_ALL_COSTS=0      skip the costs stage (tools/gpu/costs.c: what a launch, a
+#                       node patch and a graph launch cost this driver's host;
+#                       a few seconds, its lines join the table)
 # With .gpucarry/before.tar (prepare-carry.sh, GS_CARRY_BEFORE) it also
 # builds that tree's library and hands it to bench.sh as GS_BENCH_BEFORE_LIB.
 # and those of check-gpu.sh and bench.sh (GS_CHECK_STEPS, GS_BENCH_ROUNDS...).
@@ -104,6 +107,16 @@ if [ -f "$CARRY/before.tar" ]; then
 		export GS_BENCH_BEFORE_LIB=$B/.libs/libgraphshim.so
 	else
 		tail -n 20 "$LOG/build-before.log"
+	fi
+fi
+# What the cost rule weighs, on this machine (docs/performance.md, "Cost rule").
+if [ "${GS_ALL_COSTS:-1}" != 0 ]; then
+	CUDA_INC=${CUDA_HOME:-/usr/local/cuda}/include
+	if stage costs 60 bash -c "${CC:-cc} -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -I'$CUDA_INC' \
+		'$SRC/tools/gpu/costs.c' -o '$GS_WORK/costs' -lcuda && '$GS_WORK/costs'"; then
+		grep '^costs:' "$LOG/costs.log" >>"$GS_TABLE"
+	else
+		tail -n 5 "$LOG/costs.log"
 	fi
 fi
 if [ "${GS_ALL_REAL:-0}" != only ]; then

@@ -1,0 +1,273 @@
+/*
+ * What graphshim's cost rule weighs, measured on this machine's driver:
+ * the host time of one eager launch, of patching one node of an
+ * instantiated graph (cuGraphExecKernelNodeSetParams: a scalar argument, a
+ * grid, nothing changed), and of launching a graph of 8, 32 and 256 nodes;
+ * and the wall time of a 256-launch step (issue, then synchronize) eager,
+ * replayed, and replayed after patching every node or one in eight.  The
+ * rule patches a chunk of n launches with d changed when
+ * GRAPHSHIM_GRAPH_COST + d x GRAPHSHIM_PATCH_COST < n, both in eager
+ * launches (docs/performance.md, "Cost rule"); the last lines print the
+ * two ratios measured here.  Driver API only, the kernel JIT-compiled from
+ * PTX; every call checked.  Run by tools/gpu/all.sh (stage costs); not a
+ * test.
+ *
+ *   costs [--steps N] [--reps R]   N launches a step (256), R steps a figure (31)
+ */
+#include <cuda.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define CK(call)                                                                  \
+	do {                                                                      \
+		CUresult rc_ = (call);                                            \
+		if (rc_ != CUDA_SUCCESS) {                                        \
+			const char *e_ = "?";                                     \
+			cuGetErrorName(rc_, &e_);                                 \
+			fprintf(stderr, "costs: %s: %s (%d)\n", #call, e_, rc_); \
+			exit(1);                                                  \
+		}                                                                 \
+	} while (0)
+
+/* One thread a block writes v to p[blockIdx.x]. */
+static const char PTX[] = ".version 8.0\n"
+			  ".target sm_90\n"
+			  ".address_size 64\n"
+			  ".visible .entry k(.param .u64 p, .param .u32 v)\n"
+			  "{\n"
+			  "  .reg .b64 %rd<5>;\n"
+			  "  .reg .b32 %r<3>;\n"
+			  "  ld.param.u64 %rd1, [p];\n"
+			  "  ld.param.u32 %r1, [v];\n"
+			  "  mov.u32 %r2, %ctaid.x;\n"
+			  "  cvta.to.global.u64 %rd2, %rd1;\n"
+			  "  mul.wide.u32 %rd3, %r2, 4;\n"
+			  "  add.s64 %rd4, %rd2, %rd3;\n"
+			  "  st.global.u32 [%rd4], %r1;\n"
+			  "  ret;\n"
+			  "}\n";
+
+enum { MAX_N = 4096, MAX_R = 1001, GRID_MAX = 2 };
+
+static double now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static long arg(int argc, char **argv, int *i, long lo, long hi)
+{
+	char *end = NULL;
+	if (*i + 1 >= argc) {
+		fprintf(stderr, "costs: %s needs a value\n", argv[*i]);
+		exit(2);
+	}
+	long v = strtol(argv[++*i], &end, 10);
+	if (!*argv[*i] || *end || v < lo || v > hi) {
+		fprintf(stderr, "costs: %s: %s is not a whole number in [%ld, %ld]\n", argv[*i - 1],
+			argv[*i], lo, hi);
+		exit(2);
+	}
+	return v;
+}
+
+static CUfunction fn;
+static CUdeviceptr buf;
+static CUstream st;
+static int n = 256, reps = 31;
+static unsigned val; /* a new argument value for every launch or patch */
+
+typedef struct graph {
+	int n;
+	CUgraph g;
+	CUgraphExec x;
+	CUgraphNode node[MAX_N];
+	unsigned v[MAX_N]; /* each node's argument */
+	CUdeviceptr p;
+} graph_t;
+
+static CUDA_KERNEL_NODE_PARAMS params(void **kp, unsigned grid)
+{
+	CUDA_KERNEL_NODE_PARAMS p;
+	memset(&p, 0, sizeof(p));
+	p.func = fn;
+	p.gridDimX = grid;
+	p.gridDimY = p.gridDimZ = 1;
+	p.blockDimX = 32;
+	p.blockDimY = p.blockDimZ = 1;
+	p.kernelParams = kp;
+	return p;
+}
+
+static void graph_make(graph_t *g, int nodes)
+{
+	g->n = nodes;
+	g->p = buf;
+	CK(cuGraphCreate(&g->g, 0));
+	for (int i = 0; i < nodes; i++) {
+		g->v[i] = val++;
+		void *kp[] = {&g->p, &g->v[i]};
+		CUDA_KERNEL_NODE_PARAMS p = params(kp, 1);
+		CK(cuGraphAddKernelNode(&g->node[i], g->g, i ? &g->node[i - 1] : NULL, i ? 1 : 0, &p));
+	}
+	CK(cuGraphInstantiate(&g->x, g->g, 0));
+	CK(cuGraphUpload(g->x, st));
+	CK(cuStreamSynchronize(st));
+}
+
+/* Patch every k-th node of g: a new argument value, or (grid) the other grid, or
+ * (same) nothing changed.  Host ns a patch. */
+static double graph_patch(graph_t *g, int k, char what)
+{
+	static unsigned grid = 1;
+	grid = grid == 1 ? GRID_MAX : 1;
+	int done = 0;
+	double t0 = now_ns();
+	for (int i = 0; i < g->n; i += k) {
+		if (what == 'a')
+			g->v[i] = val++;
+		void *kp[] = {&g->p, &g->v[i]};
+		CUDA_KERNEL_NODE_PARAMS p = params(kp, what == 'g' ? grid : 1);
+		CK(cuGraphExecKernelNodeSetParams(g->x, g->node[i], &p));
+		done++;
+	}
+	return (now_ns() - t0) / done;
+}
+
+/* Host ns of one cuGraphLaunch of g; *wall: with the synchronize after it. */
+static double graph_launch(graph_t *g, double *wall)
+{
+	double t0 = now_ns();
+	CK(cuGraphLaunch(g->x, st));
+	double t1 = now_ns();
+	CK(cuStreamSynchronize(st));
+	*wall = now_ns() - t0;
+	return t1 - t0;
+}
+
+/* Host ns of one eager launch, over a step of n; *wall: the step with its synchronize. */
+static double eager_step(double *wall)
+{
+	double t0 = now_ns();
+	for (int i = 0; i < n; i++) {
+		unsigned v = val++;
+		void *kp[] = {&buf, &v};
+		CK(cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, st, kp, NULL));
+	}
+	double t1 = now_ns();
+	CK(cuStreamSynchronize(st));
+	*wall = now_ns() - t0;
+	return (t1 - t0) / n;
+}
+
+int main(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--steps"))
+			n = (int)arg(argc, argv, &i, 8, MAX_N);
+		else if (!strcmp(argv[i], "--reps"))
+			reps = (int)arg(argc, argv, &i, 3, MAX_R);
+		else {
+			fprintf(stderr, "usage: costs [--steps N (8-%d)] [--reps R (3-%d)]\n", MAX_N, MAX_R);
+			return 2;
+		}
+	}
+	CUdevice dev;
+	CUcontext ctx;
+	CUmodule mod;
+	char name[128] = "?";
+	CK(cuInit(0));
+	CK(cuDeviceGet(&dev, 0));
+	CK(cuDeviceGetName(name, sizeof(name), dev));
+	CK(cuDevicePrimaryCtxRetain(&ctx, dev));
+	CK(cuCtxSetCurrent(ctx));
+	CK(cuModuleLoadData(&mod, PTX));
+	CK(cuModuleGetFunction(&fn, mod, "k"));
+	CK(cuMemAlloc(&buf, 4 * GRID_MAX));
+	CK(cuStreamCreate(&st, CU_STREAM_NON_BLOCKING));
+
+	static graph_t g8, g32, gn;
+	graph_make(&g8, 8);
+	graph_make(&g32, 32);
+	graph_make(&gn, n);
+
+	enum { LAUNCH, GL8, GL32, GLN, P_ARG, P_GRID, P_SAME, GL_AFTER, W_EAGER, W_GRAPH, W_ALL, W_EIGHTH,
+	       NF };
+	static const char *const what[NF] = {
+		"eager launch (host, a launch)",
+		"graph launch, 8 nodes (host)",
+		"graph launch, 32 nodes (host)",
+		"graph launch, N nodes (host)",
+		"patch a node: scalar argument (host)",
+		"patch a node: grid (host)",
+		"patch a node: nothing changed (host)",
+		"graph launch, N nodes, every node patched (host)",
+		"step of N, eager (wall, with sync)",
+		"step of N, replayed (wall, with sync)",
+		"step of N, every node patched, replayed (wall)",
+		"step of N, one node in 8 patched, replayed (wall)",
+	};
+	static double v[NF][MAX_R];
+	double w;
+	for (int r = -3; r < reps; r++) { /* three warm-up rounds, then interleaved */
+		double f[NF];
+		f[LAUNCH] = eager_step(&f[W_EAGER]);
+		f[GL8] = graph_launch(&g8, &w);
+		f[GL32] = graph_launch(&g32, &w);
+		f[GLN] = graph_launch(&gn, &f[W_GRAPH]);
+		double t0 = now_ns();
+		f[P_ARG] = graph_patch(&gn, 1, 'a');
+		double patch = now_ns() - t0;
+		f[GL_AFTER] = graph_launch(&gn, &w);
+		f[W_ALL] = w + patch;
+		t0 = now_ns();
+		graph_patch(&gn, 8, 'a');
+		patch = now_ns() - t0;
+		graph_launch(&gn, &w);
+		f[W_EIGHTH] = w + patch;
+		f[P_GRID] = graph_patch(&gn, 1, 'g');
+		graph_launch(&gn, &w);
+		f[P_SAME] = graph_patch(&gn, 1, 's');
+		graph_launch(&gn, &w);
+		if (r >= 0)
+			for (int k = 0; k < NF; k++)
+				v[k][r] = f[k];
+	}
+	double m[NF];
+	printf("costs: %s, N = %d, medians of %d rounds (ns)\n", name, n, reps);
+	for (int k = 0; k < NF; k++) {
+		m[k] = median(v[k], reps);
+		printf("costs: %-50s %10.0f\n", what[k], m[k]);
+	}
+	printf("costs: a patch in eager launches (GRAPHSHIM_PATCH_COST, default 0.5): scalar %.2f, grid "
+	       "%.2f\n",
+	       m[P_ARG] / m[LAUNCH], m[P_GRID] / m[LAUNCH]);
+	printf("costs: a graph launch in eager launches (GRAPHSHIM_GRAPH_COST, default 2): 8 nodes %.2f, "
+	       "32 nodes %.2f, %d nodes %.2f\n",
+	       m[GL8] / m[LAUNCH], m[GL32] / m[LAUNCH], n, m[GLN] / m[LAUNCH]);
+	graph_t *gs[] = {&g8, &g32, &gn};
+	for (int i = 0; i < 3; i++) {
+		CK(cuGraphExecDestroy(gs[i]->x));
+		CK(cuGraphDestroy(gs[i]->g));
+	}
+	CK(cuStreamDestroy(st));
+	CK(cuMemFree(buf));
+	CK(cuModuleUnload(mod));
+	CK(cuDevicePrimaryCtxRelease(dev));
+	return 0;
+}
