@@ -18,7 +18,7 @@ gs_config_t gs_config = {
 	.enable = true, .learn_reps = 2, .min_seq = 4, .max_seq = 4096, .max_seqs = 64,
 	.max_nodes = 65536, .period = true, .period_after = 1024, .mismatch_limit = 3, .cooldown = 16,
 	.forgive = true,
-	.patch_cost = 0.5, .graph_cost = 2.0, .chunk_first = 32, .chunk_max = 512,
+	.patch_cost = 0.25, .graph_cost = 1.0, .chunk_first = 32, .chunk_max = 512,
 	.chunk_last = 8, .host_bound_us = 6.0, .async_build = true,
 	.build_sched = GS_BUILD_SCHED_BATCH, .speculate = true,
 	.hip_max_patches = 1000, .gate = GS_GATE_AUTO, .gate_after = 16, .gate_samples = 3, .gate_margin = 0.10,

@@ -44,9 +44,9 @@
 	  "sightings of a retired sequence before it may learn again, doubled at each later retirement (0: never)") \
 	X(forgive, "GRAPHSHIM_FORGIVE", BOOL, 1, 0, 1,                                        \
 	  "spare a sequence the STRUCTURE mismatches and cuts of segments that are steps of their own") \
-	X(patch_cost, "GRAPHSHIM_PATCH_COST", REAL, 0.5, 0.0, 1000.0,                         \
+	X(patch_cost, "GRAPHSHIM_PATCH_COST", REAL, 0.25, 0.0, 1000.0,                        \
 	  "cost of patching one node, in eager launches")                                    \
-	X(graph_cost, "GRAPHSHIM_GRAPH_COST", REAL, 2.0, 0.0, 1000000.0,                      \
+	X(graph_cost, "GRAPHSHIM_GRAPH_COST", REAL, 1.0, 0.0, 1000000.0,                      \
 	  "fixed cost of one graph launch, in eager launches")                               \
 	X(chunk_first, "GRAPHSHIM_CHUNK_FIRST", INT, 32, 1, 1000000,                          \
 	  "launches in the first graph of a chunked replay (later chunks double)")          \

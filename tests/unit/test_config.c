@@ -38,12 +38,12 @@ Test(config, good_values)
 {
 	gs_config_t c;
 	const char *t[] = {"GRAPHSHIM_LEARN_REPS", "5", "GRAPHSHIM_ENABLE", "off",
-			   "GRAPHSHIM_PATCH_COST", "0.25", "GRAPHSHIM_LOG", "debug",
+			   "GRAPHSHIM_PATCH_COST", "0.75", "GRAPHSHIM_LOG", "debug",
 			   "GRAPHSHIM_STATS", "/tmp/s-%p.json", NULL};
 	cr_expect_eq(parse(&c, t), 0);
 	cr_expect_eq(c.learn_reps, 5);
 	cr_expect_not(c.enable);
-	cr_expect_float_eq(c.patch_cost, 0.25, 1e-12);
+	cr_expect_float_eq(c.patch_cost, 0.75, 1e-12);
 	cr_expect_eq(c.log_level, 4);
 	cr_expect_str_eq(c.stats_path, "/tmp/s-%p.json");
 }
@@ -64,7 +64,7 @@ Test(config, out_of_range_keeps_default)
 			   "GRAPHSHIM_MAX_SEQS", "99999999999999999999", NULL};
 	cr_expect_eq(parse(&c, t), 3);
 	cr_expect_eq(c.mismatch_limit, 3);
-	cr_expect_float_eq(c.patch_cost, 0.5, 1e-12);
+	cr_expect_float_eq(c.patch_cost, 0.25, 1e-12);
 	cr_expect_eq(c.max_seqs, 64);
 }
 

@@ -20,10 +20,14 @@ static void step(int n, int drift_from, int drift_to, uint64_t v)
 	sync_s1();
 }
 
+/* The costs are those before they were measured (0.5, 2): a step of four
+ * launches that all drift is then not worth patching, the simplest
+ * mismatch for the tests of retirement and cool-down. */
 static void learn_cold(int n, const char *limit, const char *cooldown, const char *cold_after)
 {
 	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_MISMATCH_LIMIT", limit, "GRAPHSHIM_COOLDOWN",
-		 cooldown, "GRAPHSHIM_COLD_AFTER", cold_after, "GRAPHSHIM_FORGIVE", "1", NULL);
+		 cooldown, "GRAPHSHIM_COLD_AFTER", cold_after, "GRAPHSHIM_FORGIVE", "1",
+		 "GRAPHSHIM_PATCH_COST", "0.5", "GRAPHSHIM_GRAPH_COST", "2", NULL);
 	step(n, 0, 0, 0);
 	step(n, 0, 0, 0);
 	cr_assert_eq(tb.builds, 1);
@@ -86,6 +90,25 @@ Test(replay, drift_within_the_cost_rule_is_patched)
 	step(4, 0, 3, 9);
 	cr_expect_eq(gs_stats.replays, 1);
 	cr_expect_eq(gs_stats.patches, 3);
+	tb_check();
+}
+
+/*
+ * The defaults are measured (tools/gpu/costs.c on an H100: a node patch
+ * 0.08-0.19 of an eager launch, a graph launch 0.5-0.6): a step of four
+ * launches whose every argument changed is patched, 1 + 4 * 0.25 < 4.
+ */
+Test(replay, by_default_a_short_step_that_all_drifted_is_patched)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", NULL);
+	step(4, 0, 0, 0);
+	step(4, 0, 0, 0);
+	step(4, 0, 4, 9);
+	cr_expect_eq(gs_stats.replays, 1);
+	cr_expect_eq(gs_stats.patches, 4);
+	cr_expect_eq(gs_stats.mismatch_by[GS_MISMATCH_DRIFT], 0);
+	for (int i = 0; i < 4; i++)
+		cr_expect_eq(tb.exec[8 + i].a1, 9);
 	tb_check();
 }
 
