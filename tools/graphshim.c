@@ -989,6 +989,7 @@ typedef struct gs_summary {
 	long long mismatches, flushes;
 	long long forgiven; /* mismatches not charged toward retirement (forgiven events) */
 	long long gate_kept; /* watched moves that kept a decision (gate_kept events) */
+	long long gate_inherited; /* sequences that took a like one's verdict (gate_inherited events) */
 	long long by_state[GS_ST_N];
 	long long cap, dropped;
 	int files, closed, repaired; /* files read; closed ones; repaired ones */
@@ -1136,6 +1137,8 @@ static void gs_summary_event(gs_summary_t *S, json_t *ev, const char *path)
 		S->forgiven++;
 	} else if (!strcmp(name, "gate_kept")) {
 		S->gate_kept++;
+	} else if (!strcmp(name, "gate_inherited")) {
+		S->gate_inherited++;
 	} else if (!strcmp(name, "flush")) {
 		S->flushes++;
 		gs_ent_t *f = gs_tab_get(&S->flush, gs_jstr(args, "reason", "?"));
@@ -1201,6 +1204,7 @@ static void gs_summary_merge(gs_summary_t *S, gs_summary_t *F)
 	S->mismatches += F->mismatches;
 	S->forgiven += F->forgiven;
 	S->gate_kept += F->gate_kept;
+	S->gate_inherited += F->gate_inherited;
 	S->flushes += F->flushes;
 	for (int k = 0; k < GS_ST_N; k++)
 		S->by_state[k] += F->by_state[k];
@@ -1738,6 +1742,10 @@ static int gs_cmd_trace(int argc, char **argv)
 			printf("  (the gate kept its choice %lld time(s) when replayed passes got over twice "
 			       "as short: what replay saved still beat the margin)\n",
 			       S.gate_kept);
+		if (S.gate_inherited)
+			printf("  (%lld sequence(s) took a like sequence's verdict of replay on their stream, "
+			       "no trial of their own)\n",
+			       S.gate_inherited);
 	}
 
 	printf("\nmismatch reasons\n");

@@ -57,6 +57,8 @@ uint64_t (*gs_gate_clock)(void) = gs_gate_clock_real;
 #define GS_GATE_MAX_STARTS(want) (8u * (want))
 /* After a decision, every GS_GATE_WATCH-th pass is timed to watch it. */
 #define GS_GATE_WATCH 16
+/* Passes a first trial waits for a like sequence's trial, at most. */
+#define GS_GATE_MAX_WAIT(after) (4u * (after))
 
 static void gs_gate_trial(gs_gate_t *g, uint32_t warm)
 {
@@ -76,6 +78,8 @@ void gs_gate_armed(gs_seq_t *q)
 	gs_gate_release(q);
 	g->off = false;
 	g->passes = 0;
+	g->waited = 0;
+	g->inherited = false;
 	switch ((gs_gate_mode_t)gs_config.gate) {
 	case GS_GATE_EAGER:
 		g->state = GS_GATE_S_EAGER;
@@ -121,6 +125,33 @@ static void gs_gate_sample(uint32_t *v, uint8_t *n, unsigned room, uint64_t ns)
 {
 	if (*n < room)
 		v[(*n)++] = ns > UINT32_MAX ? UINT32_MAX : (uint32_t)ns;
+}
+
+/* Lengths within a factor of two: like steps of one program (one model's
+ * shapes, a framework's alternating tokens). */
+static bool gs_gate_alike(uint32_t a, uint32_t b)
+{
+	return a <= 2 * b && b <= 2 * a;
+}
+
+/*
+ * A verdict on s: its first trial no longer holds like sequences back; a
+ * replay that won by the margin on the GPU's span and (where it has
+ * samples) on the host's is the stream's prior for like sequences still
+ * to be tried, and a verdict of eager ends any prior.
+ */
+static void gs_gate_verdict(gs_stream_t *s, gs_seq_t *q, bool eager)
+{
+	gs_gate_t *g = &q->gate;
+	double m = 1.0 + gs_config.gate_margin;
+	if (s->pass.trial == q)
+		s->pass.trial = NULL;
+	if (eager)
+		s->pass.prior_n = 0;
+	else if ((double)g->replay_ns * m < (double)g->eager_ns &&
+		 (!g->eager_host_ns || !g->replay_host_ns ||
+		  (double)g->replay_host_ns * m < (double)g->eager_host_ns))
+		s->pass.prior_n = q->n;
 }
 
 /*
@@ -171,6 +202,7 @@ static void gs_gate_decide(gs_stream_t *s, gs_seq_t *q)
 	}
 	g->state = eager ? GS_GATE_S_EAGER : GS_GATE_S_REPLAY;
 	g->ref_ns = eager ? g->eager_ns : g->replay_ns;
+	gs_gate_verdict(s, q, eager);
 	g->passes = 0;
 	g->trials++;
 	for (int i = 0; i < GS_GATE_TIMERS; i++) /* the trial's samples still out: not watched ones */
@@ -236,7 +268,7 @@ static void gs_gate_poll(gs_stream_t *s, gs_seq_t *q)
 /* Whether q's decision is being watched: made by timing (not forced, not off). */
 static bool gs_gate_watching(const gs_gate_t *g)
 {
-	return gs_config.gate == GS_GATE_AUTO && !g->off && g->trials > 0;
+	return gs_config.gate == GS_GATE_AUTO && !g->off && (g->trials > 0 || g->inherited);
 }
 
 /*
@@ -285,8 +317,12 @@ static bool gs_gate_watch(gs_stream_t *s, gs_seq_t *q)
 			return false;
 		if (!got)
 			continue;
-		bool faster = g->ref_ns && ns * 2 < g->ref_ns;
-		bool moved = faster || (g->ref_ns && ns > 2 * g->ref_ns);
+		if (!g->ref_ns) { /* an inherited decision's first watched pass */
+			g->ref_ns = ns;
+			continue;
+		}
+		bool faster = ns * 2 < g->ref_ns;
+		bool moved = faster || ns > 2 * g->ref_ns;
 		g->faster = moved && faster && (g->moved == 0 || g->faster);
 		g->moved = moved ? (uint8_t)(g->moved + 1) : 0;
 		last = ns;
@@ -338,9 +374,29 @@ static void gs_gate_unmark(gs_seq_t *q)
 	g->running = -1;
 }
 
+/*
+ * Whether q's first trial, warm and not yet begun, waits: a like sequence
+ * (gs_gate_alike) is in its first trial on the stream, and q has waited
+ * fewer than GS_GATE_MAX_WAIT passes (replayed, untimed).  A like sequence
+ * the stream decided to replay by the margin (prior_n) decides for q
+ * instead.  Only a sequence that never had a verdict, its own or inherited.
+ */
+static bool gs_gate_waits(const gs_stream_t *s, const gs_seq_t *q)
+{
+	const gs_gate_t *g = &q->gate;
+	const gs_seq_t *o = s->pass.trial;
+	if (g->trials || g->inherited || g->started || g->off)
+		return false;
+	if (s->pass.prior_n && gs_gate_alike(s->pass.prior_n, q->n))
+		return true;
+	return o && o != q && o->state == GS_SEQ_ARMED && o->gate.state == GS_GATE_S_TRIAL &&
+	       !o->gate.trials && gs_gate_alike(o->n, q->n) &&
+	       g->waited < GS_GATE_MAX_WAIT((uint32_t)gs_config.gate_after);
+}
+
 /* Whether a pass over q, were it one, would be timed: q is in a trial, warm,
  * short of samples of one kind and has not given up on this trial. */
-static bool gs_gate_wants(const gs_seq_t *q)
+static bool gs_gate_wants(const gs_stream_t *s, const gs_seq_t *q)
 {
 	const gs_gate_t *g = &q->gate;
 	unsigned want = g->want;
@@ -348,7 +404,8 @@ static bool gs_gate_wants(const gs_seq_t *q)
 		return false;
 	if (g->state != GS_GATE_S_TRIAL)
 		return gs_gate_watching(g) && (g->passes + 1) % GS_GATE_WATCH == 0;
-	return !g->warm && g->started < GS_GATE_MAX_STARTS(want) && (g->se < want || g->sr < want);
+	return !g->warm && g->started < GS_GATE_MAX_STARTS(want) && (g->se < want || g->sr < want) &&
+	       !gs_gate_waits(s, q);
 }
 
 /*
@@ -383,12 +440,50 @@ void gs_gate_begin(gs_stream_t *s, gs_seq_t *const *cands, uint32_t n)
 		gs_gate_host_sample(s, now);
 	}
 	for (uint32_t i = 0; i < n && s->pass.nmarked < GS_GATE_MARKS; i++)
-		if (gs_gate_wants(cands[i]) && gs_gate_start(s, cands[i]))
+		if (gs_gate_wants(s, cands[i]) && gs_gate_start(s, cands[i]))
 			s->pass.marked[s->pass.nmarked++] = cands[i];
 	if (s->pass.nmarked && gs_config.gate_host)
 		s->pass.t0 = now ? now : gs_gate_clock();
 	if (n == 1)
 		gs_gate_eager(s, cands[0]);
+}
+
+/*
+ * Programs issue many like steps on one stream (an encoder's shapes, a
+ * decoder's alternating tokens, a solver's stages), each tried with three
+ * eager passes of its own: a fifth of a step's passes where each is seen a
+ * few dozen times.  One first trial at a time among like sequences; the
+ * others replay meanwhile, and a verdict of replay by the margin on both
+ * clocks decides for them (gate_inherited; they are watched as any
+ * decision, and a move starts a trial of their own).  A verdict of eager,
+ * or a tie, leaves each to its own trial.  True when the pass replays
+ * untimed: q waits, or has inherited.
+ */
+static bool gs_gate_defer(gs_stream_t *s, gs_seq_t *q)
+{
+	gs_gate_t *g = &q->gate;
+	if (!gs_gate_waits(s, q)) {
+		if (!g->trials && !g->started &&
+		    (!s->pass.trial || s->pass.trial->state != GS_SEQ_ARMED ||
+		     s->pass.trial->gate.state != GS_GATE_S_TRIAL || s->pass.trial->gate.trials))
+			s->pass.trial = q;
+		return false;
+	}
+	if (!s->pass.prior_n || !gs_gate_alike(s->pass.prior_n, q->n)) {
+		g->waited++;
+		return true;
+	}
+	g->state = GS_GATE_S_REPLAY;
+	g->inherited = true;
+	g->passes = 0;
+	g->ref_ns = 0; /* the first watched pass sets it */
+	g->eager_ns = g->replay_ns = 0;
+	g->eager_host_ns = g->replay_host_ns = 0;
+	GS_STAT_INC(gate_inherited);
+	gs_trace_gate_inherited(s->key.handle, q->id, q->n, s->pass.prior_n);
+	gs_log(GS_LOG_INFO, "sequence %016llx (%u launches): replay, as a like sequence (%u) was decided",
+	       (unsigned long long)q->id, q->n, s->pass.prior_n);
+	return true;
 }
 
 /*
@@ -426,10 +521,14 @@ static bool gs_gate_kind(gs_stream_t *s, gs_seq_t *q, bool mine)
 		g->warm--;
 		return false;
 	}
+	if (gs_gate_defer(s, q))
+		return false;
 	unsigned want = g->want;
 	if (g->started >= GS_GATE_MAX_STARTS(want)) {
 		g->state = GS_GATE_S_REPLAY;
 		g->passes = 0;
+		if (s->pass.trial == q)
+			s->pass.trial = NULL;
 		return false;
 	}
 	if (!mine || (g->se >= want && g->sr >= want))
@@ -518,6 +617,8 @@ void gs_gate_forget(gs_stream_t *s, const gs_seq_t *q)
 		s->pass.seq = NULL;
 	if (s->pass.host == q)
 		s->pass.host = NULL;
+	if (s->pass.trial == q)
+		s->pass.trial = NULL;
 }
 
 void gs_gate_release(gs_seq_t *q)

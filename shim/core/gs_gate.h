@@ -56,6 +56,8 @@ typedef struct gs_gate {
 	uint32_t trials;   /* decisions made */
 	uint64_t ref_ns;   /* what the watch compares with: the chosen kind's median,
 			    * or the watched pass of a move that kept the decision */
+	uint32_t waited;   /* passes its first trial waited for a like sequence's */
+	bool inherited;    /* replays on a like sequence's decision (no trial of its own) */
 } gs_gate_t;
 
 /* Candidates of one pass whose timers may start at its first launch. */
@@ -71,6 +73,9 @@ typedef struct gs_gate_pass {
 	uint64_t t0;     /* host clock at the first launch of the last pass timed in a trial */
 	gs_seq_t *host;  /* that pass's sequence, while its host time runs to the next pass */
 	bool host_eager; /* ... and its kind */
+	gs_seq_t *trial; /* the sequence in its first trial: like ones wait for its verdict */
+	uint32_t prior_n; /* the length of the last sequence decided replay by the margin on
+			   * both clocks (0: none, or a verdict of eager since) */
 } gs_gate_pass_t;
 
 /* The gate's host clock (ns); a test may replace it. */

@@ -47,7 +47,8 @@
 	X(gated, "matched, submitted eagerly because the gate chose eager for the pass") \
 	X(gate_decisions, "gate decisions (eager and replayed passes timed, medians compared)") \
 	X(gate_eager, "gate decisions that chose eager")                           \
-	X(gate_kept, "watched moves that kept a decision to replay without a trial")
+	X(gate_kept, "watched moves that kept a decision to replay without a trial") \
+	X(gate_inherited, "sequences that replay on a like sequence's decision, no trial of their own")
 
 #define GS_MISMATCH_REASONS(X)                                                \
 	X(STRUCTURE, "a launch differed in shape: kind, context, parameter layout, flags or attributes") \

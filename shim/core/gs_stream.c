@@ -51,6 +51,8 @@ static gs_stream_t *gs_stream_new(gs_skey_t key, unsigned flags)
 		s->seg.last_id = 0;
 		__atomic_store_n(&s->lane.cold, false, __ATOMIC_RELAXED);
 		s->cold.fresh = 0;
+		s->pass.trial = NULL;
+		s->pass.prior_n = 0;
 		pthread_mutex_unlock(&s->lock);
 		return s;
 	}

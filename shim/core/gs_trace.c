@@ -647,6 +647,15 @@ void gs_trace_gate_kept(uintptr_t stream, uint64_t id, uint32_t length, uint64_t
 		       (double)was_ns / 1e3, (double)now_ns / 1e3);
 }
 
+void gs_trace_gate_inherited(uintptr_t stream, uint64_t id, uint32_t length, uint32_t like)
+{
+	if (!gs_trace_enabled())
+		return;
+	gs_trace_event("\"gate_inherited\"", "sequence", 'i', gs_clock_ns(), 0, true, stream,
+		       "\"stream\":\"0x%llx\",\"id\":\"0x%016llx\",\"length\":%u,\"like\":%u",
+		       (unsigned long long)stream, (unsigned long long)id, length, like);
+}
+
 void gs_trace_fallback(const char *what, int status)
 {
 	if (!gs_trace_enabled())

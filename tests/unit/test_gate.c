@@ -333,6 +333,51 @@ Test(gate, alternating_sequences_that_start_alike_are_each_timed)
 	tb_check();
 }
 
+/* Eager passes of every sequence, in all. */
+static uint64_t eager_passes(void)
+{
+	gs_seq_info_t info[8];
+	size_t n = gs_engine_seq_info(info, 8);
+	uint64_t e = 0;
+	for (size_t k = 0; k < n && k < 8; k++)
+		e += info[k].eager_passes;
+	return e;
+}
+
+/*
+ * Two like steps (eight launches each) in turn: one first trial at a time.
+ * The second waits, replaying, while the first is tried; the first's
+ * verdict of replay, by far on both clocks, decides for the second: three
+ * eager passes in all, not six.  A tie decides nothing for the other, which
+ * is tried on its own.
+ */
+Test(gate, a_like_sequence_takes_a_clear_verdict_of_replay)
+{
+	gate_start(5000, 500, 2000, "GRAPHSHIM_GATE_AFTER", "4"); /* eager 40 us, replay 6 us */
+	for (int i = 0; i < 2 * 20; i++)
+		i % 2 ? step_b() : step(0);
+	cr_expect_eq(gs_stats.gate_decisions, 1, "one trial");
+	cr_expect_eq(gs_stats.gate_inherited, 1);
+	cr_expect_eq(eager_passes(), 3);
+	gs_seq_info_t info[8];
+	size_t n = gs_engine_seq_info(info, 8);
+	cr_expect_eq(n, 2);
+	for (size_t k = 0; k < n && k < 8; k++)
+		cr_expect_str_eq(info[k].gate, "replay", "sequence %zu", k);
+	step_b();
+	cr_expect_eq(last_step_from_graph(), N);
+	tb_check();
+	gs_engine_fini();
+
+	gate_start(10000, 10000, 0, "GRAPHSHIM_GATE_AFTER", "4"); /* a tie: 80 us either way */
+	for (int i = 0; i < 2 * 30; i++)
+		i % 2 ? step_b() : step(0);
+	cr_expect_eq(gs_stats.gate_decisions, 2, "each tried on its own");
+	cr_expect_eq(gs_stats.gate_inherited, 0);
+	cr_expect_eq(eager_passes(), 6);
+	tb_check();
+}
+
 /*
  * Replay 8% slower than eager, past the 5% margin but inside twice it: the
  * first three samples of each kind do not settle it; the trial goes on to
