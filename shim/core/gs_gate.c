@@ -138,7 +138,9 @@ static bool gs_gate_alike(uint32_t a, uint32_t b)
  * A verdict on s: its first trial no longer holds like sequences back; a
  * replay that won by the margin on the GPU's span and (where it has
  * samples) on the host's is the stream's prior for like sequences still
- * to be tried, and a verdict of eager ends any prior.
+ * to be tried, and a verdict of eager on a like sequence ends it (one on
+ * a sequence unlike it says nothing of it: hf-encode's eleven-launch tail
+ * went eager and had held each request's big step to a trial of its own).
  */
 static void gs_gate_verdict(gs_stream_t *s, gs_seq_t *q, bool eager)
 {
@@ -146,7 +148,7 @@ static void gs_gate_verdict(gs_stream_t *s, gs_seq_t *q, bool eager)
 	double m = 1.0 + gs_config.gate_margin;
 	if (s->pass.trial == q)
 		s->pass.trial = NULL;
-	if (eager)
+	if (eager && gs_gate_alike(s->pass.prior_n, q->n))
 		s->pass.prior_n = 0;
 	else if ((double)g->replay_ns * m < (double)g->eager_ns &&
 		 (!g->eager_host_ns || !g->replay_host_ns ||

@@ -378,6 +378,36 @@ Test(gate, a_like_sequence_takes_a_clear_verdict_of_replay)
 	tb_check();
 }
 
+/* Step C: three launches of their own, a sequence unlike the others. */
+static void step_c(void)
+{
+	for (int i = 5; i < 8; i++)
+		tb_launch(S1, F[i], 3000 + i, 0);
+	gs_engine_flush_stream(S1, NULL, 0, GS_FLUSH_SYNC, "sync");
+}
+
+/*
+ * A graph launch dear enough that the three-launch step loses (eager 15 us,
+ * replay 31.5 us) and the eight-launch one wins by 15%: the short step's
+ * verdict of eager says nothing of long ones, and a long one armed after
+ * both verdicts still takes the long one's.
+ */
+Test(gate, an_unlike_sequences_verdict_of_eager_leaves_the_stream_s_verdict)
+{
+	gate_start(5000, 500, 30000, "GRAPHSHIM_MIN_SEQ", "3"); /* 8: 40 vs 34 us; 3: 15 vs 31.5 */
+	for (int i = 0; i < 2 * 16; i++)
+		i % 2 ? step_c() : step(0);
+	cr_assert_eq(gs_stats.gate_decisions, 2);
+	cr_expect_eq(gs_stats.gate_eager, 1, "the short step lost");
+	for (int i = 0; i < 16; i++)
+		step_b();
+	cr_expect_eq(gs_stats.gate_decisions, 2, "no trial for the long step armed later");
+	cr_expect_eq(gs_stats.gate_inherited, 1);
+	step_b();
+	cr_expect_eq(last_step_from_graph(), N);
+	tb_check();
+}
+
 /*
  * Replay 8% slower than eager, past the 5% margin but inside twice it: the
  * first three samples of each kind do not settle it; the trial goes on to
