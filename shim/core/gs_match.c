@@ -31,7 +31,24 @@ static void gs_match_clear(gs_stream_t *s)
 	s->match.chunk = 0;
 	s->match.submitted = 0;
 	s->match.pass_clean = true;
+	s->match.broken = 0;
 	gs_match_held(s, 0);
+}
+
+bool gs_match_interrupt(gs_stream_t *s)
+{
+	gs_match_t *m = &s->match;
+	gs_seq_t *q = m->ncands == 1 ? m->cands[0] : NULL;
+	if (!q || (m->done && m->done != q) || !gs_seq_matchable(q) || m->chunk >= q->nchunks)
+		return false;
+	if (m->submitted < m->nheld) {
+		gs_replay_release(s, m->submitted, m->nheld);
+		m->submitted = m->nheld;
+		m->broken = m->chunk + 1;
+	}
+	gs_gate_abandon(s); /* the pass's timing is not the sequence's */
+	GS_STAT_INC(interrupted);
+	return true;
 }
 
 void gs_match_end(gs_stream_t *s, gs_mismatch_reason_t why, const gs_rec_t *got, bool charge)

@@ -27,6 +27,8 @@ typedef struct gs_match {
 	uint32_t chunk; /* next chunk of the sole candidate to submit */
 	uint32_t submitted; /* held records already submitted (graph or eager) */
 	bool pass_clean;/* no mismatch so far in this pass over the sequence */
+	uint32_t broken;/* 1 + the chunk another thread's flush took held records of
+			 * (they went eagerly, so must the rest of it); 0: none */
 	const char *api;/* the entry point of the launch in progress, for the trace */
 	uint32_t *diffs;/* scratch: indices of records that need a patch */
 } gs_match_t;
@@ -56,5 +58,13 @@ bool gs_match_launch(gs_stream_t *s, gs_rec_t *r, uint64_t at);
  * sequence being matched counts a mismatch `why` (at record `got`).
  */
 void gs_match_end(gs_stream_t *s, gs_mismatch_reason_t why, const gs_rec_t *got, bool charge);
+/*
+ * Another thread's flush (the legacy stream's tie to blocking streams):
+ * submit the held records eagerly and, where one sequence is being matched,
+ * go on matching it (the rest of the chunk they were held for goes eagerly
+ * too, later chunks replay).  False, with nothing done, where the match
+ * cannot go on (several candidates): the caller ends it.
+ */
+bool gs_match_interrupt(gs_stream_t *s);
 
 #endif /* GS_MATCH_H */

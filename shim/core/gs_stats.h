@@ -48,7 +48,8 @@
 	X(gate_decisions, "gate decisions (eager and replayed passes timed, medians compared)") \
 	X(gate_eager, "gate decisions that chose eager")                           \
 	X(gate_kept, "watched moves that kept a decision to replay without a trial") \
-	X(gate_inherited, "sequences that replay on a like sequence's decision, no trial of their own")
+	X(gate_inherited, "sequences that replay on a like sequence's decision, no trial of their own") \
+	X(interrupted, "matches that went on after another thread's flush submitted their held launches")
 
 #define GS_MISMATCH_REASONS(X)                                                \
 	X(STRUCTURE, "a launch differed in shape: kind, context, parameter layout, flags or attributes") \

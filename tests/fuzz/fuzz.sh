@@ -103,7 +103,7 @@ errors() {
 }
 
 start=$(date +%s.%N)
-t_launch=0 t_replay=0 t_patch=0 t_var=0 t_vrep=0 t_mis=0 t_flush=0 t_gated=0 t_gdec=0 t_cold=0 t_coldn=0 done_n=0 bad=0 shrunk=0 i=0
+t_launch=0 t_replay=0 t_patch=0 t_var=0 t_vrep=0 t_mis=0 t_flush=0 t_gated=0 t_gdec=0 t_cold=0 t_coldn=0 t_int=0 done_n=0 bad=0 shrunk=0 i=0
 s=$first
 end=$(( first + count ))
 while [ "$s" -lt "$end" ]; do
@@ -134,6 +134,7 @@ while [ "$s" -lt "$end" ]; do
 	t_gated=$(( t_gated + ${g:-0} )) t_gdec=$(( t_gdec + ${gd:-0} ))
 	cp=$(counter cold_passed "$st"); cs=$(counter cold_streams "$st")
 	t_cold=$(( t_cold + ${cp:-0} )) t_coldn=$(( t_coldn + ${cs:-0} ))
+	it=$(counter interrupted "$st"); t_int=$(( t_int + ${it:-0} ))
 	t_launch=$(( t_launch + ${l:-0} )) t_replay=$(( t_replay + ${r:-0} ))
 	t_patch=$(( t_patch + ${p:-0} )) t_mis=$(( t_mis + ${m:-0} )) t_flush=$(( t_flush + ${f:-0} ))
 	verdict=ok
@@ -175,7 +176,7 @@ done
 secs=$(awk "BEGIN { printf \"%.1f\", $(date +%s.%N) - $start }")
 pct=0
 [ "$t_launch" -gt 0 ] && pct=$(( 100 * t_replay / t_launch ))
-echo "fuzz: $done_n programs in $secs s; graphshim launches $t_launch, replayed $t_replay ($pct%), patches $t_patch, variants $t_var (replays $t_vrep), mismatches $t_mis, flushes $t_flush, gate decisions $t_gdec, launches sent eagerly by the gate $t_gated, streams gone cold $t_coldn, launches passed cold $t_cold; diverging batches $bad"
+echo "fuzz: $done_n programs in $secs s; graphshim launches $t_launch, replayed $t_replay ($pct%), patches $t_patch, variants $t_var (replays $t_vrep), mismatches $t_mis, flushes $t_flush, gate decisions $t_gdec, launches sent eagerly by the gate $t_gated, streams gone cold $t_coldn, launches passed cold $t_cold, matches that outlived another thread's flush $t_int; diverging batches $bad"
 if [ $bad -gt 0 ]; then
 	echo "fuzz: FAIL: graphshim changed results"
 	exit 1

@@ -2,6 +2,7 @@
 #include "gs_testbe.h"
 
 #include <criterion/criterion.h>
+#include <pthread.h>
 
 static const uintptr_t F[] = {0xf1, 0xf2, 0xf3, 0xf4, 0xf5, 0xf6, 0xf7, 0xf8};
 #define LEG ((uintptr_t)0)
@@ -179,4 +180,63 @@ Test(order, a_second_backend_passes_through)
 	other.name = "other";
 	cr_expect(gs_engine_init(&other), "a second backend is refused");
 	cr_expect_not(gs_engine_init(&tb_ops), "the owner is still accepted");
+}
+
+static void *legacy_launch_elsewhere(void *arg)
+{
+	(void)arg;
+	tb_launch_on(LEG, GS_STREAM_LEGACY, F[7], 77, 0);
+	return NULL;
+}
+
+/*
+ * Another thread's legacy launch lands in the middle of a blocking
+ * stream's step (two threads, one reading back on the legacy stream while
+ * the other decodes): the two held launches go first, eagerly, and the
+ * match goes on: the rest of their chunk goes eagerly too, the next chunk
+ * replays, and the step's segment is not cut (no sequence is learned from
+ * its pieces, the next step replays whole).
+ */
+Test(order, another_threads_legacy_launch_does_not_end_the_match)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_CHUNK_FIRST", "4", NULL);
+	for (int i = 0; i < 2; i++) {
+		for (int k = 0; k < 8; k++)
+			tb_launch_on(BLK, GS_STREAM_BLOCKING, F[k], k, 0);
+		tb_sync(BLK, GS_STREAM_BLOCKING);
+	}
+	cr_assert_geq(tb.builds, 1);
+	tb_launch_on(BLK, GS_STREAM_BLOCKING, F[0], 0, 0);
+	tb_launch_on(BLK, GS_STREAM_BLOCKING, F[1], 1, 0);
+	pthread_t t;
+	cr_assert_eq(pthread_create(&t, NULL, legacy_launch_elsewhere, NULL), 0);
+	pthread_join(t, NULL);
+	size_t held1 = find_exec(BLK, F[1], 1), leg = find_exec(LEG, F[7], 77);
+	cr_expect_lt(held1, leg, "the held launches ran before the legacy one");
+	cr_expect_eq(gs_stats.interrupted, 1);
+	for (int k = 2; k < 8; k++)
+		tb_launch_on(BLK, GS_STREAM_BLOCKING, F[k], k, 0);
+	tb_sync(BLK, GS_STREAM_BLOCKING);
+	cr_expect_eq(gs_stats.mismatches, 0);
+	cr_expect_eq(gs_stats.replays, 1, "the second chunk replayed");
+	cr_expect_eq(gs_stats.released, 4, "the first chunk went eagerly");
+	cr_expect(tb.exec[tb.nexec - 1].from_graph);
+	cr_expect_not(tb.exec[tb.nexec - 5].from_graph);
+	cr_expect_eq(gs_stats.sequences, 1, "nothing learned from the pieces");
+	for (int k = 0; k < 8; k++)
+		tb_launch_on(BLK, GS_STREAM_BLOCKING, F[k], k, 0);
+	tb_sync(BLK, GS_STREAM_BLOCKING);
+	cr_expect_eq(gs_stats.replays, 3, "the next step replays whole");
+	tb_check();
+}
+
+/* The stream's own thread on the legacy stream ends the match, as before. */
+Test(order, its_own_threads_legacy_launch_ends_the_match)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", NULL);
+	arm_and_hold(BLK, GS_STREAM_BLOCKING);
+	tb_launch_on(LEG, GS_STREAM_LEGACY, F[7], 77, 0);
+	cr_expect_eq(gs_stats.interrupted, 0);
+	cr_expect_eq(gs_stats.released, 2);
+	tb_check();
 }

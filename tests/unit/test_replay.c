@@ -248,6 +248,33 @@ static void another_threads_sync(void)
 	pthread_join(t, NULL);
 }
 
+/*
+ * Another thread's sync (or synchronous copy) in the middle of a step: the
+ * held launches go first, eagerly, and the match goes on: no mismatch, the
+ * step's segment is not cut, and the pass counts as the step's.  Two
+ * threads that each read back every step (decode --threads 2 on an H100)
+ * cut each other's steps at random places: 294 sequences learned from the
+ * pieces before.
+ */
+Test(replay, another_threads_sync_mid_step_does_not_end_the_match)
+{
+	learn(8, "3", "0");
+	for (int i = 0; i < 3; i++)
+		tb_launch(S1, F[i], 1000 + i, 0);
+	another_threads_sync();
+	cr_expect_eq(gs_stats.released, 3, "the held launches went first");
+	cr_expect_eq(gs_stats.interrupted, 1);
+	for (int i = 3; i < 8; i++)
+		tb_launch(S1, F[i], 1000 + i, 0);
+	sync_s1();
+	cr_expect_eq(gs_stats.mismatches, 0);
+	cr_expect_eq(gs_stats.released, 8, "the rest of its chunk went eagerly too");
+	cr_expect_eq(gs_stats.sequences, 1, "nothing learned from the pieces");
+	step(8, 0, 0, 0);
+	cr_expect_eq(gs_stats.replays, 1, "the next step replays");
+	tb_check();
+}
+
 /* Steps of 6 launches like sibling(0xa7), but ended by another thread's sync. */
 static void sibling_cut_elsewhere(void)
 {
