@@ -9,14 +9,20 @@ static const uintptr_t F[] = {0xf1, 0xf2, 0xf3, 0xf4, 0xf5, 0xf6, 0xf7, 0xf8};
 #define BLK ((uintptr_t)0xb10c)
 #define NBK ((uintptr_t)0x0b1c)
 
-/* Arm F[0..4) on stream s and leave a step half held (2 launches). */
-static void arm_and_hold(uintptr_t s, unsigned flags)
+/* Steps of F[0..n) on stream s, each ended by its sync. */
+static void steps_on(uintptr_t s, unsigned flags, int n, int steps)
 {
-	for (int i = 0; i < 2; i++) {
-		for (int k = 0; k < 4; k++)
+	for (int i = 0; i < steps; i++) {
+		for (int k = 0; k < n; k++)
 			tb_launch_on(s, flags, F[k], k, 0);
 		tb_sync(s, flags);
 	}
+}
+
+/* Arm F[0..4) on stream s and leave a step half held (2 launches). */
+static void arm_and_hold(uintptr_t s, unsigned flags)
+{
+	steps_on(s, flags, 4, 2);
 	cr_assert_eq(tb.builds, 1);
 	tb_launch_on(s, flags, F[0], 0, 0);
 	tb_launch_on(s, flags, F[1], 1, 0);
@@ -200,11 +206,7 @@ static void *legacy_launch_elsewhere(void *arg)
 Test(order, another_threads_legacy_launch_does_not_end_the_match)
 {
 	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_CHUNK_FIRST", "4", NULL);
-	for (int i = 0; i < 2; i++) {
-		for (int k = 0; k < 8; k++)
-			tb_launch_on(BLK, GS_STREAM_BLOCKING, F[k], k, 0);
-		tb_sync(BLK, GS_STREAM_BLOCKING);
-	}
+	steps_on(BLK, GS_STREAM_BLOCKING, 8, 2);
 	cr_assert_geq(tb.builds, 1);
 	tb_launch_on(BLK, GS_STREAM_BLOCKING, F[0], 0, 0);
 	tb_launch_on(BLK, GS_STREAM_BLOCKING, F[1], 1, 0);
@@ -223,9 +225,7 @@ Test(order, another_threads_legacy_launch_does_not_end_the_match)
 	cr_expect(tb.exec[tb.nexec - 1].from_graph);
 	cr_expect_not(tb.exec[tb.nexec - 5].from_graph);
 	cr_expect_eq(gs_stats.sequences, 1, "nothing learned from the pieces");
-	for (int k = 0; k < 8; k++)
-		tb_launch_on(BLK, GS_STREAM_BLOCKING, F[k], k, 0);
-	tb_sync(BLK, GS_STREAM_BLOCKING);
+	steps_on(BLK, GS_STREAM_BLOCKING, 8, 1);
 	cr_expect_eq(gs_stats.replays, 3, "the next step replays whole");
 	tb_check();
 }
