@@ -110,8 +110,11 @@ static void gs_engine_flush_one(gs_stream_t *s, gs_flush_reason_t why, const cha
  * launches learned from the pieces, a quarter of the launches not
  * replayed).  So where one sequence is being matched, the held launches go
  * eagerly and the match, and the step's segment, go on
- * (gs_match_interrupt).  The stream's own thread's calls, and other
- * reasons (a module unloaded, a capture, exit), end both, as any boundary.
+ * (gs_match_interrupt).  Where the stream holds nothing, there is nothing
+ * to submit and its segment goes on too: the step is learned whole, not
+ * from the pieces another thread's calls happened to cut.  The stream's
+ * own thread's calls, and other reasons (a module unloaded, a capture,
+ * exit), end both, as any boundary.
  */
 static bool gs_engine_interrupts(gs_flush_reason_t why)
 {
@@ -124,8 +127,10 @@ static void gs_engine_flush_other(gs_stream_t *s, gs_flush_reason_t why, const c
 	if (__atomic_load_n(&s->cache.built, __ATOMIC_ACQUIRE))
 		gs_arm_publish(s);
 	uint32_t n = s->match.nheld - s->match.submitted;
-	if (gs_engine_interrupts(why) && s->seg.thread && s->seg.thread != gs_stream_thread() &&
-	    s->match.nheld && gs_match_interrupt(s)) {
+	bool other = gs_engine_interrupts(why) && s->seg.thread && s->seg.thread != gs_stream_thread();
+	if (other && !s->match.nheld && !s->match.ncands) {
+		/* nothing held: nothing to submit, no segment to end */
+	} else if (other && s->match.nheld && gs_match_interrupt(s)) {
 		GS_STAT_INC(flushes);
 		GS_STAT_INC(flush_by[why]);
 		gs_trace_flush(s->key.handle, why, api, n);

@@ -152,10 +152,12 @@ Test(cold, a_cold_blocking_stream_submits_held_legacy_work_first)
 	tb_check();
 }
 
+/* Another thread's cuMemFree: a flush of every stream that ends their
+ * segments (another thread's sync no longer does where nothing is held). */
 static void *flush_all_elsewhere(void *arg)
 {
 	(void)arg;
-	gs_engine_flush_all(GS_FLUSH_SYNC, "another thread's sync");
+	gs_engine_flush_all(GS_FLUSH_FREE, "another thread's free");
 	return NULL;
 }
 

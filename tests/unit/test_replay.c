@@ -248,6 +248,23 @@ static void another_threads_sync(void)
 	pthread_join(t, NULL);
 }
 
+/* Another thread's cuMemFree: a flush of every stream that still ends
+ * their segments (a sync, a synchronous copy no longer do where nothing is
+ * held, nor cut a match of one sequence). */
+static void *free_all_elsewhere(void *arg)
+{
+	(void)arg;
+	gs_engine_flush_all(GS_FLUSH_FREE, "another thread's free");
+	return NULL;
+}
+
+static void another_threads_free(void)
+{
+	pthread_t t;
+	cr_assert_eq(pthread_create(&t, NULL, free_all_elsewhere, NULL), 0);
+	pthread_join(t, NULL);
+}
+
 /*
  * Another thread's sync (or synchronous copy) in the middle of a step: the
  * held launches go first, eagerly, and the match goes on: no mismatch, the
@@ -275,17 +292,40 @@ Test(replay, another_threads_sync_mid_step_does_not_end_the_match)
 	tb_check();
 }
 
-/* Steps of 6 launches like sibling(0xa7), but ended by another thread's sync. */
+/*
+ * Nor, where the stream holds nothing (still learning), does another
+ * thread's sync end its segment: the step is learned whole, not as the
+ * pieces the sync happened to cut, and then replays.
+ */
+Test(replay, another_threads_sync_leaves_a_learning_step_whole)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", NULL);
+	for (int k = 0; k < 2; k++) {
+		for (int i = 0; i < 3; i++)
+			tb_launch(S1, F[i], 1000 + i, 0);
+		another_threads_sync();
+		for (int i = 3; i < 8; i++)
+			tb_launch(S1, F[i], 1000 + i, 0);
+		sync_s1();
+	}
+	cr_expect_eq(gs_stats.sequences, 1);
+	step(8, 0, 0, 0);
+	cr_expect_eq(gs_stats.replays, 1, "the whole step replays");
+	cr_expect_eq(gs_stats.replayed, 8);
+	tb_check();
+}
+
+/* Steps of 6 launches like sibling(0xa7), but ended by another thread's free. */
 static void sibling_cut_elsewhere(void)
 {
 	for (int i = 0; i < 6; i++)
 		tb_launch(S1, i == 3 ? 0xa7 : F[i], 1000 + i, 0);
-	another_threads_sync();
+	another_threads_free();
 }
 
 /*
- * Pieces of a stream's work that another thread's syncs cut (they flush
- * every stream, wherever it is) repeat by chance: they spare nothing, so
+ * Pieces of a stream's work that another thread's calls cut (a free
+ * flushes every stream, wherever it is) repeat by chance: they spare nothing, so
  * that a stream cut so, whose work never repeats, retires what it learned
  * by chance and goes cold (r_stress's cold worker).  The same siblings
  * ended by the stream's own syncs spare the step (above).
@@ -303,7 +343,7 @@ Test(replay, a_sibling_another_thread_cut_spares_nothing)
 	tb_check();
 }
 
-/* Nor a short piece that begins where another thread's sync cut the last. */
+/* Nor a short piece that begins where another thread's free cut the last. */
 Test(replay, a_short_piece_after_another_threads_cut_spares_nothing)
 {
 	learn(6, "2", "0");
@@ -311,7 +351,7 @@ Test(replay, a_short_piece_after_another_threads_cut_spares_nothing)
 		step(6, 0, 0, 0);
 	for (int k = 0; k < 2; k++) {
 		tb_launch(S1, F[5], 1005, 0); /* the tail of the last step, cut elsewhere */
-		another_threads_sync();
+		another_threads_free();
 		tb_launch(S1, F[0], 1000, 0); /* begins like the step, then a read-back */
 		sync_s1();
 	}
