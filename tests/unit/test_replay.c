@@ -234,35 +234,32 @@ Test(replay, a_cut_that_repeats_is_a_step_of_its_own)
 	tb_check();
 }
 
-static void *sync_all_elsewhere(void *arg)
+static void *flush_all_elsewhere(void *why)
 {
-	(void)arg;
-	gs_engine_flush_all(GS_FLUSH_SYNC, "another thread's sync");
+	gs_engine_flush_all(*(const gs_flush_reason_t *)why, "another thread's call");
 	return NULL;
 }
 
-static void another_threads_sync(void)
+/* A flush of every stream from another thread, for the reason given. */
+static void another_threads_flush(gs_flush_reason_t why)
 {
 	pthread_t t;
-	cr_assert_eq(pthread_create(&t, NULL, sync_all_elsewhere, NULL), 0);
+	cr_assert_eq(pthread_create(&t, NULL, flush_all_elsewhere, &why), 0);
 	pthread_join(t, NULL);
+}
+
+/* Another thread's sync: it submits this stream's held launches, and cuts
+ * neither a match of one sequence nor a segment that holds nothing. */
+static void another_threads_sync(void)
+{
+	another_threads_flush(GS_FLUSH_SYNC);
 }
 
 /* Another thread's cuMemFree: a flush of every stream that still ends
- * their segments (a sync, a synchronous copy no longer do where nothing is
- * held, nor cut a match of one sequence). */
-static void *free_all_elsewhere(void *arg)
-{
-	(void)arg;
-	gs_engine_flush_all(GS_FLUSH_FREE, "another thread's free");
-	return NULL;
-}
-
+ * their segments. */
 static void another_threads_free(void)
 {
-	pthread_t t;
-	cr_assert_eq(pthread_create(&t, NULL, free_all_elsewhere, NULL), 0);
-	pthread_join(t, NULL);
+	another_threads_flush(GS_FLUSH_FREE);
 }
 
 /*
