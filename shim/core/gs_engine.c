@@ -92,15 +92,6 @@ static inline void gs_engine_unlock(gs_stream_t *s)
 	gs_sig_release();
 }
 
-static void gs_engine_flush_one(gs_stream_t *s, gs_flush_reason_t why, const char *api, bool own)
-{
-	gs_engine_lock(s);
-	if (__atomic_load_n(&s->cache.built, __ATOMIC_ACQUIRE))
-		gs_arm_publish(s);
-	gs_engine_flush_locked(s, why, api, own);
-	gs_engine_unlock(s);
-}
-
 /*
  * Another thread's synchronization, synchronous copy, or operation on the
  * legacy stream (tied to blocking streams) needs this stream's held work
@@ -121,22 +112,33 @@ static bool gs_engine_interrupts(gs_flush_reason_t why)
 	return why == GS_FLUSH_LEGACY || why == GS_FLUSH_SYNC || why == GS_FLUSH_COPY;
 }
 
-static void gs_engine_flush_other(gs_stream_t *s, gs_flush_reason_t why, const char *api)
+/*
+ * Lock held, a flush from elsewhere: true when it leaves the stream's match
+ * and segment going (nothing held, or a match of one sequence interrupted:
+ * its held launches submitted); false when the caller must end them.
+ */
+static bool gs_engine_outlived(gs_stream_t *s, gs_flush_reason_t why, const char *api)
+{
+	if (!gs_engine_interrupts(why) || !s->seg.thread || s->seg.thread == gs_stream_thread())
+		return false;
+	if (!s->match.nheld)
+		return !s->match.ncands; /* nothing to submit, no segment to end */
+	uint32_t n = s->match.nheld - s->match.submitted;
+	if (!gs_match_interrupt(s))
+		return false;
+	GS_STAT_INC(flushes);
+	GS_STAT_INC(flush_by[why]);
+	gs_trace_flush(s->key.handle, why, api, n);
+	return true;
+}
+
+static void gs_engine_flush_one(gs_stream_t *s, gs_flush_reason_t why, const char *api, bool own)
 {
 	gs_engine_lock(s);
 	if (__atomic_load_n(&s->cache.built, __ATOMIC_ACQUIRE))
 		gs_arm_publish(s);
-	uint32_t n = s->match.nheld - s->match.submitted;
-	bool other = gs_engine_interrupts(why) && s->seg.thread && s->seg.thread != gs_stream_thread();
-	if (other && !s->match.nheld && !s->match.ncands) {
-		/* nothing held: nothing to submit, no segment to end */
-	} else if (other && s->match.nheld && gs_match_interrupt(s)) {
-		GS_STAT_INC(flushes);
-		GS_STAT_INC(flush_by[why]);
-		gs_trace_flush(s->key.handle, why, api, n);
-	} else {
-		gs_engine_flush_locked(s, why, api, false);
-	}
+	if (own || !gs_engine_outlived(s, why, api))
+		gs_engine_flush_locked(s, why, api, own);
 	gs_engine_unlock(s);
 }
 
@@ -159,7 +161,7 @@ static void gs_engine_flush_peers(gs_stream_t *self, void *ctx, unsigned flags, 
 		bool tied = (flags & GS_STREAM_LEGACY) ? (s->lane.flags & GS_STREAM_BLOCKING) != 0
 						       : (s->lane.flags & GS_STREAM_LEGACY) != 0;
 		if (tied)
-			gs_engine_flush_other(s, GS_FLUSH_LEGACY, api);
+			gs_engine_flush_one(s, GS_FLUSH_LEGACY, api, false);
 	}
 	gs_stream_table_unlock();
 }
@@ -184,7 +186,7 @@ void gs_engine_flush_all(gs_flush_reason_t why, const char *api)
 		gs_engine_note_flush();
 	gs_stream_table_lock();
 	for (gs_stream_t *s = gs_stream_first(); s; s = s->hh.next)
-		gs_engine_flush_other(s, why, api);
+		gs_engine_flush_one(s, why, api, false);
 	gs_stream_table_unlock();
 }
 

@@ -325,7 +325,7 @@ static bool gs_gate_watch(gs_stream_t *s, gs_seq_t *q)
 		}
 		bool faster = ns * 2 < g->ref_ns;
 		bool moved = faster || ns > 2 * g->ref_ns;
-		g->faster = moved && faster && (g->moved == 0 || g->faster);
+		g->faster = faster && (g->moved == 0 || g->faster); /* faster is a move */
 		g->moved = moved ? (uint8_t)(g->moved + 1) : 0;
 		last = ns;
 	}
@@ -383,6 +383,12 @@ static void gs_gate_unmark(gs_seq_t *q)
  * the stream decided to replay by the margin (prior_n) decides for q
  * instead.  Only a sequence that never had a verdict, its own or inherited.
  */
+/* Whether o is in its first trial (like sequences wait for its verdict). */
+static bool gs_gate_first_trial(const gs_seq_t *o)
+{
+	return o && o->state == GS_SEQ_ARMED && o->gate.state == GS_GATE_S_TRIAL && !o->gate.trials;
+}
+
 static bool gs_gate_waits(const gs_stream_t *s, const gs_seq_t *q)
 {
 	const gs_gate_t *g = &q->gate;
@@ -391,8 +397,7 @@ static bool gs_gate_waits(const gs_stream_t *s, const gs_seq_t *q)
 		return false;
 	if (s->pass.prior_n && gs_gate_alike(s->pass.prior_n, q->n))
 		return true;
-	return o && o != q && o->state == GS_SEQ_ARMED && o->gate.state == GS_GATE_S_TRIAL &&
-	       !o->gate.trials && gs_gate_alike(o->n, q->n) &&
+	return o != q && gs_gate_first_trial(o) && gs_gate_alike(o->n, q->n) &&
 	       g->waited < GS_GATE_MAX_WAIT((uint32_t)gs_config.gate_after);
 }
 
@@ -465,9 +470,7 @@ static bool gs_gate_defer(gs_stream_t *s, gs_seq_t *q)
 {
 	gs_gate_t *g = &q->gate;
 	if (!gs_gate_waits(s, q)) {
-		if (!g->trials && !g->started &&
-		    (!s->pass.trial || s->pass.trial->state != GS_SEQ_ARMED ||
-		     s->pass.trial->gate.state != GS_GATE_S_TRIAL || s->pass.trial->gate.trials))
+		if (!g->trials && !g->started && !gs_gate_first_trial(s->pass.trial))
 			s->pass.trial = q;
 		return false;
 	}

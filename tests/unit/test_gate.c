@@ -50,15 +50,26 @@ static int last_step_from_graph(void)
 	return n;
 }
 
-/* Steps until the gate has made `n` decisions, at most `limit`: how many it took. */
-static int steps_to_decision(uint64_t n, int limit)
+/* Steps of `one` until the gate has made `n` decisions, at most `limit`:
+ * how many it took. */
+static int steps_to_decision_with(void (*one)(void), uint64_t n, int limit)
 {
 	int steps = 0;
 	while (gs_stats.gate_decisions < n && steps < limit) {
-		step(0);
+		one();
 		steps++;
 	}
 	return steps;
+}
+
+static void step0(void)
+{
+	step(0);
+}
+
+static int steps_to_decision(uint64_t n, int limit)
+{
+	return steps_to_decision_with(step0, n, limit);
 }
 
 /*
@@ -508,17 +519,26 @@ Test(gate, a_steady_decision_is_watched_without_eager_passes)
 	tb_check();
 }
 
-/* A host that takes 200 us a step whatever graphshim does (host-bound). */
-static uint64_t host_ns;
+/* The gate's host clock in the tests of the host's time: a step takes it
+ * host_eager_ns eagerly and host_replay_ns replayed (host_step). */
+static uint64_t host_ns, host_eager_ns, host_replay_ns;
 static uint64_t host_clock(void)
 {
 	return host_ns;
 }
 
-static void host_bound_step(void)
+static void host_clock_start(uint64_t eager, uint64_t replay)
+{
+	host_ns = 0;
+	host_eager_ns = eager;
+	host_replay_ns = replay;
+	gs_gate_clock = host_clock;
+}
+
+static void host_step(void)
 {
 	step(0);
-	host_ns += 200000;
+	host_ns += last_step_from_graph() ? host_replay_ns : host_eager_ns;
 }
 
 /*
@@ -530,10 +550,9 @@ static void host_bound_step(void)
 Test(gate, eager_needs_the_host_to_agree)
 {
 	gate_start(1000, 1000, 20000, NULL, NULL); /* GPU: eager 8 us, replay 28 us */
-	host_ns = 0;
-	gs_gate_clock = host_clock;
+	host_clock_start(200000, 200000);         /* host-bound: 200 us a step either way */
 	for (int i = 0; i < STEPS_TO_DECIDE + 2; i++)
-		host_bound_step();
+		host_step();
 	cr_expect_eq(gs_stats.gate_decisions, 1);
 	cr_expect_eq(gs_stats.gate_eager, 0);
 	cr_expect_str_eq(seq_info().gate, "replay");
@@ -541,43 +560,29 @@ Test(gate, eager_needs_the_host_to_agree)
 	gs_engine_fini();
 
 	gate_start(1000, 1000, 20000, "GRAPHSHIM_GATE_HOST", "0");
-	gs_gate_clock = host_clock;
+	host_clock_start(200000, 200000);
 	for (int i = 0; i < STEPS_TO_DECIDE + 2; i++)
-		host_bound_step();
+		host_step();
 	cr_expect_eq(gs_stats.gate_eager, 1);
 	cr_expect_str_eq(seq_info().gate, "eager");
 	tb_check();
-}
-
-/* A host that takes 200 us a step eagerly and 300 us when the step replayed
- * (patches, say, that the GPU's span does not show). */
-static void host_costly_replay_step(void)
-{
-	step(0);
-	host_ns += last_step_from_graph() ? 300000 : 200000;
 }
 
 /* The GPU's span ties, the host's time says eager by far: eager. */
 Test(gate, the_host_decides_where_the_gpu_ties)
 {
 	gate_start(1000, 1000, 0, NULL, NULL); /* GPU: eager 8000, replay 8000 */
-	host_ns = 0;
-	gs_gate_clock = host_clock;
+	/* The host: 200 us a step eagerly, 300 us replayed (patches, say, that
+	 * the GPU's span does not show). */
+	host_clock_start(200000, 300000);
 	for (int i = 0; i < STEPS_TO_DECIDE + 2; i++)
-		host_costly_replay_step();
+		host_step();
 	cr_expect_eq(gs_stats.gate_decisions, 1);
 	cr_expect_eq(gs_stats.gate_eager, 1);
 	cr_expect_str_eq(seq_info().gate, "eager");
 	cr_expect_eq(seq_info().eager_host_ns, 200000, "the host's medians are kept for the statistics");
 	cr_expect_eq(seq_info().replay_host_ns, 300000);
 	tb_check();
-}
-
-/* A host that takes 200 us a step eagerly and 215 us replayed: 7.5% more. */
-static void host_slightly_costly_replay_step(void)
-{
-	step(0);
-	host_ns += last_step_from_graph() ? 215000 : 200000;
 }
 
 /*
@@ -588,16 +593,11 @@ static void host_slightly_costly_replay_step(void)
 Test(gate, a_close_call_on_the_host_takes_more_samples)
 {
 	gate_start(1000, 1000, 0, NULL, NULL); /* GPU: eager 8000, replay 8000 */
-	host_ns = 0;
-	gs_gate_clock = host_clock;
+	host_clock_start(200000, 215000);         /* the host: 7.5% more replayed */
 	for (int i = 0; i < STEPS_TO_DECIDE + 2; i++)
-		host_slightly_costly_replay_step();
+		host_step();
 	cr_expect_eq(gs_stats.gate_decisions, 0, "three of each are not enough");
-	int steps = 0;
-	while (gs_stats.gate_decisions < 1 && steps < 40) {
-		host_slightly_costly_replay_step();
-		steps++;
-	}
+	int steps = steps_to_decision_with(host_step, 1, 40);
 	cr_expect_eq(gs_stats.gate_decisions, 1);
 	cr_expect_geq(steps, 10, "six more of each kind");
 	cr_expect_str_eq(seq_info().gate, "eager");
