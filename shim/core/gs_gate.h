@@ -74,8 +74,8 @@ typedef struct gs_gate_pass {
 	gs_seq_t *host;  /* that pass's sequence, while its host time runs to the next pass */
 	bool host_eager; /* ... and its kind */
 	gs_seq_t *trial; /* the sequence in its first trial: like ones wait for its verdict */
-	uint32_t prior_n; /* the length of the last sequence decided replay by the margin on
-			   * both clocks (0: none, or a verdict of eager since) */
+	uint32_t prior_n; /* the length of the last sequence decided replay (0: none, or a
+			   * verdict of eager on a like sequence since) */
 } gs_gate_pass_t;
 
 /* The gate's host clock (ns); a test may replace it. */

@@ -143,6 +143,56 @@ Test(gate, a_tie_within_the_margin_keeps_the_graph)
 	tb_check();
 }
 
+/* Steps whose graph launch costs noisy_graph[k % 3] ns, k counting steps:
+ * replayed passes that vary from one to the next (an interpreter's). */
+static uint64_t noisy_graph[3];
+static unsigned noisy_k;
+static void noisy_step(void)
+{
+	tb.cost_graph = noisy_graph[noisy_k++ % 3];
+	step(0);
+}
+
+/* A fresh engine whose replayed passes take 8000 + g0, g1, g2 ns in turn
+ * (eager ones 8000): steps until the gate decides (at most 60). */
+static int noisy_decision(uint64_t g0, uint64_t g1, uint64_t g2)
+{
+	gate_start(1000, 1000, 0, NULL, NULL);
+	noisy_graph[0] = g0, noisy_graph[1] = g1, noisy_graph[2] = g2;
+	noisy_k = 0;
+	return steps_to_decision_with(noisy_step, 1, 60);
+}
+
+/*
+ * Replayed passes of 8000, 9000 and 9200 ns against eager ones of 8000:
+ * the medians say replay is 12.5% slower, past twice the 5% margin, but
+ * the samples overlap (a replayed pass as short as the eager ones): not
+ * beyond the noise, so the trial goes on to nine of each and, still
+ * overlapping, keeps the graph.  Replayed passes of 20-28 us lie apart
+ * from the eager ones: eager at once.  8.75% slower, inside twice the
+ * margin and the noise: the graph at once, no more eager passes.
+ */
+Test(gate, eager_needs_a_difference_beyond_the_noise)
+{
+	int steps = noisy_decision(0, 1000, 1200);
+	cr_expect_eq(gs_stats.gate_decisions, 1);
+	cr_expect_geq(steps, STEPS_TO_DECIDE + 12, "nine samples of each kind");
+	cr_expect_eq(gs_stats.gate_eager, 0);
+	cr_expect_str_eq(seq_info().gate, "replay");
+	cr_expect_eq(seq_info().replay_ns, 9000, "the medians say 12.5%% slower");
+	tb_check();
+	gs_engine_fini();
+
+	cr_expect_eq(noisy_decision(12000, 20000, 16000), STEPS_TO_DECIDE, "three of each");
+	cr_expect_str_eq(seq_info().gate, "eager");
+	tb_check();
+	gs_engine_fini();
+
+	cr_expect_eq(noisy_decision(0, 700, 900), STEPS_TO_DECIDE, "three of each");
+	cr_expect_str_eq(seq_info().gate, "replay");
+	tb_check();
+}
+
 Test(gate, a_change_of_conditions_is_noticed_at_the_recheck)
 {
 	gate_start(5000, 500, 2000, "GRAPHSHIM_GATE_RECHECK", "10");
@@ -359,8 +409,8 @@ static uint64_t eager_passes(void)
  * Two like steps (eight launches each) in turn: one first trial at a time.
  * The second waits, replaying, while the first is tried; the first's
  * verdict of replay, by far on both clocks, decides for the second: three
- * eager passes in all, not six.  A tie decides nothing for the other, which
- * is tried on its own.
+ * eager passes in all, not six.  So does a tie; a verdict of eager decides
+ * nothing for the other, which is tried on its own.
  */
 Test(gate, a_like_sequence_takes_a_clear_verdict_of_replay)
 {
@@ -383,9 +433,18 @@ Test(gate, a_like_sequence_takes_a_clear_verdict_of_replay)
 	gate_start(10000, 10000, 0, "GRAPHSHIM_GATE_AFTER", "4"); /* a tie: 80 us either way */
 	for (int i = 0; i < 2 * 30; i++)
 		i % 2 ? step_b() : step(0);
-	cr_expect_eq(gs_stats.gate_decisions, 2, "each tried on its own");
+	cr_expect_eq(gs_stats.gate_decisions, 1, "a tie decides too");
+	cr_expect_eq(gs_stats.gate_inherited, 1);
+	cr_expect_eq(eager_passes(), 3);
+	tb_check();
+	gs_engine_fini();
+
+	gate_start(1000, 1000, 20000, "GRAPHSHIM_GATE_AFTER", "4"); /* replay loses: 8 us, 28 us */
+	for (int i = 0; i < 2 * 30; i++)
+		i % 2 ? step_b() : step(0);
+	cr_expect_eq(gs_stats.gate_decisions, 2, "a verdict of eager: each tried on its own");
 	cr_expect_eq(gs_stats.gate_inherited, 0);
-	cr_expect_eq(eager_passes(), 6);
+	cr_expect_eq(gs_stats.gate_eager, 2);
 	tb_check();
 }
 
