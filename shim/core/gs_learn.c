@@ -12,14 +12,50 @@
 #include "gs_stream.h"
 #include "gs_trace.h"
 
+/* Rotations of a periodic sequence tried for a better first record. */
+#define GS_LEARN_ROTATIONS 64
+
+/*
+ * Where the periodic sequence of len records found at `at` should begin.
+ * A periodic sequence is matched wherever a record of its first record's
+ * shape arrives, so a first record whose shape recurs in the step (a
+ * matrix-vector product of every layer) starts a match at each, and all
+ * but one end in a STRUCTURE mismatch: three retire it.  Of the first
+ * GS_LEARN_ROTATIONS rotations, the one whose first shape the period holds
+ * fewest times; the rotated sequence is the period one step back (the last
+ * len * reps records repeat: at least two periods).
+ */
+static uint64_t gs_learn_period_start(const gs_stream_t *s, uint64_t at, uint32_t len)
+{
+	uint64_t from = at + 1 - len;
+	if (at + 1 < 2 * (uint64_t)len || gs_config.learn_reps < 2)
+		return from;
+	uint32_t best = 0, best_n = UINT32_MAX;
+	for (uint32_t k = 0; k < len && k < GS_LEARN_ROTATIONS && best_n > 1; k++) {
+		const gs_rec_t *r = gs_stream_at(s, from + k);
+		if (!r)
+			return from;
+		uint32_t n = 0;
+		for (uint32_t i = 0; i < len && n < best_n; i++) {
+			const gs_rec_t *o = gs_stream_at(s, from + i);
+			if (!o)
+				return from;
+			n += o->shape == r->shape;
+		}
+		if (n < best_n)
+			best = k, best_n = n;
+	}
+	return best ? from + best - len : from;
+}
+
 /* Push one record into period detection; arm what it finds. */
 static void gs_learn_period(gs_stream_t *s, const gs_rec_t *r, uint64_t at)
 {
-	uint32_t len = gs_period_push(&s->period, r->hash, (uint32_t)gs_config.min_seq,
+	uint32_t len = gs_period_push(&s->period, r->hash, r->shape, (uint32_t)gs_config.min_seq,
 				      (uint32_t)gs_config.learn_reps);
 	if (!len || len > (uint32_t)gs_config.max_seq)
 		return;
-	uint64_t from = at + 1 - len;
+	uint64_t from = gs_learn_period_start(s, at, len);
 	uint64_t id = gs_seq_id(s, from, len);
 	if (!id)
 		return;

@@ -328,9 +328,11 @@ static fz_op_t gen_single(gen_t *g)
  * How a loop's body drifts: an argument, a pointer, the launch shape, the
  * launch form, the kernel (another of the same parameter layout: a graph
  * node's operand), a pointer that alternates from then on (an allocator's
- * rotation), an inserted or skipped operation, a buffer reallocated.
+ * rotation), an inserted or skipped operation, a buffer reallocated, an
+ * argument that takes a new value every iteration from then on (a position,
+ * a sampler's coefficient: what period detection tolerates in a step).
  */
-enum { DR_ARG, DR_PTR, DR_GRID, DR_FORM, DR_FUNC, DR_ROT, DR_INSERT, DR_SKIP, DR_REALLOC, DR_N };
+enum { DR_ARG, DR_PTR, DR_GRID, DR_FORM, DR_FUNC, DR_ROT, DR_INSERT, DR_SKIP, DR_REALLOC, DR_EVERY, DR_N };
 
 /* The drifted version of a loop body operation. */
 static fz_op_t drift_op(gen_t *g, fz_op_t op, int type)
@@ -442,6 +444,15 @@ static void gen_loop(gen_t *g)
 			emit(g, r, it);
 		}
 		for (int j = 0; j < k; j++) {
+			if (drift && dt == DR_EVERY && j == dj && it >= d) {
+				fz_op_t o = body[j];
+				if (o.kind == FZ_K_LAUNCH)
+					o.v[2] ^= (int32_t)(1 + (unsigned)it * 0x9e37u);
+				else
+					o = drift_op(g, o, DR_ARG);
+				emit(g, o, it);
+				continue;
+			}
 			if (drift && dt == DR_ROT) {
 				emit(g, it >= d && (it - d) % 2 == 0 ? rot[j] : body[j], it);
 				continue;

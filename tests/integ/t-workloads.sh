@@ -65,6 +65,9 @@ run decode 95 -- $D
 # starts after GRAPHSHIM_PERIOD_AFTER launches without a boundary, is asked
 # to start after about as many steps as at full size.
 run decode-no-readback 90 GRAPHSHIM_PERIOD_AFTER=256 -- $D --no-readback
+# The position by value too: ten of the step's 38 launches take a new
+# argument every step, and no step ends at a boundary (a period that drifts).
+run decode-no-readback-pos-arg 90 GRAPHSHIM_PERIOD_AFTER=256 -- $D --no-readback --pos-arg
 run decode-async-readback 95 -- $D --readback async
 run decode-pos-arg 95 -- $D --pos-arg
 run decode-pingpong 95 -- $D --pingpong

@@ -93,6 +93,32 @@ Test(learn, repeated_layers_with_different_args_are_not_a_period)
 	tb_check();
 }
 
+/*
+ * A loop with no boundary whose step passes its position by value (one
+ * launch of eight, a new argument every step; a sampler's coefficient, a
+ * learning rate): the full hashes never repeat, but the step does, but for
+ * that argument.  Learned as a period whose first launch is one the step
+ * issues once (the step launches F[0] three times: a match begun at each
+ * would mismatch at the next launch), replayed with that node patched.
+ */
+Test(learn, a_step_whose_position_drifts_is_a_period)
+{
+	tb_start("GRAPHSHIM_PERIOD_AFTER", "26", NULL); /* detection starts mid-step */
+	static const uintptr_t G[] = {0xf1, 0xf2, 0xf1, 0xf3, 0xf1, 0xf4, 0xf5, 0xf6};
+	for (int step = 0; step < 50; step++)
+		for (int k = 0; k < 8; k++)
+			tb_launch(S1, G[k], 1000 + k, k == 5 ? (uint64_t)step : 0);
+	cr_expect_eq(gs_stats.periods, 1);
+	cr_expect_eq(gs_stats.mismatches, 0);
+	cr_expect_geq(gs_stats.replayed, 8 * 44, "replayed %llu", (unsigned long long)gs_stats.replayed);
+	cr_expect_geq(gs_stats.patches, 44);
+	gs_seq_info_t info[4];
+	cr_assert_eq(gs_engine_seq_info(info, 4), 1);
+	cr_expect_eq(info[0].length, 8);
+	cr_expect(info[0].periodic);
+	tb_check();
+}
+
 Test(learn, several_sequences_on_one_stream)
 {
 	/* A host-side branch: every third step runs a different tail. */

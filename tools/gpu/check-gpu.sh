@@ -55,6 +55,7 @@ decode-async|$MIN|$D --readback async
 decode-pingpong|$MIN|$D --pingpong
 decode-copies|$MIN|$D --copies
 decode-posarg|-|$D --pos-arg
+decode-noreadback-posarg|-|$D --no-readback --pos-arg
 decode-twostreams|-|$D --two-streams
 decode-branch|-|$D --branch
 decode-threads|-|$D --threads 2
