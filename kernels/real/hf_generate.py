@@ -27,6 +27,17 @@ call produces exactly --tokens new tokens.
                     --seed + call index) before every call makes each process
                     draw the same tokens (PyTorch's Philox generator; its
                     offset advances every token).
+  --beams N         beam search: generate(num_beams=N, do_sample=False,
+                    early_stopping=False), the best beam of each prompt
+                    returned.  transformers' vectorised beam search keeps
+                    2N candidates per prompt (log_softmax, topk over N x
+                    vocab, gathers), calls the stopping criteria on the
+                    batch * 2N candidate sequences, reorders the KV cache
+                    by the chosen beams (index_select per layer) and reads
+                    its stopping flag back every token; with no
+                    end-of-sequence token every beam runs to --tokens.
+                    The model runs on batch * N rows.  Greedy only, dynamic
+                    cache only.
   --cache dynamic   transformers' DynamicCache: keys and values grow by
                     torch.cat every token (new shapes every token).
   --cache static    cache_implementation="static": transformers then compiles
@@ -62,12 +73,14 @@ from transformers import (AutoModelForCausalLM, AutoModelForSeq2SeqLM, Generatio
 class TokenClock(StoppingCriteria):
     """Never stops anything; notes the time of every decoding step."""
 
-    def __init__(self, batch, device):
+    def __init__(self, rows, device):
         self.stamps = []
-        self.false = torch.zeros(batch, dtype=torch.bool, device=device)
+        self.false = torch.zeros(rows, dtype=torch.bool, device=device)
 
     def __call__(self, input_ids, scores, **kwargs):
         self.stamps.append(time.perf_counter())
+        if self.false.shape[0] != input_ids.shape[0]:  # a beam search's candidate count, if not foreseen
+            self.false = torch.zeros(input_ids.shape[0], dtype=torch.bool, device=input_ids.device)
         return self.false
 
     def __deepcopy__(self, memo):
@@ -141,6 +154,7 @@ def main():
     ap.add_argument("--top-k", type=int, default=50, help="--sample: top_k")
     ap.add_argument("--top-p", type=float, default=0.9, help="--sample: top_p")
     ap.add_argument("--temperature", type=float, default=0.8, help="--sample: temperature")
+    ap.add_argument("--beams", type=int, default=1, help="beam search with N beams (greedy, dynamic cache)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument("--out")
@@ -151,6 +165,8 @@ def main():
         ap.error("--prompt + --tokens must fit in --ctx")
     if a.tokens < 2 or a.rounds < 1:
         ap.error("--tokens must be >= 2 and --rounds >= 1")
+    if a.beams < 1 or (a.beams > 1 and (a.sample or a.cache != "dynamic")):
+        ap.error("--beams N: N >= 1; beam search is greedy (no --sample) with --cache dynamic")
     dtype = {"auto": torch.bfloat16 if dev.type == "cuda" else torch.float32,
              "float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[a.dtype]
     if a.cache == "static":
@@ -179,17 +195,23 @@ def main():
         extra.update(do_sample=True, top_k=a.top_k, top_p=a.top_p, temperature=a.temperature)
     else:
         extra.update(do_sample=False)
-    gcfg = GenerationConfig(max_new_tokens=a.tokens, num_beams=1,
+    if a.beams > 1:
+        extra.update(early_stopping=False)
+    gcfg = GenerationConfig(max_new_tokens=a.tokens, num_beams=a.beams,
                             pad_token_id=0, bos_token_id=None, eos_token_id=None,
                             cache_implementation="static" if a.cache == "static" else None, **extra)
     # generate() returns the prompt and the new tokens; an encoder-decoder's
     # output is the decoder's sequence: its start token, then the new ones.
     skip = 1 if seq2seq else a.prompt
+    # The stopping criteria see every candidate sequence: batch rows, or with
+    # beams batch * 2N (transformers keeps twice the beams when no
+    # end-of-sequence token is set); TokenClock adapts if that changes.
+    rows = a.batch if a.beams == 1 else a.batch * 2 * a.beams
 
     tokens, per_token = [], []
     with torch.no_grad():
         for r in range(a.warmup + a.rounds):
-            clock = TokenClock(a.batch, dev)
+            clock = TokenClock(rows, dev)
             if a.sample:
                 torch.manual_seed(a.seed + r)  # every call draws the same tokens in every process
             out = model.generate(input_ids, attention_mask=attention_mask, generation_config=gcfg,
@@ -204,9 +226,10 @@ def main():
         with open(a.out, "wb") as f:
             f.write(struct.pack("<%di" % len(tokens), *tokens))
     if a.time:
+        variant = a.cache + ("-sample" if a.sample else "") + ("-beam%d" % a.beams if a.beams > 1 else "")
         print("gs-wl: hf_generate variant=%s-%s device=%s dtype=%s layers=%d dim=%d batch=%d tokens=%d "
               "rounds=%d steps=%d warmup=%d transformers=%s median_us=%.3f mean_us=%.3f" % (
-                  a.arch, a.cache + ("-sample" if a.sample else ""), dev.type, str(dtype).split(".")[-1],
+                  a.arch, variant, dev.type, str(dtype).split(".")[-1],
                   a.layers, a.dim, a.batch, a.tokens,
                   a.rounds, len(per_token), a.warmup, transformers.__version__,
                   statistics.median(per_token) * 1e6, statistics.mean(per_token) * 1e6), flush=True)

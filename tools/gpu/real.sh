@@ -111,7 +111,14 @@ hf-bart|transformers|-|eager graphshim|$PY $R/hf_generate.py --arch bart --cache
 hf-opt|transformers|-|eager graphshim|$PY $R/hf_generate.py --arch opt --cache dynamic --layers 6 --dim 256 --heads 4|-|--device cpu --tokens 6 --layers 1 --dim 128
 hf-neox|transformers|-|eager graphshim|$PY $R/hf_generate.py --arch neox --cache dynamic --dtype float16|-|--device cpu --tokens 6 --layers 1 --dim 128
 hf-phi|transformers|-|eager graphshim|$PY $R/hf_generate.py --arch phi --cache dynamic --sample|-|--device cpu --tokens 6 --layers 1 --dim 128
-hf-gemma|transformers|-|eager graphshim|$PY $R/hf_generate.py --arch gemma --cache dynamic --layers 3 --dim 384 --heads 6|-|--device cpu --tokens 6 --layers 1 --dim 128'
+hf-gemma|transformers|-|eager graphshim|$PY $R/hf_generate.py --arch gemma --cache dynamic --layers 3 --dim 384 --heads 6|-|--device cpu --tokens 6 --layers 1 --dim 128
+diffusion|torch|-|eager graphshim graph|$PY $R/torch_diffusion.py|--graph|--device cpu --steps 4 --warmup 2 --sample-steps 2 --width 8 --size 16 --batch 1
+diffusion-ddpm|torch|-|eager graphshim|$PY $R/torch_diffusion.py --scheduler ddpm|-|--device cpu --steps 4 --warmup 2 --sample-steps 2 --width 8 --size 16 --batch 1
+rnn-lstm|torch|-|eager graphshim|$PY $R/torch_rnn.py --cell lstm|-|--device cpu --tokens 12 --warmup 4 --hidden 64
+rnn-gru|torch|-|eager graphshim|$PY $R/torch_rnn.py --cell gru --batch 4|-|--device cpu --tokens 12 --warmup 4 --hidden 64
+jax-while|jax|-|eager graphshim graph|XLA_FLAGS=--xla_gpu_enable_command_buffer= $PY $R/jax_solver.py --loop while|XLA_FLAGS=|--device cpu --steps 4 --warmup 1 --n 32
+jax-fori|jax|-|eager graphshim graph|XLA_FLAGS=--xla_gpu_enable_command_buffer= $PY $R/jax_solver.py --loop fori|XLA_FLAGS=|--device cpu --steps 4 --warmup 1 --n 32
+hf-beam|transformers|-|eager graphshim|$PY $R/hf_generate.py --arch llama --cache dynamic --beams 4|-|--device cpu --tokens 6 --layers 1 --dim 128'
 
 if [ "${1:-}" = --list ]; then
 	echo "$SUITE" | awk -F'|' '{ printf "%-16s %-13s %-13s %s\n", $1, $2, $3, $4 }'
