@@ -16,6 +16,9 @@ nb=$("$b/tests/cuda/bench_hook" n)
 ns=$(LD_PRELOAD=$b/.libs/libgraphshim.so "$b/tests/cuda/bench_hook" n)
 nw=$(GRAPHSHIM_COLD_AFTER=0 LD_PRELOAD=$b/.libs/libgraphshim.so "$b/tests/cuda/bench_hook" n)
 rep=$(GRAPHSHIM_PERIOD=0 LD_PRELOAD=$b/.libs/libgraphshim.so "$b/tests/cuda/bench_hook" r)
+sb=$("$b/tests/cuda/bench_hook" s)
+ss=$(LD_PRELOAD=$b/.libs/libgraphshim.so "$b/tests/cuda/bench_hook" s)
 echo "ns per launch: driver alone $base, through graphshim (never repeating) $shim, added $(awk "BEGIN {print $shim - $base}")"
 echo "ns per launch, nrepeat's pattern (a sync every 256): driver alone $nb, through graphshim $ns (cold stream), never cold $nw"
 echo "ns per launch: same launch repeated (held and matched, no graph: period off) $rep"
+echo "ns per launch, a step of 64 launches and a sync (learned, replayed from graphs): driver alone $sb, through graphshim $ss"

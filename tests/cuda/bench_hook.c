@@ -31,8 +31,11 @@ int main(int argc, char **argv)
 {
 	/* "r": the same launch every time; "n": like kernels/nrepeat (a new
 	 * grid and argument each launch, a stream synchronize every 256);
-	 * "l": "n" on the legacy default stream. */
+	 * "l": "n" on the legacy default stream; "s": a step of 64 launches,
+	 * each with its own argument, and a synchronize: learned and replayed
+	 * (the host time of a replayed launch). */
 	int repeat = argc > 1 && argv[1][0] == 'r';
+	int step = argc > 1 && argv[1][0] == 's';
 	int legacy = argc > 1 && argv[1][0] == 'l';
 	int nrep = (argc > 1 && argv[1][0] == 'n') || legacy;
 	void *h = dlopen("libcuda.so.1", RTLD_NOW);
@@ -54,11 +57,11 @@ int main(int argc, char **argv)
 	for (int b = 0; b < NB; b++) {
 		double t0 = now_ns();
 		for (int i = 0; i < BATCH; i++) {
-			v = repeat ? 7 : b * BATCH + i;
+			v = repeat ? 7 : step ? i % 64 : b * BATCH + i;
 			unsigned grid = nrep ? 1 + (unsigned)(v * 2654435761u >> 26) : 1;
 			if (launch((CUfunction)0x100, grid, 1, 1, 32, 1, 1, 0, s, kp, NULL) != CUDA_SUCCESS)
 				return 1;
-			if (nrep && i % 256 == 255 && sync(s) != CUDA_SUCCESS)
+			if (((nrep && i % 256 == 255) || (step && i % 64 == 63)) && sync(s) != CUDA_SUCCESS)
 				return 1;
 		}
 		per[b] = (now_ns() - t0) / BATCH;
