@@ -23,12 +23,13 @@
  * but one end in a STRUCTURE mismatch: three retire it.  Of the first
  * GS_LEARN_ROTATIONS rotations, the one whose first shape the period holds
  * fewest times; the rotated sequence is the period one step back (the last
- * len * reps records repeat: at least two periods).
+ * len * reps records repeat: at least two periods), where the history still
+ * holds all of it.
  */
 static uint64_t gs_learn_period_start(const gs_stream_t *s, uint64_t at, uint32_t len)
 {
 	uint64_t from = at + 1 - len;
-	if (at + 1 < 2 * (uint64_t)len || gs_config.learn_reps < 2)
+	if (at + 1 < 2 * (uint64_t)len || 2 * (uint64_t)len >= s->cap || gs_config.learn_reps < 2)
 		return from;
 	uint32_t best = 0, best_n = UINT32_MAX;
 	for (uint32_t k = 0; k < len && k < GS_LEARN_ROTATIONS && best_n > 1; k++) {
@@ -45,7 +46,12 @@ static uint64_t gs_learn_period_start(const gs_stream_t *s, uint64_t at, uint32_
 		if (n < best_n)
 			best = k, best_n = n;
 	}
-	return best ? from + best - len : from;
+	if (!best)
+		return from;
+	for (uint64_t i = from + best - len; i < from; i++)
+		if (!gs_stream_at(s, i))
+			return from; /* taken by an earlier arming */
+	return from + best - len;
 }
 
 /* Push one record into period detection; arm what it finds. */

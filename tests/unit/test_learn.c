@@ -119,6 +119,25 @@ Test(learn, a_step_whose_position_drifts_is_a_period)
 	tb_check();
 }
 
+/*
+ * The same, with a history too short for two periods (GRAPHSHIM_MAX_SEQ 48:
+ * 49 records, a step of 40): the rotated sequence would begin a step back,
+ * where the history holds newer records; the period is taken as found.
+ */
+Test(learn, a_period_is_not_rotated_past_the_history)
+{
+	tb_start("GRAPHSHIM_MAX_SEQ", "48", "GRAPHSHIM_PERIOD_AFTER", "26", NULL);
+	for (int step = 0; step < 60; step++)
+		for (int k = 0; k < 40; k++)
+			tb_launch(S1, k % 2 ? F[k % 8] : F[0], 1000 + k, k == 5 ? (uint64_t)step : 0);
+	cr_expect_eq(gs_stats.periods, 1);
+	gs_seq_info_t info[4];
+	cr_assert_eq(gs_engine_seq_info(info, 4), 1);
+	cr_expect_eq(info[0].length, 40);
+	cr_expect_geq(gs_stats.replayed, 40 * 50, "replayed %llu", (unsigned long long)gs_stats.replayed);
+	tb_check();
+}
+
 Test(learn, several_sequences_on_one_stream)
 {
 	/* A host-side branch: every third step runs a different tail. */
