@@ -127,7 +127,11 @@ run fault-every-launch 0 "GS_SIM_FAIL_GRAPH_LAUNCH=1+" -- $D
 # A failing parameter-layout query makes launches pass through untouched,
 # and one failed query among many must not cut a layout short (which baked
 # garbage arguments into graph nodes: crashes and hangs before the fix).
-run fault-param-info-all 0 "GS_SIM_FAIL_PARAM_INFO=1+" -- $D
+# Every query failing is a driver that cannot say (NOT_SUPPORTED): one that
+# answers INVALID_VALUE at index 0 of every function says none takes a
+# parameter, which graphshim must believe (a kernel of no parameters is
+# answered so), and this one would be lying.
+run fault-param-info-all 0 "GS_SIM_FAIL_PARAM_INFO=1+" GS_SIM_PARAM_INFO_STATUS=801 -- $D
 for n in 1 2 3 4 5 6 7 8 9 10 11 12; do
 	run fault-param-info-$n 90 "GS_SIM_FAIL_PARAM_INFO=$n" -- $D
 done

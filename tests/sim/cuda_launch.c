@@ -157,6 +157,24 @@ CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)
 }
 
 /* ---- parameter layout and attributes ---- */
+
+/*
+ * What an injected parameter-query fault answers: CUDA_ERROR_INVALID_VALUE
+ * (a query that failed once, as the end of the list also answers), or the
+ * status in GS_SIM_PARAM_INFO_STATUS (801, CUDA_ERROR_NOT_SUPPORTED: a
+ * driver that cannot say).  A driver answering INVALID_VALUE at index 0 of
+ * a function it knows says the function takes no parameters.
+ */
+static CUresult param_info_fault_status(void)
+{
+	static int st = -1;
+	if (st < 0) {
+		const char *v = getenv("GS_SIM_PARAM_INFO_STATUS");
+		st = v && *v ? atoi(v) : (int)CUDA_ERROR_INVALID_VALUE;
+	}
+	return (CUresult)st;
+}
+
 static CUresult param_info(gs_sim_func_t *f, size_t i, size_t *off, size_t *size)
 {
 	if (!f)
@@ -164,7 +182,7 @@ static CUresult param_info(gs_sim_func_t *f, size_t i, size_t *off, size_t *size
 	if (!off && !size)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (gs_sim_fault(GS_SIM_F_PARAM_INFO))
-		return CUDA_ERROR_INVALID_VALUE;
+		return param_info_fault_status();
 	if (i >= f->k->nparams)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (off)
