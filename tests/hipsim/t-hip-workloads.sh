@@ -67,6 +67,9 @@ run decode 90 -- $D
 run decode-no-readback + -- $D --no-readback
 run decode-async-readback + -- $D --readback async
 run decode-pos-arg + -- $D --pos-arg
+# No boundary and the position by value: a period whose launches drift
+# (replayed nothing before the run was carried by the shape).
+run decode-no-readback-pos-arg + -- $D --no-readback --pos-arg
 run decode-pingpong + -- $D --pingpong
 run decode-two-streams + -- $D --two-streams
 run decode-copies + -- $D --copies
