@@ -31,7 +31,6 @@ static void gs_match_clear(gs_stream_t *s)
 	s->match.chunk = 0;
 	s->match.submitted = 0;
 	s->match.pass_clean = true;
-	s->match.broken = 0;
 	gs_match_held(s, 0);
 }
 
@@ -41,11 +40,10 @@ bool gs_match_interrupt(gs_stream_t *s)
 	gs_seq_t *q = m->ncands == 1 ? m->cands[0] : NULL;
 	if (!q || (m->done && m->done != q) || !gs_seq_matchable(q) || m->chunk >= q->nchunks)
 		return false;
-	if (m->submitted < m->nheld) {
-		gs_replay_release(s, m->submitted, m->nheld);
-		m->submitted = m->nheld;
-		m->broken = m->chunk + 1;
-	}
+	/* Records submitted past the start of the current chunk say the rest
+	 * of it goes eagerly too (gs_replay_chunk). */
+	gs_replay_release(s, m->submitted, m->nheld);
+	m->submitted = m->nheld;
 	gs_gate_abandon(s); /* the pass's timing is not the sequence's */
 	GS_STAT_INC(interrupted);
 	return true;

@@ -27,8 +27,6 @@ typedef struct gs_match {
 	uint32_t chunk; /* next chunk of the sole candidate to submit */
 	uint32_t submitted; /* held records already submitted (graph or eager) */
 	bool pass_clean;/* no mismatch so far in this pass over the sequence */
-	uint32_t broken;/* 1 + the chunk another thread's flush took held records of
-			 * (they went eagerly, so must the rest of it); 0: none */
 	const char *api;/* the entry point of the launch in progress, for the trace */
 	uint32_t *diffs;/* scratch: indices of records that need a patch */
 } gs_match_t;

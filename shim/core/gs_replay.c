@@ -126,11 +126,11 @@ static bool gs_replay_chunk(gs_stream_t *s, gs_seq_t *q, uint32_t j)
 {
 	gs_match_t *m = &s->match;
 	uint32_t b = gs_seq_chunk_begin(q, j), e = q->chunk_end[j], ndiff = 0;
-	if (m->broken == j + 1) {
-		/* Another thread's flush sent part of it eagerly: so goes the rest. */
+	if (m->submitted > b) {
+		/* Another thread's flush sent part of it eagerly (gs_match_interrupt):
+		 * so goes the rest. */
 		gs_replay_release(s, m->submitted, e);
 		m->submitted = e;
-		m->broken = 0;
 		return false;
 	}
 	if (j >= __atomic_load_n(&q->ready, __ATOMIC_ACQUIRE)) {
