@@ -166,6 +166,24 @@ static bool gs_gate_apart(const uint32_t *a, unsigned na, const uint32_t *b, uns
 	return na && nb && a[na / 4] > b[nb - 1 - nb / 4];
 }
 
+/* How one clock's replayed samples r[nr] compare with its eager ones e[ne]
+ * (sorted, medians rm and em), margin m. */
+typedef struct gs_gate_loss {
+	bool slower; /* the medians: replay slower by the margin */
+	bool apart;  /* beyond the noise (gs_gate_apart) */
+	bool far;    /* the medians: slower by twice the margin */
+} gs_gate_loss_t;
+
+static gs_gate_loss_t gs_gate_loss(uint64_t em, const uint32_t *e, unsigned ne, uint64_t rm,
+				   const uint32_t *r, unsigned nr, double m)
+{
+	return (gs_gate_loss_t){
+		.slower = (double)em * (1.0 + m) < (double)rm,
+		.apart = gs_gate_apart(r, nr, e, ne),
+		.far = (double)em * (1.0 + 2 * m) < (double)rm,
+	};
+}
+
 /*
  * With enough samples of both kinds, the medians decide: eager when replay
  * is slower on the GPU's span by more than the margin, or, with the host's
@@ -194,11 +212,7 @@ static void gs_gate_decide(gs_stream_t *s, gs_seq_t *q)
 	unsigned more = 3u * (unsigned)gs_config.gate_samples;
 	if (more > GS_GATE_MAX_SAMPLES)
 		more = GS_GATE_MAX_SAMPLES;
-	/* The deciding clock: replay slower by the margin, beyond the noise,
-	 * by twice the margin. */
-	bool slower = (double)g->eager_ns * (1.0 + m) < (double)g->replay_ns;
-	bool apart = gs_gate_apart(g->r_ns, g->nr, g->e_ns, g->ne);
-	bool far = (double)g->eager_ns * (1.0 + 2 * m) < (double)g->replay_ns;
+	gs_gate_loss_t l; /* the deciding clock's */
 	g->eager_host_ns = g->replay_host_ns = 0; /* where the host has no samples of both kinds */
 	if (gs_config.gate_host && g->neh && g->nrh) {
 		/*
@@ -208,16 +222,18 @@ static void gs_gate_decide(gs_stream_t *s, gs_seq_t *q)
 		 */
 		g->eager_host_ns = gs_gate_median(g->eh_ns, g->neh);
 		g->replay_host_ns = gs_gate_median(g->rh_ns, g->nrh);
+		l = gs_gate_loss(g->eager_host_ns, g->eh_ns, g->neh, g->replay_host_ns, g->rh_ns,
+				 g->nrh, m);
 		bool gpu_replay = (double)g->replay_ns * (1.0 + m) < (double)g->eager_ns;
-		slower = !gpu_replay && (double)g->eager_host_ns * (1.0 + m) < (double)g->replay_host_ns;
-		apart = gs_gate_apart(g->rh_ns, g->nrh, g->eh_ns, g->neh);
-		far = (double)g->eager_host_ns * (1.0 + 2 * m) < (double)g->replay_host_ns;
+		l.slower = l.slower && !gpu_replay;
+	} else {
+		l = gs_gate_loss(g->eager_ns, g->e_ns, g->ne, g->replay_ns, g->r_ns, g->nr, m);
 	}
-	if (slower && apart != far && g->want < more) {
+	if (l.slower && l.apart != l.far && g->want < more) {
 		g->want = (uint8_t)more;
 		return;
 	}
-	bool eager = slower && apart && (far || g->want >= more);
+	bool eager = l.slower && l.apart && (l.far || g->want >= more);
 	g->state = eager ? GS_GATE_S_EAGER : GS_GATE_S_REPLAY;
 	g->ref_ns = eager ? g->eager_ns : g->replay_ns;
 	gs_gate_verdict(s, q, eager);
@@ -392,19 +408,19 @@ static void gs_gate_unmark(gs_seq_t *q)
 	g->running = -1;
 }
 
-/*
- * Whether q's first trial, warm and not yet begun, waits: a like sequence
- * (gs_gate_alike) is in its first trial on the stream, and q has waited
- * fewer than GS_GATE_MAX_WAIT passes (replayed, untimed).  A like sequence
- * the stream decided to replay (prior_n) decides for q
- * instead.  Only a sequence that never had a verdict, its own or inherited.
- */
 /* Whether o is in its first trial (like sequences wait for its verdict). */
 static bool gs_gate_first_trial(const gs_seq_t *o)
 {
 	return o && o->state == GS_SEQ_ARMED && o->gate.state == GS_GATE_S_TRIAL && !o->gate.trials;
 }
 
+/*
+ * Whether q's first trial, warm and not yet begun, waits: a like sequence
+ * (gs_gate_alike) is in its first trial on the stream, and q has waited
+ * fewer than GS_GATE_MAX_WAIT passes (replayed, untimed).  A like sequence
+ * the stream decided to replay (prior_n) decides for q instead.  Only a
+ * sequence that never had a verdict, its own or inherited.
+ */
 static bool gs_gate_waits(const gs_stream_t *s, const gs_seq_t *q)
 {
 	const gs_gate_t *g = &q->gate;
