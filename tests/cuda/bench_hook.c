@@ -29,8 +29,10 @@ static int cmp(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-	/* "r": the same launch every time; "n": like kernels/nrepeat (a new
-	 * grid and argument each launch, a stream synchronize every 256);
+	/* "r": the same launch every time; "n": like kernels/nrepeat (each
+	 * launch's kernel drawn among three of three parameter layouts, a new
+	 * grid and arguments each launch, a stream synchronize every 256: no
+	 * structure repeats, so nothing can be learned);
 	 * "l": "n" on the legacy default stream; "s": a step of 64 launches,
 	 * each with its own argument, and a synchronize: learned and replayed
 	 * (the host time of a replayed launch). */
@@ -53,13 +55,15 @@ int main(int argc, char **argv)
 	enum { BATCH = 4000, NB = 21 };
 	double per[NB];
 	int v = 0;
-	void *kp[] = { &v };
+	void *kp[] = { &v, &v, &v };
 	for (int b = 0; b < NB; b++) {
 		double t0 = now_ns();
 		for (int i = 0; i < BATCH; i++) {
 			v = repeat ? 7 : step ? i % 64 : b * BATCH + i;
-			unsigned grid = nrep ? 1 + (unsigned)(v * 2654435761u >> 26) : 1;
-			if (launch((CUfunction)0x100, grid, 1, 1, 32, 1, 1, 0, s, kp, NULL) != CUDA_SUCCESS)
+			unsigned mix = (unsigned)v * 2654435761u;
+			unsigned grid = nrep ? 1 + (mix >> 26) : 1;
+			uintptr_t fn = 0x100 + (nrep ? (mix >> 8) % 3 : 0);
+			if (launch((CUfunction)fn, grid, 1, 1, 32, 1, 1, 0, s, kp, NULL) != CUDA_SUCCESS)
 				return 1;
 			if (((nrep && i % 256 == 255) || (step && i % 64 == 63)) && sync(s) != CUDA_SUCCESS)
 				return 1;

@@ -51,11 +51,13 @@ CUresult cuPointerGetAttribute(void *d, CUpointer_attribute a, CUdeviceptr p)
 
 CUresult cuFuncGetParamInfo(CUfunction f, size_t i, size_t *off, size_t *size)
 {
-	if (f != FAKE_FUNC)
+	/* FAKE_FUNC takes one int, the next two handles two and three. */
+	uintptr_t k = (uintptr_t)f - (uintptr_t)FAKE_FUNC;
+	if (k > 2)
 		return CUDA_ERROR_INVALID_HANDLE;
-	if (i > 0)
+	if (i > k)
 		return CUDA_ERROR_INVALID_VALUE;
-	*off = 0;
+	*off = i * sizeof(int);
 	*size = sizeof(int);
 	return CUDA_SUCCESS;
 }
