@@ -18,6 +18,46 @@
 #include <sys/resource.h>
 
 /*
+ * Every mark (an event record or wait) is a chunk of its own, with no
+ * graph: the chunks planned around it end before it and begin after it.
+ * True when memory is short.
+ */
+static bool gs_arm_split_marks(gs_seq_t *q)
+{
+	uint32_t marks = 0;
+	for (uint32_t i = 0; i < q->n; i++)
+		marks += gs_rec_is_mark(q->recs[i]);
+	if (!marks)
+		return false;
+	uint32_t *end = calloc(q->nchunks + 2 * (size_t)marks, sizeof(*end));
+	if (!end)
+		return true;
+	uint32_t k = 0, at = 0; /* at: where the chunk being cut began */
+	for (uint32_t j = 0; j < q->nchunks; j++) {
+		for (uint32_t i = gs_seq_chunk_begin(q, j); i < q->chunk_end[j]; i++) {
+			if (!gs_rec_is_mark(q->recs[i]))
+				continue;
+			if (i > at)
+				end[k++] = i;
+			end[k++] = at = i + 1;
+		}
+		if (q->chunk_end[j] > at)
+			end[k++] = at = q->chunk_end[j];
+	}
+	void **graphs = calloc(k, sizeof(*graphs));
+	if (!graphs) {
+		free(end);
+		return true;
+	}
+	free(q->chunk_end);
+	free(q->graphs);
+	q->chunk_end = end;
+	q->graphs = graphs;
+	q->nchunks = k;
+	return false;
+}
+
+/*
  * Cut q into chunks, one graph each.  From the front: GRAPHSHIM_CHUNK_FIRST
  * launches, doubling up to GRAPHSHIM_CHUNK_MAX, so the GPU starts early.
  * When the host took longer than GRAPHSHIM_HOST_BOUND_US per launch while
@@ -80,7 +120,7 @@ static bool gs_arm_plan(gs_seq_t *q)
 	}
 	free(front);
 	free(back);
-	return !end || !q->graphs;
+	return !end || !q->graphs || gs_arm_split_marks(q);
 }
 
 /*
@@ -116,6 +156,10 @@ int gs_arm_build(gs_seq_t *q)
 	int rc = 0;
 	for (uint32_t j = 0; j < q->nchunks && !rc; j++) {
 		uint32_t b = gs_seq_chunk_begin(q, j);
+		if (gs_rec_is_mark(q->recs[b])) { /* a chunk with no graph */
+			__atomic_store_n(&q->ready, j + 1, __ATOMIC_RELEASE);
+			continue;
+		}
 		rc = gs_backend->graph_build((const gs_rec_t *const *)q->recs + b,
 					     q->chunk_end[j] - b, &q->graphs[j]);
 		if (!rc) /* the stream may replay it from now on */

@@ -202,16 +202,38 @@ static int gs_engine_pass(gs_stream_t *s, gs_rec_t *r, const char *api)
 	return rc;
 }
 
+/*
+ * A mark (an event record or wait, gs_rec.h) goes to the driver here, at
+ * its own call, in the stream's order: gs_match_drain has submitted every
+ * record held before it.  Not a launch: neither counted nor traced as one.
+ */
+static int gs_engine_mark(gs_stream_t *s, gs_rec_t *r, uint64_t at)
+{
+	if (gs_match_launch(s, r, at))
+		gs_match_drain(s);
+	int rc = gs_backend->submit(r, s->key.handle);
+	if (rc)
+		s->seg.bad = true;
+	return rc;
+}
+
 int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec, const char *api)
 {
-	gs_stats_launched(1);
-	if (rec->kind == GS_REC_KERNEL)
-		GS_STAT_INC(kernels);
+	bool mark = gs_rec_is_mark(rec);
+	if (mark) {
+		gs_engine_note_flush();
+	} else {
+		gs_stats_launched(1);
+		if (rec->kind == GS_REC_KERNEL)
+			GS_STAT_INC(kernels);
+	}
 	gs_stream_t *s = NULL;
 	if (!gs_engine_active() || __atomic_load_n(&gs_hot.capturing, __ATOMIC_ACQUIRE) ||
 	    (sflags & GS_STREAM_PASSTHRU) || !(s = gs_stream_get(handle, ctx, sflags))) {
 		gs_engine_flush_peers(NULL, ctx, sflags, api);
 		int rc = gs_backend ? gs_backend->submit(rec, handle) : -1;
+		if (mark)
+			return rc;
 		GS_STAT_INC(passed);
 		if (gs_trace_on) /* counted: traced, so that the trace adds up */
 			gs_trace_launch(api, handle, rec, "eager");
@@ -220,6 +242,14 @@ int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec
 	gs_engine_flush_peers(s, ctx, s->lane.flags, api);
 
 	gs_engine_lock(s);
+	if (mark && __atomic_load_n(&s->lane.cold, __ATOMIC_RELAXED)) {
+		/* A cold stream keeps no records: the mark ends its segment, as
+		 * any boundary does there. */
+		gs_engine_flush_locked(s, GS_FLUSH_EVENT, api, true);
+		int rc = gs_backend->submit(rec, handle);
+		gs_engine_unlock(s);
+		return rc;
+	}
 	if (__atomic_load_n(&s->lane.cold, __ATOMIC_RELAXED) && gs_cold_launch(s, rec)) {
 		int rc = gs_engine_pass(s, rec, api);
 		gs_engine_unlock(s);
@@ -231,7 +261,7 @@ int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec
 		/* No memory for the history: submit everything and pass through. */
 		gs_engine_flush_locked(s, GS_FLUSH_OTHER, api, false);
 		gs_engine_unlock(s);
-		return gs_engine_pass(NULL, rec, api);
+		return mark ? gs_backend->submit(rec, handle) : gs_engine_pass(NULL, rec, api);
 	}
 	gs_rec_t *r = *slot;
 	if (at == s->seg.start) {
@@ -246,7 +276,9 @@ int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec
 	s->seg.thread = gs_stream_thread();
 	s->pos++;
 	int rc = 0;
-	if (!gs_match_launch(s, r, at)) {
+	if (mark) {
+		rc = gs_engine_mark(s, r, at);
+	} else if (!gs_match_launch(s, r, at)) {
 		rc = gs_engine_pass(s, r, api);
 		if (rc)
 			s->seg.bad = true; /* a failed launch is no sequence element */

@@ -374,6 +374,16 @@ static bool gs_gate_watch(gs_stream_t *s, gs_seq_t *q)
 	return false;
 }
 
+/* A graph of q built already (marks' chunks have none), for its context; NULL if none yet. */
+static void *gs_gate_some_graph(const gs_seq_t *q)
+{
+	uint32_t ready = __atomic_load_n(&q->ready, __ATOMIC_ACQUIRE);
+	for (uint32_t j = 0; j < ready && j < q->nchunks; j++)
+		if (q->graphs[j])
+			return q->graphs[j];
+	return NULL;
+}
+
 /* Start a timer of q at this pass's first launch; false when none is free. */
 static bool gs_gate_start(gs_stream_t *s, gs_seq_t *q)
 {
@@ -384,7 +394,10 @@ static bool gs_gate_start(gs_stream_t *s, gs_seq_t *q)
 	if (i == GS_GATE_TIMERS)
 		return false;
 	int rc = 0;
-	if (!g->timer[i] && (rc = gs_backend->timer_create(q->graphs[0], &g->timer[i])) != 0) {
+	void *any = g->timer[i] ? NULL : gs_gate_some_graph(q);
+	if (!g->timer[i] && !any)
+		return false; /* no graph to say where: this pass goes untimed */
+	if (!g->timer[i] && (rc = gs_backend->timer_create(any, &g->timer[i])) != 0) {
 		g->timer[i] = NULL;
 		gs_gate_give_up(q, rc);
 		return false;

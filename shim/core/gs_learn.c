@@ -54,6 +54,17 @@ static uint64_t gs_learn_period_start(const gs_stream_t *s, uint64_t at, uint32_
 	return from + best - len;
 }
 
+/* Whether the len records from `from` hold min_seq that are not marks. */
+static bool gs_learn_long_enough(const gs_stream_t *s, uint64_t from, uint32_t len)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < len && n < (uint32_t)gs_config.min_seq; i++) {
+		const gs_rec_t *o = gs_stream_at(s, from + i);
+		n += o && !gs_rec_is_mark(o);
+	}
+	return n >= (uint32_t)gs_config.min_seq;
+}
+
 /* Push one record into period detection; arm what it finds. */
 static void gs_learn_period(gs_stream_t *s, const gs_rec_t *r, uint64_t at)
 {
@@ -63,7 +74,7 @@ static void gs_learn_period(gs_stream_t *s, const gs_rec_t *r, uint64_t at)
 		return;
 	uint64_t from = gs_learn_period_start(s, at, len);
 	uint64_t id = gs_seq_id(s, from, len);
-	if (!id)
+	if (!id || (s->seg.marks && !gs_learn_long_enough(s, from, len)))
 		return;
 	gs_seq_t *q = gs_seq_find(s, id);
 	if (q && q->state != GS_SEQ_LEARNING) {
@@ -88,6 +99,8 @@ static void gs_learn_period(gs_stream_t *s, const gs_rec_t *r, uint64_t at)
 void gs_learn_record(gs_stream_t *s, const gs_rec_t *r, uint64_t at)
 {
 	s->seg.hash = gs_hash_step(s->seg.hash, r->shape);
+	if (gs_rec_is_mark(r))
+		s->seg.marks++;
 	uint64_t len = at - s->seg.start + 1;
 	if (len * 2 >= s->cap && s->cap < gs_stream_ring_max())
 		gs_stream_grow(s);
@@ -149,9 +162,12 @@ void gs_learn_end(gs_stream_t *s)
 	 */
 	bool cut_by_other = len && s->seg.thread != gs_stream_thread();
 	bool natural = !s->seg.from_other && !cut_by_other;
-	bool spare = natural && !s->seg.bad && len < (uint64_t)gs_config.min_seq;
+	/* A step's length is its operations' count, but only its launches,
+	 * copies and memsets make it long enough to be one. */
+	bool enough = len - s->seg.marks >= (uint64_t)gs_config.min_seq;
+	bool spare = natural && !s->seg.bad && !enough;
 	uint64_t seg_id = 0;
-	if (len >= (uint64_t)gs_config.min_seq && !s->seg.bad) {
+	if (enough && !s->seg.bad) {
 		uint64_t id = gs_hash_step(s->seg.hash, len);
 		gs_seq_t *q = gs_seq_find(s, id);
 		spare = natural && q && id != s->seg.owed;

@@ -17,6 +17,7 @@ typedef struct gs_segment {
 	uint64_t start;   /* the position of its first record */
 	uint64_t hash;    /* its records' shapes, chained */
 	bool bad;         /* overflowed, or held a failed launch: not learnable */
+	uint32_t marks;   /* of its records, marks (event records and waits) */
 	bool matched;     /* some launch of it was matched against an armed sequence */
 	uint64_t t0;      /* when its first record arrived */
 	const void *thread; /* the thread that issued its last launch */
@@ -40,6 +41,7 @@ static inline void gs_learn_begin(gs_segment_t *g, gs_period_t *p, uint64_t pos)
 	g->start = pos;
 	g->hash = 0;
 	g->bad = false;
+	g->marks = 0;
 	g->matched = false;
 	g->period_on = false;
 	g->owed = 0;

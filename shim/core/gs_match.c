@@ -49,6 +49,18 @@ bool gs_match_interrupt(gs_stream_t *s)
 	return true;
 }
 
+void gs_match_drain(gs_stream_t *s)
+{
+	gs_match_t *m = &s->match;
+	if (m->submitted >= m->nheld)
+		return;
+	/* Several candidates, none chosen yet: what they hold goes eagerly,
+	 * and a chunk that began before here goes eagerly too once one is
+	 * chosen (gs_replay_chunk), as after an interruption. */
+	gs_replay_release(s, m->submitted, m->nheld);
+	m->submitted = m->nheld;
+}
+
 void gs_match_end(gs_stream_t *s, gs_mismatch_reason_t why, const gs_rec_t *got, bool charge)
 {
 	gs_match_t *m = &s->match;
@@ -84,9 +96,11 @@ static bool gs_match_next(gs_stream_t *s, gs_rec_t *r, uint64_t at)
 	m->ncands = keep;
 	s->seg.matched = true;
 	gs_match_held(s, k + 1);
-	GS_STAT_INC(held);
-	if (gs_trace_on)
-		gs_trace_launch(m->api ? m->api : "held", s->key.handle, r, "held");
+	if (!gs_rec_is_mark(r)) { /* a mark is the engine's to submit (gs_match_drain) */
+		GS_STAT_INC(held);
+		if (gs_trace_on)
+			gs_trace_launch(m->api ? m->api : "held", s->key.handle, r, "held");
+	}
 	bool longer = false;
 	for (uint32_t i = 0; i < keep; i++) {
 		if (m->cands[i]->n == k + 1)

@@ -57,6 +57,12 @@ bool gs_match_launch(gs_stream_t *s, gs_rec_t *r, uint64_t at);
  */
 void gs_match_end(gs_stream_t *s, gs_mismatch_reason_t why, const gs_rec_t *got, bool charge);
 /*
+ * A mark was just matched (held last): every held record before it is
+ * submitted now, eagerly where its chunk's graph cannot go yet, and the
+ * mark counts as submitted (the engine submits it after this).
+ */
+void gs_match_drain(gs_stream_t *s);
+/*
  * Another thread's flush (the legacy stream's tie to blocking streams):
  * submit the held records eagerly and, where one sequence is being matched,
  * go on matching it (the rest of the chunk they were held for goes eagerly

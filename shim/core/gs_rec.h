@@ -13,13 +13,18 @@
  * What a record is; X(NAME, "name in the trace").  KERNEL: a kernel launch,
  * args[] is the packed parameter image.  COPY: a copy, args[] holds the
  * patchable operands (dst, src).  SET: a memset, args[] holds the
- * patchable operands (dst, value).  Kinds count from 1: a zeroed record
- * has none.
+ * patchable operands (dst, value).  MARK: a stream-ordered operation that
+ * is no graph node (an event record, a wait on an event): it takes its
+ * place in a sequence, but the engine submits it itself at its own call,
+ * after everything before it on the stream (gs_engine_launch), and
+ * nothing else ever submits or bakes it; args[] holds its operand (the
+ * event).  Kinds count from 1: a zeroed record has none.
  */
 #define GS_REC_KINDS(X)                                                       \
 	X(KERNEL, "kernel")                                                   \
 	X(COPY, "copy")                                                       \
-	X(SET, "memset")
+	X(SET, "memset")                                                      \
+	X(MARK, "event")
 
 typedef enum gs_rec_kind {
 	GS_REC_NOKIND = 0,
@@ -87,6 +92,12 @@ typedef struct gs_rec {
 static inline uint64_t gs_rec_u64(const gs_rec_t *r, size_t at)
 {
 	return gs_load_u64(r->args + at);
+}
+
+/* Whether r is a mark (GS_REC_MARK): in a sequence, never in a graph. */
+static inline bool gs_rec_is_mark(const gs_rec_t *r)
+{
+	return r->kind == GS_REC_MARK;
 }
 
 /* Compute shape and hash from the fields; call after filling a record. */

@@ -18,11 +18,17 @@
 
 #include <stdio.h>
 
-/* Submit held records [from, to) eagerly, in order; `gated`: by the gate's choice. */
+/*
+ * Submit held records [from, to) eagerly, in order; `gated`: by the gate's
+ * choice.  Marks are left out: each was, or is about to be, submitted by
+ * the call that made it (gs_engine_launch), after the records before it.
+ */
 static void gs_replay_submit(gs_stream_t *s, uint32_t from, uint32_t to, bool gated)
 {
 	for (uint32_t i = from; i < to; i++) {
 		gs_rec_t *r = gs_stream_at(s, s->match.held_start + i);
+		if (gs_rec_is_mark(r))
+			continue;
 		int rc = gs_backend->submit(r, s->key.handle);
 		if (gated)
 			GS_STAT_INC(gated);
@@ -127,9 +133,16 @@ static bool gs_replay_chunk(gs_stream_t *s, gs_seq_t *q, uint32_t j)
 	gs_match_t *m = &s->match;
 	uint32_t b = gs_seq_chunk_begin(q, j), e = q->chunk_end[j], ndiff = 0;
 	if (m->submitted > b) {
-		/* Another thread's flush sent part of it eagerly (gs_match_interrupt):
+		/* Another thread's flush sent part of it eagerly (gs_match_interrupt),
+		 * or a mark did while several candidates held it (gs_match_drain):
 		 * so goes the rest. */
 		gs_replay_release(s, m->submitted, e);
+		if (m->submitted < e)
+			m->submitted = e;
+		return false;
+	}
+	if (gs_rec_is_mark(q->recs[b])) {
+		/* A mark is a chunk of its own, with no graph: its call submits it. */
 		m->submitted = e;
 		return false;
 	}

@@ -237,7 +237,10 @@ static inline const gs_cu_attrs_t *gs_cu_rec_attrs(const gs_rec_t *r)
 
 /* ---- records and the original call (cu_launch.c) ------------------------ */
 
-enum { GS_CU_OP_LAUNCH = 1, GS_CU_OP_LAUNCHEX, GS_CU_OP_COPY, GS_CU_OP_SET };
+enum { GS_CU_OP_LAUNCH = 1, GS_CU_OP_LAUNCHEX, GS_CU_OP_COPY, GS_CU_OP_SET, GS_CU_OP_MARK };
+
+/* What a mark record is, in its aux[0] (its flags in aux[1], the event in args[]). */
+enum { GS_CU_MARK_RECORD = 1, GS_CU_MARK_RECORD_FLAGS, GS_CU_MARK_WAIT };
 
 /* Copy kinds kept in aux[1] of a copy record. */
 enum {
@@ -271,6 +274,12 @@ typedef struct gs_cu_orig {
 			size_t n;
 			CUstream s;
 		} m;
+		struct {
+			int which; /* GS_CU_MARK_* */
+			CUevent ev;
+			CUstream s;
+			unsigned flags;
+		} e;
 	} u;
 } gs_cu_orig_t;
 

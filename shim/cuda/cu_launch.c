@@ -83,8 +83,27 @@ CUresult gs_cu_orig_call(const gs_cu_orig_t *o)
 				  : gs_cu_missing(GS_CU_IDX_cuMemsetD32Async);
 		}
 		}
-#undef GS_CU_PICK
 	}
+	case GS_CU_OP_MARK: {
+		CUevent ev = o->u.e.ev;
+		CUstream st = o->u.e.s;
+		switch (o->u.e.which) {
+		case GS_CU_MARK_RECORD: {
+			gs_cu_pfn_cuEventRecord fn = GS_CU_PICK(cuEventRecord);
+			return fn ? fn(ev, st) : gs_cu_missing(GS_CU_IDX_cuEventRecord);
+		}
+		case GS_CU_MARK_RECORD_FLAGS: {
+			gs_cu_pfn_cuEventRecordWithFlags fn = GS_CU_PICK(cuEventRecordWithFlags);
+			return fn ? fn(ev, st, o->u.e.flags)
+				  : gs_cu_missing(GS_CU_IDX_cuEventRecordWithFlags);
+		}
+		default: {
+			gs_cu_pfn_cuStreamWaitEvent fn = GS_CU_PICK(cuStreamWaitEvent);
+			return fn ? fn(st, ev, o->u.e.flags) : gs_cu_missing(GS_CU_IDX_cuStreamWaitEvent);
+		}
+		}
+	}
+#undef GS_CU_PICK
 	}
 	return CUDA_ERROR_INVALID_VALUE;
 }
@@ -541,3 +560,58 @@ static CUresult gs_cu_set(gs_cu_orig_t *o, const char *api)
 GS_CU_SET_HOOK(cuMemsetD8Async, 1, unsigned char)
 GS_CU_SET_HOOK(cuMemsetD16Async, 2, unsigned short)
 GS_CU_SET_HOOK(cuMemsetD32Async, 4, unsigned int)
+
+/* ---- event records and waits ------------------------------------------------ */
+
+/*
+ * An event record or a wait on an event is no graph node, but it need not
+ * end the stream's step either: it becomes a mark (gs_rec.h), kept in the
+ * step at its place and submitted at its own call, after the stream's held
+ * work.  So no event's record is ever held: what a query, a synchronize or
+ * another stream's wait observes was submitted already.  The event is the
+ * mark's operand (allocators hand out events from pools); which call and
+ * its flags are its shape.  Streams graphshim does not hold on (the
+ * per-thread default stream) and calls with no context or no event take
+ * the boundary path, as before.
+ */
+static CUresult gs_cu_mark(gs_cu_orig_t *o, const char *api)
+{
+	gs_cu_sref_t sr;
+	gs_cu_stream_ref(o->u.e.s, o->pt, &sr);
+	CUcontext ctx = gs_cu_ctx_current();
+	gs_rec_t *r = ctx && o->u.e.ev && !(sr.sflags & GS_STREAM_PASSTHRU) ? gs_rec_scratch(8) : NULL;
+	if (!r)
+		return gs_cu_boundary(o, &sr, ctx, GS_FLUSH_EVENT, api);
+	r->kind = GS_REC_MARK;
+	r->nbytes = 8;
+	r->aux[0] = (uint64_t)o->u.e.which;
+	r->aux[1] = o->u.e.flags;
+	memcpy(r->args, &o->u.e.ev, sizeof(o->u.e.ev));
+	return gs_cu_hold(r, o, &sr, ctx, api);
+}
+
+#define GS_CU_MARK_BODY(which_, ev_, s_, flags_, name)                       \
+	GS_CU_READY();                                                       \
+	gs_cu_orig_t o = { .op = GS_CU_OP_MARK, .pt = pt };                  \
+	o.u.e.which = which_;                                                \
+	o.u.e.ev = ev_;                                                      \
+	o.u.e.s = s_;                                                        \
+	o.u.e.flags = flags_;                                                \
+	if (!gs_cu_elements_ok())                                            \
+		return gs_cu_orig_call(&o);                                  \
+	return gs_cu_mark(&o, pt ? name "_ptsz" : name)
+
+CUresult gs_cu_x_cuEventRecord(int pt, CUevent ev, CUstream s)
+{
+	GS_CU_MARK_BODY(GS_CU_MARK_RECORD, ev, s, 0, "cuEventRecord");
+}
+
+CUresult gs_cu_x_cuEventRecordWithFlags(int pt, CUevent ev, CUstream s, unsigned int flags)
+{
+	GS_CU_MARK_BODY(GS_CU_MARK_RECORD_FLAGS, ev, s, flags, "cuEventRecordWithFlags");
+}
+
+CUresult gs_cu_x_cuStreamWaitEvent(int pt, CUstream s, CUevent ev, unsigned int flags)
+{
+	GS_CU_MARK_BODY(GS_CU_MARK_WAIT, ev, s, flags, "cuStreamWaitEvent");
+}

@@ -119,6 +119,12 @@ static void gs_cu_orig_from_rec(const gs_rec_t *r, CUstream s, gs_cu_orig_t *o)
 		o->u.c.src = gs_rec_u64(r, 8);
 		o->u.c.n = r->aux[0];
 		o->u.c.s = s;
+	} else if (r->kind == GS_REC_MARK) {
+		o->op = GS_CU_OP_MARK;
+		o->u.e.which = (int)r->aux[0];
+		o->u.e.flags = (unsigned)r->aux[1];
+		o->u.e.ev = (CUevent)(uintptr_t)gs_rec_u64(r, 0);
+		o->u.e.s = s;
 	} else {
 		o->op = GS_CU_OP_SET;
 		o->u.m.width = (unsigned)r->aux[1];

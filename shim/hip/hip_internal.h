@@ -112,7 +112,13 @@ typedef enum gs_hip_api {
 	GS_HIP_API_MEMSET8,
 	GS_HIP_API_MEMSET16,
 	GS_HIP_API_MEMSET32,
+	GS_HIP_API_EVRECORD,
+	GS_HIP_API_WAIT,
+	GS_HIP_API_WAIT_SPT,
 } gs_hip_api_t;
+
+/* What a mark record is, in its aux[0] (its flags in aux[1], the event in args[]). */
+enum { GS_HIP_MARK_RECORD = 1, GS_HIP_MARK_WAIT };
 
 typedef struct gs_hip_orig {
 	gs_hip_api_t api;
@@ -143,6 +149,10 @@ typedef struct gs_hip_orig {
 			uint32_t value;
 			size_t count;
 		} s;
+		struct {
+			hipEvent_t ev;
+			unsigned flags;
+		} e;
 	};
 } gs_hip_orig_t;
 

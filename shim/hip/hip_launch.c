@@ -388,3 +388,52 @@ GS_EXPORT hipError_t hipFuncSetAttribute(const void *func, hipFuncAttribute attr
 		gs_engine_flush_all(GS_FLUSH_CONTEXT, "hipFuncSetAttribute");
 	return gs_hip_real.hipFuncSetAttribute(func, attr, value);
 }
+
+/*
+ * An event record or a wait on an event: a mark of the stream's step
+ * (gs_rec.h), submitted at its own call after the stream's held work, so
+ * it ends no step and no record is ever held (see cu_launch.c).  Streams
+ * the engine does not hold on, and calls with no event, are boundaries.
+ */
+static hipError_t gs_hip_mark(const gs_hip_orig_t *o, int spt, unsigned which, const char *name)
+{
+	if (gs_hip_bypass() || !gs_engine_active())
+		return gs_hip_call_orig(o);
+	gs_hip_skey_t k = gs_hip_stream_key(o->stream, spt);
+	gs_rec_t *r;
+	if (!o->e.ev || (k.flags & GS_STREAM_PASSTHRU) || !(r = gs_rec_scratch(8))) {
+		gs_engine_flush_stream(k.handle, k.ctx, k.flags, GS_FLUSH_EVENT, name);
+		return gs_hip_call_orig(o);
+	}
+	r->kind = GS_REC_MARK;
+	r->nbytes = 8;
+	r->ctx = k.ctx;
+	r->aux[0] = which;
+	r->aux[1] = o->e.flags;
+	uint64_t ev = (uintptr_t)o->e.ev;
+	memcpy(r->args, &ev, 8);
+	r->orig = o;
+	gs_rec_seal(r);
+	return (hipError_t)gs_engine_launch(k.handle, k.ctx, k.flags, r, name);
+}
+
+GS_EXPORT hipError_t hipEventRecord(hipEvent_t event, hipStream_t stream)
+{
+	gs_hip_orig_t o = {.api = GS_HIP_API_EVRECORD, .stream = stream};
+	o.e.ev = event;
+	return gs_hip_mark(&o, 0, GS_HIP_MARK_RECORD, "hipEventRecord");
+}
+
+GS_EXPORT hipError_t hipStreamWaitEvent(hipStream_t stream, hipEvent_t event, unsigned int flags)
+{
+	gs_hip_orig_t o = {.api = GS_HIP_API_WAIT, .stream = stream};
+	o.e.ev = event, o.e.flags = flags;
+	return gs_hip_mark(&o, 0, GS_HIP_MARK_WAIT, "hipStreamWaitEvent");
+}
+
+GS_EXPORT hipError_t hipStreamWaitEvent_spt(hipStream_t stream, hipEvent_t event, unsigned int flags)
+{
+	gs_hip_orig_t o = {.api = GS_HIP_API_WAIT_SPT, .stream = stream};
+	o.e.ev = event, o.e.flags = flags;
+	return gs_hip_mark(&o, 1, GS_HIP_MARK_WAIT, "hipStreamWaitEvent_spt");
+}

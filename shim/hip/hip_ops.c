@@ -91,6 +91,18 @@ hipError_t gs_hip_call_orig(const gs_hip_orig_t *o)
 		if (R->hipMemsetD32Async)
 			rc = R->hipMemsetD32Async(o->s.dst, (int)o->s.value, o->s.count, o->stream);
 		break;
+	case GS_HIP_API_EVRECORD:
+		if (R->hipEventRecord)
+			rc = R->hipEventRecord(o->e.ev, o->stream);
+		break;
+	case GS_HIP_API_WAIT:
+		if (R->hipStreamWaitEvent)
+			rc = R->hipStreamWaitEvent(o->stream, o->e.ev, o->e.flags);
+		break;
+	case GS_HIP_API_WAIT_SPT:
+		if (R->hipStreamWaitEvent_spt)
+			rc = R->hipStreamWaitEvent_spt(o->stream, o->e.ev, o->e.flags);
+		break;
 	}
 	gs_hip_depth--;
 	return rc;
@@ -167,6 +179,12 @@ static int gs_hip_submit(const gs_rec_t *r, uintptr_t stream)
 		}
 		}
 		gs_hip_kargs_done(&a);
+	} else if (r->kind == GS_REC_MARK) {
+		hipEvent_t ev = (hipEvent_t)(uintptr_t)gs_rec_u64(r, 0);
+		if (r->aux[0] == GS_HIP_MARK_RECORD && R->hipEventRecord)
+			rc = R->hipEventRecord(ev, s);
+		else if (r->aux[0] == GS_HIP_MARK_WAIT && R->hipStreamWaitEvent)
+			rc = R->hipStreamWaitEvent(s, ev, (unsigned)r->aux[1]);
 	} else if (r->kind == GS_REC_COPY && R->hipMemcpyAsync) {
 		rc = R->hipMemcpyAsync((void *)(uintptr_t)gs_rec_u64(r, 0), (const void *)(uintptr_t)gs_rec_u64(r, 8),
 				       r->aux[0], (hipMemcpyKind)r->aux[1], s);

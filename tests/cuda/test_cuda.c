@@ -897,11 +897,16 @@ Test(cuda, classes_reach_the_engine)
 	cuStreamSynchronize(S_NB);
 	cr_expect_eq(gs_stub.flush_all, 1);
 	cr_expect_eq(gs_stub.why, GS_FLUSH_SYNC);
+	gs_stub.passthru = true; /* the engine submits a mark at its own call */
 	cuEventRecord((CUevent)0x1, S_BLK);
-	cr_expect_eq(gs_stub.flush_stream, 1);
+	cr_expect_eq(gs_stub.launches, 1, "an event record is a mark of its stream's step");
+	cr_expect_eq(gs_stub.last->kind, GS_REC_MARK);
 	cr_expect_eq(gs_stub.handle, (uintptr_t)S_BLK);
-	cr_expect_eq(gs_stub.why, GS_FLUSH_EVENT);
+	cr_expect_eq(gs_stub.flush_stream, 0);
+	gs_stub.passthru = false;
 	cuEventRecord_ptsz((CUevent)0x1, NULL);
+	cr_expect_eq(gs_stub.flush_stream, 1, "on the per-thread stream: a boundary");
+	cr_expect_eq(gs_stub.why, GS_FLUSH_EVENT);
 	cr_expect_eq(gs_stub.sflags, GS_STREAM_PASSTHRU | GS_STREAM_BLOCKING);
 	cr_expect_eq(real_calls, 4);
 	/* No real function: an error, never a call through NULL. */

@@ -59,6 +59,8 @@ static void tb_exec_rec(const gs_rec_t *r, uintptr_t stream, bool from_graph)
 	e->func = (uintptr_t)r->func;
 	if (r->kind == GS_REC_COPY)
 		e->func = 0xc0b1;
+	if (r->kind == GS_REC_MARK)
+		e->func = TB_MARK;
 	e->grid = r->kind == GS_REC_KERNEL ? r->grid[0] : 0;
 	memcpy(&e->a0, r->args, 8);
 	memcpy(&e->a1, r->args + 8, 8);
@@ -89,8 +91,10 @@ static int tb_build(const gs_rec_t *const *recs, size_t n, void **out)
 	tb_graph_t *g = calloc(1, sizeof(*g));
 	g->n = n;
 	g->nodes = calloc(n, sizeof(*g->nodes));
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		cr_assert(!gs_rec_is_mark(recs[i]), "a mark is never a graph node");
 		cr_assert(!gs_rec_copy(&g->nodes[i], recs[i]));
+	}
 	__atomic_add_fetch(&tb.live_graphs, 1, __ATOMIC_RELAXED);
 	*out = g;
 	__atomic_add_fetch(&tb.builds_done, 1, __ATOMIC_RELEASE);
@@ -245,7 +249,7 @@ static int tb_rec(uintptr_t stream, unsigned sflags, uint32_t kind, uintptr_t fu
 	if (tb.submit_status == 0) {
 		tb_exec_t *e = &tb.issued[tb.nissued++];
 		e->stream = stream;
-		e->func = kind == GS_REC_COPY ? 0xc0b1 : func;
+		e->func = kind == GS_REC_COPY ? 0xc0b1 : kind == GS_REC_MARK ? TB_MARK : func;
 		e->a0 = a0;
 		e->a1 = a1;
 		e->grid = kind == GS_REC_KERNEL ? grid : 0;
@@ -286,6 +290,11 @@ int tb_launch(uintptr_t stream, uintptr_t func, uint64_t a0, uint64_t a1)
 int tb_copy(uintptr_t stream, uint64_t dst, uint64_t src, uint64_t bytes)
 {
 	return tb_rec(stream, 0, GS_REC_COPY, 0, dst, src, bytes, 1);
+}
+
+int tb_mark(uintptr_t stream, uint64_t event, uint64_t which)
+{
+	return tb_rec(stream, 0, GS_REC_MARK, 0, event, 0, which, 0);
 }
 
 void tb_sync(uintptr_t stream, unsigned sflags)

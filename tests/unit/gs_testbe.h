@@ -69,6 +69,10 @@ int tb_launch_on(uintptr_t stream, unsigned sflags, uintptr_t func, uint64_t a0,
 /* A copy record (dst, src) of `bytes`. */
 int tb_copy(uintptr_t stream, uint64_t dst, uint64_t src, uint64_t bytes);
 
+/* A mark (an event record or wait, `which` its kind) of `event`; it runs as TB_MARK. */
+#define TB_MARK ((uintptr_t)0xe7e7)
+int tb_mark(uintptr_t stream, uint64_t event, uint64_t which);
+
 /* A stream synchronize: the stream's boundary. */
 void tb_sync(uintptr_t stream, unsigned sflags);
 

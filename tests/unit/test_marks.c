@@ -1,0 +1,131 @@
+/*
+ * Marks (gs_rec.h): event records and waits inside a step.  They end no
+ * segment, take their place in the learned sequence, are never graph
+ * nodes, and run at their own call after everything before them on the
+ * stream, whatever the match is doing.
+ */
+#include "gs_testbe.h"
+
+#include <criterion/criterion.h>
+
+static const uintptr_t F[] = {0xf1, 0xf2, 0xf3, 0xf4, 0xf5, 0xf6, 0xf7, 0xf8};
+#define S ((uintptr_t)0x5a)
+
+/*
+ * One step: F0 F1, a record of one of three events, F2 F3, a wait, F4 F5;
+ * then a sync.  `arg`: the first three launches' second argument.
+ */
+static void step(int i, uint64_t arg, bool sync)
+{
+	tb_launch(S, F[0], 0, arg);
+	tb_launch(S, F[1], 1, arg);
+	tb_mark(S, 100 + (uint64_t)(i % 3), 1); /* an allocator's pool of events */
+	tb_launch(S, F[2], 2, arg);
+	tb_launch(S, F[3], 3, 0);
+	tb_mark(S, 7, 2);
+	tb_launch(S, F[4], 4, 0);
+	tb_launch(S, F[5], 5, 0);
+	if (sync)
+		tb_sync(S, 0);
+}
+
+/* Where record k of stream S's issue order ran, in the execution log. */
+static size_t ran_at(size_t k)
+{
+	size_t seen = 0;
+	for (size_t i = 0; i < tb.nexec; i++)
+		if (tb.exec[i].stream == S && seen++ == k)
+			return i;
+	cr_assert_fail("record %zu never ran", k);
+	return 0;
+}
+
+Test(marks, a_step_with_marks_is_one_sequence_and_replays_between_them)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", NULL);
+	for (int i = 0; i < 8; i++)
+		step(i, (uint64_t)i, true);
+	tb_check();
+	cr_expect_eq(gs_stats.sequences, 1, "one step, not three segments: %llu",
+		     (unsigned long long)gs_stats.sequences);
+	cr_expect_eq(gs_stats.launches, 48, "marks are not launches");
+	/* Learned at the second step; steps 3-8 replay all six launches, as
+	 * three graphs (the marks cut them), with the marks run in between. */
+	cr_expect_eq(gs_stats.replayed, 36, "replayed %llu", (unsigned long long)gs_stats.replayed);
+	cr_expect_eq(gs_stats.replays, 18);
+	cr_expect_eq(gs_stats.held, 36, "a mark is never counted as held");
+	/* The last step: each mark ran eagerly, after the graph before it. */
+	size_t base = 7 * 8;
+	for (size_t k = 0; k < 8; k++) {
+		const tb_exec_t *e = &tb.exec[ran_at(base + k)];
+		bool mark = k == 2 || k == 5;
+		cr_expect_eq(e->func == TB_MARK, mark, "record %zu", k);
+		cr_expect_eq(e->from_graph, !mark, "record %zu: from a graph %d", k, e->from_graph);
+	}
+}
+
+Test(marks, a_mark_submits_what_several_candidates_hold_before_it)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", NULL);
+	/* Two steps that begin alike, a mark after their common prefix. */
+	for (int i = 0; i < 12; i++) {
+		tb_launch(S, F[0], 0, 0);
+		tb_launch(S, F[1], 1, 0);
+		tb_mark(S, 9, 1);
+		for (int k = 0; k < 4; k++)
+			tb_launch(S, F[i % 2 ? 6 : 2 + k], 10 + (uint64_t)k, 0);
+		tb_sync(S, 0);
+	}
+	tb_check(); /* the mark never overtook the held F0 F1 */
+	cr_expect_eq(gs_stats.sequences, 2);
+	cr_expect_gt(gs_stats.replayed, 0);
+}
+
+Test(marks, marks_alone_make_no_step)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", NULL);
+	for (int i = 0; i < 8; i++) {
+		tb_launch(S, F[0], 0, 0);
+		for (int k = 0; k < 6; k++)
+			tb_mark(S, 50 + (uint64_t)k, 1);
+		tb_sync(S, 0);
+	}
+	tb_check();
+	cr_expect_eq(gs_stats.sequences, 0, "one launch and six marks is no step");
+	cr_expect_eq(tb.builds, 0);
+}
+
+Test(marks, a_period_holds_marks)
+{
+	tb_start("GRAPHSHIM_PERIOD_AFTER", "16", NULL);
+	/* No boundary; the events' rotation makes the period three steps. */
+	for (int i = 0; i < 40; i++)
+		step(i, 0, false);
+	tb_check();
+	cr_expect_gt(gs_stats.periods, 0);
+	cr_expect_gt(gs_stats.replayed, 6 * 25, "replayed %llu of 240", (unsigned long long)gs_stats.replayed);
+}
+
+Test(marks, a_failed_mark_reaches_the_caller_and_ends_no_order)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", NULL);
+	for (int i = 0; i < 4; i++)
+		step(i, (uint64_t)i, true);
+	/* The next step replays; its first mark's submission fails. */
+	tb_launch(S, F[0], 0, 4);
+	tb_launch(S, F[1], 1, 4);
+	tb.fail_submit_at = tb.submits + 1;
+	cr_expect_eq(tb_mark(S, 100, 1), 99, "the driver's status reaches the application");
+	tb.fail_submit_at = 0;
+	tb_launch(S, F[2], 2, 4);
+	tb_launch(S, F[3], 3, 0);
+	tb_mark(S, 7, 2);
+	tb_launch(S, F[4], 4, 0);
+	tb_launch(S, F[5], 5, 0);
+	tb_sync(S, 0);
+	/* What did run ran in order (the failed mark never ran). */
+	tb.nissued--; /* tb_check compares with the issue log: drop the failed mark */
+	for (size_t i = tb.nissued - 5; i < tb.nissued; i++)
+		tb.issued[i] = tb.issued[i + 1];
+	tb_check();
+}
