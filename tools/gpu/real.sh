@@ -118,7 +118,14 @@ rnn-lstm|torch|-|eager graphshim|$PY $R/torch_rnn.py --cell lstm|-|--device cpu 
 rnn-gru|torch|-|eager graphshim|$PY $R/torch_rnn.py --cell gru --batch 4|-|--device cpu --tokens 12 --warmup 4 --hidden 64
 jax-while|jax|-|eager graphshim graph|XLA_FLAGS=--xla_gpu_enable_command_buffer= $PY $R/jax_solver.py --loop while|XLA_FLAGS=|--device cpu --steps 4 --warmup 1 --n 32
 jax-fori|jax|-|eager graphshim graph|XLA_FLAGS=--xla_gpu_enable_command_buffer= $PY $R/jax_solver.py --loop fori|XLA_FLAGS=|--device cpu --steps 4 --warmup 1 --n 32
-hf-beam|transformers|-|eager graphshim|$PY $R/hf_generate.py --arch llama --cache dynamic --beams 4|-|--device cpu --tokens 6 --layers 1 --dim 128'
+hf-beam|transformers|-|eager graphshim|$PY $R/hf_generate.py --arch llama --cache dynamic --beams 4|-|--device cpu --tokens 6 --layers 1 --dim 128
+rl|torch|-|eager graphshim|$PY $R/torch_rl.py|-|--device cpu --steps 32 --warmup 16 --rollout 16 --envs 4 --hidden 32
+encoder|torch|-|eager graphshim|$PY $R/torch_encoder.py|-|--device cpu --steps 8 --warmup 2 --layers 2 --dim 64 --ffn 128
+encoder-prenorm|torch|-|eager graphshim|$PY $R/torch_encoder.py --norm-first|-|--device cpu --steps 8 --warmup 2 --layers 2 --dim 64 --ffn 128
+encoder-modules|torch|-|eager graphshim|$PY $R/torch_encoder.py --no-fastpath|-|--device cpu --steps 8 --warmup 2 --layers 2 --dim 64 --ffn 128
+wavenet|torch|-|eager graphshim|$PY $R/torch_wavenet.py|-|--device cpu --tokens 12 --warmup 4 --dilations 6
+wavenet-fast|torch|-|eager graphshim|$PY $R/torch_wavenet.py --fast|-|--device cpu --tokens 12 --warmup 4 --dilations 6
+twotower|torch|-|eager graphshim|$PY $R/torch_twotower.py|-|--device cpu --steps 8 --warmup 2 --users 1000 --items 256'
 
 if [ "${1:-}" = --list ]; then
 	echo "$SUITE" | awk -F'|' '{ printf "%-16s %-13s %-13s %s\n", $1, $2, $3, $4 }'
