@@ -34,6 +34,18 @@ static void gs_match_clear(gs_stream_t *s)
 	gs_match_held(s, 0);
 }
 
+void gs_match_drain(gs_stream_t *s)
+{
+	gs_match_t *m = &s->match;
+	if (m->submitted >= m->nheld)
+		return;
+	/* After a mark with several candidates, none chosen yet, or another
+	 * thread's flush: what they hold goes eagerly, and a chunk that began
+	 * before here goes eagerly too once it is replayed (gs_replay_chunk). */
+	gs_replay_release(s, m->submitted, m->nheld);
+	m->submitted = m->nheld;
+}
+
 bool gs_match_interrupt(gs_stream_t *s)
 {
 	gs_match_t *m = &s->match;
@@ -42,23 +54,10 @@ bool gs_match_interrupt(gs_stream_t *s)
 		return false;
 	/* Records submitted past the start of the current chunk say the rest
 	 * of it goes eagerly too (gs_replay_chunk). */
-	gs_replay_release(s, m->submitted, m->nheld);
-	m->submitted = m->nheld;
+	gs_match_drain(s);
 	gs_gate_abandon(s); /* the pass's timing is not the sequence's */
 	GS_STAT_INC(interrupted);
 	return true;
-}
-
-void gs_match_drain(gs_stream_t *s)
-{
-	gs_match_t *m = &s->match;
-	if (m->submitted >= m->nheld)
-		return;
-	/* Several candidates, none chosen yet: what they hold goes eagerly,
-	 * and a chunk that began before here goes eagerly too once one is
-	 * chosen (gs_replay_chunk), as after an interruption. */
-	gs_replay_release(s, m->submitted, m->nheld);
-	m->submitted = m->nheld;
 }
 
 void gs_match_end(gs_stream_t *s, gs_mismatch_reason_t why, const gs_rec_t *got, bool charge)

@@ -57,9 +57,9 @@ bool gs_match_launch(gs_stream_t *s, gs_rec_t *r, uint64_t at);
  */
 void gs_match_end(gs_stream_t *s, gs_mismatch_reason_t why, const gs_rec_t *got, bool charge);
 /*
- * A mark was just matched (held last): every held record before it is
- * submitted now, eagerly where its chunk's graph cannot go yet, and the
- * mark counts as submitted (the engine submits it after this).
+ * Submit every held record not submitted yet, eagerly (a mark just held
+ * last counts as submitted: the engine submits it after this).  After a
+ * mark, and for gs_match_interrupt.
  */
 void gs_match_drain(gs_stream_t *s);
 /*

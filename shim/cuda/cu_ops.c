@@ -108,7 +108,7 @@ static CUresult gs_cu_submit_kernel(const gs_rec_t *r, CUstream s)
 	return st;
 }
 
-/* Rebuild the call a held copy or memset record came from. */
+/* Rebuild the call a held copy, memset or mark record came from. */
 static void gs_cu_orig_from_rec(const gs_rec_t *r, CUstream s, gs_cu_orig_t *o)
 {
 	memset(o, 0, sizeof(*o));

@@ -11,10 +11,26 @@
  */
 #include "hip_internal.h"
 
+static hipError_t gs_hip_boundary_why(const gs_hip_orig_t *o, gs_hip_skey_t k,
+				     gs_flush_reason_t why, const char *api)
+{
+	gs_engine_flush_stream(k.handle, k.ctx, k.flags, why, api);
+	return gs_hip_call_orig(o);
+}
+
+/* An element the record cannot express: a boundary of its stream. */
 static hipError_t gs_hip_boundary(const gs_hip_orig_t *o, gs_hip_skey_t k, const char *api)
 {
-	gs_engine_flush_stream(k.handle, k.ctx, k.flags, GS_FLUSH_ATTR, api);
-	return gs_hip_call_orig(o);
+	return gs_hip_boundary_why(o, k, GS_FLUSH_ATTR, api);
+}
+
+/* Hand a filled record to the engine, with the caller's own arguments. */
+static hipError_t gs_hip_hold(gs_rec_t *r, const gs_hip_orig_t *o, gs_hip_skey_t k, const char *api)
+{
+	r->ctx = k.ctx;
+	r->orig = o;
+	gs_rec_seal(r);
+	return (hipError_t)gs_engine_launch(k.handle, k.ctx, k.flags, r, api);
 }
 
 /* A kernel launch of any of the three forms. */
@@ -51,7 +67,6 @@ static hipError_t gs_hip_kernel(const gs_hip_orig_t *o, const void *func, unsign
 	memcpy(r->block, block, sizeof(r->block));
 	r->flags = fl;
 	r->func = (void *)func;
-	r->ctx = k.ctx;
 	r->layout = l;
 	if (l) {
 		for (uint32_t i = 0; i < l->nargs; i++) {
@@ -62,10 +77,8 @@ static hipError_t gs_hip_kernel(const gs_hip_orig_t *o, const void *func, unsign
 	} else if (n) {
 		memcpy(r->args, img, n);
 	}
-	r->orig = o;
-	gs_rec_seal(r);
 	gs_hip_fn_held(func, shmem);
-	return (hipError_t)gs_engine_launch(k.handle, k.ctx, k.flags, r, name);
+	return gs_hip_hold(r, o, k, name);
 }
 
 GS_EXPORT hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned int gridDimX, unsigned int gridDimY,
@@ -267,15 +280,12 @@ static hipError_t gs_hip_copy(const gs_hip_orig_t *o, int spt, const char *name)
 	r->kind = GS_REC_COPY;
 	r->nbytes = 16;
 	r->flags = GS_HIP_F_COPY;
-	r->ctx = k.ctx;
 	r->aux[0] = o->c.bytes;
 	r->aux[1] = (uint64_t)kind;
 	uint64_t d = (uintptr_t)o->c.dst, s = (uintptr_t)o->c.src;
 	memcpy(r->args, &d, 8);
 	memcpy(r->args + 8, &s, 8);
-	r->orig = o;
-	gs_rec_seal(r);
-	return (hipError_t)gs_engine_launch(k.handle, k.ctx, k.flags, r, name);
+	return gs_hip_hold(r, o, k, name);
 }
 
 #define GS_HIP_COPY_ORIG(API, D, S, N, K, STREAM)                              \
@@ -329,15 +339,12 @@ static hipError_t gs_hip_set(const gs_hip_orig_t *o, unsigned flag, unsigned esi
 	r->kind = GS_REC_SET;
 	r->nbytes = 16;
 	r->flags = flag;
-	r->ctx = k.ctx;
 	r->aux[0] = o->s.count;
 	r->aux[1] = esize;
 	uint64_t d = (uintptr_t)o->s.dst, v = o->s.value;
 	memcpy(r->args, &d, 8);
 	memcpy(r->args + 8, &v, 8);
-	r->orig = o;
-	gs_rec_seal(r);
-	return (hipError_t)gs_engine_launch(k.handle, k.ctx, k.flags, r, name);
+	return gs_hip_hold(r, o, k, name);
 }
 
 #define GS_HIP_SET_ORIG(API, D, V, N, STREAM)                                  \
@@ -401,20 +408,15 @@ static hipError_t gs_hip_mark(const gs_hip_orig_t *o, int spt, unsigned which, c
 		return gs_hip_call_orig(o);
 	gs_hip_skey_t k = gs_hip_stream_key(o->stream, spt);
 	gs_rec_t *r;
-	if (!o->e.ev || (k.flags & GS_STREAM_PASSTHRU) || !(r = gs_rec_scratch(8))) {
-		gs_engine_flush_stream(k.handle, k.ctx, k.flags, GS_FLUSH_EVENT, name);
-		return gs_hip_call_orig(o);
-	}
+	if (!o->e.ev || (k.flags & GS_STREAM_PASSTHRU) || !(r = gs_rec_scratch(8)))
+		return gs_hip_boundary_why(o, k, GS_FLUSH_EVENT, name);
 	r->kind = GS_REC_MARK;
 	r->nbytes = 8;
-	r->ctx = k.ctx;
 	r->aux[0] = which;
 	r->aux[1] = o->e.flags;
 	uint64_t ev = (uintptr_t)o->e.ev;
 	memcpy(r->args, &ev, 8);
-	r->orig = o;
-	gs_rec_seal(r);
-	return (hipError_t)gs_engine_launch(k.handle, k.ctx, k.flags, r, name);
+	return gs_hip_hold(r, o, k, name);
 }
 
 GS_EXPORT hipError_t hipEventRecord(hipEvent_t event, hipStream_t stream)

@@ -51,16 +51,18 @@ static const gs_layout_t *tb_layout(uintptr_t func)
 	return &tb_own[func % TB_NLAYOUTS].l;
 }
 
+/* What a record runs as in the logs: its function, or a tag for a copy or a mark. */
+static uintptr_t tb_func_of(uint32_t kind, uintptr_t func)
+{
+	return kind == GS_REC_COPY ? 0xc0b1 : kind == GS_REC_MARK ? TB_MARK : func;
+}
+
 static void tb_exec_rec(const gs_rec_t *r, uintptr_t stream, bool from_graph)
 {
 	cr_assert_lt(tb.nexec, TB_MAX_EXEC);
 	tb_exec_t *e = &tb.exec[tb.nexec++];
 	e->stream = stream;
-	e->func = (uintptr_t)r->func;
-	if (r->kind == GS_REC_COPY)
-		e->func = 0xc0b1;
-	if (r->kind == GS_REC_MARK)
-		e->func = TB_MARK;
+	e->func = tb_func_of(r->kind, (uintptr_t)r->func);
 	e->grid = r->kind == GS_REC_KERNEL ? r->grid[0] : 0;
 	memcpy(&e->a0, r->args, 8);
 	memcpy(&e->a1, r->args + 8, 8);
@@ -249,7 +251,7 @@ static int tb_rec(uintptr_t stream, unsigned sflags, uint32_t kind, uintptr_t fu
 	if (tb.submit_status == 0) {
 		tb_exec_t *e = &tb.issued[tb.nissued++];
 		e->stream = stream;
-		e->func = kind == GS_REC_COPY ? 0xc0b1 : kind == GS_REC_MARK ? TB_MARK : func;
+		e->func = tb_func_of(kind, func);
 		e->a0 = a0;
 		e->a1 = a1;
 		e->grid = kind == GS_REC_KERNEL ? grid : 0;
