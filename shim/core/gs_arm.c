@@ -9,6 +9,7 @@
 #include "gs_backend.h"
 #include "gs_build.h"
 #include "gs_clock.h"
+#include "gs_event.h"
 #include "gs_log.h"
 #include "gs_stream.h"
 #include "gs_trace.h"
@@ -18,15 +19,23 @@
 #include <sys/resource.h>
 
 /*
- * Every mark (an event record or wait) is a chunk of its own, with no
- * graph: the chunks planned around it end before it and begin after it.
- * True when memory is short.
+ * Whether mark r cuts its sequence's chunks: a chunk of its own, with no
+ * graph, submitted at its own call.  Without GRAPHSHIM_ABSORB every mark
+ * does; with it, only the record of an event that crosses streams
+ * (gs_event.h), which another stream would otherwise find held.
  */
+static bool gs_arm_cuts(const gs_rec_t *r)
+{
+	return gs_rec_is_mark(r) &&
+	       (!gs_config.absorb || (gs_rec_is_record(r) && gs_event_crosses(gs_rec_event(r))));
+}
+
+/* The chunks planned around each mark that cuts end before it and begin after it; true when memory is short. */
 static bool gs_arm_split_marks(gs_seq_t *q)
 {
 	uint32_t marks = 0;
 	for (uint32_t i = 0; i < q->n; i++)
-		marks += gs_rec_is_mark(q->recs[i]);
+		marks += gs_arm_cuts(q->recs[i]);
 	if (!marks)
 		return false;
 	uint32_t *end = calloc(q->nchunks + 2 * (size_t)marks, sizeof(*end));
@@ -35,7 +44,7 @@ static bool gs_arm_split_marks(gs_seq_t *q)
 	uint32_t k = 0, at = 0; /* at: where the chunk being cut began */
 	for (uint32_t j = 0; j < q->nchunks; j++) {
 		for (uint32_t i = gs_seq_chunk_begin(q, j); i < q->chunk_end[j]; i++) {
-			if (!gs_rec_is_mark(q->recs[i]))
+			if (!gs_arm_cuts(q->recs[i]))
 				continue;
 			if (i > at)
 				end[k++] = i;
@@ -147,6 +156,7 @@ static bool gs_arm_bake(gs_stream_t *s, gs_seq_t *q, uint64_t from, bool steal)
 			return true; /* gs_seq_release frees what was copied */
 		}
 		q->recs[i]->orig = NULL;
+		q->recs[i]->held_ev = 0;
 	}
 	return false;
 }
@@ -156,7 +166,7 @@ int gs_arm_build(gs_seq_t *q)
 	int rc = 0;
 	for (uint32_t j = 0; j < q->nchunks && !rc; j++) {
 		uint32_t b = gs_seq_chunk_begin(q, j);
-		if (gs_rec_is_mark(q->recs[b])) { /* a chunk with no graph */
+		if (gs_seq_chunk_bare(q, j)) { /* a chunk with no graph */
 			__atomic_store_n(&q->ready, j + 1, __ATOMIC_RELEASE);
 			continue;
 		}

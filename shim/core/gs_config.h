@@ -62,6 +62,8 @@
 	  "the builder thread's scheduling: normal, batch (never preempts the application on waking) or idle") \
 	X(speculate, "GRAPHSHIM_SPECULATE", BOOL, 1, 0, 1,                                    \
 	  "start building a step's graphs when its last sighting before learning begins")    \
+	X(absorb, "GRAPHSHIM_ABSORB", BOOL, 0, 0, 1,                                          \
+	  "event records and waits inside a replayed chunk go with its graph instead of cutting it (experimental)") \
 	X(hip_max_patches, "GRAPHSHIM_HIP_MAX_PATCHES", INT, 1000, 0, 1000000000,             \
 	  "patches of one HIP graph before it is re-instantiated (0: no limit)")            \
 	X(gate, "GRAPHSHIM_GATE", GATE, 0, 0, 2,                                               \
@@ -116,6 +118,7 @@ typedef struct gs_config {
 	bool async_build;
 	int build_sched; /* gs_build_sched_t */
 	bool speculate;
+	bool absorb;
 	long long hip_max_patches;
 	int gate; /* gs_gate_mode_t */
 	long long gate_after;

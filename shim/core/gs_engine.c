@@ -15,6 +15,7 @@
 #include "gs_build.h"
 #include "gs_clock.h"
 #include "gs_engine.h"
+#include "gs_event.h"
 #include "gs_fmt.h"
 #include "gs_log.h"
 #include "gs_out.h"
@@ -203,18 +204,90 @@ static int gs_engine_pass(gs_stream_t *s, gs_rec_t *r, const char *api)
 }
 
 /*
- * A mark (an event record or wait, gs_rec.h) goes to the driver here, at
- * its own call, in the stream's order: gs_match_drain has submitted every
- * record held before it.  Not a launch: neither counted nor traced as one.
+ * A mark (an event record or wait, gs_rec.h), at its own call.  Held inside
+ * the chunk of the sole candidate still to replay, it waits for that chunk
+ * (absorbed, gs_replay.c).  Otherwise it goes to the driver now, after
+ * every record held before it (gs_match_drain), unless the match submitted
+ * it already on the way.  Not a launch: neither counted nor traced as one.
  */
 static int gs_engine_mark(gs_stream_t *s, gs_rec_t *r, uint64_t at)
 {
-	if (gs_match_launch(s, r, at))
+	gs_match_t *m = &s->match;
+	if (gs_rec_is_record(r))
+		gs_event_recorded(gs_rec_event(r), s);
+	else
+		gs_event_waited(gs_rec_event(r), s);
+	m->inflight = r;
+	m->inflight_sent = false;
+	m->inflight_rc = 0;
+	bool held = gs_match_launch(s, r, at);
+	if (held && !m->inflight_sent && gs_match_defer(s, r)) {
+		m->inflight = NULL;
+		return 0;
+	}
+	if (held && !m->inflight_sent)
 		gs_match_drain(s);
-	int rc = gs_backend->submit(r, s->key.handle);
+	int rc = m->inflight_sent ? m->inflight_rc : gs_backend->submit(r, s->key.handle);
+	r->held_ev = GS_HELD_SENT;
+	m->inflight = NULL;
 	if (rc)
 		s->seg.bad = true;
 	return rc;
+}
+
+/*
+ * Before a call that observes or changes event ev (or, with ev 0, any
+ * event: an application's graph may record or wait on one): a stream other
+ * than `self` that holds a record of it submits what it holds.  Where one
+ * sequence is being matched, its match goes on (gs_match_interrupt);
+ * otherwise the stream's segment ends, as at any flush.  No stream lock is
+ * held by the caller.
+ */
+static void gs_engine_event_free(gs_stream_t *h, const char *api)
+{
+	gs_engine_lock(h);
+	uint32_t n = h->match.nheld - h->match.submitted;
+	if (n && !gs_match_interrupt(h)) {
+		gs_engine_flush_locked(h, GS_FLUSH_EVENT, api, false);
+	} else if (n) {
+		GS_STAT_INC(flushes);
+		GS_STAT_INC(flush_by[GS_FLUSH_EVENT]);
+		gs_trace_flush(h->key.handle, GS_FLUSH_EVENT, api, n);
+	}
+	gs_engine_unlock(h);
+}
+
+static void gs_engine_event_used(const gs_stream_t *self, uint64_t ev, const char *api)
+{
+	if (GS_LIKELY(!gs_event_any()))
+		return;
+	gs_stream_t *hs[16];
+	size_t n = 0;
+	if (ev)
+		n = (hs[0] = gs_event_holder(ev)) != NULL;
+	else
+		n = gs_event_holders(hs, sizeof(hs) / sizeof(hs[0]));
+	for (size_t i = 0; i < n; i++)
+		if (hs[i] != self)
+			gs_engine_event_free(hs[i], api);
+}
+
+bool gs_engine_event_query(uint64_t ev, const char *api)
+{
+	if (!gs_engine_active() || GS_LIKELY(!gs_event_any()))
+		return false;
+	if (gs_event_first_query(ev)) {
+		GS_STAT_INC(event_not_ready);
+		return true;
+	}
+	gs_engine_event_used(NULL, ev, api);
+	return false;
+}
+
+void gs_engine_event_use(uint64_t ev, const char *api)
+{
+	if (gs_engine_active())
+		gs_engine_event_used(NULL, ev, api);
 }
 
 int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec, const char *api)
@@ -230,6 +303,11 @@ int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec
 	gs_stream_t *s = NULL;
 	if (!gs_engine_active() || __atomic_load_n(&gs_hot.capturing, __ATOMIC_ACQUIRE) ||
 	    (sflags & GS_STREAM_PASSTHRU) || !(s = gs_stream_get(handle, ctx, sflags))) {
+		if (mark && gs_engine_active()) {
+			if (!gs_rec_is_record(rec))
+				gs_event_waited(gs_rec_event(rec), NULL);
+			gs_engine_event_used(NULL, gs_rec_event(rec), api);
+		}
 		gs_engine_flush_peers(NULL, ctx, sflags, api);
 		int rc = gs_backend ? gs_backend->submit(rec, handle) : -1;
 		if (mark)
@@ -240,11 +318,15 @@ int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec
 		return rc;
 	}
 	gs_engine_flush_peers(s, ctx, s->lane.flags, api);
+	if (mark)
+		gs_engine_event_used(s, gs_rec_event(rec), api);
 
 	gs_engine_lock(s);
 	if (mark && __atomic_load_n(&s->lane.cold, __ATOMIC_RELAXED)) {
 		/* A cold stream keeps no records: the mark ends its segment, as
 		 * any boundary does there. */
+		if (!gs_rec_is_record(rec))
+			gs_event_waited(gs_rec_event(rec), s);
 		gs_engine_flush_locked(s, GS_FLUSH_EVENT, api, true);
 		int rc = gs_backend->submit(rec, handle);
 		gs_engine_unlock(s);
@@ -581,6 +663,7 @@ static void gs_engine_fork_parent(void)
 static void gs_engine_fork_child(void)
 {
 	gs_stream_forget();
+	gs_event_reset(true);
 	__atomic_store_n(&gs_hot.active, false, __ATOMIC_RELEASE);
 	__atomic_fetch_add(&gs_hot.generation, 1, __ATOMIC_ACQ_REL);
 	gs_hot.held_streams = 0;
@@ -651,6 +734,7 @@ void gs_engine_fini(void)
 		return;
 	}
 	gs_engine_flush_all(GS_FLUSH_EXIT, "exit");
+	gs_event_reset(false); /* nothing is held now */
 	gs_build_stop(); /* graphs being built are published or freed first */
 	__atomic_store_n(&gs_hot.active, false, __ATOMIC_RELEASE);
 	bool used = gs_engine_used();

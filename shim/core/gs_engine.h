@@ -90,6 +90,23 @@ void gs_engine_flush_all(gs_flush_reason_t why, const char *api);
  */
 void gs_engine_forget_funcs(const char *api);
 
+/*
+ * Before a vendor call that observes or changes event ev (a query, elapsed
+ * time, destroying it, sharing it with another process), or, with ev 0,
+ * any event (launching an application's graph): a stream that holds a
+ * record of it submits what it holds first (gs_event.h).  Event records
+ * and waits themselves do this in gs_engine_launch.
+ */
+void gs_engine_event_use(uint64_t ev, const char *api);
+
+/*
+ * An event query: true when the backend answers "not ready" itself,
+ * without calling the vendor (ev's record is held and this is its first
+ * query, gs_event_first_query); otherwise as gs_engine_event_use, and the
+ * backend asks the vendor.
+ */
+bool gs_engine_event_query(uint64_t ev, const char *api);
+
 /* Flush and forget a stream that is being destroyed. */
 void gs_engine_stream_destroy(uintptr_t handle, void *ctx, const char *api);
 

@@ -7,6 +7,7 @@
  * go to replay (or, on a pass the gate sends eagerly, each record as it
  * comes).  A record that matches no candidate ends the match.
  */
+#include "gs_event.h"
 #include "gs_match.h"
 #include "gs_replay.h"
 #include "gs_stream.h"
@@ -39,11 +40,27 @@ void gs_match_drain(gs_stream_t *s)
 	gs_match_t *m = &s->match;
 	if (m->submitted >= m->nheld)
 		return;
-	/* After a mark with several candidates, none chosen yet, or another
-	 * thread's flush: what they hold goes eagerly, and a chunk that began
-	 * before here goes eagerly too once it is replayed (gs_replay_chunk). */
+	/* At a mark that cannot wait (several candidates, none chosen yet), or
+	 * another thread's flush, or a use of a held event: what they hold goes
+	 * eagerly, and a chunk that began before here goes eagerly too once it
+	 * is replayed (gs_replay_chunk). */
 	gs_replay_release(s, m->submitted, m->nheld);
 	m->submitted = m->nheld;
+}
+
+bool gs_match_defer(gs_stream_t *s, gs_rec_t *r)
+{
+	/* Held records all go, in order, with a chunk's graph or eagerly: a
+	 * mark among them may wait for them too, whichever candidate wins. */
+	if (!gs_config.absorb || s->match.submitted >= s->match.nheld)
+		return false;
+	if (gs_rec_is_record(r)) {
+		/* An event another stream waits on goes at its call (gs_arm.c cut its chunk). */
+		if (gs_event_crosses(gs_rec_event(r)) || gs_event_hold(gs_rec_event(r), s))
+			return false;
+		r->held_ev = GS_HELD_EVENT;
+	}
+	return true;
 }
 
 bool gs_match_interrupt(gs_stream_t *s)

@@ -29,6 +29,11 @@ typedef struct gs_match {
 	bool pass_clean;/* no mismatch so far in this pass over the sequence */
 	const char *api;/* the entry point of the launch in progress, for the trace */
 	uint32_t *diffs;/* scratch: indices of records that need a patch */
+	/* The mark whose call is in progress (gs_engine_launch): whoever
+	 * submits it leaves its status here for that call. */
+	gs_rec_t *inflight;
+	int inflight_rc;
+	bool inflight_sent;
 } gs_match_t;
 
 /* Whether q takes part in the match in progress. */
@@ -57,11 +62,17 @@ bool gs_match_launch(gs_stream_t *s, gs_rec_t *r, uint64_t at);
  */
 void gs_match_end(gs_stream_t *s, gs_mismatch_reason_t why, const gs_rec_t *got, bool charge);
 /*
- * Submit every held record not submitted yet, eagerly (a mark just held
- * last counts as submitted: the engine submits it after this).  After a
- * mark, and for gs_match_interrupt.
+ * Submit every held record not submitted yet, eagerly, marks included.
+ * At a mark that cannot wait for its chunk, and for gs_match_interrupt.
  */
 void gs_match_drain(gs_stream_t *s);
+/*
+ * The mark r, just held and not submitted: with GRAPHSHIM_ABSORB it waits
+ * with the records held before it, for the chunk's graph or their eager
+ * release (an absorbed mark, gs_replay.c), its event entered as held when
+ * it is a record.  True when so; false when it must go now (gs_match_drain).
+ */
+bool gs_match_defer(gs_stream_t *s, gs_rec_t *r);
 /*
  * Another thread's flush (the legacy stream's tie to blocking streams):
  * submit the held records eagerly and, where one sequence is being matched,

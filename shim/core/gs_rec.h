@@ -74,6 +74,7 @@ typedef struct gs_rec {
 	uint32_t grid[3];
 	uint32_t block[3];
 	uint32_t flags;  /* backend-defined structural flags (handle kind, copy kind) */
+	uint32_t held_ev;/* the core's: a mark whose event's record is held (gs_event.h) */
 	void *func;      /* kernel handle; NULL for copies and memsets */
 	void *ctx;       /* the context the operation belongs to */
 	const gs_layout_t *layout; /* kernels only; NULL when the image is opaque */
@@ -94,10 +95,28 @@ static inline uint64_t gs_rec_u64(const gs_rec_t *r, size_t at)
 	return gs_load_u64(r->args + at);
 }
 
-/* Whether r is a mark (GS_REC_MARK): in a sequence, never in a graph. */
+/* Whether r is a mark (GS_REC_MARK): in a sequence; in a graph only as an empty node. */
 static inline bool gs_rec_is_mark(const gs_rec_t *r)
 {
 	return r->kind == GS_REC_MARK;
+}
+
+/* What a mark does (aux[3], set by the backend). */
+enum { GS_MARK_RECORD = 1, GS_MARK_WAIT = 2 };
+
+/* A mark's held_ev: its event's record held (in gs_event's table), or a wait sent already. */
+enum { GS_HELD_EVENT = 1, GS_HELD_SENT = 2 };
+
+/* Whether r is a mark that records its event (a wait otherwise). */
+static inline bool gs_rec_is_record(const gs_rec_t *r)
+{
+	return r->kind == GS_REC_MARK && r->aux[3] == GS_MARK_RECORD;
+}
+
+/* A mark's event. */
+static inline uint64_t gs_rec_event(const gs_rec_t *r)
+{
+	return gs_rec_u64(r, 0);
 }
 
 /* Compute shape and hash from the fields; call after filling a record. */

@@ -10,6 +10,7 @@
  *   4. launch the chunk's graph on the stream.
  */
 #include "gs_backend.h"
+#include "gs_event.h"
 #include "gs_log.h"
 #include "gs_replay.h"
 #include "gs_stream.h"
@@ -19,16 +20,41 @@
 #include <stdio.h>
 
 /*
+ * Submit a held mark on the stream, now: its event's hold ends (a record
+ * absorbed into a chunk) and, when its own call is in progress, the status
+ * goes to that call (gs_engine_launch).  A wait sent before its chunk's
+ * graph is not sent again.
+ */
+static void gs_replay_mark(gs_stream_t *s, gs_rec_t *r)
+{
+	if (r->held_ev == GS_HELD_SENT)
+		return;
+	int rc = gs_backend->submit(r, s->key.handle);
+	if (r->held_ev == GS_HELD_EVENT)
+		gs_event_unhold(gs_rec_event(r), s);
+	r->held_ev = GS_HELD_SENT;
+	if (r == s->match.inflight) {
+		s->match.inflight_sent = true;
+		s->match.inflight_rc = rc;
+	} else if (rc) {
+		/* Its call returned success already, as a launch's does. */
+		GS_STAT_INC(fallbacks);
+		gs_log_once(GS_LOG_WARN, "a held event record or wait failed when submitted (status %d)", rc);
+	}
+}
+
+/*
  * Submit held records [from, to) eagerly, in order; `gated`: by the gate's
- * choice.  Marks are left out: each was, or is about to be, submitted by
- * the call that made it (gs_engine_launch), after the records before it.
+ * choice.  Marks go too (gs_replay_mark): not counted or traced as launches.
  */
 static void gs_replay_submit(gs_stream_t *s, uint32_t from, uint32_t to, bool gated)
 {
 	for (uint32_t i = from; i < to; i++) {
 		gs_rec_t *r = gs_stream_at(s, s->match.held_start + i);
-		if (gs_rec_is_mark(r))
+		if (gs_rec_is_mark(r)) {
+			gs_replay_mark(s, r);
 			continue;
+		}
 		int rc = gs_backend->submit(r, s->key.handle);
 		if (gated)
 			GS_STAT_INC(gated);
@@ -42,6 +68,59 @@ static void gs_replay_submit(gs_stream_t *s, uint32_t from, uint32_t to, bool ga
 			 * launch whose failure shows up asynchronously would. */
 			GS_STAT_INC(fallbacks);
 			gs_log_once(GS_LOG_WARN, "a held launch failed when submitted (status %d)", rc);
+		}
+	}
+}
+
+/*
+ * Absorbed marks (GRAPHSHIM_ABSORB): inside a chunk a mark is an empty node
+ * of its graph, and the chunk is not cut there.  Its own operation still
+ * happens, on the stream, where it keeps the order the program asked for:
+ * a wait goes before the graph (the whole chunk waits, not only what
+ * followed it: more order, never less), unless the event's record is an
+ * earlier record of the same chunk, which the graph's order already
+ * covers; a record goes after the graph (the event completes after the
+ * whole chunk: later, never earlier).  Meanwhile its event is held
+ * (gs_event.h): anything that would observe it first has this stream
+ * submit.  Returns the marks in held records [b, e).
+ */
+/* The held record's wait at i has its event recorded earlier in [b, i). */
+static bool gs_replay_inside(const gs_stream_t *s, uint32_t b, uint32_t i)
+{
+	uint64_t at = s->match.held_start, ev = gs_rec_event(gs_stream_at(s, at + i));
+	for (uint32_t k = i; k-- > b;) {
+		const gs_rec_t *o = gs_stream_at(s, at + k);
+		if (gs_rec_is_record(o) && gs_rec_event(o) == ev)
+			return true;
+	}
+	return false;
+}
+
+static uint32_t gs_replay_waits(gs_stream_t *s, uint32_t b, uint32_t e)
+{
+	uint32_t marks = 0;
+	for (uint32_t i = b; i < e; i++) {
+		gs_rec_t *r = gs_stream_at(s, s->match.held_start + i);
+		if (!gs_rec_is_mark(r))
+			continue;
+		marks++;
+		if (!gs_rec_is_record(r) && !gs_replay_inside(s, b, i))
+			gs_replay_mark(s, r);
+	}
+	return marks;
+}
+
+/* After the chunk's graph: its records, in order; the waits it covered are done. */
+static void gs_replay_records(gs_stream_t *s, uint32_t b, uint32_t e)
+{
+	for (uint32_t i = b; i < e; i++) {
+		gs_rec_t *r = gs_stream_at(s, s->match.held_start + i);
+		if (gs_rec_is_record(r)) {
+			gs_replay_mark(s, r);
+		} else if (gs_rec_is_mark(r) && r->held_ev != GS_HELD_SENT) {
+			r->held_ev = GS_HELD_SENT;
+			if (r == s->match.inflight)
+				s->match.inflight_sent = true;
 		}
 	}
 }
@@ -141,9 +220,11 @@ static bool gs_replay_chunk(gs_stream_t *s, gs_seq_t *q, uint32_t j)
 			m->submitted = e;
 		return false;
 	}
-	if (gs_rec_is_mark(q->recs[b])) {
-		/* A mark is a chunk of its own, with no graph: its call submits it. */
+	if (gs_seq_chunk_bare(q, j)) {
+		/* A lone mark, with no graph: it goes now, at its own call, after
+		 * the chunks before it (or went already). */
 		m->submitted = e;
+		gs_replay_release(s, b, e);
 		return false;
 	}
 	if (j >= __atomic_load_n(&q->ready, __ATOMIC_ACQUIRE)) {
@@ -164,6 +245,7 @@ static bool gs_replay_chunk(gs_stream_t *s, gs_seq_t *q, uint32_t j)
 		return q->state != GS_SEQ_ARMED;
 	}
 	gs_variant_passed(s, q, j, b, e, &pick);
+	uint32_t marks = gs_replay_waits(s, b, e);
 	for (uint32_t k = 0; k < ndiff; k++) {
 		uint32_t i = m->diffs[k];
 		const gs_rec_t *r = gs_stream_at(s, m->held_start + i);
@@ -175,8 +257,10 @@ static bool gs_replay_chunk(gs_stream_t *s, gs_seq_t *q, uint32_t j)
 	int rc = gs_backend->graph_launch(pick.graph, s->key.handle);
 	if (rc)
 		return gs_replay_failed(s, q, b, e, GS_MISMATCH_LAUNCH_FAILED, b, NULL, rc);
+	if (marks)
+		gs_replay_records(s, b, e);
 	GS_STAT_INC(replays);
-	GS_STAT_ADD(replayed, e - b);
+	GS_STAT_ADD(replayed, e - b - marks);
 	if (pick.var)
 		GS_STAT_INC(variant_replays);
 	if (ndiff) {
@@ -185,7 +269,7 @@ static bool gs_replay_chunk(gs_stream_t *s, gs_seq_t *q, uint32_t j)
 		gs_seq_patched(q, ndiff);
 	}
 	if (gs_trace_on)
-		gs_trace_replay(s->key.handle, q->id, q->n, e - b, ndiff, j, q->nchunks, pick.var != NULL);
+		gs_trace_replay(s->key.handle, q->id, q->n, e - b - marks, ndiff, j, q->nchunks, pick.var != NULL);
 	return false;
 }
 

@@ -104,6 +104,13 @@ static inline uint32_t gs_seq_chunk_begin(const gs_seq_t *q, uint32_t j)
 	return j ? q->chunk_end[j - 1] : 0;
 }
 
+/* Whether chunk j of q is a lone mark, with no graph: its call submits it (gs_arm.c). */
+static inline bool gs_seq_chunk_bare(const gs_seq_t *q, uint32_t j)
+{
+	uint32_t b = gs_seq_chunk_begin(q, j);
+	return q->chunk_end[j] == b + 1 && gs_rec_is_mark(q->recs[b]);
+}
+
 /* ---- the cache (stream lock held) ---- */
 
 /* The id of the n records at positions from.. of s's history; 0 when one is gone. */

@@ -49,7 +49,8 @@
 	X(gate_eager, "gate decisions that chose eager")                           \
 	X(gate_kept, "watched moves that kept a decision to replay without a trial") \
 	X(gate_inherited, "sequences that replay on a like sequence's decision, no trial of their own") \
-	X(interrupted, "matches that went on after another thread's flush submitted their held launches")
+	X(interrupted, "matches that went on after another thread's flush submitted their held launches") \
+	X(event_not_ready, "event queries answered not ready: the event's record was held with its chunk, not yet submitted")
 
 #define GS_MISMATCH_REASONS(X)                                                \
 	X(STRUCTURE, "a launch differed in shape: kind, context, parameter layout, flags or attributes") \

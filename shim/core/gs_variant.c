@@ -20,13 +20,23 @@
 /* Passes of each chunk whose operand hashes are kept, to see a set recur. */
 #define GS_VARIANT_HIST 16
 
+/*
+ * Whether node k needs a patch: its record differs from the held one.  A
+ * mark's node is empty (gs_replay.c): its event is never baked, so a mark
+ * never needs one.
+ */
+static bool gs_variant_patch(gs_rec_t *const *baked, const gs_stream_t *s, uint64_t at, uint32_t k)
+{
+	return !gs_rec_is_mark(baked[k]) && gs_rec_differs(baked[k], gs_stream_at(s, at + k));
+}
+
 /* Records of `baked` that differ from the held ones at `at`, counted up to `stop`. */
 static uint32_t gs_variant_differs(gs_rec_t *const *baked, const gs_stream_t *s, uint64_t at,
 				   uint32_t n, uint32_t stop)
 {
 	uint32_t d = 0;
 	for (uint32_t k = 0; k < n && d < stop; k++)
-		d += gs_rec_differs(baked[k], gs_stream_at(s, at + k));
+		d += gs_variant_patch(baked, s, at, k);
 	return d;
 }
 
@@ -58,7 +68,7 @@ void gs_variant_pick(gs_stream_t *s, gs_seq_t *q, uint32_t j, uint32_t b, uint32
 	out->var = bv;
 	out->ndiff = 0;
 	for (uint32_t k = 0; k < n && bd; k++)
-		if (gs_rec_differs(best[k], gs_stream_at(s, at + k)))
+		if (gs_variant_patch(best, s, at, k))
 			s->match.diffs[out->ndiff++] = b + k;
 }
 

@@ -10,6 +10,7 @@ libgscore_la_SOURCES = \
 	shim/core/gs_out.h shim/core/gs_out.c \
 	shim/core/gs_sig.h shim/core/gs_sig.c \
 	shim/core/gs_rec.h shim/core/gs_rec.c \
+	shim/core/gs_event.h shim/core/gs_event.c \
 	shim/core/gs_ops.h \
 	shim/core/gs_engine.h shim/core/gs_engine.c \
 	shim/core/gs_lane.h \

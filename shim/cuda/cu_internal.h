@@ -161,6 +161,8 @@ void gs_cu_ctx_leave(bool pushed);
 /* Engine calls with the reentrancy depth raised. */
 void gs_cu_flush_stream(CUstream s, int pt, gs_flush_reason_t why, const char *api);
 void gs_cu_flush_all(gs_flush_reason_t why, const char *api);
+/* Before a call that observes or changes ev (NULL: any event): gs_engine_event_use. */
+void gs_cu_event_use(CUevent ev, const char *api);
 /* Drop cached function layouts and stream flags (handles may be reused). */
 void gs_cu_forget(void);
 

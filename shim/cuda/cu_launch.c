@@ -580,12 +580,15 @@ static CUresult gs_cu_mark(gs_cu_orig_t *o, const char *api)
 	gs_cu_stream_ref(o->u.e.s, o->pt, &sr);
 	CUcontext ctx = gs_cu_ctx_current();
 	gs_rec_t *r = ctx && o->u.e.ev && !(sr.sflags & GS_STREAM_PASSTHRU) ? gs_rec_scratch(8) : NULL;
-	if (!r)
+	if (!r) {
+		gs_cu_event_use(o->u.e.ev, api);
 		return gs_cu_boundary(o, &sr, ctx, GS_FLUSH_EVENT, api);
+	}
 	r->kind = GS_REC_MARK;
 	r->nbytes = 8;
 	r->aux[0] = (uint64_t)o->u.e.which;
 	r->aux[1] = o->u.e.flags;
+	r->aux[3] = o->u.e.which == GS_CU_MARK_WAIT ? GS_MARK_WAIT : GS_MARK_RECORD;
 	memcpy(r->args, &o->u.e.ev, sizeof(o->u.e.ev));
 	return gs_cu_hold(r, o, &sr, ctx, api);
 }

@@ -265,6 +265,11 @@ static CUresult gs_cu_add_node(CUgraph g, const CUgraphNode *dep, size_t ndep,
 		gs_cu_set_params(r, &p);
 		return R->cuGraphAddMemsetNode(out, g, dep, ndep, &p, (CUcontext)r->ctx);
 	}
+	if (r->kind == GS_REC_MARK) {
+		/* An absorbed event record or wait: the core submits it itself. */
+		return R->cuGraphAddEmptyNode ? R->cuGraphAddEmptyNode(out, g, dep, ndep)
+					      : CUDA_ERROR_NOT_SUPPORTED;
+	}
 	return CUDA_ERROR_INVALID_VALUE;
 }
 

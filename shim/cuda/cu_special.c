@@ -174,3 +174,69 @@ CUresult gs_cu_x_cuKernelSetAttribute(int pt, CUfunction_attribute a, int v, CUk
 		gs_cu_fn_refresh((CUfunction)k);
 	return r;
 }
+
+/* ---- events whose record a stream may hold (gs_event.h) -------------------- */
+
+#define GS_CU_EVENT_CALL(name, use, call)                                    \
+	GS_CU_READY();                                                       \
+	if (GS_UNLIKELY(!gs_cu_real.name))                                   \
+		return gs_cu_missing(GS_CU_IDX_##name);                      \
+	use;                                                                 \
+	return gs_cu_real.name call
+
+CUresult gs_cu_x_cuEventQuery(int pt, CUevent ev)
+{
+	(void)pt;
+	GS_CU_READY();
+	if (GS_UNLIKELY(!gs_cu_real.cuEventQuery))
+		return gs_cu_missing(GS_CU_IDX_cuEventQuery);
+	if (ev && gs_cu_engine_ok()) {
+		gs_cu_depth++;
+		bool held = gs_engine_event_query((uint64_t)(uintptr_t)ev, "cuEventQuery");
+		gs_cu_depth--;
+		if (held)
+			return CUDA_ERROR_NOT_READY;
+	}
+	return gs_cu_real.cuEventQuery(ev);
+}
+
+CUresult gs_cu_x_cuEventDestroy(int pt, CUevent ev)
+{
+	(void)pt;
+	GS_CU_EVENT_CALL(cuEventDestroy, gs_cu_event_use(ev, "cuEventDestroy"), (ev));
+}
+
+CUresult gs_cu_x_cuEventDestroy_v2(int pt, CUevent ev)
+{
+	(void)pt;
+	GS_CU_EVENT_CALL(cuEventDestroy_v2, gs_cu_event_use(ev, "cuEventDestroy_v2"), (ev));
+}
+
+#define GS_CU_ELAPSED(name)                                                  \
+	CUresult gs_cu_x_##name(int pt, float *ms, CUevent a, CUevent b)     \
+	{                                                                    \
+		(void)pt;                                                    \
+		GS_CU_EVENT_CALL(name, (gs_cu_event_use(a, #name), gs_cu_event_use(b, #name)), \
+				 (ms, a, b));                                \
+	}
+GS_CU_ELAPSED(cuEventElapsedTime)
+GS_CU_ELAPSED(cuEventElapsedTime_v2)
+
+CUresult gs_cu_x_cuIpcGetEventHandle(int pt, CUipcEventHandle *h, CUevent ev)
+{
+	(void)pt;
+	GS_CU_EVENT_CALL(cuIpcGetEventHandle, gs_cu_event_use(ev, "cuIpcGetEventHandle"), (h, ev));
+}
+
+CUresult gs_cu_x_cuGraphLaunch(int pt, CUgraphExec g, CUstream s)
+{
+	gs_cu_pfn_cuGraphLaunch fn = pt ? gs_cu_real.cuGraphLaunch_ptsz : gs_cu_real.cuGraphLaunch;
+	GS_CU_READY();
+	if (GS_UNLIKELY(!fn))
+		return gs_cu_missing(pt ? GS_CU_IDX_cuGraphLaunch_ptsz : GS_CU_IDX_cuGraphLaunch);
+	if (gs_cu_elements_ok()) {
+		gs_cu_event_use(NULL, "cuGraphLaunch");
+		gs_cu_flush_stream(s, pt, GS_FLUSH_OTHER, "cuGraphLaunch");
+	}
+	return fn(g, s);
+}

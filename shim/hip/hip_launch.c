@@ -408,12 +408,15 @@ static hipError_t gs_hip_mark(const gs_hip_orig_t *o, int spt, unsigned which, c
 		return gs_hip_call_orig(o);
 	gs_hip_skey_t k = gs_hip_stream_key(o->stream, spt);
 	gs_rec_t *r;
-	if (!o->e.ev || (k.flags & GS_STREAM_PASSTHRU) || !(r = gs_rec_scratch(8)))
+	if (!o->e.ev || (k.flags & GS_STREAM_PASSTHRU) || !(r = gs_rec_scratch(8))) {
+		gs_engine_event_use((uintptr_t)o->e.ev, name);
 		return gs_hip_boundary_why(o, k, GS_FLUSH_EVENT, name);
+	}
 	r->kind = GS_REC_MARK;
 	r->nbytes = 8;
 	r->aux[0] = which;
 	r->aux[1] = o->e.flags;
+	r->aux[3] = which == GS_HIP_MARK_RECORD ? GS_MARK_RECORD : GS_MARK_WAIT;
 	uint64_t ev = (uintptr_t)o->e.ev;
 	memcpy(r->args, &ev, 8);
 	return gs_hip_hold(r, o, k, name);
@@ -438,4 +441,65 @@ GS_EXPORT hipError_t hipStreamWaitEvent_spt(hipStream_t stream, hipEvent_t event
 	gs_hip_orig_t o = {.api = GS_HIP_API_WAIT_SPT, .stream = stream};
 	o.e.ev = event, o.e.flags = flags;
 	return gs_hip_mark(&o, 1, GS_HIP_MARK_WAIT, "hipStreamWaitEvent_spt");
+}
+
+/* ---- events whose record a stream may hold (gs_event.h) -------------------- */
+
+/*
+ * A query, elapsed time, destroying an event or sharing it with another
+ * process first has the stream that holds its record, if any, submit; an
+ * application's graph may record or wait on any event.
+ */
+static bool gs_hip_event_use(hipEvent_t ev, bool any, const char *name)
+{
+	bool bypass = gs_hip_bypass(); /* resolves the runtime on first use */
+	if (!bypass && gs_engine_active() && (ev || any))
+		gs_engine_event_use((uintptr_t)ev, name);
+	return bypass;
+}
+
+#define GS_HIP_EVENT_CALL(name, use, call)                                   \
+	use;                                                                 \
+	if (GS_UNLIKELY(!gs_hip_real.name))                                  \
+		return hipErrorNotSupported;                                 \
+	return gs_hip_real.name call
+
+GS_EXPORT hipError_t hipEventQuery(hipEvent_t ev)
+{
+	if (!gs_hip_bypass() && ev && gs_engine_active() &&
+	    gs_engine_event_query((uintptr_t)ev, "hipEventQuery"))
+		return hipErrorNotReady;
+	if (GS_UNLIKELY(!gs_hip_real.hipEventQuery))
+		return hipErrorNotSupported;
+	return gs_hip_real.hipEventQuery(ev);
+}
+
+GS_EXPORT hipError_t hipEventDestroy(hipEvent_t ev)
+{
+	GS_HIP_EVENT_CALL(hipEventDestroy, gs_hip_event_use(ev, false, "hipEventDestroy"), (ev));
+}
+
+GS_EXPORT hipError_t hipEventElapsedTime(float *ms, hipEvent_t a, hipEvent_t b)
+{
+	GS_HIP_EVENT_CALL(hipEventElapsedTime,
+			  (gs_hip_event_use(a, false, "hipEventElapsedTime"),
+			   gs_hip_event_use(b, false, "hipEventElapsedTime")),
+			  (ms, a, b));
+}
+
+GS_EXPORT hipError_t hipIpcGetEventHandle(hipIpcEventHandle_t *h, hipEvent_t ev)
+{
+	GS_HIP_EVENT_CALL(hipIpcGetEventHandle, gs_hip_event_use(ev, false, "hipIpcGetEventHandle"),
+			  (h, ev));
+}
+
+GS_EXPORT hipError_t hipGraphLaunch(hipGraphExec_t g, hipStream_t stream)
+{
+	if (!gs_hip_event_use(NULL, true, "hipGraphLaunch")) {
+		gs_hip_skey_t k = gs_hip_stream_key(stream, 0);
+		gs_engine_flush_stream(k.handle, k.ctx, k.flags, GS_FLUSH_OTHER, "hipGraphLaunch");
+	}
+	if (GS_UNLIKELY(!gs_hip_real.hipGraphLaunch))
+		return hipErrorNotSupported;
+	return gs_hip_real.hipGraphLaunch(g, stream);
 }

@@ -251,6 +251,9 @@ static hipError_t gs_hip_add_node(gs_hip_graph_t *g, size_t i, hipGraphNode_t de
 		hipMemsetParams p;
 		gs_hip_memset_params(r, &p);
 		rc = R->hipGraphAddMemsetNode(&g->nodes[i], g->g, &dep, nd, &p);
+	} else if (r->kind == GS_REC_MARK && R->hipGraphAddEmptyNode) {
+		/* An absorbed event record or wait: the core submits it itself. */
+		rc = R->hipGraphAddEmptyNode(&g->nodes[i], g->g, &dep, nd);
 	}
 	return rc;
 }

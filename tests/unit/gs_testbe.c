@@ -66,6 +66,8 @@ static void tb_exec_rec(const gs_rec_t *r, uintptr_t stream, bool from_graph)
 	e->grid = r->kind == GS_REC_KERNEL ? r->grid[0] : 0;
 	memcpy(&e->a0, r->args, 8);
 	memcpy(&e->a1, r->args + 8, 8);
+	if (r->kind == GS_REC_MARK) /* a mark's log says which it is */
+		e->a1 = r->aux[0];
 	e->from_graph = from_graph;
 	tb.clock += from_graph ? tb.cost_node : tb.cost_eager;
 }
@@ -94,7 +96,6 @@ static int tb_build(const gs_rec_t *const *recs, size_t n, void **out)
 	g->n = n;
 	g->nodes = calloc(n, sizeof(*g->nodes));
 	for (size_t i = 0; i < n; i++) {
-		cr_assert(!gs_rec_is_mark(recs[i]), "a mark is never a graph node");
 		cr_assert(!gs_rec_copy(&g->nodes[i], recs[i]));
 	}
 	__atomic_add_fetch(&tb.live_graphs, 1, __ATOMIC_RELAXED);
@@ -110,7 +111,8 @@ static int tb_glaunch(void *graph, uintptr_t stream)
 	tb_graph_t *g = graph;
 	tb.clock += tb.cost_graph;
 	for (size_t i = 0; i < g->n; i++)
-		tb_exec_rec(g->nodes[i], stream, true);
+		if (!gs_rec_is_mark(g->nodes[i])) /* an absorbed mark's node is empty */
+			tb_exec_rec(g->nodes[i], stream, true);
 	return 0;
 }
 
@@ -245,6 +247,8 @@ static int tb_rec(uintptr_t stream, unsigned sflags, uint32_t kind, uintptr_t fu
 	r->block[1] = r->block[2] = 1;
 	r->layout = kind == GS_REC_KERNEL ? tb_layout(func) : NULL;
 	r->aux[0] = aux;
+	if (kind == GS_REC_MARK) /* which 2 waits, any other records */
+		r->aux[3] = aux == 2 ? GS_MARK_WAIT : GS_MARK_RECORD;
 	memcpy(r->args, &a0, 8);
 	memcpy(r->args + 8, &a1, 8);
 	gs_rec_seal(r);
@@ -253,7 +257,7 @@ static int tb_rec(uintptr_t stream, unsigned sflags, uint32_t kind, uintptr_t fu
 		e->stream = stream;
 		e->func = tb_func_of(kind, func);
 		e->a0 = a0;
-		e->a1 = a1;
+		e->a1 = kind == GS_REC_MARK ? aux : a1;
 		e->grid = kind == GS_REC_KERNEL ? grid : 0;
 	}
 	/*
@@ -339,14 +343,20 @@ void tb_check(void)
 			streams[ns++] = tb.issued[i].stream;
 		}
 	}
-	/* Per stream, the executed subsequence equals the issued one. */
+	/*
+	 * Per stream, the executed launches are the issued ones, in order.  A
+	 * mark may run later (a record) or earlier (a wait) than issued, as an
+	 * absorbed one does (gs_replay.c), but never on the wrong side of the
+	 * launches around it: a record after every launch issued before it, a
+	 * wait before every launch issued after it.
+	 */
 	for (size_t si = 0; si < ns; si++) {
 		uintptr_t st = streams[si];
-		size_t ki = 0, k = 0;
+		size_t ki = 0, k = 0, marks_in = 0, marks_out = 0;
 		for (size_t j = 0; j < tb.nexec; j++) {
-			if (tb.exec[j].stream != st)
+			if (tb.exec[j].stream != st || tb.exec[j].func == TB_MARK)
 				continue;
-			while (ki < tb.nissued && tb.issued[ki].stream != st)
+			while (ki < tb.nissued && (tb.issued[ki].stream != st || tb.issued[ki].func == TB_MARK))
 				ki++;
 			cr_assert_lt(ki, tb.nissued, "stream %lx ran more than was issued", (unsigned long)st);
 			const tb_exec_t *a = &tb.exec[j], *b = &tb.issued[ki];
@@ -359,5 +369,47 @@ void tb_check(void)
 			k++;
 			ki++;
 		}
+		/* Each issued mark: launches of its stream issued before it (p) run,
+		 * for a record, before it; for a wait, none issued after it does. */
+		size_t p = 0;
+		for (size_t i = 0; i < tb.nissued; i++) {
+			const tb_exec_t *m = &tb.issued[i];
+			if (m->stream != st)
+				continue;
+			if (m->func != TB_MARK) {
+				p++;
+				continue;
+			}
+			marks_in++;
+			bool record = m->a1 != 2;
+			/* the n-th run of this mark (same event, same kind) matches the n-th issue */
+			size_t nth = 0;
+			for (size_t i2 = 0; i2 < i; i2++)
+				nth += tb.issued[i2].stream == st && tb.issued[i2].func == TB_MARK &&
+				       tb.issued[i2].a0 == m->a0 && tb.issued[i2].a1 == m->a1;
+			size_t launches = 0, seen = 0;
+			bool found = false;
+			for (size_t j = 0; j < tb.nexec && !found; j++) {
+				const tb_exec_t *x = &tb.exec[j];
+				if (x->stream != st)
+					continue;
+				if (x->func != TB_MARK)
+					launches++;
+				else if (x->a0 == m->a0 && x->a1 == m->a1 && seen++ == nth)
+					found = true;
+			}
+			cr_assert(found, "stream %lx: mark %zu (event %llu) never ran", (unsigned long)st, i,
+				  (unsigned long long)m->a0);
+			if (record)
+				cr_assert_geq(launches, p, "stream %lx: a record ran before launches issued before it",
+					      (unsigned long)st);
+			else
+				cr_assert_leq(launches, p, "stream %lx: a wait ran after launches issued after it",
+					      (unsigned long)st);
+		}
+		for (size_t j = 0; j < tb.nexec; j++)
+			marks_out += tb.exec[j].stream == st && tb.exec[j].func == TB_MARK;
+		cr_assert_eq(marks_in, marks_out, "stream %lx: %zu marks issued, %zu ran", (unsigned long)st,
+			     marks_in, marks_out);
 	}
 }

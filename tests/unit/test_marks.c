@@ -4,6 +4,7 @@
  * nodes, and run at their own call after everything before them on the
  * stream, whatever the match is doing.
  */
+#include "gs_event.h"
 #include "gs_testbe.h"
 
 #include <criterion/criterion.h>
@@ -42,7 +43,7 @@ static size_t ran_at(size_t k)
 
 Test(marks, a_step_with_marks_is_one_sequence_and_replays_between_them)
 {
-	tb_start("GRAPHSHIM_PERIOD", "0", NULL);
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_ABSORB", "0", NULL);
 	for (int i = 0; i < 8; i++)
 		step(i, (uint64_t)i, true);
 	tb_check();
@@ -66,7 +67,7 @@ Test(marks, a_step_with_marks_is_one_sequence_and_replays_between_them)
 
 Test(marks, a_mark_submits_what_several_candidates_hold_before_it)
 {
-	tb_start("GRAPHSHIM_PERIOD", "0", NULL);
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_ABSORB", "1", NULL);
 	/* Two steps that begin alike, a mark after their common prefix. */
 	for (int i = 0; i < 12; i++) {
 		tb_launch(S, F[0], 0, 0);
@@ -77,7 +78,7 @@ Test(marks, a_mark_submits_what_several_candidates_hold_before_it)
 		tb_sync(S, 0);
 	}
 	tb_check(); /* the mark never overtook the held F0 F1 */
-	cr_expect_eq(gs_stats.sequences, 2);
+	cr_expect_eq(gs_stats.sequences, 2, "sequences %llu", (unsigned long long)gs_stats.sequences);
 	cr_expect_gt(gs_stats.replayed, 0);
 }
 
@@ -108,7 +109,7 @@ Test(marks, a_period_holds_marks)
 
 Test(marks, a_failed_mark_reaches_the_caller_and_ends_no_order)
 {
-	tb_start("GRAPHSHIM_PERIOD", "0", NULL);
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_ABSORB", "0", NULL);
 	for (int i = 0; i < 4; i++)
 		step(i, (uint64_t)i, true);
 	/* The next step replays; its first mark's submission fails. */
@@ -127,5 +128,90 @@ Test(marks, a_failed_mark_reaches_the_caller_and_ends_no_order)
 	tb.nissued--; /* tb_check compares with the issue log: drop the failed mark */
 	for (size_t i = tb.nissued - 5; i < tb.nissued; i++)
 		tb.issued[i] = tb.issued[i + 1];
+	tb_check();
+}
+
+/* Where the n-th run of mark `event` on S is in the execution log. */
+static size_t mark_ran_at(uint64_t event, size_t nth)
+{
+	for (size_t i = 0; i < tb.nexec; i++)
+		if (tb.exec[i].stream == S && tb.exec[i].func == TB_MARK && tb.exec[i].a0 == event && !nth--)
+			return i;
+	return SIZE_MAX;
+}
+
+Test(marks, absorbed_marks_leave_one_graph_a_step)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_ABSORB", "1", NULL);
+	for (int i = 0; i < 8; i++)
+		step(i, (uint64_t)i, true);
+	tb_check(); /* records never before what preceded them, waits never after what followed */
+	cr_expect_eq(gs_stats.sequences, 1);
+	/* Steps 3-8 replay all six launches as one graph each. */
+	cr_expect_eq(gs_stats.replayed, 36, "replayed %llu", (unsigned long long)gs_stats.replayed);
+	cr_expect_eq(gs_stats.replays, 6, "graph launches %llu", (unsigned long long)gs_stats.replays);
+	/* The last step: the wait (on an event recorded before the step) ran
+	 * before the graph, the record after it. */
+	size_t base = 7 * 8, first = ran_at(base), wait = mark_ran_at(7, 7), rec = mark_ran_at(101, 2);
+	cr_expect(tb.exec[first].func == TB_MARK && first == wait, "the wait goes first");
+	cr_expect_eq(rec, ran_at(base + 7), "the record goes after the whole graph: last of the step");
+	cr_expect(tb.exec[ran_at(base + 6)].from_graph);
+	cr_expect(!gs_event_any(), "no event is held once everything is submitted");
+}
+
+Test(marks, a_use_of_a_held_event_submits_it_first)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_ABSORB", "1", NULL);
+	for (int i = 0; i < 6; i++)
+		step(i, (uint64_t)i, true);
+	/* The next step replays; between its record and the end of its chunk
+	 * an allocator queries the recorded event. */
+	tb_launch(S, F[0], 0, 6);
+	tb_launch(S, F[1], 1, 6);
+	tb_mark(S, 100, 1);
+	cr_expect(gs_event_holder(100) != NULL, "the record is held with the chunk");
+	size_t before = tb.nexec;
+	gs_engine_event_use(100, "query");
+	cr_expect_eq(mark_ran_at(100, 2), before + 2, "F0 F1, then the record, ran at the query");
+	cr_expect(gs_event_holder(100) == NULL);
+	tb_launch(S, F[2], 2, 6);
+	tb_launch(S, F[3], 3, 0);
+	tb_mark(S, 7, 2);
+	tb_launch(S, F[4], 4, 0);
+	tb_launch(S, F[5], 5, 0);
+	tb_sync(S, 0);
+	tb_check();
+	/* The step's match went on: the next one replays whole again. */
+	uint64_t r0 = gs_stats.replayed;
+	step(7, 7, true);
+	cr_expect_eq(gs_stats.replayed - r0, 6);
+	tb_check();
+}
+
+Test(marks, a_held_record_that_fails_later_keeps_the_order)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_ABSORB", "1", NULL);
+	for (int i = 0; i < 4; i++)
+		step(i, (uint64_t)i, true);
+	tb_launch(S, F[0], 0, 4);
+	tb_launch(S, F[1], 1, 4);
+	cr_expect_eq(tb_mark(S, 101, 1), 0, "held with its chunk: its call returns success, as a launch's");
+	tb_launch(S, F[2], 2, 4);
+	tb_launch(S, F[3], 3, 0);
+	tb_mark(S, 7, 2);
+	tb_launch(S, F[4], 4, 0);
+	uint64_t fb = gs_stats.fallbacks;
+	tb.fail_submit_at = tb.submits + 2; /* the wait goes first, then the record fails */
+	tb_launch(S, F[5], 5, 0);
+	tb.fail_submit_at = 0;
+	tb_sync(S, 0);
+	cr_expect_eq(gs_stats.fallbacks, fb + 1, "the failure is counted");
+	/* Everything else ran in order; the failed record did not run. */
+	for (size_t i = 0; i < tb.nissued; i++)
+		if (tb.issued[i].func == TB_MARK && tb.issued[i].a0 == 101 && i > 4 * 8) {
+			memmove(&tb.issued[i], &tb.issued[i + 1], (tb.nissued - i - 1) * sizeof(tb.issued[0]));
+			tb.nissued--;
+			break;
+		}
 	tb_check();
 }

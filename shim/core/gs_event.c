@@ -1,0 +1,157 @@
+/*
+ * Events whose record a stream holds (gs_event.h): a small table under a
+ * leaf lock, with a count of entries read without it.  Few records are
+ * held at once (those of the chunk being matched on each stream), so a
+ * linear table is enough and its size bounds the work of a check.
+ */
+#include "gs_event.h"
+
+#include <pthread.h>
+#include <string.h>
+
+#define GS_EVENT_MAX 128
+
+typedef struct gs_event_ent {
+	uint64_t ev;
+	gs_stream_t *s;
+	uint32_t count;
+	bool queried;
+} gs_event_ent_t;
+
+static pthread_mutex_t gs_event_lock = PTHREAD_MUTEX_INITIALIZER;
+static gs_event_ent_t gs_event_tab[GS_EVENT_MAX];
+static uint32_t gs_event_n; /* entries in use, at the front (atomic reads) */
+
+bool gs_event_any(void)
+{
+	return __atomic_load_n(&gs_event_n, __ATOMIC_ACQUIRE) != 0;
+}
+
+bool gs_event_hold(uint64_t ev, gs_stream_t *s)
+{
+	bool full = false;
+	pthread_mutex_lock(&gs_event_lock);
+	uint32_t i = 0;
+	while (i < gs_event_n && (gs_event_tab[i].ev != ev || gs_event_tab[i].s != s))
+		i++;
+	if (i < gs_event_n) {
+		gs_event_tab[i].count++;
+		gs_event_tab[i].queried = false; /* a new record: its first query is to come */
+	} else if (gs_event_n < GS_EVENT_MAX) {
+		gs_event_tab[i] = (gs_event_ent_t){ev, s, 1, false};
+		__atomic_store_n(&gs_event_n, gs_event_n + 1, __ATOMIC_RELEASE);
+	} else {
+		full = true;
+	}
+	pthread_mutex_unlock(&gs_event_lock);
+	return full;
+}
+
+void gs_event_unhold(uint64_t ev, gs_stream_t *s)
+{
+	pthread_mutex_lock(&gs_event_lock);
+	for (uint32_t i = 0; i < gs_event_n; i++) {
+		if (gs_event_tab[i].ev != ev || gs_event_tab[i].s != s)
+			continue;
+		if (!--gs_event_tab[i].count) {
+			gs_event_tab[i] = gs_event_tab[gs_event_n - 1];
+			__atomic_store_n(&gs_event_n, gs_event_n - 1, __ATOMIC_RELEASE);
+		}
+		break;
+	}
+	pthread_mutex_unlock(&gs_event_lock);
+}
+
+gs_stream_t *gs_event_holder(uint64_t ev)
+{
+	gs_stream_t *s = NULL;
+	if (!gs_event_any())
+		return NULL;
+	pthread_mutex_lock(&gs_event_lock);
+	for (uint32_t i = 0; i < gs_event_n && !s; i++)
+		if (gs_event_tab[i].ev == ev)
+			s = gs_event_tab[i].s;
+	pthread_mutex_unlock(&gs_event_lock);
+	return s;
+}
+
+bool gs_event_first_query(uint64_t ev)
+{
+	bool first = false;
+	if (!gs_event_any())
+		return false;
+	pthread_mutex_lock(&gs_event_lock);
+	for (uint32_t i = 0; i < gs_event_n; i++)
+		if (gs_event_tab[i].ev == ev) {
+			first = !gs_event_tab[i].queried;
+			gs_event_tab[i].queried = true;
+			break;
+		}
+	pthread_mutex_unlock(&gs_event_lock);
+	return first;
+}
+
+size_t gs_event_holders(gs_stream_t **out, size_t max)
+{
+	size_t n = 0;
+	if (!gs_event_any())
+		return 0;
+	pthread_mutex_lock(&gs_event_lock);
+	for (uint32_t i = 0; i < gs_event_n && n < max; i++) {
+		size_t k = 0;
+		while (k < n && out[k] != gs_event_tab[i].s)
+			k++;
+		if (k == n)
+			out[n++] = gs_event_tab[i].s;
+	}
+	pthread_mutex_unlock(&gs_event_lock);
+	return n;
+}
+
+#define GS_EVENT_SEEN 1024u
+
+static uint64_t gs_event_rec_ev[GS_EVENT_SEEN];
+static const gs_stream_t *gs_event_rec_by[GS_EVENT_SEEN];
+static uint64_t gs_event_cross_ev[GS_EVENT_SEEN];
+
+static uint32_t gs_event_slot(uint64_t ev)
+{
+	return (uint32_t)((ev * 0x9e3779b97f4a7c15ULL) >> 54) & (GS_EVENT_SEEN - 1);
+}
+
+void gs_event_recorded(uint64_t ev, const gs_stream_t *s)
+{
+	uint32_t i = gs_event_slot(ev);
+	__atomic_store_n(&gs_event_rec_by[i], s, __ATOMIC_RELAXED);
+	__atomic_store_n(&gs_event_rec_ev[i], ev, __ATOMIC_RELAXED);
+}
+
+void gs_event_waited(uint64_t ev, const gs_stream_t *s)
+{
+	uint32_t i = gs_event_slot(ev);
+	if (__atomic_load_n(&gs_event_rec_ev[i], __ATOMIC_RELAXED) != ev)
+		return;
+	const gs_stream_t *by = __atomic_load_n(&gs_event_rec_by[i], __ATOMIC_RELAXED);
+	if (by && by != s && __atomic_load_n(&gs_event_cross_ev[i], __ATOMIC_RELAXED) != ev)
+		__atomic_store_n(&gs_event_cross_ev[i], ev, __ATOMIC_RELAXED);
+}
+
+bool gs_event_crosses(uint64_t ev)
+{
+	return __atomic_load_n(&gs_event_cross_ev[gs_event_slot(ev)], __ATOMIC_RELAXED) == ev;
+}
+
+void gs_event_reset(bool child)
+{
+	memset(gs_event_rec_ev, 0, sizeof(gs_event_rec_ev));
+	memset(gs_event_rec_by, 0, sizeof(gs_event_rec_by));
+	memset(gs_event_cross_ev, 0, sizeof(gs_event_cross_ev));
+	if (child) {
+		pthread_mutex_init(&gs_event_lock, NULL); /* its holder may be a parent's thread */
+		gs_event_n = 0;
+		return;
+	}
+	pthread_mutex_lock(&gs_event_lock);
+	__atomic_store_n(&gs_event_n, 0, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&gs_event_lock);
+}

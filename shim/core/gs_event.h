@@ -1,0 +1,53 @@
+/*
+ * Events whose record a stream holds.  Inside a replayed chunk an event
+ * record is submitted after the chunk's graph (gs_replay.c, "absorbed
+ * marks"), so from the application's call until then the event does not
+ * yet carry that record.  Whatever would observe or change it meanwhile (a
+ * query, another stream's wait or record, elapsed time, destroying it, an
+ * application graph) first has the holding stream submit what it holds
+ * (gs_engine_event_use).  The table is exact: a record is held only if it
+ * was entered here; when the table is full it is submitted at its call.
+ * The table's lock is a leaf: no stream lock is taken while it is held.
+ */
+#ifndef GS_EVENT_H
+#define GS_EVENT_H
+
+#include "gs_common.h"
+
+typedef struct gs_stream gs_stream_t;
+
+/* Enter event ev as held by s (again, if it is already); true when the table is full. */
+bool gs_event_hold(uint64_t ev, gs_stream_t *s);
+/* Its record went to the driver. */
+void gs_event_unhold(uint64_t ev, gs_stream_t *s);
+/* The stream holding ev's record, NULL when none does. */
+gs_stream_t *gs_event_holder(uint64_t ev);
+/*
+ * A query of ev finds its record held, and for the first time since it was
+ * held: the answer is "not ready", which is the truth (the work before the
+ * record is not even submitted), and nothing need be submitted for it.  A
+ * second query (a program spinning on it) submits first.
+ */
+bool gs_event_first_query(uint64_t ev);
+/* Up to max distinct streams holding any record; returns how many. */
+size_t gs_event_holders(gs_stream_t **out, size_t max);
+/* Whether any record is held (one relaxed load: the fast path of every check). */
+bool gs_event_any(void);
+/*
+ * Events that cross streams: recorded on one stream, waited on by another.
+ * A record of such an event is not held with a chunk (its chunk is cut
+ * there, gs_arm.c): the other stream's wait would find it held and make
+ * the whole chunk go eagerly.  Direct-mapped and lock-free: a lost or torn
+ * entry only moves a cut, never the order.
+ */
+/* Stream s recorded ev (a mark). */
+void gs_event_recorded(uint64_t ev, const gs_stream_t *s);
+/* Stream s waits on ev: ev crosses streams when another stream recorded it last. */
+void gs_event_waited(uint64_t ev, const gs_stream_t *s);
+/* Whether ev has been seen crossing streams. */
+bool gs_event_crosses(uint64_t ev);
+
+/* Forget every entry (the end of the engine; `child`: in a forked child, where the lock may be taken). */
+void gs_event_reset(bool child);
+
+#endif /* GS_EVENT_H */
