@@ -204,9 +204,9 @@ static int gs_engine_pass(gs_stream_t *s, gs_rec_t *r, const char *api)
 }
 
 /*
- * A mark (an event record or wait, gs_rec.h), at its own call.  Held inside
- * the chunk of the sole candidate still to replay, it waits for that chunk
- * (absorbed, gs_replay.c).  Otherwise it goes to the driver now, after
+ * A mark (an event record or wait, gs_rec.h), at its own call.  Held with
+ * the records a match holds, it may wait for them (GRAPHSHIM_ABSORB,
+ * gs_match_defer, gs_replay.c).  Otherwise it goes to the driver now, after
  * every record held before it (gs_match_drain), unless the match submitted
  * it already on the way.  Not a launch: neither counted nor traced as one.
  */
@@ -261,7 +261,7 @@ static void gs_engine_event_used(const gs_stream_t *self, uint64_t ev, const cha
 {
 	if (GS_LIKELY(!gs_event_any()))
 		return;
-	gs_stream_t *hs[16];
+	gs_stream_t *hs[GS_EVENT_MAX]; /* every holder: none may be left out */
 	size_t n = 0;
 	if (ev)
 		n = (hs[0] = gs_event_holder(ev)) != NULL;

@@ -9,8 +9,6 @@
 #include <pthread.h>
 #include <string.h>
 
-#define GS_EVENT_MAX 128
-
 typedef struct gs_event_ent {
 	uint64_t ev;
 	gs_stream_t *s;

@@ -16,6 +16,9 @@
 
 typedef struct gs_stream gs_stream_t;
 
+/* Records held at once, at most: past it a record goes at its call. */
+#define GS_EVENT_MAX 128
+
 /* Enter event ev as held by s (again, if it is already); true when the table is full. */
 bool gs_event_hold(uint64_t ev, gs_stream_t *s);
 /* Its record went to the driver. */
@@ -29,7 +32,7 @@ gs_stream_t *gs_event_holder(uint64_t ev);
  * second query (a program spinning on it) submits first.
  */
 bool gs_event_first_query(uint64_t ev);
-/* Up to max distinct streams holding any record; returns how many. */
+/* Up to max distinct streams holding any record (GS_EVENT_MAX covers them all); returns how many. */
 size_t gs_event_holders(gs_stream_t **out, size_t max);
 /* Whether any record is held (one relaxed load: the fast path of every check). */
 bool gs_event_any(void);

@@ -82,8 +82,9 @@ static void gs_replay_submit(gs_stream_t *s, uint32_t from, uint32_t to, bool ga
  * covers; a record goes after the graph (the event completes after the
  * whole chunk: later, never earlier).  Meanwhile its event is held
  * (gs_event.h): anything that would observe it first has this stream
- * submit.  Returns the marks in held records [b, e).
+ * submit.
  */
+
 /* The held record's wait at i has its event recorded earlier in [b, i). */
 static bool gs_replay_inside(const gs_stream_t *s, uint32_t b, uint32_t i)
 {
@@ -96,6 +97,7 @@ static bool gs_replay_inside(const gs_stream_t *s, uint32_t b, uint32_t i)
 	return false;
 }
 
+/* Before the chunk's graph: the waits it does not cover; returns the marks in held records [b, e). */
 static uint32_t gs_replay_waits(gs_stream_t *s, uint32_t b, uint32_t e)
 {
 	uint32_t marks = 0;
