@@ -13,6 +13,12 @@ call produces exactly --tokens new tokens.
                     parallel residual and partial rotary, Phi's partial rotary
                     and GELU MLP beside attention, Gemma's tanh-GELU gated MLP,
                     RMSNorm and scaled embeddings
+  --arch mixtral    a sparse mixture of experts (MixtralConfig: --experts
+                    experts, 2 chosen per token by a router, each a SwiGLU MLP
+                    of half the dense width): transformers routes each token
+                    with topk and runs only the experts it chose, so which
+                    weights a step reads, and with --batch > 1 how many rows
+                    each expert gets, change from token to token
   --arch t5|bart    an encoder-decoder instead (AutoModelForSeq2SeqLM.from_config,
                     t5-small's or bart-base's shape; --layers encoder and --layers
                     decoder layers): generate() encodes a source of --prompt
@@ -125,6 +131,12 @@ def build_config(a):
         return transformers.GemmaConfig(hidden_size=a.dim, intermediate_size=inter, num_hidden_layers=a.layers,
                                         num_attention_heads=a.heads, num_key_value_heads=1,
                                         head_dim=a.dim // a.heads, max_position_embeddings=a.ctx, **common)
+    if a.arch == "mixtral":
+        return transformers.MixtralConfig(hidden_size=a.dim, intermediate_size=inter // 2,
+                                          num_hidden_layers=a.layers, num_attention_heads=a.heads,
+                                          num_key_value_heads=max(1, a.heads // 2), num_local_experts=a.experts,
+                                          num_experts_per_tok=2, max_position_embeddings=a.ctx,
+                                          tie_word_embeddings=False, **common)
     cls = {"llama": transformers.LlamaConfig, "qwen2": transformers.Qwen2Config,
            "mistral": transformers.MistralConfig}[a.arch]
     return cls(hidden_size=a.dim, intermediate_size=inter, num_hidden_layers=a.layers,
@@ -138,7 +150,7 @@ def main():
                     help="new tokens of every generate() call")
     ap.add_argument("--warmup", type=int, default=1, help="untimed generate() calls first")
     ap.add_argument("--rounds", type=int, default=2, help="timed generate() calls")
-    ap.add_argument("--arch", choices=("gpt2", "llama", "qwen2", "mistral", "opt", "neox", "phi", "gemma") + SEQ2SEQ, default="llama")
+    ap.add_argument("--arch", choices=("gpt2", "llama", "qwen2", "mistral", "opt", "neox", "phi", "gemma", "mixtral") + SEQ2SEQ, default="llama")
     ap.add_argument("--cache", choices=("dynamic", "static"), default="dynamic")
     ap.add_argument("--attn", choices=("sdpa", "eager"), default="sdpa", help="attn_implementation")
     ap.add_argument("--layers", type=int, default=4)
@@ -154,6 +166,7 @@ def main():
     ap.add_argument("--top-k", type=int, default=50, help="--sample: top_k")
     ap.add_argument("--top-p", type=float, default=0.9, help="--sample: top_p")
     ap.add_argument("--temperature", type=float, default=0.8, help="--sample: temperature")
+    ap.add_argument("--experts", type=int, default=8, help="--arch mixtral: experts per layer")
     ap.add_argument("--beams", type=int, default=1, help="beam search with N beams (greedy, dynamic cache)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
@@ -163,6 +176,8 @@ def main():
     dev = torch.device(a.device)
     if a.prompt + a.tokens > a.ctx:
         ap.error("--prompt + --tokens must fit in --ctx")
+    if a.arch == "mixtral" and a.experts < 2:
+        ap.error("--experts must be >= 2 (two are chosen per token)")
     if a.tokens < 2 or a.rounds < 1:
         ap.error("--tokens must be >= 2 and --rounds >= 1")
     if a.beams < 1 or (a.beams > 1 and (a.sample or a.cache != "dynamic")):

@@ -40,6 +40,10 @@ Options for the other loops users write (all off by default):
   --optim sgd   torch.optim.SGD (momentum 0.9, foreach=True) instead of AdamW.
   --fused       the optimizer with fused=True (one fused kernel per dtype
                 and device instead of the foreach kernels).
+  --compile     model = torch.compile(model) (default mode, Inductor in its
+                deterministic mode): the forward and the backward run as
+                Inductor's Triton kernels and cuBLAS, launched by Triton's
+                launcher; the loss, the optimizer and the read-back stay eager.
 
 The task is classification of fixed random inputs into fixed random classes
 with the cross entropy written as -(log_softmax * one_hot).sum(): F.cross_entropy
@@ -189,6 +193,7 @@ def main():
                     help="pinned host batches copied on a side stream one step ahead")
     ap.add_argument("--optim", choices=("adamw", "sgd"), default="adamw")
     ap.add_argument("--fused", action="store_true", help="the optimizer with fused=True")
+    ap.add_argument("--compile", action="store_true", help="torch.compile(model), default mode")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument("--out")
@@ -201,6 +206,12 @@ def main():
 
     torch.manual_seed(a.seed)
     model = Net(a).to(dev)
+    if a.compile:
+        # No on-device benchmarking that could pick different kernels (and
+        # so different bits) in different processes.
+        import torch._inductor.config as inductor_config
+        inductor_config.deterministic = True
+        model = torch.compile(model)
     kind = dict(fused=True) if a.fused else dict(foreach=True)
     if a.optim == "adamw":
         opt = torch.optim.AdamW(model.parameters(), lr=a.lr, weight_decay=0.01, **kind)
@@ -269,6 +280,8 @@ def main():
             variant += "-prefetch"
         if a.optim != "adamw" or a.fused:
             variant += "-%s%s" % (a.optim, "_fused" if a.fused else "")
+        if a.compile:
+            variant += "-compiled"
         print("gs-wl: torch_train variant=%s device=%s layers=%d dim=%d batch=%d steps=%d warmup=%d "
               "median_us=%.3f mean_us=%.3f" % (
                   variant, dev.type, a.layers, a.dim, a.batch, len(times), a.warmup,

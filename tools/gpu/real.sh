@@ -125,7 +125,11 @@ encoder-prenorm|torch|-|eager graphshim|$PY $R/torch_encoder.py --norm-first|-|-
 encoder-modules|torch|-|eager graphshim|$PY $R/torch_encoder.py --no-fastpath|-|--device cpu --steps 8 --warmup 2 --layers 2 --dim 64 --ffn 128
 wavenet|torch|-|eager graphshim|$PY $R/torch_wavenet.py|-|--device cpu --tokens 12 --warmup 4 --dilations 6
 wavenet-fast|torch|-|eager graphshim|$PY $R/torch_wavenet.py --fast|-|--device cpu --tokens 12 --warmup 4 --dilations 6
-twotower|torch|-|eager graphshim|$PY $R/torch_twotower.py|-|--device cpu --steps 8 --warmup 2 --users 1000 --items 256'
+twotower|torch|-|eager graphshim|$PY $R/torch_twotower.py|-|--device cpu --steps 8 --warmup 2 --users 1000 --items 256
+hf-mixtral|transformers|-|eager graphshim|$PY $R/hf_generate.py --arch mixtral --cache dynamic|-|--device cpu --tokens 6 --layers 1 --dim 128
+hf-mixtral-b4|transformers|-|eager graphshim|$PY $R/hf_generate.py --arch mixtral --cache dynamic --batch 4|-|--device cpu --tokens 6 --layers 1 --dim 128
+train-compile|torch|compile|eager graphshim|$PY $R/torch_train.py --arch block --layers 2 --compile|-|-'
+
 
 if [ "${1:-}" = --list ]; then
 	echo "$SUITE" | awk -F'|' '{ printf "%-16s %-13s %-13s %s\n", $1, $2, $3, $4 }'
