@@ -54,6 +54,26 @@ Test(learn, short_sequences_are_not_learned)
 	tb_check();
 }
 
+Test(learn, three_launches_before_a_read_back_are_a_step)
+{
+	/* A request's tail: a matmul, a top-k and a sort, then the results read
+	 * back (twotower's default stream).  Three launches are worth a graph
+	 * at the default GRAPHSHIM_MIN_SEQ; two are not. */
+	tb_start(NULL);
+	for (int i = 0; i < 4; i++) {
+		tb_step(S1, F, 3, 0);
+		sync_stream(S1);
+	}
+	cr_expect_eq(tb.builds, 1);
+	cr_expect_eq(gs_stats.replayed, 6, "the third and fourth replay");
+	for (int i = 0; i < 4; i++) {
+		tb_step(S2, F, 2, 0);
+		sync_stream(S2);
+	}
+	cr_expect_eq(tb.builds, 1, "two launches stay eager");
+	tb_check();
+}
+
 Test(learn, period_without_boundaries)
 {
 	tb_start(NULL);
