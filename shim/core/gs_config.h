@@ -70,7 +70,7 @@
 	  "auto: time eager and replayed passes of each sequence, keep the faster; replay or eager: force") \
 	X(gate_after, "GRAPHSHIM_GATE_AFTER", INT, 16, 1, 1000000000,                         \
 	  "untimed replays of a sequence before the gate first times it")                   \
-	X(gate_samples, "GRAPHSHIM_GATE_SAMPLES", INT, 3, 1, 15,                              \
+	X(gate_samples, "GRAPHSHIM_GATE_SAMPLES", INT, 4, 1, 15,                              \
 	  "timed passes of each kind before the gate decides (the medians are compared)")   \
 	X(gate_margin, "GRAPHSHIM_GATE_MARGIN", REAL, 0.10, 0.0, 10.0,                        \
 	  "eager wins only when replay is slower than eager by more than this fraction")     \

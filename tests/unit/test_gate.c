@@ -117,20 +117,62 @@ Test(gate, a_winning_sequence_keeps_replaying)
 	tb_check();
 }
 
-Test(gate, the_trial_alternates_eager_and_replayed_passes)
+Test(gate, the_trial_takes_turns_in_thue_morse_order)
 {
-	gate_start(1000, 1000, 20000, NULL, NULL);
+	/* E R R E R E E R: every four passes two of each kind, one at an even
+	 * place and one at an odd one (the default, four samples of each). */
+	gate_start(1000, 1000, 20000, "GRAPHSHIM_GATE_SAMPLES", "4");
 	step(0);
 	step(0);
 	step(0);
 	cr_expect_eq(last_step_from_graph(), N, "the warm-up pass replays, untimed");
 	cr_expect_eq(tb.live_timers, 0);
-	int want[] = {0, N, 0, N, 0, N};
-	for (int i = 0; i < 6; i++) {
+	int want[] = {0, N, N, 0, N, 0, 0, N};
+	for (int i = 0; i < 8; i++) {
 		step(0);
 		cr_expect_eq(last_step_from_graph(), want[i], "trial pass %d", i);
 	}
 	tb_check();
+}
+
+/* Steps whose eager launches cost alt_eager[k % 2] ns, k counting steps:
+ * a program whose passes alternate in cost (twotower's batches of 16 and
+ * 32 requests in turn). */
+static uint64_t alt_eager[2];
+static unsigned alt_k;
+static void alternating_step(void)
+{
+	tb.cost_eager = alt_eager[alt_k++ % 2];
+	step(0);
+}
+
+/* The gate's verdict on a step that replay makes 40% cheaper, whose every
+ * other pass does three times the work, the dear ones from pass `phase`. */
+static const char *alternating_verdict(unsigned phase)
+{
+	gate_start(1000, 600, 0, "GRAPHSHIM_GATE_SAMPLES", "4");
+	alt_eager[0] = 1000, alt_eager[1] = 3000;
+	alt_k = phase;
+	for (int i = 0; i < 40 && !gs_stats.gate_decisions; i++) {
+		tb.cost_node = alt_eager[alt_k % 2] * 6 / 10;
+		alternating_step();
+	}
+	cr_expect_eq(gs_stats.gate_decisions, 1);
+	return seq_info().gate;
+}
+
+Test(gate, passes_that_alternate_in_cost_fall_on_both_kinds)
+{
+	/* Strict turns (E R E R) timed every eager pass on the cheap steps and
+	 * every replayed one on the dear ones, or the other way round, as the
+	 * phase fell: eager in one phase.  In Thue-Morse order each kind has
+	 * two of each, in either phase. */
+	for (unsigned phase = 0; phase < 2; phase++) {
+		cr_expect_str_eq(alternating_verdict(phase), "replay", "phase %u", phase);
+		cr_expect_eq(gs_stats.gate_eager, 0, "phase %u", phase);
+		tb_check();
+		gs_engine_fini();
+	}
 }
 
 Test(gate, a_tie_within_the_margin_keeps_the_graph)
@@ -149,7 +191,10 @@ static uint64_t noisy_graph[3];
 static unsigned noisy_k;
 static void noisy_step(void)
 {
-	tb.cost_graph = noisy_graph[noisy_k++ % 3];
+	/* By replayed passes, so that the three samples take the three costs
+	 * whatever the order of the kinds. */
+	tb.cost_graph = noisy_graph[gs_stats.replays % 3];
+	noisy_k++;
 	step(0);
 }
 
