@@ -9,7 +9,7 @@
  * replays (the first launch of a graph uploads it; a sequence seen only a
  * few times is not worth eager passes; and the builder, busy while a
  * program starts, competes with the timed replays), its passes go eagerly and replayed in
- * turn, each timed on the GPU by a pair of events recorded on the stream
+ * turn (E R R E R E E R: gs_gate_turn_eager), each timed on the GPU by a pair of events recorded on the stream
  * -- the start when the pass's first launch arrives, the stop after its
  * last submission -- so a timed span holds what the GPU waited for as well
  * as what it ran.  Timers are read only when they are complete (never
