@@ -542,8 +542,9 @@ static bool gs_gate_defer(gs_stream_t *s, gs_seq_t *q)
  * alternate in cost (a request cycle of batch sizes 16, 32, 8, 32: every
  * other pass twice the work) or grow (a cache that lengthens every
  * token).  Strict turns time every eager pass on the cheap ones and every
- * replayed pass on the dear ones (twotower's default stream: replay
- * measured 2.7 times slower than eager, and sent eager); in this order
+ * replayed pass on the dear ones (twotower's default stream, its
+ * three-launch step learned with GRAPHSHIM_MIN_SEQ 3: replay measured 2.7
+ * times slower than eager, and sent eager); in this order
  * every four passes hold two of each kind, one at an even and one at an
  * odd place, and their places sum the same, so costs of period two or
  * four and linear trends fall on both kinds alike.
