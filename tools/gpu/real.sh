@@ -478,10 +478,15 @@ real_one() {
 	rm -f "$w".*
 	echo "real: $name (${ml[*]}): ${C_ENV:+$C_ENV }$C_ARGS"
 	# A compiling program's first run fills the caches, untimed (for each
-	# command that compiles differently: eager's and graph's).
+	# command that compiles differently: eager's, which graphshim's and
+	# before's share, and graph's).
 	case ",$flags," in *,compile,*)
 		for m in eager graph; do
-			case " ${ml[*]} " in *" $m "*) ;; *) continue ;; esac
+			if [ $m = eager ]; then
+				case " ${ml[*]} " in *" eager "*|*" graphshim "*|*" before "*) ;; *) continue ;; esac
+			else
+				case " ${ml[*]} " in *" $m "*) ;; *) continue ;; esac
+			fi
 			run_mode "$name" "$m" prime "$PRIME_TLIM"
 			[ $RC = 0 ] || note "$name: first ($m, compiling) run failed rc=$RC: $w.$m.prime.log"
 		done ;;
