@@ -8,11 +8,12 @@
  * armed sequence starts in a trial: after GRAPHSHIM_GATE_AFTER untimed
  * replays (the first launch of a graph uploads it; a sequence seen only a
  * few times is not worth eager passes; and the builder, busy while a
- * program starts, competes with the timed replays), its passes go eagerly and replayed in
- * turn (E R R E R E E R: gs_gate_turn_eager), each timed on the GPU by a pair of events recorded on the stream
- * -- the start when the pass's first launch arrives, the stop after its
- * last submission -- so a timed span holds what the GPU waited for as well
- * as what it ran.  Timers are read only when they are complete (never
+ * program starts, competes with the timed replays), its passes go eagerly
+ * and replayed in turn (E R R E R E E R: gs_gate_turn_eager), each timed
+ * on the GPU by a pair of events recorded on the stream -- the start when
+ * the pass's first launch arrives, the stop after its last submission --
+ * so a timed span holds what the GPU waited for as well as what it ran.
+ * Timers are read only when they are complete (never
  * waited for), when a later pass of the same sequence begins.  With
  * GRAPHSHIM_GATE_SAMPLES of each kind the medians decide.  Each timed pass
  * in a trial also has a host time, its first launch to the next pass's
@@ -544,10 +545,10 @@ static bool gs_gate_defer(gs_stream_t *s, gs_seq_t *q)
  * token).  Strict turns time every eager pass on the cheap ones and every
  * replayed pass on the dear ones (twotower's default stream, its
  * three-launch step learned with GRAPHSHIM_MIN_SEQ 3: replay measured 2.7
- * times slower than eager, and sent eager); in this order
- * every four passes hold two of each kind, one at an even and one at an
- * odd place, and their places sum the same, so costs of period two or
- * four and linear trends fall on both kinds alike.
+ * times slower than eager, and sent eager); in this order every four
+ * passes hold two of each kind, one at an even and one at an odd place,
+ * and their places sum the same, so costs of period two or four and
+ * linear trends fall on both kinds alike.
  */
 static bool gs_gate_turn_eager(uint32_t n)
 {
@@ -557,9 +558,10 @@ static bool gs_gate_turn_eager(uint32_t n)
 /*
  * The kind of a pass over q, and whether it is timed (s->pass.timed; only
  * a pass whose timer q started at its first launch, `mine`, can be).
- * Eager and replayed passes in turn (gs_gate_turn_eager), eager first, by passes begun: a timed pass cut short (another thread's
- * sync, say) counts, or a sequence whose passes are often cut would run
- * eagerly pass after pass.  One that cannot complete enough timed passes
+ * Eager and replayed passes in turn (gs_gate_turn_eager), eager first, by
+ * passes begun: a timed pass cut short (another thread's sync, say)
+ * counts, or a sequence whose passes are often cut would run eagerly pass
+ * after pass.  One that cannot complete enough timed passes
  * of each kind in GS_GATE_MAX_STARTS keeps its graph until the next
  * re-check.  An untimed pass (no timer started at its first launch, or
  * enough of both kinds) replays.

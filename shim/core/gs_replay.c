@@ -22,16 +22,11 @@
 /*
  * Submit a held mark on the stream, now: its event's hold ends (a record
  * absorbed into a chunk) and, when its own call is in progress, the status
- * goes to that call (gs_engine_launch).  A wait sent before its chunk's
- * graph is not sent again.
+ * goes to that call (gs_engine_launch; gs_replay_mark_sent).  A wait sent
+ * before its chunk's graph is not sent again.
  */
-static void gs_replay_mark(gs_stream_t *s, gs_rec_t *r)
+static void gs_replay_mark_sent(gs_stream_t *s, gs_rec_t *r, int rc)
 {
-	if (r->held_ev == GS_HELD_SENT)
-		return;
-	int rc = gs_backend->submit(r, s->key.handle);
-	if (r->held_ev == GS_HELD_EVENT)
-		gs_event_unhold(gs_rec_event(r), s);
 	r->held_ev = GS_HELD_SENT;
 	if (r == s->match.inflight) {
 		s->match.inflight_sent = true;
@@ -41,6 +36,16 @@ static void gs_replay_mark(gs_stream_t *s, gs_rec_t *r)
 		GS_STAT_INC(fallbacks);
 		gs_log_once(GS_LOG_WARN, "a held event record or wait failed when submitted (status %d)", rc);
 	}
+}
+
+static void gs_replay_mark(gs_stream_t *s, gs_rec_t *r)
+{
+	if (r->held_ev == GS_HELD_SENT)
+		return;
+	int rc = gs_backend->submit(r, s->key.handle);
+	if (r->held_ev == GS_HELD_EVENT)
+		gs_event_unhold(gs_rec_event(r), s);
+	gs_replay_mark_sent(s, r, rc);
 }
 
 /*
@@ -120,9 +125,7 @@ static void gs_replay_records(gs_stream_t *s, uint32_t b, uint32_t e)
 		if (gs_rec_is_record(r)) {
 			gs_replay_mark(s, r);
 		} else if (gs_rec_is_mark(r) && r->held_ev != GS_HELD_SENT) {
-			r->held_ev = GS_HELD_SENT;
-			if (r == s->match.inflight)
-				s->match.inflight_sent = true;
+			gs_replay_mark_sent(s, r, 0); /* the graph's order did its wait */
 		}
 	}
 }

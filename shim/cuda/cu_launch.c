@@ -567,8 +567,10 @@ GS_CU_SET_HOOK(cuMemsetD32Async, 4, unsigned int)
  * An event record or a wait on an event is no graph node, but it need not
  * end the stream's step either: it becomes a mark (gs_rec.h), kept in the
  * step at its place and submitted at its own call, after the stream's held
- * work.  So no event's record is ever held: what a query, a synchronize or
- * another stream's wait observes was submitted already.  The event is the
+ * work.  So no event's record is held (unless GRAPHSHIM_ABSORB takes it into
+ * its chunk: then every call that could observe it submits it first,
+ * gs_event.h): what a query, a synchronize or another stream's wait
+ * observes was submitted already.  The event is the
  * mark's operand (allocators hand out events from pools); which call and
  * its flags are its shape.  Streams graphshim does not hold on (the
  * per-thread default stream) and calls with no context or no event take
