@@ -44,6 +44,21 @@ call produces exactly --tokens new tokens.
                     end-of-sequence token every beam runs to --tokens.
                     The model runs on batch * N rows.  Greedy only, dynamic
                     cache only.
+  --assistant L     assisted generation (speculative decoding as transformers
+                    does it): generate(assistant_model=draft), the draft the
+                    same architecture with the target's first L layers, its
+                    final norm and head (the target's weights: an early-exit
+                    draft, so some of its guesses are accepted).  Every
+                    iteration the draft proposes up to num_assistant_tokens
+                    tokens one by one (transformers' "heuristic" schedule
+                    grows it by 2 when all were accepted, shrinks it by 1
+                    otherwise), the target checks them in one forward of a
+                    length that changes with that number, and both caches
+                    are cropped to what was accepted: shapes change from
+                    iteration to iteration.  Greedy, batch 1, decoder-only.
+                    The time of a token is a call's wall time over --tokens
+                    (the stopping criteria run once an iteration, not a
+                    token).
   --cache dynamic   transformers' DynamicCache: keys and values grow by
                     torch.cat every token (new shapes every token).
   --cache static    cache_implementation="static": transformers then compiles
@@ -168,6 +183,8 @@ def main():
     ap.add_argument("--temperature", type=float, default=0.8, help="--sample: temperature")
     ap.add_argument("--experts", type=int, default=8, help="--arch mixtral: experts per layer")
     ap.add_argument("--beams", type=int, default=1, help="beam search with N beams (greedy, dynamic cache)")
+    ap.add_argument("--assistant", type=int, default=0, metavar="L",
+                    help="assisted generation with the target's first L layers as the draft")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument("--out")
@@ -182,6 +199,9 @@ def main():
         ap.error("--tokens must be >= 2 and --rounds >= 1")
     if a.beams < 1 or (a.beams > 1 and (a.sample or a.cache != "dynamic")):
         ap.error("--beams N: N >= 1; beam search is greedy (no --sample) with --cache dynamic")
+    if a.assistant and (a.assistant >= a.layers or a.arch in SEQ2SEQ or a.batch != 1 or a.sample
+                        or a.beams > 1 or a.cache != "dynamic"):
+        ap.error("--assistant L: 1 <= L < --layers, a decoder-only --arch, --batch 1, greedy, --cache dynamic")
     dtype = {"auto": torch.bfloat16 if dev.type == "cuda" else torch.float32,
              "float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[a.dtype]
     if a.cache == "static":
@@ -202,6 +222,19 @@ def main():
         with torch.no_grad():
             model.shared.weight.normal_(0.0, 0.02)
     model = model.to(dev).eval()
+    if a.assistant:
+        full = a.layers
+        a.layers = a.assistant
+        draft = auto.from_config(build_config(a), dtype=dtype, attn_implementation=a.attn)
+        a.layers = full
+        # Every key of the draft is the target's (its first layers, norm and head).
+        missing, _ = draft.load_state_dict(model.state_dict(), strict=False)
+        if missing:
+            raise SystemExit("hf_generate.py: the draft's %s are not the target's" % missing[:3])
+        draft = draft.to(dev).eval()
+        extra_call = dict(assistant_model=draft)
+    else:
+        extra_call = {}
     gen = torch.Generator().manual_seed(a.seed + 1)
     input_ids = torch.randint(1, a.vocab, (a.batch, a.prompt), generator=gen).to(dev)
     attention_mask = torch.ones_like(input_ids)
@@ -229,19 +262,23 @@ def main():
             clock = TokenClock(rows, dev)
             if a.sample:
                 torch.manual_seed(a.seed + r)  # every call draws the same tokens in every process
+            t0 = time.perf_counter()
             out = model.generate(input_ids, attention_mask=attention_mask, generation_config=gcfg,
-                                 stopping_criteria=StoppingCriteriaList([clock]))
+                                 stopping_criteria=StoppingCriteriaList([clock]), **extra_call)
             new = out[:, skip:].to(torch.int32).cpu()
             if new.shape[1] != a.tokens:
                 raise SystemExit("hf_generate.py: generate() made %d tokens, not %d" % (new.shape[1], a.tokens))
             tokens += new.view(-1).tolist()
-            if r >= a.warmup:
+            if r >= a.warmup and a.assistant:
+                per_token.append((time.perf_counter() - t0) / a.tokens)
+            elif r >= a.warmup:
                 per_token += [t1 - t0 for t0, t1 in zip(clock.stamps, clock.stamps[1:])]
     if a.out:
         with open(a.out, "wb") as f:
             f.write(struct.pack("<%di" % len(tokens), *tokens))
     if a.time:
         variant = a.cache + ("-sample" if a.sample else "") + ("-beam%d" % a.beams if a.beams > 1 else "")
+        variant += "-assist%d" % a.assistant if a.assistant else ""
         print("gs-wl: hf_generate variant=%s-%s device=%s dtype=%s layers=%d dim=%d batch=%d tokens=%d "
               "rounds=%d steps=%d warmup=%d transformers=%s median_us=%.3f mean_us=%.3f" % (
                   a.arch, variant, dev.type, str(dtype).split(".")[-1],

@@ -28,6 +28,15 @@ reads the iteration count and the relative residual back per solve
                 between right-hand sides.
   --loop fori   lax.fori_loop over a fixed --iters iterations (default 250),
                 no convergence test: a loop with a known trip count.
+  --loop python the loop in Python, as users write it when they want to
+                watch it: step = jax.jit(cg_iteration) called --iters times,
+                the relative residual read back (float) every --check
+                iterations, and the solve stops there once it is below
+                --tol (or at --max-iter): one executable dispatched an
+                iteration, a synchronisation every --check.
+  --loop eager  the same Python loop with nothing jitted (op by op, as
+                prototypes and notebooks run): every jnp operation is an
+                executable of its own, dispatched from Python.
 
 An iteration is a handful of XLA fusions: the stencil, the p.Ap and r.r
 reductions, the x/r/p updates, the loop condition (while).  CUPTI on the
@@ -63,7 +72,8 @@ def parse():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--steps", "--tokens", dest="steps", type=int, default=200, help="timed solves")
     ap.add_argument("--warmup", type=int, default=5, help="untimed solves first (the first compiles)")
-    ap.add_argument("--loop", choices=("while", "fori"), default="while")
+    ap.add_argument("--loop", choices=("while", "fori", "python", "eager"), default="while")
+    ap.add_argument("--check", type=int, default=25, help="python/eager: read the residual back every N iterations")
     ap.add_argument("--n", type=int, default=128, help="grid points per side")
     ap.add_argument("--tol", type=float, default=1e-5, help="while: relative residual to reach")
     ap.add_argument("--max-iter", type=int, default=1000, help="while: iterations at most")
@@ -74,8 +84,8 @@ def parse():
     ap.add_argument("--out")
     ap.add_argument("--time", action="store_true")
     a = ap.parse_args()
-    if a.n < 3 or a.rhs < 1 or a.steps < 1:
-        ap.error("--n must be >= 3, --rhs and --steps >= 1")
+    if a.n < 3 or a.rhs < 1 or a.steps < 1 or a.check < 1:
+        ap.error("--n must be >= 3, --rhs, --steps and --check >= 1")
     return a
 
 
@@ -126,7 +136,27 @@ def main():
             x, r, p, rs, k = lax.fori_loop(0, a.iters, lambda i, state: cg_iteration(state), cg_init(b))
         return x, k, jnp.sqrt(rs / bb)
 
-    solve_jit = jax.jit(solve)
+    def solve_python(b, step):
+        """The Python loop: step (jitted or not) every iteration, the
+        residual read back every --check iterations."""
+        bb = float(jnp.vdot(b, b))
+        state = cg_init(b)
+        k = 0
+        while k < a.max_iter:
+            for _ in range(min(a.check, a.max_iter - k)):
+                state = step(state)
+                k += 1
+            if float(state[3]) <= tol2 * bb:  # the read-back
+                break
+        return state[0], k, float(np.sqrt(float(state[3]) / bb))
+
+    if a.loop == "python":
+        step_jit = jax.jit(cg_iteration)
+        solve_jit = lambda b: solve_python(b, step_jit)  # noqa: E731
+    elif a.loop == "eager":
+        solve_jit = lambda b: solve_python(b, cg_iteration)  # noqa: E731
+    else:
+        solve_jit = jax.jit(solve)
     keys = jax.random.split(jax.random.PRNGKey(a.seed), a.rhs)
     rhs = [jax.random.normal(k, (a.n, a.n), jnp.float32) for k in keys]
 

@@ -37,6 +37,19 @@ Options for the other loops users write (all off by default):
                 copies are record_stream()ed to it.  The same bytes as without
                 it.  On --device cpu: no pinning, no stream, and .to() hands
                 the host batches back as they are.
+  --loader N    the loop most training scripts have: a torch.utils.data
+                DataLoader over a TensorDataset of --batches x --batch fixed
+                samples, shuffle=True from a seeded generator, N worker
+                processes (forked, persistent_workers), pin_memory=True (its
+                pin-memory thread in this process pins each batch), and
+                x.to(device, non_blocking=True) in the loop; epochs go on
+                as long as the steps do.  N 0: no workers, the batches
+                collated in this process, still pinned.  On --device cpu:
+                no pinning.
+  --log-every K loss.item() only every K steps (the losses of the K steps
+                kept on the device and read back together, stacked): no
+                read-back inside a step, K steps between synchronisations.
+                The times are then those of K-step windows divided by K.
   --optim sgd   torch.optim.SGD (momentum 0.9, foreach=True) instead of AdamW.
   --fused       the optimizer with fused=True (one fused kernel per dtype
                 and device instead of the foreach kernels).
@@ -74,6 +87,7 @@ import time  # noqa: E402
 
 import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
+import torch.utils.data  # noqa: E402
 
 
 class MLPBlock(nn.Module):
@@ -155,6 +169,21 @@ class DataPrefetcher:
         return x, y
 
 
+def loader_batches(a, xs, ys, device):
+    """Batches from a DataLoader, epoch after epoch, as training scripts
+    iterate it: a TensorDataset of every fixed sample, shuffled by a seeded
+    generator, N forked workers, pinned by the loader's pin-memory thread."""
+    data = torch.utils.data.TensorDataset(torch.cat(xs), torch.cat(ys))
+    loader = torch.utils.data.DataLoader(
+        data, batch_size=a.batch, shuffle=True, drop_last=True,
+        generator=torch.Generator().manual_seed(a.seed + 2), num_workers=a.loader,
+        pin_memory=device.type == "cuda", persistent_workers=a.loader > 0,
+        multiprocessing_context="fork" if a.loader > 0 else None)
+    while True:
+        for x, y in loader:
+            yield x, y
+
+
 def make_scaler(device_type):
     """torch.amp.GradScaler(device) where this torch has it; else the older
     torch.cuda.amp.GradScaler on CUDA; None on a CPU without one."""
@@ -191,6 +220,10 @@ def main():
                     help="autocast the forward pass and loss (fp16: with a GradScaler)")
     ap.add_argument("--prefetch", action="store_true",
                     help="pinned host batches copied on a side stream one step ahead")
+    ap.add_argument("--loader", type=int, default=-1, metavar="N",
+                    help="a DataLoader with N worker processes and pin_memory (N 0: none)")
+    ap.add_argument("--log-every", type=int, default=1, metavar="K",
+                    help="read the losses back every K steps (1: every step)")
     ap.add_argument("--optim", choices=("adamw", "sgd"), default="adamw")
     ap.add_argument("--fused", action="store_true", help="the optimizer with fused=True")
     ap.add_argument("--compile", action="store_true", help="torch.compile(model), default mode")
@@ -201,6 +234,8 @@ def main():
     a = ap.parse_args()
     if a.dim % a.heads:
         ap.error("--dim must be a multiple of --heads")
+    if a.log_every < 1 or (a.loader >= 0 and a.prefetch):
+        ap.error("--log-every must be >= 1; --loader and --prefetch are two ways to feed the same loop")
     dev = torch.device(a.device)
     torch.use_deterministic_algorithms(True)
 
@@ -229,6 +264,8 @@ def main():
             xs = [x.pin_memory() for x in xs]
             ys = [y.pin_memory() for y in ys]
         prefetcher = DataPrefetcher(itertools.cycle(zip(xs, ys)), dev)
+    elif a.loader >= 0:
+        loader_iter = loader_batches(a, xs, ys, dev)
     else:
         xs = [x.to(dev) for x in xs]
         ys = [y.to(dev) for y in ys]
@@ -239,12 +276,17 @@ def main():
         amp_dtype = torch.float16 if (a.amp == "fp16" and dev.type == "cuda") else torch.bfloat16
     scaler = make_scaler(dev.type) if a.amp == "fp16" else None
 
-    losses, times = [], []
+    losses, times, pending = [], [], []
     model.train()
+    t0 = time.perf_counter()
     for i in range(a.warmup + a.steps):
-        t0 = time.perf_counter()
+        if a.log_every == 1:
+            t0 = time.perf_counter()
         if a.prefetch:
             x, y = prefetcher.next()
+        elif a.loader >= 0:
+            x, y = next(loader_iter)
+            x, y = x.to(dev, non_blocking=True), y.to(dev, non_blocking=True)
         else:
             x, y = xs[i % a.batches], ys[i % a.batches]
         if amp_dtype is None:
@@ -262,9 +304,18 @@ def main():
             loss.backward()
             opt.step()
         opt.zero_grad(set_to_none=True)
-        losses.append(loss.item())  # the per-step read-back
-        if i >= a.warmup:
-            times.append(time.perf_counter() - t0)
+        if a.log_every == 1:
+            losses.append(loss.item())  # the per-step read-back
+            if i >= a.warmup:
+                times.append(time.perf_counter() - t0)
+            continue
+        pending.append(loss.detach())
+        if len(pending) == a.log_every or i == a.warmup + a.steps - 1:
+            losses.extend(torch.stack(pending).tolist())  # the read-back, every K steps
+            if i >= a.warmup and len(pending) == a.log_every:
+                times.append((time.perf_counter() - t0) / a.log_every)
+            pending = []
+            t0 = time.perf_counter()
     if a.out:
         with open(a.out, "wb") as f:
             f.write(struct.pack("<%df" % len(losses), *losses))
@@ -278,6 +329,10 @@ def main():
             variant += "-amp_%s%s" % (str(amp_dtype).split(".")[-1], "_scaler" if scaler is not None else "")
         if a.prefetch:
             variant += "-prefetch"
+        if a.loader >= 0:
+            variant += "-loader%d" % a.loader
+        if a.log_every > 1:
+            variant += "-log%d" % a.log_every
         if a.optim != "adamw" or a.fused:
             variant += "-%s%s" % (a.optim, "_fused" if a.fused else "")
         if a.compile:

@@ -128,7 +128,12 @@ wavenet-fast|torch|-|eager graphshim|$PY $R/torch_wavenet.py --fast|-|--device c
 twotower|torch|-|eager graphshim|$PY $R/torch_twotower.py|-|--device cpu --steps 8 --warmup 2 --users 1000 --items 256
 hf-mixtral|transformers|-|eager graphshim|$PY $R/hf_generate.py --arch mixtral --cache dynamic|-|--device cpu --tokens 6 --layers 1 --dim 128
 hf-mixtral-b4|transformers|-|eager graphshim|$PY $R/hf_generate.py --arch mixtral --cache dynamic --batch 4|-|--device cpu --tokens 6 --layers 1 --dim 128
-train-compile|torch|compile|eager graphshim|$PY $R/torch_train.py --arch block --layers 2 --compile|-|-'
+train-compile|torch|compile|eager graphshim|$PY $R/torch_train.py --arch block --layers 2 --compile|-|-
+train-loader|torch|-|eager graphshim|$PY $R/torch_train.py --arch mlp --loader 2|-|--device cpu --steps 6 --warmup 2 --loader 0
+train-loader-log|torch|-|eager graphshim|$PY $R/torch_train.py --arch block --layers 2 --loader 2 --log-every 10 --warmup 20 --steps 200|-|--device cpu --steps 8 --warmup 4 --batch 4 --seq 8 --loader 0 --log-every 4
+jax-pyloop|jax|-|eager graphshim graph|XLA_FLAGS=--xla_gpu_enable_command_buffer= $PY $R/jax_solver.py --loop python|XLA_FLAGS=|--device cpu --steps 4 --warmup 1 --n 32
+jax-eager|jax|-|eager graphshim|$PY $R/jax_solver.py --loop eager --steps 20 --warmup 2|-|--device cpu --steps 2 --warmup 1 --n 32
+hf-assist|transformers|-|eager graphshim|$PY $R/hf_generate.py --arch llama --cache dynamic --assistant 1 --rounds 6|-|--device cpu --tokens 6 --layers 2 --dim 128 --assistant 1'
 
 
 if [ "${1:-}" = --list ]; then
