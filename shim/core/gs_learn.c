@@ -15,6 +15,10 @@
 /* Rotations of a periodic sequence tried for a better first record. */
 #define GS_LEARN_ROTATIONS 64
 
+/* A segment of fewer operations is too short to say anything against the
+ * sequence it began like (gs_learn_end), whatever GRAPHSHIM_MIN_SEQ is. */
+#define GS_LEARN_TINY 4
+
 /*
  * Where the periodic sequence of len records found at `at` should begin.
  * A periodic sequence is matched wherever a record of its first record's
@@ -164,14 +168,21 @@ void gs_learn_end(gs_stream_t *s)
 	bool natural = !s->seg.from_other && !cut_by_other;
 	/* A step's length is its operations' count, but only its launches,
 	 * copies and memsets make it long enough to be one. */
-	bool enough = len - s->seg.marks >= (uint64_t)gs_config.min_seq;
-	bool spare = natural && !s->seg.bad && !enough;
+	uint64_t ops = len - s->seg.marks;
+	bool enough = ops >= (uint64_t)gs_config.min_seq;
+	/* Shorter than GS_LEARN_TINY it spares what it owes as a segment too
+	 * short to learn does, even where GRAPHSHIM_MIN_SEQ learns it: with
+	 * 3, ode-rk4's compare-copy-read-back bursts (eight after sixteen
+	 * steps) were siblings spared by a ratio, and retired its 129-launch
+	 * steps on the H100. */
+	bool tiny = ops < GS_LEARN_TINY;
+	bool spare = natural && !s->seg.bad && (!enough || tiny);
 	uint64_t seg_id = 0;
 	if (enough && !s->seg.bad) {
 		uint64_t id = gs_hash_step(s->seg.hash, len);
 		gs_seq_t *q = gs_seq_find(s, id);
-		spare = natural && q && id != s->seg.owed;
-		seg_id = id;
+		spare = natural && (tiny || (q && id != s->seg.owed));
+		seg_id = tiny ? 0 : id;
 		if (q) {
 			/*
 			 * A sequence that does not replay now (retired: every pass
