@@ -313,6 +313,8 @@ int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec
 		if (mark)
 			return rc;
 		GS_STAT_INC(passed);
+		if (gs_engine_active() && !__atomic_load_n(&gs_hot.capturing, __ATOMIC_ACQUIRE))
+			GS_STAT_INC(unkept);
 		if (gs_trace_on) /* counted: traced, so that the trace adds up */
 			gs_trace_launch(api, handle, rec, "eager");
 		return rc;

@@ -41,6 +41,7 @@
 	X(fallbacks, "backend failures handled by going eager")               \
 	X(flushes, "flushes that submitted held work")                        \
 	X(cold_passed, "passed through by cold streams, with no record kept")    \
+	X(unkept, "passed through on streams the engine does not keep: the per-thread default stream, or one the driver would not describe") \
 	X(cold_streams, "times a stream went cold (segments stopped repeating)") \
 	X(cold_woken, "times a cold stream began keeping records again")        \
 	X(speculated, "sequences built when a step began like the one before, a sighting early") \

@@ -33,8 +33,15 @@ static unsigned gs_cu_stream_flags(CUstream s)
 	if (GS_LIKELY((h & 3) == 0 && (w & ~(uintptr_t)3) == h && (w & 1)))
 		return (w & 2) ? GS_STREAM_BLOCKING : 0;
 	unsigned int f = 0;
-	if (!gs_cu_real.cuStreamGetFlags || gs_cu_real.cuStreamGetFlags(s, &f) != CUDA_SUCCESS)
-		return GS_STREAM_PASSTHRU; /* let the driver report the bad handle */
+	CUresult r = gs_cu_real.cuStreamGetFlags ? gs_cu_real.cuStreamGetFlags(s, &f)
+						 : CUDA_ERROR_NOT_FOUND;
+	if (r != CUDA_SUCCESS) {
+		/* Let the driver report a bad handle; a good one passes through, which
+		 * the statistics count (unkept) and this says why, once. */
+		gs_log_once(GS_LOG_INFO, "cuda: cuStreamGetFlags(%p) failed (status %d): work on such "
+			    "streams passes through", (void *)s, (int)r);
+		return GS_STREAM_PASSTHRU;
+	}
 	unsigned sf = (f & CU_STREAM_NON_BLOCKING) ? 0 : GS_STREAM_BLOCKING;
 	if ((h & 3) == 0)
 		__atomic_store_n(&gs_cu_scache[i], h | 1 | (sf ? 2 : 0), __ATOMIC_RELAXED);

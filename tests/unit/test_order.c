@@ -121,6 +121,9 @@ Test(order, passthru_streams_never_hold)
 	}
 	cr_expect_eq(tb.builds, 0);
 	cr_expect_eq(gs_stats.held, 0);
+	cr_expect_eq(gs_stats.unkept, 40, "every launch counted as on a stream not kept");
+	tb_launch(NBK, F[0], 0, 0);
+	cr_expect_eq(gs_stats.unkept, 40, "a kept stream's launch is not");
 	tb_check();
 }
 
