@@ -22,7 +22,7 @@
 	  "0 turns graphshim into a pure pass-through")                                      \
 	X(learn_reps, "GRAPHSHIM_LEARN_REPS", INT, 2, 1, 1000,                                \
 	  "identical repetitions of a sequence before it is built into a graph")             \
-	X(min_seq, "GRAPHSHIM_MIN_SEQ", INT, 4, 1, 1000000,                                   \
+	X(min_seq, "GRAPHSHIM_MIN_SEQ", INT, 3, 1, 1000000,                                   \
 	  "shortest sequence worth a graph (launches)")                                       \
 	X(max_seq, "GRAPHSHIM_MAX_SEQ", INT, 4096, 2, 1000000,                                \
 	  "longest sequence learned; also the per-stream history kept")                       \
