@@ -68,6 +68,8 @@ bool gs_engine_active(void)
  */
 static void gs_engine_flush_locked(gs_stream_t *s, gs_flush_reason_t why, const char *api, bool own)
 {
+	if (gs_trace_on && s->pos > s->seg.start)
+		gs_trace_segment(s->key.handle, s->pos - s->seg.start, s->seg.marks, why, api);
 	if (s->match.nheld || s->match.ncands) {
 		GS_STAT_INC(flushes);
 		GS_STAT_INC(flush_by[why]);
@@ -324,6 +326,9 @@ int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec
 		gs_engine_event_used(s, gs_rec_event(rec), api);
 
 	gs_engine_lock(s);
+	if (mark && gs_trace_on)
+		gs_trace_mark(s->key.handle, api, gs_rec_event(rec),
+			      __atomic_load_n(&s->lane.cold, __ATOMIC_RELAXED));
 	if (mark && __atomic_load_n(&s->lane.cold, __ATOMIC_RELAXED)) {
 		/* A cold stream keeps no records: the mark ends its segment, as
 		 * any boundary does there. */

@@ -511,6 +511,31 @@ void gs_trace_flush(uintptr_t stream, gs_flush_reason_t why, const char *api, ui
 		       (unsigned long long)stream, gs_flush_reason_name(why), a, nheld);
 }
 
+void gs_trace_segment(uintptr_t stream, uint64_t len, uint64_t marks, gs_flush_reason_t why,
+		      const char *api)
+{
+	if (!gs_trace_enabled())
+		return;
+	char a[GS_TRACE_STR_MAX];
+	gs_trace_quote(a, api);
+	gs_trace_event("\"segment\"", "segment", 'i', gs_clock_ns(), 0, true, stream,
+		       "\"stream\":\"0x%llx\",\"length\":%llu,\"marks\":%llu,\"reason\":\"%s\",\"api\":%s",
+		       (unsigned long long)stream, (unsigned long long)len,
+		       (unsigned long long)marks, gs_flush_reason_name(why), a);
+}
+
+void gs_trace_mark(uintptr_t stream, const char *api, uint64_t event, bool cold)
+{
+	if (!gs_trace_enabled())
+		return;
+	char a[GS_TRACE_STR_MAX];
+	gs_trace_quote(a, api);
+	gs_trace_event("\"mark\"", "mark", 'i', gs_clock_ns(), 0, true, stream,
+		       "\"stream\":\"0x%llx\",\"api\":%s,\"event\":\"0x%llx\",\"cold\":%s",
+		       (unsigned long long)stream, a, (unsigned long long)event,
+		       cold ? "true" : "false");
+}
+
 void gs_trace_learned(uintptr_t stream, uint64_t id, uint32_t length, const char *how)
 {
 	if (!gs_trace_enabled())

@@ -57,6 +57,16 @@ void gs_trace_kernel_name(const gs_rec_t *r, char *out, size_t len);
  */
 void gs_trace_launch(const char *api, uintptr_t stream, const gs_rec_t *r, const char *state);
 void gs_trace_flush(uintptr_t stream, gs_flush_reason_t why, const char *api, uint32_t nheld);
+/*
+ * A stream's segment ended (its work so far is one step's, for learning):
+ * `len` operations since the last end, `marks` of them event records and
+ * waits; why and the entry point that ended it.  Traced whether or not
+ * anything was held, so that a trace shows where a stream's steps are cut.
+ */
+void gs_trace_segment(uintptr_t stream, uint64_t len, uint64_t marks, gs_flush_reason_t why,
+		      const char *api);
+/* An event record or wait on a stream (a mark): api, the event, and whether the stream is cold. */
+void gs_trace_mark(uintptr_t stream, const char *api, uint64_t event, bool cold);
 /* how: "boundary" or "period". */
 void gs_trace_learned(uintptr_t stream, uint64_t id, uint32_t length, const char *how);
 /* first: the sequence's first record (may be NULL), which names its first kernel. */
