@@ -21,15 +21,13 @@
 /*
  * Whether mark r cuts its sequence's chunks: a chunk of its own, with no
  * graph, submitted at its own call.  Without GRAPHSHIM_ABSORB every mark
- * does; with it, a host function (whose host side may wait for it) and
- * the record of an event that crosses streams (gs_event.h), which another
- * stream would otherwise find held.
+ * does; with it, only the record of an event that crosses streams
+ * (gs_event.h), which another stream would otherwise find held.
  */
 static bool gs_arm_cuts(const gs_rec_t *r)
 {
 	return gs_rec_is_mark(r) &&
-	       (!gs_config.absorb || gs_rec_is_host(r) ||
-		(gs_rec_is_record(r) && gs_event_crosses(gs_rec_event(r))));
+	       (!gs_config.absorb || (gs_rec_is_record(r) && gs_event_crosses(gs_rec_event(r))));
 }
 
 /* The chunks planned around each mark that cuts end before it and begin after it; true when memory is short. */

@@ -217,7 +217,7 @@ static int gs_engine_mark(gs_stream_t *s, gs_rec_t *r, uint64_t at)
 	gs_match_t *m = &s->match;
 	if (gs_rec_is_record(r))
 		gs_event_recorded(gs_rec_event(r), s);
-	else if (!gs_rec_is_host(r))
+	else
 		gs_event_waited(gs_rec_event(r), s);
 	m->inflight = r;
 	m->inflight_sent = false;
@@ -305,7 +305,7 @@ int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec
 	gs_stream_t *s = NULL;
 	if (!gs_engine_active() || __atomic_load_n(&gs_hot.capturing, __ATOMIC_ACQUIRE) ||
 	    (sflags & GS_STREAM_PASSTHRU) || !(s = gs_stream_get(handle, ctx, sflags))) {
-		if (mark && gs_engine_active() && !gs_rec_is_host(rec)) {
+		if (mark && gs_engine_active()) {
 			if (!gs_rec_is_record(rec))
 				gs_event_waited(gs_rec_event(rec), NULL);
 			gs_engine_event_used(NULL, gs_rec_event(rec), api);
@@ -322,7 +322,7 @@ int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec
 		return rc;
 	}
 	gs_engine_flush_peers(s, ctx, s->lane.flags, api);
-	if (mark && !gs_rec_is_host(rec))
+	if (mark)
 		gs_engine_event_used(s, gs_rec_event(rec), api);
 
 	gs_engine_lock(s);
@@ -332,9 +332,9 @@ int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec
 	if (mark && __atomic_load_n(&s->lane.cold, __ATOMIC_RELAXED)) {
 		/* A cold stream keeps no records: the mark ends its segment, as
 		 * any boundary does there. */
-		if (!gs_rec_is_record(rec) && !gs_rec_is_host(rec))
+		if (!gs_rec_is_record(rec))
 			gs_event_waited(gs_rec_event(rec), s);
-		gs_engine_flush_locked(s, gs_rec_is_host(rec) ? GS_FLUSH_HOSTFN : GS_FLUSH_EVENT, api, true);
+		gs_engine_flush_locked(s, GS_FLUSH_EVENT, api, true);
 		int rc = gs_backend->submit(rec, handle);
 		gs_engine_unlock(s);
 		return rc;

@@ -52,8 +52,8 @@ bool gs_match_defer(gs_stream_t *s, gs_rec_t *r)
 {
 	/* Held records all go, in order, with a chunk's graph or eagerly: a
 	 * mark among them may wait for them too, whichever candidate wins. */
-	if (!gs_config.absorb || s->match.submitted >= s->match.nheld || gs_rec_is_host(r))
-		return false; /* a host function goes at its call: its host side may wait for it */
+	if (!gs_config.absorb || s->match.submitted >= s->match.nheld)
+		return false;
 	if (gs_rec_is_record(r)) {
 		/* An event another stream waits on goes at its call (gs_arm.c cut its chunk). */
 		if (gs_event_crosses(gs_rec_event(r)) || gs_event_hold(gs_rec_event(r), s))

@@ -101,12 +101,8 @@ static inline bool gs_rec_is_mark(const gs_rec_t *r)
 	return r->kind == GS_REC_MARK;
 }
 
-/*
- * What a mark does (aux[3], set by the backend): record its event, wait
- * for it, or run a host function in stream order (no event: its operands
- * are the backend's, the function and its data).
- */
-enum { GS_MARK_RECORD = 1, GS_MARK_WAIT = 2, GS_MARK_HOST = 3 };
+/* What a mark does (aux[3], set by the backend). */
+enum { GS_MARK_RECORD = 1, GS_MARK_WAIT = 2 };
 
 /* A mark's held_ev: its event's record held (in gs_event's table), or a wait sent already. */
 enum { GS_HELD_EVENT = 1, GS_HELD_SENT = 2 };
@@ -117,16 +113,10 @@ static inline bool gs_rec_is_record(const gs_rec_t *r)
 	return r->kind == GS_REC_MARK && r->aux[3] == GS_MARK_RECORD;
 }
 
-/* Whether r is a mark that runs a host function (no event). */
-static inline bool gs_rec_is_host(const gs_rec_t *r)
-{
-	return r->kind == GS_REC_MARK && r->aux[3] == GS_MARK_HOST;
-}
-
-/* A mark's event; 0 for a host function's. */
+/* A mark's event. */
 static inline uint64_t gs_rec_event(const gs_rec_t *r)
 {
-	return gs_rec_is_host(r) ? 0 : gs_rec_u64(r, 0);
+	return gs_rec_u64(r, 0);
 }
 
 /* Compute shape and hash from the fields; call after filling a record. */

@@ -241,17 +241,8 @@ static inline const gs_cu_attrs_t *gs_cu_rec_attrs(const gs_rec_t *r)
 
 enum { GS_CU_OP_LAUNCH = 1, GS_CU_OP_LAUNCHEX, GS_CU_OP_COPY, GS_CU_OP_SET, GS_CU_OP_MARK };
 
-/*
- * What a mark record is, in its aux[0] (its flags in aux[1]; in args[] the
- * event, or a host function's function and data).
- */
-enum {
-	GS_CU_MARK_RECORD = 1,
-	GS_CU_MARK_RECORD_FLAGS,
-	GS_CU_MARK_WAIT,
-	GS_CU_MARK_HOSTFN,  /* cuLaunchHostFunc */
-	GS_CU_MARK_CALLBACK /* cuStreamAddCallback */
-};
+/* What a mark record is, in its aux[0] (its flags in aux[1], the event in args[]). */
+enum { GS_CU_MARK_RECORD = 1, GS_CU_MARK_RECORD_FLAGS, GS_CU_MARK_WAIT };
 
 /* Copy kinds kept in aux[1] of a copy record. */
 enum {
@@ -290,7 +281,6 @@ typedef struct gs_cu_orig {
 			CUevent ev;
 			CUstream s;
 			unsigned flags;
-			void *fn, *data; /* a host function's */
 		} e;
 	} u;
 } gs_cu_orig_t;

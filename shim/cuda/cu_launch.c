@@ -97,16 +97,6 @@ CUresult gs_cu_orig_call(const gs_cu_orig_t *o)
 			return fn ? fn(ev, st, o->u.e.flags)
 				  : gs_cu_missing(GS_CU_IDX_cuEventRecordWithFlags);
 		}
-		case GS_CU_MARK_HOSTFN: {
-			gs_cu_pfn_cuLaunchHostFunc fn = GS_CU_PICK(cuLaunchHostFunc);
-			return fn ? fn(st, (CUhostFn)o->u.e.fn, o->u.e.data)
-				  : gs_cu_missing(GS_CU_IDX_cuLaunchHostFunc);
-		}
-		case GS_CU_MARK_CALLBACK: {
-			gs_cu_pfn_cuStreamAddCallback fn = GS_CU_PICK(cuStreamAddCallback);
-			return fn ? fn(st, (CUstreamCallback)o->u.e.fn, o->u.e.data, o->u.e.flags)
-				  : gs_cu_missing(GS_CU_IDX_cuStreamAddCallback);
-		}
 		default: {
 			gs_cu_pfn_cuStreamWaitEvent fn = GS_CU_PICK(cuStreamWaitEvent);
 			return fn ? fn(st, ev, o->u.e.flags) : gs_cu_missing(GS_CU_IDX_cuStreamWaitEvent);
@@ -585,50 +575,23 @@ GS_CU_SET_HOOK(cuMemsetD32Async, 4, unsigned int)
  * its flags are its shape.  Streams graphshim does not hold on (the
  * per-thread default stream) and calls with no context or no event take
  * the boundary path, as before.
- *
- * A host function (cuLaunchHostFunc, cuStreamAddCallback) is a mark too:
- * it runs after what its stream did before it and before what it does
- * after, and it may touch no stream-ordered state of its own (no CUDA call
- * is allowed in it), so submitting the stream's held work first, then it,
- * keeps every order the driver promises.  It is never held (with
- * GRAPHSHIM_ABSORB neither): its host side may wait for it to run.  JAX
- * run op by op issues one after nearly every operation (PjRt's buffer
- * callbacks): as boundaries they cut its step into pieces of one or two
- * launches, and nothing was learned.  The function and its data are the
- * operands; which call and its flags the shape.
  */
 static CUresult gs_cu_mark(gs_cu_orig_t *o, const char *api)
 {
 	gs_cu_sref_t sr;
 	gs_cu_stream_ref(o->u.e.s, o->pt, &sr);
 	CUcontext ctx = gs_cu_ctx_current();
-	bool host = o->u.e.which == GS_CU_MARK_HOSTFN || o->u.e.which == GS_CU_MARK_CALLBACK;
-	bool named = host ? o->u.e.fn != NULL : o->u.e.ev != NULL;
-	gs_rec_t *r = ctx && named && !(sr.sflags & GS_STREAM_PASSTHRU) ? gs_rec_scratch(16) : NULL;
-	if (!r && host) {
-		/* As before marks: every stream's held work first. */
-		gs_cu_depth++;
-		gs_engine_flush_all(GS_FLUSH_HOSTFN, api);
-		gs_cu_depth--;
-		return gs_cu_orig_call(o);
-	}
+	gs_rec_t *r = ctx && o->u.e.ev && !(sr.sflags & GS_STREAM_PASSTHRU) ? gs_rec_scratch(8) : NULL;
 	if (!r) {
 		gs_cu_event_use(o->u.e.ev, api);
 		return gs_cu_boundary(o, &sr, ctx, GS_FLUSH_EVENT, api);
 	}
 	r->kind = GS_REC_MARK;
+	r->nbytes = 8;
 	r->aux[0] = (uint64_t)o->u.e.which;
 	r->aux[1] = o->u.e.flags;
-	if (host) {
-		r->nbytes = 16;
-		r->aux[3] = GS_MARK_HOST;
-		memcpy(r->args, &o->u.e.fn, sizeof(o->u.e.fn));
-		memcpy(r->args + 8, &o->u.e.data, sizeof(o->u.e.data));
-	} else {
-		r->nbytes = 8;
-		r->aux[3] = o->u.e.which == GS_CU_MARK_WAIT ? GS_MARK_WAIT : GS_MARK_RECORD;
-		memcpy(r->args, &o->u.e.ev, sizeof(o->u.e.ev));
-	}
+	r->aux[3] = o->u.e.which == GS_CU_MARK_WAIT ? GS_MARK_WAIT : GS_MARK_RECORD;
+	memcpy(r->args, &o->u.e.ev, sizeof(o->u.e.ev));
 	return gs_cu_hold(r, o, &sr, ctx, api);
 }
 
@@ -656,30 +619,4 @@ CUresult gs_cu_x_cuEventRecordWithFlags(int pt, CUevent ev, CUstream s, unsigned
 CUresult gs_cu_x_cuStreamWaitEvent(int pt, CUstream s, CUevent ev, unsigned int flags)
 {
 	GS_CU_MARK_BODY(GS_CU_MARK_WAIT, ev, s, flags, "cuStreamWaitEvent");
-}
-
-#define GS_CU_HOST_BODY(which_, fn_, data_, s_, flags_, name)                \
-	GS_CU_READY();                                                       \
-	gs_cu_orig_t o = { .op = GS_CU_OP_MARK, .pt = pt };                  \
-	o.u.e.which = which_;                                                \
-	o.u.e.fn = (void *)(fn_);                                            \
-	o.u.e.data = data_;                                                  \
-	o.u.e.s = s_;                                                        \
-	o.u.e.flags = flags_;                                                \
-	if (!gs_cu_elements_ok()) {                                          \
-		if (gs_cu_engine_ok()) /* under a capture: what it did before */\
-			gs_engine_flush_all(GS_FLUSH_HOSTFN, name);          \
-		return gs_cu_orig_call(&o);                                  \
-	}                                                                    \
-	return gs_cu_mark(&o, pt ? name "_ptsz" : name)
-
-CUresult gs_cu_x_cuLaunchHostFunc(int pt, CUstream s, CUhostFn fn, void *data)
-{
-	GS_CU_HOST_BODY(GS_CU_MARK_HOSTFN, fn, data, s, 0, "cuLaunchHostFunc");
-}
-
-CUresult gs_cu_x_cuStreamAddCallback(int pt, CUstream s, CUstreamCallback cb, void *data,
-				     unsigned int flags)
-{
-	GS_CU_HOST_BODY(GS_CU_MARK_CALLBACK, cb, data, s, flags, "cuStreamAddCallback");
 }

@@ -123,13 +123,8 @@ static void gs_cu_orig_from_rec(const gs_rec_t *r, CUstream s, gs_cu_orig_t *o)
 		o->op = GS_CU_OP_MARK;
 		o->u.e.which = (int)r->aux[0];
 		o->u.e.flags = (unsigned)r->aux[1];
+		o->u.e.ev = (CUevent)(uintptr_t)gs_rec_u64(r, 0);
 		o->u.e.s = s;
-		if (gs_rec_is_host(r)) {
-			o->u.e.fn = (void *)(uintptr_t)gs_rec_u64(r, 0);
-			o->u.e.data = (void *)(uintptr_t)gs_rec_u64(r, 8);
-		} else {
-			o->u.e.ev = (CUevent)(uintptr_t)gs_rec_u64(r, 0);
-		}
 	} else {
 		o->op = GS_CU_OP_SET;
 		o->u.m.width = (unsigned)r->aux[1];

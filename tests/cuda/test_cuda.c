@@ -148,16 +148,6 @@ static CUresult s_htod(CUdeviceptr d, const void *s, size_t n, CUstream st)
 static CUresult s_generic_stream(CUstream s) { real_calls++; return CUDA_SUCCESS; }
 static CUresult s_event_record(CUevent e, CUstream s) { real_calls++; return CUDA_SUCCESS; }
 static CUresult s_count(int *n) { real_calls++; *n = 3; return CUDA_SUCCESS; }
-static CUhostFn host_fn_seen;
-static void *host_data_seen;
-static CUresult s_host_func(CUstream s, CUhostFn fn, void *data)
-{
-	real_calls++;
-	host_fn_seen = fn;
-	host_data_seen = data;
-	return CUDA_SUCCESS;
-}
-static void host_fn(void *data) { (void)data; }
 static CUresult s_capturing(CUstream s, CUstreamCaptureStatus *st)
 {
 	*st = CU_STREAM_CAPTURE_STATUS_ACTIVE;
@@ -205,8 +195,6 @@ static void setup(void)
 	gs_cu_real.cuEventRecord = s_event_record;
 	gs_cu_real.cuEventRecord_ptsz = s_event_record;
 	gs_cu_real.cuDeviceGetCount = s_count;
-	gs_cu_real.cuLaunchHostFunc = s_host_func;
-	gs_cu_real.cuLaunchHostFunc_ptsz = s_host_func;
 	gs_cu_real.cuStreamIsCapturing = s_capturing;
 	gs_cu_real.cuStreamEndCapture = s_end_capture;
 	gs_cu_real.cuStreamBeginCapture_v2 = s_begin_capture;
@@ -923,34 +911,6 @@ Test(cuda, classes_reach_the_engine)
 	cr_expect_eq(real_calls, 4);
 	/* No real function: an error, never a call through NULL. */
 	cr_expect_neq(cuCtxSynchronize(), CUDA_SUCCESS);
-}
-
-/*
- * A host function is a mark of its stream's step: the engine gets it as a
- * record (function and data its operands) and submits it at its own call
- * with the caller's function and data; nothing is flushed for it.  On the
- * per-thread stream, which the engine does not keep, it flushes every
- * stream first, as before marks.
- */
-Test(cuda, a_host_function_is_a_mark)
-{
-	int data;
-	gs_stub.passthru = true;
-	cr_expect_eq(cuLaunchHostFunc(S_NB, host_fn, &data), CUDA_SUCCESS);
-	cr_expect_eq(gs_stub.launches, 1);
-	cr_expect_eq(gs_stub.last->kind, GS_REC_MARK);
-	cr_expect(gs_rec_is_host(gs_stub.last));
-	cr_expect_eq(gs_rec_event(gs_stub.last), 0, "no event");
-	cr_expect_eq(gs_stub.handle, (uintptr_t)S_NB);
-	cr_expect_eq(gs_stub.flush_all + gs_stub.flush_stream, 0);
-	cr_expect_eq(host_fn_seen, host_fn, "submitted with the caller's function");
-	cr_expect_eq(host_data_seen, &data, "and data");
-	gs_stub.passthru = false;
-	cr_expect_eq(cuLaunchHostFunc_ptsz(NULL, host_fn, &data), CUDA_SUCCESS);
-	cr_expect_eq(gs_stub.flush_all, 1, "on the per-thread stream: every stream's work first");
-	cr_expect_eq(gs_stub.why, GS_FLUSH_HOSTFN);
-	cr_expect_eq(gs_stub.launches, 1);
-	cr_expect_eq(real_calls, 2);
 }
 
 Test(cuda, capture_begin_and_end_balance)
