@@ -19,18 +19,22 @@
 #include <sys/resource.h>
 
 /*
- * Whether mark r cuts its sequence's chunks: a chunk of its own, with no
- * graph, submitted at its own call.  Without GRAPHSHIM_ABSORB every mark
- * does; with it, only the record of an event that crosses streams
- * (gs_event.h), which another stream would otherwise find held.
+ * Whether record r cuts its sequence's chunks: a chunk of its own, with no
+ * graph, submitted eagerly at its place.  A mark does, at its own call:
+ * without GRAPHSHIM_ABSORB every mark; with it, only the record of an event
+ * that crosses streams (gs_event.h), which another stream would otherwise
+ * find held.  So does a record the vendor would not take as a graph node
+ * (gs_arm_refuse).
  */
 static bool gs_arm_cuts(const gs_rec_t *r)
 {
+	if (r->refused)
+		return true;
 	return gs_rec_is_mark(r) &&
 	       (!gs_config.absorb || (gs_rec_is_record(r) && gs_event_crosses(gs_rec_event(r))));
 }
 
-/* The chunks planned around each mark that cuts end before it and begin after it; true when memory is short. */
+/* The chunks planned around each record that cuts end before it and begin after it; true when memory is short. */
 static bool gs_arm_split_marks(gs_seq_t *q)
 {
 	uint32_t marks = 0;
@@ -157,6 +161,7 @@ static bool gs_arm_bake(gs_stream_t *s, gs_seq_t *q, uint64_t from, bool steal)
 		}
 		q->recs[i]->orig = NULL;
 		q->recs[i]->held_ev = 0;
+		q->recs[i]->refused = 0;
 	}
 	return false;
 }
@@ -164,18 +169,70 @@ static bool gs_arm_bake(gs_stream_t *s, gs_seq_t *q, uint64_t from, bool steal)
 int gs_arm_build(gs_seq_t *q)
 {
 	int rc = 0;
+	q->refuse_at = q->n;
 	for (uint32_t j = 0; j < q->nchunks && !rc; j++) {
 		uint32_t b = gs_seq_chunk_begin(q, j);
 		if (gs_seq_chunk_bare(q, j)) { /* a chunk with no graph */
 			__atomic_store_n(&q->ready, j + 1, __ATOMIC_RELEASE);
 			continue;
 		}
-		rc = gs_backend->graph_build((const gs_rec_t *const *)q->recs + b,
-					     q->chunk_end[j] - b, &q->graphs[j]);
+		size_t n = q->chunk_end[j] - b, refused = n;
+		rc = gs_backend->graph_build((const gs_rec_t *const *)q->recs + b, n, &q->graphs[j],
+					     &refused);
 		if (!rc) /* the stream may replay it from now on */
 			__atomic_store_n(&q->ready, j + 1, __ATOMIC_RELEASE);
+		else if (refused < n)
+			q->refuse_at = b + (uint32_t)refused;
 	}
 	return rc;
+}
+
+/* Records a sequence may have refused before it fails whole: past a few, its
+ * steps are mostly what the vendor will not graph. */
+#define GS_ARM_MAX_REFUSED 8
+
+static void gs_arm_built(gs_stream_t *s, gs_seq_t *q, int rc, uint64_t ns);
+static bool gs_arm_start_build(gs_stream_t *s, gs_seq_t *q);
+
+/*
+ * A build that failed at one record the vendor would not take as a node (a
+ * kind of copy, a kernel with something its graphs cannot carry) need not
+ * send the whole step eager: that record runs eagerly at its place, in a
+ * chunk of its own as a mark does, and the rest is planned and built again.
+ * The graphs built so far, and any variants, go: the chunks change.  Only
+ * here, the stream's lock held and the sequence in no match (its publisher
+ * sees to that), may its chunks change under the stream.  False when the
+ * failure names no record, or the sequence refused too many already: then
+ * it fails as before.
+ */
+static bool gs_arm_refuse(gs_stream_t *s, gs_seq_t *q, int rc)
+{
+	uint32_t at = q->refuse_at;
+	if (at >= q->n || q->recs[at]->refused || q->nrefused >= GS_ARM_MAX_REFUSED)
+		return false;
+	const gs_rec_t *r = q->recs[at];
+	const char *name = gs_backend->func_name ? gs_backend->func_name(r) : NULL;
+	gs_log_once(GS_LOG_WARN, "the driver refused a %s%s%s as a graph node (status %d); it runs "
+		    "eagerly at its place and the rest of its step replays (trace: built)",
+		    gs_rec_kind_name(r->kind), name ? " " : "", name ? name : "", rc);
+	GS_STAT_INC(fallbacks);
+	GS_STAT_INC(refused);
+	q->recs[at]->refused = 1;
+	q->nrefused++;
+	gs_variant_release(q, true);
+	for (uint32_t j = 0; j < q->nchunks; j++)
+		if (q->graphs[j])
+			gs_backend->graph_destroy(q->graphs[j]);
+	free(q->graphs);
+	free(q->chunk_end);
+	q->graphs = NULL;
+	q->chunk_end = NULL;
+	q->nchunks = 0;
+	q->ready = 0;
+	if (gs_arm_plan(q))
+		return false; /* no memory for the plan: it fails as before */
+	gs_arm_start_build(s, q); /* in place, that published it (or failed it) already */
+	return true;
 }
 
 /* Publish the result of a build; stream lock held. */
@@ -184,7 +241,10 @@ static void gs_arm_built(gs_stream_t *s, gs_seq_t *q, int rc, uint64_t ns)
 	GS_STAT_ADD(build_ns, ns);
 	gs_stats_max(&gs_stats.build_max_ns, ns);
 	q->build_ns += ns;
-	gs_trace_built(s->key.handle, q->id, q->n, ns, rc, q->recs ? q->recs[0] : NULL);
+	gs_trace_built(s->key.handle, q->id, q->n, ns, rc,
+		       q->recs ? q->recs[rc && q->refuse_at < q->n ? q->refuse_at : 0] : NULL);
+	if (rc && gs_arm_refuse(s, q, rc))
+		return;
 	if (rc) {
 		GS_STAT_INC(fallbacks);
 		gs_log_once(GS_LOG_WARN, "building a graph of %u nodes failed (status %d); that sequence stays eager",
@@ -214,6 +274,15 @@ static bool gs_arm_now(gs_stream_t *s, gs_seq_t *q, uint64_t from, uint64_t host
 	q->state = GS_SEQ_BUILDING;
 	q->ready = 0;
 	s->cache.first_bloom |= 1ULL << (q->first_shape & 63);
+	return gs_arm_start_build(s, q);
+}
+
+/*
+ * Hand q (planned, BUILDING) to the builder, or build it in place where
+ * there is none; true when it failed in place.
+ */
+static bool gs_arm_start_build(gs_stream_t *s, gs_seq_t *q)
+{
 	q->handoff = GS_HANDOFF_BUILDING;
 	if (gs_config.async_build && !gs_build_submit(q))
 		return false;
@@ -221,7 +290,7 @@ static bool gs_arm_now(gs_stream_t *s, gs_seq_t *q, uint64_t from, uint64_t host
 	uint64_t t0 = gs_clock_ns();
 	int rc = gs_arm_build(q);
 	gs_arm_built(s, q, rc, gs_clock_ns() - t0);
-	return rc != 0;
+	return q->state != GS_SEQ_BUILDING && q->state != GS_SEQ_ARMED;
 }
 
 /* The calling thread's involuntary context switches so far (0 if unknown). */

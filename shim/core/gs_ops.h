@@ -23,9 +23,13 @@ typedef struct gs_ops {
 	/*
 	 * Build a graph of n records, node i made from recs[i] and depending on
 	 * node i-1, and instantiate it.  *graph receives a backend object that
-	 * owns the graph, its nodes and the executable graph.
+	 * owns the graph, its nodes and the executable graph.  On failure
+	 * *refused is the index of the record the vendor would not take as a
+	 * node, or n when the failure was no one node's (creating or
+	 * instantiating the graph, memory): the core then runs that record
+	 * eagerly at its place and builds the rest (gs_arm.c).
 	 */
-	int (*graph_build)(const gs_rec_t *const *recs, size_t n, void **graph);
+	int (*graph_build)(const gs_rec_t *const *recs, size_t n, void **graph, size_t *refused);
 
 	/* Launch an instantiated graph on a stream. */
 	int (*graph_launch)(void *graph, uintptr_t stream);

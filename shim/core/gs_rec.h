@@ -75,6 +75,8 @@ typedef struct gs_rec {
 	uint32_t block[3];
 	uint32_t flags;  /* backend-defined structural flags (handle kind, copy kind) */
 	uint32_t held_ev;/* the core's: a mark whose event's record is held (gs_event.h) */
+	uint32_t refused;/* the core's, on a sequence's baked records: the vendor would not
+			  * take it as a graph node, so it runs eagerly at its place (gs_arm.c) */
 	void *func;      /* kernel handle; NULL for copies and memsets */
 	void *ctx;       /* the context the operation belongs to */
 	const gs_layout_t *layout; /* kernels only; NULL when the image is opaque */

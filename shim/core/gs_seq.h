@@ -61,6 +61,8 @@ struct gs_seq {
 	int handoff;
 	int build_rc;
 	uint64_t build_dt;
+	uint32_t refuse_at;     /* the record a failed build's vendor refused as a node, or n */
+	uint32_t nrefused;      /* its records refused so far: each runs eagerly at its place */
 	bool counted;           /* its nodes are in the owner's budget */
 	gs_seq_t *job_next;     /* the builder's queue */
 	/*
@@ -104,11 +106,15 @@ static inline uint32_t gs_seq_chunk_begin(const gs_seq_t *q, uint32_t j)
 	return j ? q->chunk_end[j - 1] : 0;
 }
 
-/* Whether chunk j of q is a lone mark, with no graph: its call submits it (gs_arm.c). */
+/*
+ * Whether chunk j of q is one record with no graph, submitted eagerly at
+ * its place: a lone mark (its own call submits it), or a record the vendor
+ * would not take as a node (gs_arm.c).
+ */
 static inline bool gs_seq_chunk_bare(const gs_seq_t *q, uint32_t j)
 {
 	uint32_t b = gs_seq_chunk_begin(q, j);
-	return q->chunk_end[j] == b + 1 && gs_rec_is_mark(q->recs[b]);
+	return q->chunk_end[j] == b + 1 && (gs_rec_is_mark(q->recs[b]) || q->recs[b]->refused);
 }
 
 /* ---- the cache (stream lock held) ---- */

@@ -39,6 +39,7 @@
 	X(forgiven, "structure mismatches and cuts not charged: the segment was too short to be a sequence, or another known one") \
 	X(evictions, "sequences evicted from a full cache")                   \
 	X(fallbacks, "backend failures handled by going eager")               \
+	X(refused, "records the vendor would not take as graph nodes: each runs eagerly at its place in its step") \
 	X(flushes, "flushes that submitted held work")                        \
 	X(cold_passed, "passed through by cold streams, with no record kept")    \
 	X(unkept, "passed through on streams the engine does not keep: the per-thread default stream, or one the driver would not describe") \

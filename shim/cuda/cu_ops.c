@@ -315,10 +315,30 @@ static void gs_cu_graph_release(gs_cu_graph_t *G)
 	free(G);
 }
 
-static int gs_cu_graph_build(const gs_rec_t *const *recs, size_t n, void **graph)
+/*
+ * Instantiate G.  Where the driver has cuGraphInstantiateWithParams it says
+ * which node, if any, made instantiation fail (one it accepted but cannot
+ * run in a graph): *refused becomes that node's index.
+ */
+static CUresult gs_cu_instantiate(gs_cu_graph_t *G, size_t *refused)
+{
+	const gs_cu_real_t *R = &gs_cu_real;
+	if (!R->cuGraphInstantiateWithParams)
+		return R->cuGraphInstantiateWithFlags(&G->x, G->g, 0);
+	CUDA_GRAPH_INSTANTIATE_PARAMS p;
+	memset(&p, 0, sizeof(p));
+	CUresult st = R->cuGraphInstantiateWithParams(&G->x, G->g, &p);
+	for (size_t i = 0; st != CUDA_SUCCESS && p.hErrNode_out && i < G->n; i++)
+		if (G->node[i] == p.hErrNode_out)
+			*refused = i;
+	return st;
+}
+
+static int gs_cu_graph_build(const gs_rec_t *const *recs, size_t n, void **graph, size_t *refused)
 {
 	const gs_cu_real_t *R = &gs_cu_real;
 	*graph = NULL;
+	*refused = n;
 	if (!n || !R->cuGraphCreate || !R->cuGraphInstantiateWithFlags)
 		return CUDA_ERROR_NOT_SUPPORTED;
 	/* One graph, one context: a sequence that spans two stays eager. */
@@ -337,13 +357,15 @@ static int gs_cu_graph_build(const gs_rec_t *const *recs, size_t n, void **graph
 			st = gs_cu_add_node(G->g, NULL, 0, recs[i], &G->node[i]);
 			if (st == CUDA_SUCCESS)
 				st = gs_cu_edge_programmatic(G->g, G->node[i - 1], G->node[i]);
-			continue;
+		} else {
+			st = gs_cu_add_node(G->g, i ? &G->node[i - 1] : NULL, i ? 1 : 0, recs[i],
+					    &G->node[i]);
 		}
-		st = gs_cu_add_node(G->g, i ? &G->node[i - 1] : NULL, i ? 1 : 0, recs[i],
-				    &G->node[i]);
+		if (st != CUDA_SUCCESS)
+			*refused = i; /* the driver would not take this one as a node */
 	}
 	if (st == CUDA_SUCCESS)
-		st = R->cuGraphInstantiateWithFlags(&G->x, G->g, 0);
+		st = gs_cu_instantiate(G, refused);
 	if (st != CUDA_SUCCESS) {
 		gs_cu_graph_release(G);
 		gs_cu_ctx_leave(pushed);

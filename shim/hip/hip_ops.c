@@ -259,16 +259,23 @@ static hipError_t gs_hip_add_node(gs_hip_graph_t *g, size_t i, hipGraphNode_t de
 }
 
 /* (Re)create g->g and g->exec from g->recs; on failure leaves neither. */
-static hipError_t gs_hip_instantiate(gs_hip_graph_t *g)
+/* Build and instantiate g's graph; on failure *refused (where given) is the
+ * node the runtime would not add, or g->n when the failure was no node's. */
+static hipError_t gs_hip_instantiate(gs_hip_graph_t *g, size_t *refused)
 {
 	gs_hip_real_t *R = &gs_hip_real;
 	hipError_t rc = hipErrorNotSupported;
+	size_t i = 0;
 	g->g = NULL;
 	g->exec = NULL;
+	if (refused)
+		*refused = g->n;
 	if (!R->hipGraphCreate || !R->hipGraphDestroy || (rc = R->hipGraphCreate(&g->g, 0)) != hipSuccess)
 		return rc;
-	for (size_t i = 0; i < g->n && rc == hipSuccess; i++)
+	for (; i < g->n && rc == hipSuccess; i++)
 		rc = gs_hip_add_node(g, i, i ? g->nodes[i - 1] : NULL);
+	if (rc != hipSuccess && refused)
+		*refused = i - 1;
 	if (rc == hipSuccess) {
 		/* hipGraphInstantiate kept its 5-argument form through ROCm 7; WithFlags is simpler. */
 		if (R->hipGraphInstantiateWithFlags)
@@ -314,8 +321,9 @@ static void gs_hip_graph_free(gs_hip_graph_t *g)
 	free(g);
 }
 
-static int gs_hip_graph_build(const gs_rec_t *const *recs, size_t n, void **graph)
+static int gs_hip_graph_build(const gs_rec_t *const *recs, size_t n, void **graph, size_t *refused)
 {
+	*refused = n;
 	gs_hip_graph_t *g = calloc(1, sizeof(*g));
 	if (!g)
 		return hipErrorOutOfMemory;
@@ -334,7 +342,7 @@ static int gs_hip_graph_build(const gs_rec_t *const *recs, size_t n, void **grap
 	}
 	bool clean = gs_hip_quiet_begin();
 	gs_hip_depth++;
-	hipError_t rc = gs_hip_instantiate(g);
+	hipError_t rc = gs_hip_instantiate(g, refused);
 	gs_hip_depth--;
 	if (rc != hipSuccess) {
 		gs_hip_graph_free(g);
@@ -358,7 +366,7 @@ static hipError_t gs_hip_rebuild(gs_hip_graph_t *g)
 {
 	hipGraph_t og = g->g;
 	hipGraphExec_t oe = g->exec;
-	hipError_t rc = gs_hip_instantiate(g);
+	hipError_t rc = gs_hip_instantiate(g, NULL);
 	if (rc != hipSuccess) {
 		g->g = og;
 		g->exec = oe;

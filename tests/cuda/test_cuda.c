@@ -747,6 +747,7 @@ static struct {
 	CUgraphNode edge_from[8], edge_to[8];
 	int edge_type[8];
 	CUgraphNode dep_of[8];
+	int refuse; /* 1 + the index of the node add that fails (0: none) */
 } G;
 
 static CUresult s_graph_create(CUgraph *g, unsigned f) { *g = (CUgraph)0x9000; return CUDA_SUCCESS; }
@@ -757,9 +758,21 @@ static CUresult s_instantiate(CUgraphExec *x, CUgraph g, unsigned long long f)
 	*x = (CUgraphExec)0x9100;
 	return CUDA_SUCCESS;
 }
+static CUresult s_instantiate_fails(CUgraphExec *x, CUgraph g, unsigned long long f)
+{
+	return CUDA_ERROR_INVALID_VALUE;
+}
+static CUresult s_instantiate_params(CUgraphExec *x, CUgraph g, CUDA_GRAPH_INSTANTIATE_PARAMS *p)
+{
+	p->hErrNode_out = (CUgraphNode)0xa002; /* the third node added */
+	p->result_out = CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED;
+	return CUDA_ERROR_INVALID_VALUE;
+}
 static CUresult s_add_kernel(CUgraphNode *out, CUgraph g, const CUgraphNode *dep, size_t nd,
 			     const CUDA_KERNEL_NODE_PARAMS *p)
 {
+	if (G.refuse && G.nodes + 1 == G.refuse)
+		return CUDA_ERROR_INVALID_VALUE;
 	int i = G.nodes++;
 	*out = (CUgraphNode)(uintptr_t)(0xa000 + i);
 	G.dep_of[i] = nd ? dep[0] : NULL;
@@ -787,6 +800,7 @@ Test(cuda, graph_nodes_carry_attributes_and_programmatic_edges)
 	gs_cu_real.cuGraphDestroy = s_graph_destroy;
 	gs_cu_real.cuGraphExecDestroy = s_exec_destroy;
 	gs_cu_real.cuGraphInstantiateWithFlags = s_instantiate;
+	gs_cu_real.cuGraphInstantiateWithParams = NULL;
 	gs_cu_real.cuGraphAddKernelNode_v2 = s_add_kernel;
 	gs_cu_real.cuGraphKernelNodeSetAttribute = s_node_attr;
 	gs_cu_real.cuGraphAddDependencies_v2 = s_add_deps;
@@ -812,7 +826,9 @@ Test(cuda, graph_nodes_carry_attributes_and_programmatic_edges)
 	r[2] = rec_dup(gs_stub.last);
 
 	void *graph = NULL;
-	cr_assert_eq(gs_cu_ops.graph_build((const gs_rec_t *const *)r, 3, &graph), CUDA_SUCCESS);
+	size_t refused = 0;
+	cr_assert_eq(gs_cu_ops.graph_build((const gs_rec_t *const *)r, 3, &graph, &refused),
+		     CUDA_SUCCESS);
 	cr_expect_eq(G.nodes, 3);
 	cr_expect_eq(G.nattr, 1, "the cluster dimension on node 1, nothing else");
 	cr_expect_eq(G.attr_node[0], (CUgraphNode)0xa001);
@@ -828,6 +844,29 @@ Test(cuda, graph_nodes_carry_attributes_and_programmatic_edges)
 	cr_expect_eq(G.edge_from[1], (CUgraphNode)0xa001);
 	cr_expect_eq(G.edge_to[1], (CUgraphNode)0xa002);
 	gs_cu_ops.graph_destroy(graph);
+
+	/* A node the driver will not add is named, so the core can run it eagerly. */
+	memset(&G, 0, sizeof(G));
+	G.refuse = 2;
+	graph = NULL;
+	cr_expect_eq(gs_cu_ops.graph_build((const gs_rec_t *const *)r, 3, &graph, &refused),
+		     CUDA_ERROR_INVALID_VALUE);
+	cr_expect_null(graph);
+	cr_expect_eq(refused, 1);
+	/* A failure that is no node's (instantiation) names none: refused is n. */
+	memset(&G, 0, sizeof(G));
+	gs_cu_real.cuGraphInstantiateWithFlags = s_instantiate_fails;
+	cr_expect_eq(gs_cu_ops.graph_build((const gs_rec_t *const *)r, 3, &graph, &refused),
+		     CUDA_ERROR_INVALID_VALUE);
+	cr_expect_eq(refused, 3);
+	gs_cu_real.cuGraphInstantiateWithFlags = s_instantiate;
+	/* One the driver added, then would not instantiate: WithParams names it. */
+	memset(&G, 0, sizeof(G));
+	gs_cu_real.cuGraphInstantiateWithParams = s_instantiate_params;
+	cr_expect_eq(gs_cu_ops.graph_build((const gs_rec_t *const *)r, 3, &graph, &refused),
+		     CUDA_ERROR_INVALID_VALUE);
+	cr_expect_eq(refused, 2);
+	gs_cu_real.cuGraphInstantiateWithParams = NULL;
 	for (int i = 0; i < 3; i++)
 		free(r[i]);
 }

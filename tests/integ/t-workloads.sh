@@ -49,6 +49,11 @@ run() {
 	if [ "$cov" -lt "$min" ]; then
 		echo "FAIL $name: replayed $replayed of $launches launches ($cov% < $min%)"; fails=$((fails + 1)); return
 	fi
+	case "$envs" in *GS_SIM_REFUSE_NODES*)
+		if [ "$(stat "$tmp/s.json" refused)" -lt 1 ]; then
+			echo "FAIL $name: no node was refused"; fails=$((fails + 1)); return
+		fi ;;
+	esac
 	case "$envs" in *GS_SIM_FAIL_PARAM_INFO*) ;; *GS_SIM_FAIL*)
 		if [ "${fallbacks:-0}" -lt 1 ]; then
 			echo "FAIL $name: the injected fault was not counted as a fallback"; fails=$((fails + 1)); return
@@ -124,6 +129,14 @@ run fault-instantiate 0 GS_SIM_FAIL_INSTANTIATE=1 -- $D
 run fault-graph-launch 0 GS_SIM_FAIL_GRAPH_LAUNCH=3 -- $D
 run fault-node-patch 0 GS_SIM_FAIL_NODE_PATCH=2 -- $D --pos-arg
 run fault-every-launch 0 "GS_SIM_FAIL_GRAPH_LAUNCH=1+" -- $D
+# Nodes the driver will not take (here every copy and memset) run eagerly at
+# their place; the rest of each step still replays (0% before: the whole
+# step stayed eager).
+run refused-copies 75 GS_SIM_REFUSE_NODES=copy,memset -- $D --copies
+run refused-kv-copy 65 GS_SIM_REFUSE_NODES=copy,memset -- $F --kv-copy
+# The same refused when the graph is instantiated, the failing node named by
+# cuGraphInstantiateWithParams.
+run refused-at-instantiate 75 GS_SIM_REFUSE_NODES=copy GS_SIM_REFUSE_AT=instantiate -- $D --copies
 # A failing parameter-layout query makes launches pass through untouched,
 # and one failed query among many must not cut a layout short (which baked
 # garbage arguments into graph nodes: crashes and hangs before the fix).

@@ -233,7 +233,8 @@ CUresult cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType *type)
 }
 
 /* ---- instantiate, launch ---- */
-static CUresult instantiate(CUgraphExec *px, CUgraph g, CUgraphInstantiateResult *res)
+static CUresult instantiate(CUgraphExec *px, CUgraph g, CUgraphInstantiateResult *res,
+			   CUgraphNode *err_node)
 {
 	gs_sim_exec_t *x;
 	CUresult r = check_graph(g);
@@ -245,6 +246,14 @@ static CUresult instantiate(CUgraphExec *px, CUgraph g, CUgraphInstantiateResult
 		return CUDA_ERROR_INVALID_VALUE;
 	if (gs_sim_fault(GS_SIM_F_INSTANTIATE))
 		return CUDA_ERROR_OUT_OF_MEMORY;
+	gs_sim_node_t *bad = gs_sim_refused_at_instantiate((gs_sim_graph_t *)g);
+	if (bad) { /* a node this "driver" cannot run in a graph (GS_SIM_REFUSE_AT) */
+		if (res)
+			*res = CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED;
+		if (err_node)
+			*err_node = (CUgraphNode)bad;
+		return CUDA_ERROR_INVALID_VALUE;
+	}
 	r = gs_cu_err(gs_sim_exec_create(&x, (gs_sim_graph_t *)g));
 	if (r)
 		return r;
@@ -256,7 +265,7 @@ static CUresult instantiate(CUgraphExec *px, CUgraph g, CUgraphInstantiateResult
 
 CUresult cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGraph, unsigned long long flags)
 {
-	return instantiate(phGraphExec, hGraph, NULL);
+	return instantiate(phGraphExec, hGraph, NULL, NULL);
 }
 
 static CUresult instantiate_params(CUgraphExec *px, CUgraph g, CUDA_GRAPH_INSTANTIATE_PARAMS *p)
@@ -264,7 +273,7 @@ static CUresult instantiate_params(CUgraphExec *px, CUgraph g, CUDA_GRAPH_INSTAN
 	if (!p)
 		return CUDA_ERROR_INVALID_VALUE;
 	p->hErrNode_out = NULL;
-	return instantiate(px, g, &p->result_out);
+	return instantiate(px, g, &p->result_out, &p->hErrNode_out);
 }
 
 CUresult cuGraphInstantiateWithParams(CUgraphExec *phGraphExec, CUgraph hGraph,

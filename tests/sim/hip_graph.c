@@ -155,6 +155,8 @@ static hipError_t instantiate(hipGraphExec_t *px, hipGraph_t g)
 		return hipErrorInvalidValue;
 	if (gs_sim_fault(GS_SIM_F_INSTANTIATE))
 		return hipErrorOutOfMemory;
+	if (gs_sim_refused_at_instantiate((gs_sim_graph_t *)g))
+		return hipErrorInvalidValue; /* GS_SIM_REFUSE_AT=instantiate */
 	hipError_t r = gs_hip_err(gs_sim_exec_create(&x, (gs_sim_graph_t *)g));
 	if (!r)
 		*px = (hipGraphExec_t)x;

@@ -352,6 +352,18 @@ enum {
 };
 /* True when this call (counted per kind) must fail. */
 bool gs_sim_fault(int kind);
+/*
+ * True when explicit node adds of work kind (GS_SIM_W_*) are refused:
+ * GS_SIM_REFUSE_NODES names kinds (kernel, copy, memset, comma-separated),
+ * as a driver refuses operations its graphs cannot hold.
+ */
+bool gs_sim_refuses_node(int kind);
+/*
+ * With GS_SIM_REFUSE_AT=instantiate the kinds above are added and refused
+ * when their graph is instantiated instead: the first such node of g, or
+ * NULL (and NULL always without it).
+ */
+gs_sim_node_t *gs_sim_refused_at_instantiate(gs_sim_graph_t *g);
 double gs_sim_launch_us(void);
 double gs_sim_node_us(void);
 /* Host time an instantiation takes (GS_SIM_INSTANTIATE_US, slept). */

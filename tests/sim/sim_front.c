@@ -190,7 +190,7 @@ gs_sim_err_t gs_sim_front_kernel_work(gs_sim_work_t *w, const gs_sim_func_t *fn,
 gs_sim_err_t gs_sim_front_add_node(gs_sim_node_t **out, gs_sim_graph_t *g, gs_sim_work_t *w,
 				   void *const *deps, size_t nd)
 {
-	if (gs_sim_fault(GS_SIM_F_GRAPH_BUILD)) {
+	if (gs_sim_fault(GS_SIM_F_GRAPH_BUILD) || gs_sim_refuses_node(w->kind)) {
 		gs_sim_work_fini(w);
 		return GS_SIM_EINVAL;
 	}

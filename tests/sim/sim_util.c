@@ -87,6 +87,8 @@ int gs_sim_count_handles(int kind)
 /* ---- environment ---- */
 static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 static double env_launch_us, env_node_us, env_inst_us;
+static unsigned env_refuse; /* bit per GS_SIM_W_* kind (GS_SIM_REFUSE_NODES) */
+static bool env_refuse_late; /* GS_SIM_REFUSE_AT=instantiate */
 /* Fault spec per kind: fail call number nth (1-based); from_on: and all
  * later ones too ("N+").  nth == 0: never. */
 static struct { unsigned long nth; bool from_on; atomic_ulong calls; } faults[GS_SIM_F_COUNT];
@@ -120,6 +122,27 @@ static void env_init(void)
 	env_launch_us = env_double("GS_SIM_LAUNCH_US", 0.0);
 	env_node_us = env_double("GS_SIM_NODE_US", env_launch_us / 5.0);
 	env_inst_us = env_double("GS_SIM_INSTANTIATE_US", 0.0);
+	const char *ra = getenv("GS_SIM_REFUSE_AT");
+	env_refuse_late = ra && !strcmp(ra, "instantiate");
+	if (ra && *ra && !env_refuse_late && strcmp(ra, "add"))
+		fprintf(stderr, "gs_sim: ignoring GS_SIM_REFUSE_AT=%s (add, instantiate)\n", ra);
+	const char *rn = getenv("GS_SIM_REFUSE_NODES");
+	static const struct { const char *name; int kind; } kinds[] = {
+		{ "kernel", GS_SIM_W_KERNEL }, { "copy", GS_SIM_W_COPY }, { "memset", GS_SIM_W_SET },
+	};
+	while (rn && *rn) {
+		size_t len = strcspn(rn, ",");
+		size_t k = 0;
+		while (k < sizeof(kinds) / sizeof(kinds[0]) &&
+		       (strlen(kinds[k].name) != len || strncmp(rn, kinds[k].name, len)))
+			k++;
+		if (k < sizeof(kinds) / sizeof(kinds[0]))
+			env_refuse |= 1u << kinds[k].kind;
+		else
+			fprintf(stderr, "gs_sim: ignoring %.*s in GS_SIM_REFUSE_NODES (kernel, copy, memset)\n",
+				(int)len, rn);
+		rn += len + (rn[len] == ',');
+	}
 	for (int k = 0; k < GS_SIM_F_COUNT; k++) {
 		const char *v = getenv(fault_env[k]);
 		char *end;
@@ -145,6 +168,31 @@ bool gs_sim_fault(int kind)
 		return false;
 	unsigned long c = atomic_fetch_add(&faults[kind].calls, 1) + 1;
 	return c == faults[kind].nth || (faults[kind].from_on && c > faults[kind].nth);
+}
+
+static bool refused_kind(int kind)
+{
+	return kind >= 0 && kind < 32 && (env_refuse >> kind & 1);
+}
+
+bool gs_sim_refuses_node(int kind)
+{
+	GS_SIM_PT(pthread_once(&env_once, env_init));
+	return !env_refuse_late && refused_kind(kind);
+}
+
+gs_sim_node_t *gs_sim_refused_at_instantiate(gs_sim_graph_t *g)
+{
+	GS_SIM_PT(pthread_once(&env_once, env_init));
+	gs_sim_node_t *bad = NULL;
+	if (!env_refuse_late || !env_refuse)
+		return NULL;
+	GS_SIM_PT(pthread_mutex_lock(&g->mu));
+	for (size_t i = 0; i < g->n && !bad; i++)
+		if (refused_kind(g->nodes[i]->work.kind))
+			bad = g->nodes[i];
+	GS_SIM_PT(pthread_mutex_unlock(&g->mu));
+	return bad;
 }
 
 double gs_sim_launch_us(void)

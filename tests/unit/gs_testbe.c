@@ -82,10 +82,16 @@ static int tb_submit(const gs_rec_t *r, uintptr_t stream)
 	return 0;
 }
 
-static int tb_build(const gs_rec_t *const *recs, size_t n, void **out)
+static int tb_build(const gs_rec_t *const *recs, size_t n, void **out, size_t *refused)
 {
+	*refused = n;
 	if (__atomic_add_fetch(&tb.builds, 1, __ATOMIC_RELAXED) == tb.fail_build_at)
 		return 2;
+	for (size_t i = 0; tb.refuse_func && i < n; i++)
+		if (recs[i]->kind == GS_REC_KERNEL && (uintptr_t)recs[i]->func == tb.refuse_func) {
+			*refused = i;
+			return 5;
+		}
 	__atomic_store_n(&tb.build_policy, sched_getscheduler(0) + 1, __ATOMIC_RELEASE);
 	if (tb.build_sleep_ms)
 		usleep((useconds_t)tb.build_sleep_ms * 1000);

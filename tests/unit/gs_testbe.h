@@ -28,6 +28,7 @@ typedef struct tb_state {
 	int builds, launches, patches, destroys, submits, live_graphs;
 	/* Fault injection: fail the Nth call (1-based; 0 = never). */
 	int fail_build_at, fail_launch_at, fail_patch_at, fail_submit_at;
+	uintptr_t refuse_func; /* graph builds refuse a node of this function (its index named) */
 	int submit_status; /* returned by every submit that is not failed */
 	int build_sleep_ms; /* make graph builds slow */
 	/* Graph builds after the first hold_builds_after (when > 0) wait until

@@ -1,4 +1,5 @@
 /* Backend failures: every one falls back to eager with the same results. */
+#include "gs_build.h"
 #include "gs_testbe.h"
 
 #include <criterion/criterion.h>
@@ -26,6 +27,60 @@ Test(faults, graph_build_failure_stays_eager)
 	gs_seq_info_t info[2];
 	cr_assert_eq(gs_engine_seq_info(info, 2), 1);
 	cr_expect_eq(info[0].state, GS_SEQ_FAILED);
+	tb_check();
+}
+
+/*
+ * A node the vendor refuses (its index named) costs the step that one
+ * record: it runs eagerly at its place, the records around it replay as
+ * graphs, and every launch still runs in program order.
+ */
+static void refused_node(const char *async)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_ASYNC_BUILD", async, NULL);
+	tb.refuse_func = F[3];
+	steps(10, 0);
+	/* In the background: the failed build is published at the stream's
+	 * next call, which plans the step again and hands it back. */
+	gs_build_wait();
+	steps(1, 0);
+	gs_build_wait();
+	steps(10, 0);
+	cr_expect_eq(gs_stats.refused, 1);
+	cr_expect_eq(gs_stats.fallbacks, 1);
+	gs_seq_info_t info[2];
+	cr_assert_eq(gs_engine_seq_info(info, 2), 1);
+	cr_expect_eq(info[0].state, GS_SEQ_ARMED);
+	cr_expect_geq(gs_stats.graphs, 1);
+	/* Each replayed pass: F[0..3) and F[4..6) from graphs, F[3] eagerly. */
+	cr_expect_gt(gs_stats.replays, 0);
+	cr_expect_eq(gs_stats.replayed, gs_stats.replays / 2 * 5);
+	size_t eager3 = 0, graph3 = 0;
+	for (size_t i = 0; i < tb.nexec; i++)
+		if (tb.exec[i].func == F[3])
+			tb.exec[i].from_graph ? graph3++ : eager3++;
+	cr_expect_eq(graph3, 0, "the refused record never runs from a graph");
+	cr_expect_eq(eager3, 21);
+	tb_check();
+}
+
+Test(faults, a_refused_node_runs_eagerly_and_the_rest_replays)
+{
+	refused_node("0");
+}
+
+Test(faults, a_refused_node_in_a_background_build)
+{
+	refused_node("1");
+}
+
+Test(faults, a_failure_that_names_no_node_still_fails_the_sequence)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", NULL);
+	tb.fail_build_at = 1; /* names no record: refused is n */
+	steps(10, 0);
+	cr_expect_eq(gs_stats.refused, 0);
+	cr_expect_eq(gs_stats.replays, 0);
 	tb_check();
 }
 
