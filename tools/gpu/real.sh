@@ -17,8 +17,10 @@
 #   GS_REAL_PROGRAMS  names or shell patterns of the suite's programs (default
 #                     all; `real.sh --list` prints them); a pattern may also
 #                     name a framework (torch, transformers, timm, torchdiffeq,
-#                     jax, flax, cupy, triton, numba, cuda; torch also selects
-#                     the timm and torchdiffeq programs, jax the flax ones)
+#                     jax, flax, cupy, triton, numba, cuda, and pyg, lightning,
+#                     gpytorch, botorch, e3nn, torchaudio, peft, sentence,
+#                     diffrax, numpyro, cudapy; torch also selects the programs
+#                     of libraries on PyTorch, jax those on JAX)
 #   GS_REAL_MODES     modes to run, of each program's (default: all it has):
 #                     eager graphshim graph (and before, see below)
 #   GS_REAL_ROUNDS    rounds (default 5)
@@ -59,7 +61,8 @@ set -u
 # The suite.  One program a line:
 #   name | needs | flags | modes | command | graph | cpu
 # needs: the framework that must be present (torch, transformers, timm, torchdiffeq,
-#   jax, flax, cupy, numba, triton, cuda: the C programs); flags: "self" (the framework captures CUDA
+#   jax, flax, cupy, numba, triton, cuda: the C programs; and the libraries on
+#   them, each checked by its import: see have() below); flags: "self" (the framework captures CUDA
 #   graphs by itself even in the eager run), "compile" (a first, untimed run
 #   fills the compile caches); modes: of eager graphshim graph; command:
 #   leading VAR=value words are its environment; graph: what the graph mode
@@ -133,7 +136,31 @@ train-loader|torch|-|eager graphshim|$PY $R/torch_train.py --arch mlp --loader 2
 train-loader-log|torch|-|eager graphshim|$PY $R/torch_train.py --arch block --layers 2 --loader 2 --log-every 10 --warmup 20 --steps 200|-|--device cpu --steps 8 --warmup 4 --batch 4 --seq 8 --loader 0 --log-every 4
 jax-pyloop|jax|-|eager graphshim graph|XLA_FLAGS=--xla_gpu_enable_command_buffer= $PY $R/jax_solver.py --loop python|XLA_FLAGS=|--device cpu --steps 4 --warmup 1 --n 32
 jax-eager|jax|-|eager graphshim|$PY $R/jax_solver.py --loop eager --steps 20 --warmup 2|-|--device cpu --steps 2 --warmup 1 --n 32
-hf-assist|transformers|-|eager graphshim|$PY $R/hf_generate.py --arch llama --cache dynamic --assistant 1 --rounds 6|-|--device cpu --tokens 6 --layers 2 --dim 128 --assistant 1'
+hf-assist|transformers|-|eager graphshim|$PY $R/hf_generate.py --arch llama --cache dynamic --assistant 1 --rounds 6|-|--device cpu --tokens 6 --layers 2 --dim 128 --assistant 1
+pyg-gcn|pyg|-|eager graphshim|$PY $R/pyg_gnn.py --model gcn --task train|-|--device cpu --steps 4 --warmup 1
+pyg-gat|pyg|-|eager graphshim|$PY $R/pyg_gnn.py --model gat --task infer|-|--device cpu --steps 4 --warmup 1
+lightning-mlp|lightning|-|eager graphshim|$PY $R/lightning_train.py --arch mlp|-|--device cpu --steps 6 --warmup 2 --log-every-n-steps 2
+gp-cg|gpytorch|-|eager graphshim|$PY $R/gp_regression.py --task train --n 2000|-|--device cpu --steps 2 --warmup 1 --n 1000
+jax-ode|diffrax|-|eager graphshim graph|XLA_FLAGS=--xla_gpu_enable_command_buffer= $PY $R/jax_ode.py --controller pid|XLA_FLAGS=|--device cpu --steps 4 --warmup 1
+numpyro-nuts-py|numpyro|-|eager graphshim graph|XLA_FLAGS=--xla_gpu_enable_command_buffer= $PY $R/numpyro_mcmc.py --loop python|XLA_FLAGS=|--device cpu --steps 2 --num-warmup 20 --num-samples 20 --n 100
+e3nn-infer|e3nn|-|eager graphshim|$PY $R/e3nn_points.py --task infer|-|--device cpu --steps 3 --warmup 1 --graphs 4 --max-atoms 24 --layers 2 --mul 8
+audio-kws|torchaudio|-|eager graphshim|$PY $R/audio_kws.py|-|--device cpu --steps 8 --warmup 2
+cuda-python|cudapy|-|eager graphshim|$PY $R/cuda_python.py --memory cupy|-|--device cpu --steps 4 --warmup 1 --n 32 --sweeps 2
+peft-generate|peft|-|eager graphshim|$PY $R/hf_peft.py --task generate|-|--device cpu --tokens 6 --layers 1 --dim 128
+st-encode|sentence|-|eager graphshim|$PY $R/st_encode.py|-|--device cpu --steps 4 --warmup 1 --layers 2 --dim 128 --heads 4 --sentences 16 --batch-size 8
+gp-botorch|botorch|-|eager graphshim|$PY $R/gp_regression.py --task botorch|-|--device cpu --steps 4 --warmup 1 --train-iters 5
+lightning-cnn|lightning|-|eager graphshim|$PY $R/lightning_train.py --arch cnn --sched cosine|-|--device cpu --steps 4 --warmup 1 --log-every-n-steps 2
+pyg-sage|pyg|-|eager graphshim|$PY $R/pyg_gnn.py --model sage --task train|-|--device cpu --steps 4 --warmup 1
+gp-cholesky|gpytorch|-|eager graphshim|$PY $R/gp_regression.py --task train --n 500|-|--device cpu --steps 4 --warmup 1 --n 200
+gp-predict|gpytorch|-|eager graphshim|$PY $R/gp_regression.py --task predict|-|--device cpu --steps 4 --warmup 1 --train-iters 5 --n 200
+jax-ode-fixed|diffrax|-|eager graphshim graph|XLA_FLAGS=--xla_gpu_enable_command_buffer= $PY $R/jax_ode.py --controller constant|XLA_FLAGS=|--device cpu --steps 4 --warmup 1
+jax-ode-train|diffrax|compile|eager graphshim graph|XLA_FLAGS=--xla_gpu_enable_command_buffer= $PY $R/jax_ode.py --train|XLA_FLAGS=|--device cpu --steps 2 --warmup 1
+numpyro-nuts|numpyro|-|eager graphshim graph|XLA_FLAGS=--xla_gpu_enable_command_buffer= $PY $R/numpyro_mcmc.py --loop jit|XLA_FLAGS=|--device cpu --steps 2 --num-warmup 20 --num-samples 20 --n 100
+e3nn-train|e3nn|-|eager graphshim|$PY $R/e3nn_points.py --task train|-|--device cpu --steps 2 --warmup 1 --graphs 4 --max-atoms 24 --layers 2 --mul 8
+audio-kws-b8|torchaudio|-|eager graphshim|$PY $R/audio_kws.py --batch 8 --augment|-|--device cpu --steps 8 --warmup 2 --batch 2 --augment
+cuda-python-buffer|cudapy|-|eager graphshim|$PY $R/cuda_python.py --memory buffer|-|--device cpu --steps 4 --warmup 1 --n 32 --sweeps 2
+peft-train|peft|-|eager graphshim|$PY $R/hf_peft.py --task train|-|--device cpu --steps 4 --warmup 1 --layers 1 --dim 128 --batch 2 --seq 16
+lightning-bf16|lightning|-|eager graphshim|$PY $R/lightning_train.py --arch mlp --precision bf16-mixed|-|--device cpu --steps 6 --warmup 2 --log-every-n-steps 2'
 
 
 if [ "${1:-}" = --list ]; then
@@ -334,6 +361,17 @@ have() { # have NEED: true when the framework is usable (cached)
 		torchdiffeq) code='import torch, torchdiffeq; print("torchdiffeq", torchdiffeq.__version__); assert torch.cuda.is_available()' ;;
 		flax) code='import jax, flax, optax; print("flax", flax.__version__); assert jax.devices()[0].platform == "gpu"' ;;
 		numba) code='import numba, numpy; from numba import cuda; print("numba", numba.__version__); assert cuda.is_available()' ;;
+		pyg) code='import torch, torch_geometric; print("pyg", torch_geometric.__version__); assert torch.cuda.is_available()' ;;
+		lightning) code='import torch, lightning; print("lightning", lightning.__version__); assert torch.cuda.is_available()' ;;
+		gpytorch) code='import torch, gpytorch; print("gpytorch", gpytorch.__version__); assert torch.cuda.is_available()' ;;
+		botorch) code='import torch, gpytorch, botorch; print("botorch", botorch.__version__); assert torch.cuda.is_available()' ;;
+		e3nn) code='import torch, e3nn; print("e3nn", e3nn.__version__); assert torch.cuda.is_available()' ;;
+		torchaudio) code='import torch, torchaudio; print("torchaudio", torchaudio.__version__); assert torch.cuda.is_available()' ;;
+		peft) code='import torch, transformers, peft; print("peft", peft.__version__); assert torch.cuda.is_available()' ;;
+		sentence) code='import torch, sentence_transformers as st; print("sentence", st.__version__); assert torch.cuda.is_available()' ;;
+		diffrax) code='import jax, diffrax, equinox; print("diffrax", diffrax.__version__); assert jax.devices()[0].platform == "gpu"' ;;
+		numpyro) code='import jax, numpyro; print("numpyro", numpyro.__version__); assert jax.devices()[0].platform == "gpu"' ;;
+		cudapy) code='import cupy; from importlib.metadata import version; print("cudapy", version("cuda-core")); assert cupy.cuda.runtime.getDeviceCount() > 0' ;;
 		cuda) code='' ;;
 		esac
 		# A dry run needs only the imports (programs run with --device cpu).
@@ -665,8 +703,12 @@ while IFS='|' read -r name need flags modes cmd graph cpu; do
 		# shellcheck disable=SC2254
 		case $name in $p) sel=1 ;; esac
 		[ "$p" = "$need" ] && sel=1
-		# torch also names the timm and torchdiffeq programs, jax the flax ones.
-		case $p:$need in torch:timm | torch:torchdiffeq | jax:flax) sel=1 ;; esac
+		# torch also names the programs of the libraries built on it, jax those on JAX.
+		case $p:$need in
+		torch:timm | torch:torchdiffeq | torch:pyg | torch:lightning | torch:gpytorch | \
+			torch:botorch | torch:e3nn | torch:torchaudio | torch:peft | torch:sentence | \
+			jax:flax | jax:diffrax | jax:numpyro) sel=1 ;;
+		esac
 	done
 	set +f
 	[ $sel = 1 ] || continue
