@@ -194,30 +194,44 @@ int gs_arm_build(gs_seq_t *q)
 static void gs_arm_built(gs_stream_t *s, gs_seq_t *q, int rc, uint64_t ns);
 static bool gs_arm_start_build(gs_stream_t *s, gs_seq_t *q);
 
+/* Mark q failed: it stays eager, its graphs and records go. */
+static void gs_arm_fail(gs_stream_t *s, gs_seq_t *q)
+{
+	q->state = GS_SEQ_FAILED;
+	gs_seq_uncount(s, q);
+	gs_seq_release(q);
+}
+
 /*
- * A build that failed at one record the vendor would not take as a node (a
- * kind of copy, a kernel with something its graphs cannot carry) need not
- * send the whole step eager: that record runs eagerly at its place, in a
- * chunk of its own as a mark does, and the rest is planned and built again.
- * The graphs built so far, and any variants, go: the chunks change.  Only
- * here, the stream's lock held and the sequence in no match (its publisher
- * sees to that), may its chunks change under the stream.  False when the
- * failure names no record, or the sequence refused too many already: then
- * it fails as before.
+ * A record the vendor would not take as a graph node (a build that failed
+ * at it), or whose node it would not update (a patch), need not send the
+ * whole step eager: that record runs eagerly at its place from then on, in
+ * a chunk of its own as a mark does (gs_arm_cuts), and the rest is planned
+ * and built again.  The graphs built so far, and any variants, go: the
+ * chunks change.  Only where the stream's lock is held and the sequence is
+ * in no match (its publisher, or the end of the match that failed to
+ * patch, sees to that) may its chunks change under the stream.  Past
+ * GS_ARM_MAX_REFUSED records, or where the vendor named none, the
+ * sequence fails (a build) or retires (a patch) as before.
  */
-static bool gs_arm_refuse(gs_stream_t *s, gs_seq_t *q, int rc)
+
+/* Whether record q->refuse_at can be refused: named, not yet, and under the bound. */
+static bool gs_arm_may_refuse(const gs_seq_t *q)
 {
 	uint32_t at = q->refuse_at;
-	if (at >= q->n || q->recs[at]->refused || q->nrefused >= GS_ARM_MAX_REFUSED)
-		return false;
-	const gs_rec_t *r = q->recs[at];
+	return at < q->n && !q->recs[at]->refused && q->nrefused < GS_ARM_MAX_REFUSED;
+}
+
+/* Refuse record q->refuse_at and build q again around it (see above). */
+static void gs_arm_replan(gs_stream_t *s, gs_seq_t *q)
+{
+	const gs_rec_t *r = q->recs[q->refuse_at];
 	const char *name = gs_backend->func_name ? gs_backend->func_name(r) : NULL;
-	gs_log_once(GS_LOG_WARN, "the driver refused a %s%s%s as a graph node (status %d); it runs "
-		    "eagerly at its place and the rest of its step replays (trace: built)",
-		    gs_rec_kind_name(r->kind), name ? " " : "", name ? name : "", rc);
-	GS_STAT_INC(fallbacks);
+	gs_log_once(GS_LOG_WARN, "the driver refused a %s%s%s as a graph node, or its update; it "
+		    "runs eagerly at its place and the rest of its step replays (counter refused)",
+		    gs_rec_kind_name(r->kind), name ? " " : "", name ? name : "");
 	GS_STAT_INC(refused);
-	q->recs[at]->refused = 1;
+	q->recs[q->refuse_at]->refused = 1;
 	q->nrefused++;
 	gs_variant_release(q, true);
 	for (uint32_t j = 0; j < q->nchunks; j++)
@@ -229,9 +243,19 @@ static bool gs_arm_refuse(gs_stream_t *s, gs_seq_t *q, int rc)
 	q->chunk_end = NULL;
 	q->nchunks = 0;
 	q->ready = 0;
-	if (gs_arm_plan(q))
-		return false; /* no memory for the plan: it fails as before */
-	gs_arm_start_build(s, q); /* in place, that published it (or failed it) already */
+	if (gs_arm_plan(q)) {
+		gs_arm_fail(s, q); /* no memory for the plan */
+		return;
+	}
+	q->state = GS_SEQ_BUILDING;
+	gs_arm_start_build(s, q); /* in place, gs_arm_built has published or failed it */
+}
+
+bool gs_arm_refuse_armed(gs_stream_t *s, gs_seq_t *q)
+{
+	if (q->state != GS_SEQ_ARMED || !gs_arm_may_refuse(q))
+		return false;
+	gs_arm_replan(s, q);
 	return true;
 }
 
@@ -243,15 +267,15 @@ static void gs_arm_built(gs_stream_t *s, gs_seq_t *q, int rc, uint64_t ns)
 	q->build_ns += ns;
 	gs_trace_built(s->key.handle, q->id, q->n, ns, rc,
 		       q->recs ? q->recs[rc && q->refuse_at < q->n ? q->refuse_at : 0] : NULL);
-	if (rc && gs_arm_refuse(s, q, rc))
-		return;
 	if (rc) {
 		GS_STAT_INC(fallbacks);
+		if (gs_arm_may_refuse(q)) {
+			gs_arm_replan(s, q);
+			return;
+		}
 		gs_log_once(GS_LOG_WARN, "building a graph of %u nodes failed (status %d); that sequence stays eager",
 			    q->n, rc);
-		q->state = GS_SEQ_FAILED;
-		gs_seq_uncount(s, q);
-		gs_seq_release(q);
+		gs_arm_fail(s, q);
 		return;
 	}
 	GS_STAT_INC(graphs);

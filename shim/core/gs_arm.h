@@ -30,5 +30,12 @@ bool gs_arm_seq(gs_stream_t *s, gs_seq_t *q, uint64_t from, uint64_t host_ns, un
 int gs_arm_build(gs_seq_t *q);
 /* Publish what the builder finished for s. */
 void gs_arm_publish(gs_stream_t *s);
+/*
+ * q, armed and in no match, had record q->refuse_at refused by the vendor
+ * (a node update it would not take): that record runs eagerly from now on
+ * and q is planned and built again around it.  False (nothing done) when q
+ * refused too many records already; then it should retire.
+ */
+bool gs_arm_refuse_armed(gs_stream_t *s, gs_seq_t *q);
 
 #endif /* GS_ARM_H */

@@ -7,6 +7,7 @@
  * go to replay (or, on a pass the gate sends eagerly, each record as it
  * comes).  A record that matches no candidate ends the match.
  */
+#include "gs_arm.h"
 #include "gs_event.h"
 #include "gs_match.h"
 #include "gs_replay.h"
@@ -33,6 +34,14 @@ static void gs_match_clear(gs_stream_t *s)
 	s->match.submitted = 0;
 	s->match.pass_clean = true;
 	gs_match_held(s, 0);
+	gs_seq_t *q = s->match.replan;
+	if (q) {
+		/* The vendor refused a node update in the match that just ended:
+		 * that record goes eager, or past the bound the sequence retires. */
+		s->match.replan = NULL;
+		if (!gs_arm_refuse_armed(s, q))
+			gs_seq_retire(s, q);
+	}
 }
 
 void gs_match_drain(gs_stream_t *s)

@@ -34,6 +34,9 @@ typedef struct gs_match {
 	gs_rec_t *inflight;
 	int inflight_rc;
 	bool inflight_sent;
+	/* A sequence with a record the vendor refused to patch (gs_replay.c):
+	 * planned again around it once the match has ended (gs_match_clear). */
+	gs_seq_t *replan;
 } gs_match_t;
 
 /* Whether q takes part in the match in progress. */

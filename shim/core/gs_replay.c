@@ -187,7 +187,10 @@ static bool gs_replay_worth(uint32_t n, uint32_t ndiff)
 
 /*
  * The backend failed while replaying records [b, e) of q: they go eagerly,
- * in order, and q retires (its graph may no longer match what it holds).
+ * in order.  A graph that would not launch retires q (it may no longer
+ * match what it holds).  A node the vendor would not update is refused:
+ * once the match has ended, that record runs eagerly from then on and q is
+ * built again around it (gs_arm_refuse_armed; past its bound q retires).
  * Each kind of failure is logged once.  Returns true (the match ends).
  */
 static bool gs_replay_failed(gs_stream_t *s, gs_seq_t *q, uint32_t b, uint32_t e,
@@ -198,9 +201,16 @@ static bool gs_replay_failed(gs_stream_t *s, gs_seq_t *q, uint32_t b, uint32_t e
 	GS_STAT_INC(fallbacks);
 	gs_trace_fallback(what, rc);
 	if (!__atomic_exchange_n(&logged[why], 1, __ATOMIC_RELAXED))
-		gs_log(GS_LOG_WARN, "%s failed (status %d); that sequence goes eager", what, rc);
+		gs_log(GS_LOG_WARN, "%s failed (status %d); %s", what, rc,
+		       why == GS_MISMATCH_PATCH_FAILED ? "that launch goes eager, the rest of its step replays"
+						       : "that sequence goes eager");
 	gs_replay_release(s, b, e);
 	gs_replay_mismatch(s, q, why, pos, r);
+	if (why == GS_MISMATCH_PATCH_FAILED && q->state == GS_SEQ_ARMED) {
+		q->refuse_at = pos;
+		s->match.replan = q; /* gs_match_clear */
+		return true;
+	}
 	gs_seq_retire(s, q);
 	return true;
 }

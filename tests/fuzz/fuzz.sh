@@ -78,7 +78,8 @@ shrink_max=${FUZZ_SHRINK_MAX:-2}
 # one batch the simulator refuses copy and memset nodes (GS_SIM_REFUSE_NODES),
 # as a driver refuses what its graphs cannot hold: those records run eagerly
 # at their place in steps whose other launches replay; in another, memset
-# nodes are refused when their graph is instantiated (GS_SIM_REFUSE_AT).
+# nodes are refused when their graph is instantiated (GS_SIM_REFUSE_AT); in
+# a third every 61st node update fails (the launch goes eager from then on).
 common="GRAPHSHIM_LEARN_REPS=2 GRAPHSHIM_MIN_SEQ=2 GRAPHSHIM_LOG=error"
 # Period detection from a segment's 3rd launch (programs are short), except
 # in the batches that set a later start, fed from the history when it comes.
@@ -90,7 +91,7 @@ settings() {
 	2) echo "GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_CHUNK_FIRST=4 GRAPHSHIM_PATCH_COST=0 GRAPHSHIM_GRAPH_COST=0 GRAPHSHIM_GATE=eager" ;;
 	3) echo "GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_CHUNK_FIRST=8 GRAPHSHIM_PATCH_COST=5 GRAPHSHIM_MISMATCH_LIMIT=8 GRAPHSHIM_CHUNK_MAX=8 GRAPHSHIM_PERIOD_AFTER=40 GRAPHSHIM_COLD_AFTER=2" ;;
 	4) echo "GRAPHSHIM_ASYNC_BUILD=1 GRAPHSHIM_CHUNK_FIRST=3 GRAPHSHIM_COOLDOWN=1 GRAPHSHIM_FORGIVE=0 GRAPHSHIM_COLD_AFTER=2 GS_SIM_INSTANTIATE_US=100 GS_SIM_REFUSE_NODES=memset GS_SIM_REFUSE_AT=instantiate" ;;
-	5) echo "GRAPHSHIM_ASYNC_BUILD=1 GRAPHSHIM_CHUNK_FIRST=6 GRAPHSHIM_PERIOD=0 GRAPHSHIM_MAX_SEQS=4 GRAPHSHIM_MISMATCH_LIMIT=2 GRAPHSHIM_COLD_AFTER=1" ;;
+	5) echo "GRAPHSHIM_ASYNC_BUILD=1 GRAPHSHIM_CHUNK_FIRST=6 GRAPHSHIM_PERIOD=0 GRAPHSHIM_MAX_SEQS=4 GRAPHSHIM_MISMATCH_LIMIT=2 GRAPHSHIM_COLD_AFTER=1 GS_SIM_FAIL_NODE_PATCH=61*" ;;
 	esac
 }
 

@@ -90,8 +90,8 @@ static double env_launch_us, env_node_us, env_inst_us;
 static unsigned env_refuse; /* bit per GS_SIM_W_* kind (GS_SIM_REFUSE_NODES) */
 static bool env_refuse_late; /* GS_SIM_REFUSE_AT=instantiate */
 /* Fault spec per kind: fail call number nth (1-based); from_on: and all
- * later ones too ("N+").  nth == 0: never. */
-static struct { unsigned long nth; bool from_on; atomic_ulong calls; } faults[GS_SIM_F_COUNT];
+ * later ones too ("N+"); every: every nth call ("N*").  nth == 0: never. */
+static struct { unsigned long nth; bool from_on, every; atomic_ulong calls; } faults[GS_SIM_F_COUNT];
 
 static const char *const fault_env[GS_SIM_F_COUNT] = {
 	[GS_SIM_F_INSTANTIATE] = "GS_SIM_FAIL_INSTANTIATE",
@@ -151,13 +151,14 @@ static void env_init(void)
 			continue;
 		errno = 0;
 		unsigned long n = strtoul(v, &end, 10);
-		if (errno || end == v || (*end && strcmp(end, "+") != 0) || n == 0) {
-			fprintf(stderr, "gs_sim: ignoring bad %s=%s (want N or N+, N >= 1)\n",
+		if (errno || end == v || (*end && strcmp(end, "+") && strcmp(end, "*")) || n == 0) {
+			fprintf(stderr, "gs_sim: ignoring bad %s=%s (want N, N+ or N*, N >= 1)\n",
 				fault_env[k], v);
 			continue;
 		}
 		faults[k].nth = n;
 		faults[k].from_on = *end == '+';
+		faults[k].every = *end == '*';
 	}
 }
 
@@ -167,7 +168,8 @@ bool gs_sim_fault(int kind)
 	if (!faults[kind].nth)
 		return false;
 	unsigned long c = atomic_fetch_add(&faults[kind].calls, 1) + 1;
-	return c == faults[kind].nth || (faults[kind].from_on && c > faults[kind].nth);
+	return c == faults[kind].nth || (faults[kind].from_on && c > faults[kind].nth) ||
+	       (faults[kind].every && c % faults[kind].nth == 0);
 }
 
 static bool refused_kind(int kind)

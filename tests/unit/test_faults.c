@@ -105,6 +105,26 @@ Test(faults, patch_failure_releases_the_same_work)
 	tb_check();
 }
 
+/* A node the vendor would not update: that launch goes eager from then on,
+ * the rest of the step keeps replaying, nothing retires. */
+Test(faults, a_refused_patch_makes_that_launch_eager)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", NULL);
+	tb.fail_patch_at = 2;
+	steps(20, 1); /* F[2]'s second argument changes every step: a patch each pass */
+	cr_expect_eq(gs_stats.mismatch_by[GS_MISMATCH_PATCH_FAILED], 1);
+	cr_expect_eq(gs_stats.refused, 1);
+	cr_expect_eq(gs_stats.retirements, 0);
+	gs_seq_info_t info[2];
+	cr_assert_eq(gs_engine_seq_info(info, 2), 1);
+	cr_expect_eq(info[0].state, GS_SEQ_ARMED);
+	/* The last step: F[2] eagerly, the others from graphs. */
+	size_t last = tb.nexec - 6;
+	for (size_t i = last; i < tb.nexec; i++)
+		cr_expect_eq(tb.exec[i].from_graph, tb.exec[i].func != F[2], "launch %zu of the last step", i - last);
+	tb_check();
+}
+
 Test(faults, a_later_patch_failure_after_successes)
 {
 	tb_start("GRAPHSHIM_PERIOD", "0", NULL);
