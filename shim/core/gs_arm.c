@@ -24,7 +24,7 @@
  * without GRAPHSHIM_ABSORB every mark; with it, only the record of an event
  * that crosses streams (gs_event.h), which another stream would otherwise
  * find held.  So does a record the vendor would not take as a graph node
- * (gs_arm_refuse).
+ * (gs_arm_replan).
  */
 static bool gs_arm_cuts(const gs_rec_t *r)
 {
