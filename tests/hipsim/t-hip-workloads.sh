@@ -86,6 +86,9 @@ run fault-graph-build 0 GS_SIM_FAIL_GRAPH_BUILD=1 -- $D
 run fault-instantiate 0 GS_SIM_FAIL_INSTANTIATE=1 -- $D
 run fault-graph-launch 0 GS_SIM_FAIL_GRAPH_LAUNCH=1 -- $D
 run fault-node-patch 0 GS_SIM_FAIL_NODE_PATCH=1 -- $D --pos-arg
+# Nodes the runtime will not add (every copy and memset) run eagerly at
+# their place; the rest of each step replays (c3ce1ee).
+run refused-copies 70 GS_SIM_REFUSE_NODES=copy,memset -- $D --copies
 run fault-every-launch 0 "GS_SIM_FAIL_GRAPH_LAUNCH=1+" -- $D
 # A failing parameter-layout query makes kernelParams launches pass through.
 GS_SIM_FAIL_PARAM_INFO="1+" run fault-param-info 0 -- $D
