@@ -97,6 +97,7 @@ void gs_seq_info_fill(const gs_stream_t *s, const gs_seq_t *q, gs_seq_info_t *i)
 	i->patches = q->patches;
 	i->mismatches = q->mismatches;
 	i->retirements = q->retirements;
+	i->refused = q->nrefused;
 	i->build_ns = q->build_ns;
 	i->gate = gs_gate_state_name(q);
 	i->eager_ns = q->gate.eager_ns;

@@ -225,6 +225,7 @@ static void gs_stats_seq(gs_fmt_t *f, const gs_seq_info_t *s)
 	gs_stats_u64(f, "patches", s->patches);
 	gs_stats_u64(f, "mismatches", s->mismatches);
 	gs_stats_u64(f, "retirements", s->retirements);
+	gs_stats_u64(f, "refused", s->refused);
 	gs_stats_key(f, ", ", "build_ms");
 	gs_fmt_fixed(f, (double)s->build_ns / 1e6, 3);
 	gs_stats_key(f, ", ", "gate");

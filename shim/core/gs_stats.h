@@ -126,6 +126,7 @@ typedef struct gs_seq_info {
 	uint64_t patches;
 	uint64_t mismatches;
 	uint64_t retirements;
+	uint32_t refused;   /* its records the vendor would not graph: each runs eagerly */
 	uint64_t build_ns;
 	const char *gate;   /* "replay", "eager", "trial" or "off" (never timed) */
 	uint64_t eager_ns;  /* the medians behind the gate's last decision, 0 before one */
