@@ -87,8 +87,10 @@ static int tb_build(const gs_rec_t *const *recs, size_t n, void **out, size_t *r
 	*refused = n;
 	if (__atomic_add_fetch(&tb.builds, 1, __ATOMIC_RELAXED) == tb.fail_build_at)
 		return 2;
-	for (size_t i = 0; tb.refuse_func && i < n; i++)
-		if (recs[i]->kind == GS_REC_KERNEL && (uintptr_t)recs[i]->func == tb.refuse_func) {
+	for (size_t i = 0; i < n; i++)
+		if (recs[i]->kind == GS_REC_KERNEL &&
+		    (((uintptr_t)recs[i]->func & TB_REFUSED) ||
+		     (tb.refuse_func && (uintptr_t)recs[i]->func == tb.refuse_func))) {
 			*refused = i;
 			return 5;
 		}

@@ -60,6 +60,8 @@ void tb_start(const char *first, ...);
 /* Functions with this bit share one parameter layout, so one can stand in
  * for another in a graph node (a patch); others are told apart by shape. */
 #define TB_SAME_LAYOUT ((uintptr_t)1 << 40)
+/* Graph builds refuse a node of a function with this bit (as refuse_func). */
+#define TB_REFUSED ((uintptr_t)1 << 41)
 
 /* A kernel launch of function `func` with two 8-byte arguments. */
 int tb_launch(uintptr_t stream, uintptr_t func, uint64_t a0, uint64_t a1);

@@ -74,6 +74,44 @@ Test(faults, a_refused_node_in_a_background_build)
 	refused_node("1");
 }
 
+/* A step of n launches, those whose bit is set in `refused` of a function the
+ * backend will not graph; run `steps` times with a sync after each. */
+static void refusing_steps(int steps, int n, unsigned refused)
+{
+	for (int s = 0; s < steps; s++) {
+		for (int i = 0; i < n; i++)
+			tb_launch(S1, (0x100 + (uintptr_t)i) | (refused >> i & 1 ? TB_REFUSED : 0), 7, 0);
+		gs_engine_flush_stream(S1, NULL, 0, GS_FLUSH_SYNC, "sync");
+	}
+}
+
+Test(faults, two_refused_nodes_run_eagerly_among_replayed_ones)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", NULL);
+	refusing_steps(10, 8, 1u << 0 | 1u << 5); /* the first launch and the sixth */
+	cr_expect_eq(gs_stats.refused, 2);
+	gs_seq_info_t info[2];
+	cr_assert_eq(gs_engine_seq_info(info, 2), 1);
+	cr_expect_eq(info[0].state, GS_SEQ_ARMED);
+	cr_expect_eq(info[0].refused, 2);
+	size_t last = tb.nexec - 8;
+	for (size_t i = last; i < tb.nexec; i++)
+		cr_expect_eq(tb.exec[i].from_graph, !(tb.exec[i].func & TB_REFUSED), "launch %zu", i - last);
+	tb_check();
+}
+
+Test(faults, past_eight_refused_nodes_the_sequence_fails)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", NULL);
+	refusing_steps(10, 12, 0x1ffu); /* nine of twelve launches refused */
+	cr_expect_eq(gs_stats.refused, 8);
+	gs_seq_info_t info[2];
+	cr_assert_eq(gs_engine_seq_info(info, 2), 1);
+	cr_expect_eq(info[0].state, GS_SEQ_FAILED);
+	cr_expect_eq(gs_stats.replays, 0);
+	tb_check();
+}
+
 Test(faults, a_failure_that_names_no_node_still_fails_the_sequence)
 {
 	tb_start("GRAPHSHIM_PERIOD", "0", NULL);
