@@ -15,8 +15,9 @@
 # otherwise, 77 where no GPU is present, 124 when cut short (TERM/INT:
 # the rows finished are still printed).  Settings (environment):
 #   GS_REAL_PROGRAMS  names or shell patterns of the suite's programs (default
-#                     all; `real.sh --list` prints them); a pattern may also
-#                     name a framework (torch, transformers, timm, torchdiffeq,
+#                     all; `real.sh --list` prints them); a pattern that is no
+#                     entry's name (or fw:NAME, always) may also name a
+#                     framework (torch, transformers, timm, torchdiffeq,
 #                     jax, flax, cupy, triton, numba, cuda, and pyg, lightning,
 #                     gpytorch, botorch, e3nn, torchaudio, peft, sentence,
 #                     diffrax, numpyro, cudapy; torch also selects the programs
@@ -695,6 +696,7 @@ PYEOF
 # --- The suite -----------------------------------------------------------
 : >"$W/graphshim-lines.log"
 PATS=${GS_REAL_PROGRAMS:-*}
+NAMES=$(echo "$SUITE" | cut -d'|' -f1 | tr '\n' ' ')
 matched=0
 while IFS='|' read -r name need flags modes cmd graph cpu; do
 	sel=0
@@ -702,6 +704,10 @@ while IFS='|' read -r name need flags modes cmd graph cpu; do
 	for p in $PATS; do
 		# shellcheck disable=SC2254
 		case $name in $p) sel=1 ;; esac
+		# A word that names an entry (jax, numba, triton) means that entry;
+		# fw:WORD always means the framework's every program.
+		case " $NAMES " in *" $p "*) continue ;; esac
+		p=${p#fw:}
 		[ "$p" = "$need" ] && sel=1
 		# torch also names the programs of the libraries built on it, jax those on JAX.
 		case $p:$need in
