@@ -36,6 +36,8 @@ import statistics
 import struct
 import time
 
+import xla_env
+
 
 def parse():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -66,12 +68,7 @@ def parse():
 
 def main():
     a = parse()
-    # XLA reads its flags and JAX its platform when first imported.
-    flags = os.environ.get("XLA_FLAGS", "")
-    if not a.autotune and "xla_gpu_autotune_level" not in flags:
-        os.environ["XLA_FLAGS"] = (flags + " --xla_gpu_autotune_level=0").strip()
-    if a.device != "auto":
-        os.environ["JAX_PLATFORMS"] = a.device
+    xla_env.configure(a.device, autotune_off=not a.autotune, deterministic=False)  # before JAX is imported
     import jax
     import jax.numpy as jnp
     from jax import lax

@@ -81,6 +81,8 @@ import statistics
 import struct
 import time
 
+import xla_env
+
 
 def parse():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -118,15 +120,7 @@ def parse():
 
 def main():
     a = parse()
-    # XLA reads its flags and JAX its platform when first imported.
-    flags = os.environ.get("XLA_FLAGS", "")
-    if not a.autotune and "xla_gpu_autotune_level" not in flags:
-        flags += " --xla_gpu_autotune_level=0"
-    if "xla_gpu_deterministic_ops" not in flags:
-        flags += " --xla_gpu_deterministic_ops=true"
-    os.environ["XLA_FLAGS"] = flags.strip()
-    if a.device != "auto":
-        os.environ["JAX_PLATFORMS"] = a.device
+    xla_env.configure(a.device, autotune_off=not a.autotune)  # before JAX is imported
     import diffrax
     import equinox as eqx
     import jax
