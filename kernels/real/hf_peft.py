@@ -79,25 +79,11 @@ import peft  # noqa: E402
 import torch  # noqa: E402
 import transformers  # noqa: E402
 from peft import LoraConfig, get_peft_model  # noqa: E402
-from transformers import AutoModelForCausalLM, GenerationConfig, StoppingCriteria, StoppingCriteriaList  # noqa: E402
+from transformers import AutoModelForCausalLM, GenerationConfig, StoppingCriteriaList  # noqa: E402
+
+from hf_generate import TokenClock  # noqa: E402  (the per-token clock of the suite's generate programs)
 
 TARGETS = {"qv": ["q_proj", "v_proj"], "all": "all-linear"}
-
-
-class TokenClock(StoppingCriteria):
-    """Never stops anything; notes the time of every decoding step."""
-
-    def __init__(self, rows, device):
-        self.stamps = []
-        self.false = torch.zeros(rows, dtype=torch.bool, device=device)
-
-    def __call__(self, input_ids, scores, **kwargs):
-        self.stamps.append(time.perf_counter())
-        return self.false
-
-    def __deepcopy__(self, memo):
-        # generate() deep-copies its stopping criteria; the stamps must land here.
-        return self
 
 
 def build_model(a, dtype):
