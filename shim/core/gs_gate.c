@@ -556,6 +556,24 @@ static bool gs_gate_turn_eager(uint32_t n)
 }
 
 /*
+ * Whether a timed eager pass of q's trial is still out: its timer not yet
+ * read complete (gs_gate_poll has just read every one that is).  Another
+ * eager pass waits for it.  Where the host runs far ahead of the GPU (a
+ * stream that never synchronizes), timers complete only passes later, or
+ * after the program's last pass: decode --no-readback, all 200 steps queued
+ * before the GPU finished the first timed one, spent its four eager passes
+ * and never decided.  Now such a trial spends one, and one that lags by k
+ * passes takes about k passes an eager sample.
+ */
+static bool gs_gate_eager_out(const gs_gate_t *g)
+{
+	for (int i = 0; i < GS_GATE_TIMERS; i++)
+		if (g->tstate[i] == GS_T_EAGER)
+			return true;
+	return false;
+}
+
+/*
  * The kind of a pass over q, and whether it is timed (s->pass.timed; only
  * a pass whose timer q started at its first launch, `mine`, can be).
  * Eager and replayed passes in turn (gs_gate_turn_eager), eager first, by
@@ -604,6 +622,8 @@ static bool gs_gate_kind(gs_stream_t *s, gs_seq_t *q, bool mine)
 	if (!mine || (g->se >= want && g->sr >= want))
 		return false;
 	bool eager = g->sr >= want || (g->se < want && gs_gate_turn_eager(g->started));
+	if (eager && gs_gate_eager_out(g))
+		return false; /* its turn waits, replayed meanwhile (untimed) */
 	g->started++;
 	s->pass.timed = q;
 	return eager;

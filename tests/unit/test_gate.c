@@ -269,6 +269,21 @@ Test(gate, timers_not_complete_are_never_waited_for)
 	tb_check();
 }
 
+/* A stream whose GPU never catches up with the host (no sync, timers that
+ * never complete) spends one eager pass on its trial, not one per turn. */
+Test(gate, an_eager_pass_waits_for_the_one_still_out)
+{
+	gate_start(1000, 1000, 20000, NULL, NULL);
+	tb.timer_lag = 1000000;
+	for (int i = 0; i < 40; i++)
+		step(0);
+	cr_expect_eq(gs_stats.gate_decisions, 0);
+	cr_expect_eq(seq_info().eager_passes, 1);
+	cr_expect_eq(gs_stats.gated, N);
+	cr_expect_eq(last_step_from_graph(), N);
+	tb_check();
+}
+
 Test(gate, a_timer_failure_leaves_the_sequence_replaying)
 {
 	for (int at = 1; at <= 6; at++) {
