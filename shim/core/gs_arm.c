@@ -233,16 +233,7 @@ static void gs_arm_replan(gs_stream_t *s, gs_seq_t *q)
 	GS_STAT_INC(refused);
 	q->recs[q->refuse_at]->refused = 1;
 	q->nrefused++;
-	gs_variant_release(q, true);
-	for (uint32_t j = 0; j < q->nchunks; j++)
-		if (q->graphs[j])
-			gs_backend->graph_destroy(q->graphs[j]);
-	free(q->graphs);
-	free(q->chunk_end);
-	q->graphs = NULL;
-	q->chunk_end = NULL;
-	q->nchunks = 0;
-	q->ready = 0;
+	gs_seq_release_graphs(q);
 	if (gs_arm_plan(q)) {
 		gs_arm_fail(s, q); /* no memory for the plan */
 		return;

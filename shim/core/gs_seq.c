@@ -41,10 +41,9 @@ void gs_seq_touch(gs_stream_t *s, gs_seq_t *q)
 	DL_PREPEND2(s->cache.lru, q, prev, next);
 }
 
-void gs_seq_release(gs_seq_t *q)
+void gs_seq_release_graphs(gs_seq_t *q)
 {
 	gs_variant_release(q, true);
-	gs_gate_release(q);
 	if (q->graphs) {
 		for (uint32_t j = 0; j < q->nchunks; j++)
 			if (q->graphs[j])
@@ -56,6 +55,12 @@ void gs_seq_release(gs_seq_t *q)
 	q->chunk_end = NULL;
 	q->nchunks = 0;
 	q->ready = 0;
+}
+
+void gs_seq_release(gs_seq_t *q)
+{
+	gs_gate_release(q);
+	gs_seq_release_graphs(q);
 	if (q->recs) {
 		for (uint32_t i = 0; i < q->n; i++)
 			free(q->recs[i]);

@@ -61,7 +61,7 @@ struct gs_seq {
 	int handoff;
 	int build_rc;
 	uint64_t build_dt;
-	uint32_t refuse_at;     /* the record a failed build's vendor refused as a node, or n */
+	uint32_t refuse_at;     /* the record whose node the vendor refused (a build) or would not update (a patch), or n */
 	uint32_t nrefused;      /* its records refused so far: each runs eagerly at its place */
 	bool counted;           /* its nodes are in the owner's budget */
 	gs_seq_t *job_next;     /* the builder's queue */
@@ -136,6 +136,8 @@ void gs_seq_count(gs_stream_t *s, gs_seq_t *q);
 void gs_seq_uncount(gs_stream_t *s, gs_seq_t *q);
 /* Destroy q's graphs and baked records; touches nothing of its stream. */
 void gs_seq_release(gs_seq_t *q);
+/* Destroy q's graphs, variants and chunk plan only (its records stay, to plan it again). */
+void gs_seq_release_graphs(gs_seq_t *q);
 /* Release q and free it (any thread). */
 void gs_seq_free(gs_seq_t *q);
 /* Drop every sequence of s; with release_graphs their graphs are destroyed. */
