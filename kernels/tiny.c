@@ -5,8 +5,15 @@
  * the graph every step, the best a graph can do for this work.  Both write
  * the same bytes to --out.
  *
+ * --stages S cuts each step into S stages that all begin alike, each
+ * followed by a stream synchronize, in an order drawn afresh every step
+ * (stage j: two rotations, j additions, a rotation).  That is the shape of a
+ * while loop whose branches are read back (JAX's NUTS, under XLA: many
+ * short steps, each between two syncs, all beginning with the loop's
+ * carried copies, in an order the data decides).
+ *
  *   tiny [--kernels K] [--steps N] [--n FLOATS] [--seed S] [--out FILE]
- *        [--time] [--explicit-graph] [--stream0]
+ *        [--time] [--explicit-graph] [--stream0] [--stages S]
  */
 #include <math.h>
 #include <string.h>
@@ -14,7 +21,7 @@
 #include "gs_wl.h"
 
 typedef struct tiny_cfg {
-	long kernels, steps, n, seed;
+	long kernels, steps, n, seed, stages;
 	const char *out;
 	bool time, graph, stream0;
 } tiny_cfg_t;
@@ -30,7 +37,7 @@ typedef struct tiny {
 static void tiny_usage(void)
 {
 	fprintf(stderr, "usage: tiny [--kernels K] [--steps N] [--n FLOATS] [--seed S]\n"
-			"            [--out FILE] [--time] [--explicit-graph] [--stream0]\n");
+			"            [--out FILE] [--time] [--explicit-graph] [--stream0] [--stages S]\n");
 	exit(1);
 }
 
@@ -49,6 +56,8 @@ static void tiny_parse(tiny_cfg_t *c, int argc, char **argv)
 			c->seed = gs_wl_arg_long("--seed", v, 0, 0x7fffffff);
 		else if (gs_wl_opt(argc, argv, &i, "--out", &v))
 			c->out = v;
+		else if (gs_wl_opt(argc, argv, &i, "--stages", &v))
+			c->stages = gs_wl_arg_long("--stages", v, 2, 256);
 		else if (strcmp(argv[i], "--time") == 0)
 			c->time = true;
 		else if (strcmp(argv[i], "--explicit-graph") == 0)
@@ -62,24 +71,69 @@ static void tiny_parse(tiny_cfg_t *c, int argc, char **argv)
 		fprintf(stderr, "tiny: --explicit-graph cannot capture the legacy stream (--stream0)\n");
 		exit(1);
 	}
+	if (c->stages && c->graph) {
+		fprintf(stderr, "tiny: --stages synchronizes inside a step: no --explicit-graph\n");
+		exit(1);
+	}
+	if (c->stages && c->kernels < c->stages + 2) {
+		fprintf(stderr, "tiny: --stages %ld needs --kernels %ld or more\n", c->stages,
+			c->stages + 2);
+		exit(1);
+	}
 }
 
-/* Issue one step's launches on t->s. */
-static void tiny_step(tiny_t *t)
+/* Launch kernel i of the step: addc where `add`, else a rotation. */
+static void tiny_launch(tiny_t *t, long i, bool add)
 {
 	unsigned block = 256, grid = (unsigned)((t->c.n + block - 1) / block);
 	int n = (int)t->c.n;
 
-	for (long i = 0; i < t->c.kernels; i++) {
-		if (i % 4 == 3) {
-			/* Alternate the target so both buffers see constants. */
-			CUdeviceptr *dst = (i & 4) ? &t->xy.x : &t->xy.y;
-			void *p[] = { dst, &t->a[i], &n };
-			GS_CHECK(cuLaunchKernel(t->addc, grid, 1, 1, block, 1, 1, 0, t->s, p, NULL));
-		} else {
-			void *p[] = { &t->xy.x, &t->xy.y, &t->a[i], &t->b[i], &n };
-			GS_CHECK(cuLaunchKernel(t->rot, grid, 1, 1, block, 1, 1, 0, t->s, p, NULL));
-		}
+	if (add) {
+		/* Alternate the target so both buffers see constants. */
+		CUdeviceptr *dst = (i & 4) ? &t->xy.x : &t->xy.y;
+		void *p[] = { dst, &t->a[i], &n };
+		GS_CHECK(cuLaunchKernel(t->addc, grid, 1, 1, block, 1, 1, 0, t->s, p, NULL));
+	} else {
+		void *p[] = { &t->xy.x, &t->xy.y, &t->a[i], &t->b[i], &n };
+		GS_CHECK(cuLaunchKernel(t->rot, grid, 1, 1, block, 1, 1, 0, t->s, p, NULL));
+	}
+}
+
+/*
+ * Stage j of a step cut into stages: two rotations, j additions, a
+ * rotation.  Any two stages agree on their first 2 + min(j, j') kernels
+ * and differ in the next one.
+ */
+static void tiny_stage(tiny_t *t, long j)
+{
+	tiny_launch(t, 0, false);
+	tiny_launch(t, 1, false);
+	for (long m = 0; m < j; m++)
+		tiny_launch(t, 2 + m, true);
+	tiny_launch(t, 2 + j, false);
+}
+
+/* One step: all its launches, or its stages in this step's order. */
+static void tiny_step(tiny_t *t, long step)
+{
+	if (!t->c.stages) {
+		for (long i = 0; i < t->c.kernels; i++)
+			tiny_launch(t, i, i % 4 == 3);
+		return;
+	}
+	long order[256];
+	gs_wl_rng_t rng;
+	gs_wl_rng_seed(&rng, (uint64_t)t->c.seed, 2 + (uint64_t)step);
+	for (long j = 0; j < t->c.stages; j++)
+		order[j] = j;
+	for (long j = t->c.stages - 1; j > 0; j--) { /* Fisher-Yates */
+		long k = (long)(gs_wl_rng_next(&rng) % (uint64_t)(j + 1)), x = order[j];
+		order[j] = order[k];
+		order[k] = x;
+	}
+	for (long j = 0; j < t->c.stages; j++) {
+		tiny_stage(t, order[j]);
+		GS_CHECK(cuStreamSynchronize(t->s));
 	}
 }
 
@@ -119,7 +173,7 @@ int main(int argc, char **argv)
 	CUgraphExec exec = NULL;
 	if (t.c.graph) {
 		gs_wl_capture_begin(t.s);
-		tiny_step(&t);
+		tiny_step(&t, 0);
 		exec = gs_wl_capture_end(t.s);
 	}
 
@@ -131,15 +185,15 @@ int main(int argc, char **argv)
 		if (exec != NULL)
 			GS_CHECK(cuGraphLaunch(exec, t.s));
 		else
-			tiny_step(&t);
+			tiny_step(&t, step);
 		GS_CHECK(cuStreamSynchronize(t.s));
 		gs_wl_timer_stop(&tm);
 	}
 	gs_wl_timer_wall(&tm, gs_wl_now_ns() - t0);
 	if (t.c.time) {
 		char label[128];
-		snprintf(label, sizeof(label), "tiny mode=%s kernels=%ld",
-			 t.c.graph ? "graph" : "eager", t.c.kernels);
+		snprintf(label, sizeof(label), "tiny mode=%s kernels=%ld stages=%ld",
+			 t.c.graph ? "graph" : "eager", t.c.kernels, t.c.stages);
 		gs_wl_timer_report(&tm, label);
 	}
 
