@@ -342,18 +342,29 @@ void gs_seq_settle(gs_stream_t *s, bool sibling, uint64_t seg_id)
 		return;
 	/*
 	 * A segment too short to be a sequence (seg_id 0) holds little and is
-	 * always spared.  For a sibling, only a sequence that completes
-	 * GS_SEQ_SPARE times as many passes as it mismatches is: a step, not
-	 * a fragment of a stream that never repeats (r_stress's cold worker,
-	 * cut by another thread's syncs into pieces some of which repeat by
-	 * chance and are learned: all spared, they kept its stream warm in 3
-	 * runs of 16 under ThreadSanitizer; with this rule, 0 of 32).  Short
-	 * segments sparing by a ratio too retired ode-rk4's steps again on the
-	 * H100 (the compare-and-read-back bursts come eight at a time after
-	 * sixteen passes): steady coverage 0.05.
+	 * always spared, and so is a sibling seen before that is learning or
+	 * armed: a step of its own, a candidate of the next match it begins,
+	 * so its mismatch does not come again.  Steps that branch come as
+	 * many siblings beginning alike (JAX's NUTS under XLA: 87 segments
+	 * between syncs, all beginning with a loop's carried copies); charged
+	 * while each learned in turn, they retired one another (tiny --stages
+	 * 24 on the simulator: 0.001 replayed; 0.99 so).  A step seen for the
+	 * first time, or one that does not replay (retired, failed: it ends
+	 * q's matches again and again), spares only a sequence that completes
+	 * GS_SEQ_SPARE times as many passes as it mismatches: a step, not a
+	 * fragment of a stream that never repeats (r_stress's cold worker, cut
+	 * by another thread's syncs into pieces some of which repeat by
+	 * chance: all spared, they kept its stream warm in 3 runs of 16 under
+	 * ThreadSanitizer; with the ratio, 0 of 32).  Short segments sparing
+	 * by a ratio too retired ode-rk4's steps again on the H100 (the
+	 * compare-and-read-back bursts come eight at a time after sixteen
+	 * passes): steady coverage 0.05.
 	 */
+	gs_seq_t *sib = seg_id ? gs_seq_find(s, seg_id) : NULL;
+	bool live = sib && sib->seen > 1 &&
+		    (sib->state == GS_SEQ_LEARNING || sib->state == GS_SEQ_ARMED);
 	if (sibling && gs_config.forgive &&
-	    (!seg_id || q->replays + q->eager_passes >= GS_SEQ_SPARE * q->mismatches)) {
+	    (!seg_id || live || q->replays + q->eager_passes >= GS_SEQ_SPARE * q->mismatches)) {
 		GS_STAT_INC(forgiven);
 		gs_trace_forgiven(s->key.handle, id, seg_id);
 	} else

@@ -65,6 +65,10 @@ run() {
 D="$k/decode --layers 2 --dim 64 --ctx 64 --vocab 256 --steps 200"
 run tiny 95 -- "$k/tiny" --kernels 64 --steps 200
 run tiny-legacy-stream 95 -- "$k/tiny" --kernels 64 --steps 200 --stream0
+# 24 steps between syncs that all begin alike, in an order drawn each
+# round (a while loop's branches read back): each a candidate of every
+# match, none retired by the others (0.3% replayed with eight candidates).
+run tiny-stages 90 -- "$k/tiny" --kernels 40 --steps 200 --stages 24
 run decode 95 -- $D
 # Its steps are 38 launches (198 at full size): period detection, which
 # starts after GRAPHSHIM_PERIOD_AFTER launches without a boundary, is asked
