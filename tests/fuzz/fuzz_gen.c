@@ -551,6 +551,60 @@ static void gen_alternating_loop(gen_t *g)
 	}
 }
 
+/*
+ * A BRANCH LOOP: a while loop whose branches are read back (JAX's NUTS
+ * under XLA): 4-12 steps on one stream that begin with the same 1-3
+ * launches and then differ, each ended by a sync or a read-back, in an
+ * order drawn afresh each round, 3-8 rounds.  Each step is learned and
+ * is a candidate of every match that begins alike (more than the eight
+ * of the candidates' old bound); the others learning around it, and the
+ * steps that turn out alike, retire none.
+ */
+static void gen_branch_loop(gen_t *g)
+{
+	enum { NB = 12 };
+	int X = pick_stream(g), nb = 4 + (int)rn(&g->r, NB - 3), np = 1 + (int)rn(&g->r, 3);
+	fz_op_t pre[3], tail[NB][3];
+	int ntail[NB], order[NB];
+	g->loop++;
+	for (int j = 0; j < np; j++)
+		pre[j] = gen_node_launch(g, X);
+	for (int b = 0; b < nb; b++) {
+		ntail[b] = 1 + (int)rn(&g->r, 3);
+		for (int j = 0; j < ntail[b]; j++) {
+			unsigned x = rn(&g->r, 100);
+			if (x < 80)
+				tail[b][j] = gen_node_launch(g, X);
+			else if (x < 90)
+				tail[b][j] = gen_memset(g, X, false);
+			else
+				tail[b][j] = gen_copy(g, X, (int)rn(&g->r, FZ_C_NASYNC), true);
+		}
+	}
+	fz_op_t end = op_new(FZ_K_SSYNC, X);
+	if (rn(&g->r, 2)) {
+		end = op_new(FZ_K_HREAD, X);
+		end.b[0] = (int8_t)pick_hostbuf(g, false);
+	}
+	int rounds = 3 + (int)rn(&g->r, 6);
+	for (int it = 0; it < rounds; it++) {
+		for (int b = 0; b < nb; b++)
+			order[b] = b;
+		for (int b = nb - 1; b > 0; b--) {
+			int k = (int)rn(&g->r, (unsigned)b + 1), x = order[b];
+			order[b] = order[k];
+			order[k] = x;
+		}
+		for (int b = 0; b < nb; b++) {
+			for (int j = 0; j < np; j++)
+				emit(g, pre[j], it);
+			for (int j = 0; j < ntail[order[b]]; j++)
+				emit(g, tail[order[b]][j], it);
+			emit(g, end, it);
+		}
+	}
+}
+
 static void gen_legacy_loop(gen_t *g)
 {
 	int B = -1;
@@ -598,8 +652,10 @@ static void gen_thread(gen_t *g, int t)
 	int blocks = t ? 1 + (int)rn(&g->r, 4) : 3 + (int)rn(&g->r, 6);
 	for (int i = 0; i < blocks; i++) {
 		unsigned x = rn(&g->r, 100);
-		if (x < 45) {
+		if (x < 40) {
 			gen_loop(g);
+		} else if (x < 45) {
+			gen_branch_loop(g);
 		} else if (x < 53) {
 			gen_legacy_loop(g);
 		} else if (x < 61) {
