@@ -49,6 +49,7 @@ tiny-3steps|-|$K/tiny --steps 3
 decode-3steps|-|$K/decode --steps 3 ${GS_CHECK_DECODE:-}
 tiny-graph|-|$K/tiny --steps $STEPS --explicit-graph
 tiny-stream0|-|$K/tiny --steps $STEPS --stream0
+tiny-stages|-|$K/tiny --steps $STEPS --kernels 40 --stages 24
 decode|$MIN|$D
 decode-noreadback|$MIN|$D --no-readback
 decode-async|$MIN|$D --readback async
