@@ -191,9 +191,13 @@ void gs_learn_end(gs_stream_t *s)
 			 * arguments change every step; or failed to build) is no
 			 * repeat, cooling down or not: a stream of such segments
 			 * should go cold.  A cold stream wakes when a segment
-			 * repeats, and the cool-down counts on from there.
+			 * repeats, and the cool-down counts on from there.  On
+			 * a stream whose steps do not fit its cache
+			 * (gs_seq_churning), one seen before may be so by
+			 * chance: only a complete match is a repeat there.
 			 */
-			repeated = q->state != GS_SEQ_FAILED && q->state != GS_SEQ_RETIRED;
+			repeated = q->state != GS_SEQ_FAILED && q->state != GS_SEQ_RETIRED &&
+				   (!gs_seq_churning(s) || repeated);
 		} else {
 			q = gs_seq_add(s, id, (uint32_t)len, gs_stream_at(s, s->seg.start)->shape);
 			if (q)

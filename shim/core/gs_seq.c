@@ -212,6 +212,7 @@ static bool gs_seq_evict(gs_stream_t *s, bool (*want)(const gs_stream_t *, const
 			bool armed = q->state == GS_SEQ_ARMED;
 			gs_seq_drop(s, q, true);
 			GS_STAT_INC(evictions);
+			s->cache.evicted_at = s->pos + 1;
 			if (armed)
 				gs_seq_rebuild_bloom(s);
 		}
@@ -234,6 +235,12 @@ static bool gs_seq_too_big(const gs_stream_t *s, const void *arg)
 bool gs_seq_make_room(gs_stream_t *s, uint32_t n, const gs_seq_t *keep)
 {
 	return gs_seq_evict(s, gs_seq_too_big, &n, keep);
+}
+
+#define GS_SEQ_CHURN 1024
+bool gs_seq_churning(const gs_stream_t *s)
+{
+	return s->cache.evicted_at && s->pos + 1 - s->cache.evicted_at < GS_SEQ_CHURN;
 }
 
 gs_seq_t *gs_seq_add(gs_stream_t *s, uint64_t id, uint32_t n, uint64_t first_shape)
@@ -348,20 +355,24 @@ void gs_seq_settle(gs_stream_t *s, bool sibling, uint64_t seg_id)
 	 * many siblings beginning alike (JAX's NUTS under XLA: 87 segments
 	 * between syncs, all beginning with a loop's carried copies); charged
 	 * while each learned in turn, they retired one another (tiny --stages
-	 * 24 on the simulator: 0.001 replayed; 0.99 so).  A step seen for the
-	 * first time, or one that does not replay (retired, failed: it ends
-	 * q's matches again and again), spares only a sequence that completes
-	 * GS_SEQ_SPARE times as many passes as it mismatches: a step, not a
-	 * fragment of a stream that never repeats (r_stress's cold worker, cut
-	 * by another thread's syncs into pieces some of which repeat by
-	 * chance: all spared, they kept its stream warm in 3 runs of 16 under
-	 * ThreadSanitizer; with the ratio, 0 of 32).  Short segments sparing
-	 * by a ratio too retired ode-rk4's steps again on the H100 (the
-	 * compare-and-read-back bursts come eight at a time after sixteen
-	 * passes): steady coverage 0.05.
+	 * 24 on the simulator: 0.001 replayed; 0.99 so).  Not on a stream
+	 * that evicted a sequence lately (gs_seq_churning): its steps do not
+	 * fit its cache, and what repeats there repeats by chance (r_stress's
+	 * cold worker learned 1,180 sequences in a run under ThreadSanitizer,
+	 * evicting 961, woke at once from cold and never went cold again).  A
+	 * step seen for the first time, or one that does not replay (retired,
+	 * failed: it ends q's matches again and again), spares only a sequence
+	 * that completes GS_SEQ_SPARE times as many passes as it mismatches: a
+	 * step, not a fragment of a stream that never repeats (r_stress's cold
+	 * worker, cut by another thread's syncs into pieces some of which
+	 * repeat by chance: all spared, they kept its stream warm in 3 runs of
+	 * 16 under ThreadSanitizer; with the ratio, 0 of 32 then).  Short
+	 * segments sparing by a ratio too retired ode-rk4's steps again on the
+	 * H100 (the compare-and-read-back bursts come eight at a time after
+	 * sixteen passes): steady coverage 0.05.
 	 */
 	gs_seq_t *sib = seg_id ? gs_seq_find(s, seg_id) : NULL;
-	bool live = sib && sib->seen > 1 &&
+	bool live = sib && sib->seen > 1 && !gs_seq_churning(s) &&
 		    (sib->state == GS_SEQ_LEARNING || sib->state == GS_SEQ_ARMED);
 	if (sibling && gs_config.forgive &&
 	    (!seg_id || live || q->replays + q->eager_passes >= GS_SEQ_SPARE * q->mismatches)) {

@@ -89,9 +89,17 @@ typedef struct gs_seq_cache {
 	uint32_t n;
 	uint64_t nodes;      /* nodes of armed sequences */
 	uint64_t first_bloom;/* bit (first_shape & 63) of every armed sequence */
+	uint64_t evicted_at; /* the stream's position after its last eviction + 1 (0: none) */
 	uint32_t built;      /* sequences and variants built and not yet published (atomic) */
 	gs_seq_t *vpending;  /* variants handed to the builder (gs_variant.c) */
 } gs_seq_cache_t;
+
+/*
+ * Whether the stream evicted a sequence in its last GS_SEQ_CHURN records:
+ * its steps do not fit its cache, and a step seen before there may be a
+ * repeat by chance (a stream whose work never repeats).
+ */
+bool gs_seq_churning(const gs_stream_t *s);
 
 /* Whether q takes part in matching: armed, or building with a chunk ready. */
 static inline bool gs_seq_matchable(const gs_seq_t *q)

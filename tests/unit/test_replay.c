@@ -499,6 +499,32 @@ Test(replay, a_sibling_seen_before_is_spared_without_passes)
 }
 
 /*
+ * On a stream that evicted a sequence lately (its steps do not fit its
+ * cache, and what repeats there may repeat by chance: a stream whose work
+ * never repeats), a sibling seen before spares nothing by that alone.
+ */
+Test(replay, a_stream_that_evicts_spares_by_ratio_alone)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_MISMATCH_LIMIT", "3", "GRAPHSHIM_COOLDOWN", "0",
+		 "GRAPHSHIM_COLD_AFTER", "0", "GRAPHSHIM_FORGIVE", "1", "GRAPHSHIM_MAX_SEQS", "4",
+		 NULL);
+	step(6, 0, 0, 0);
+	step(6, 0, 0, 0);
+	cr_assert_eq(tb.builds, 1);
+	for (uintptr_t k = 0; k < 5; k++) { /* five other steps: the fifth evicts one */
+		for (int i = 0; i < 3; i++)
+			tb_launch(S1, 0xc0 + 4 * k + (uintptr_t)i, 3000 + i, 0);
+		sync_s1();
+		step(6, 0, 0, 0); /* the sequence stays recent */
+	}
+	cr_assert_geq(gs_stats.evictions, 1);
+	sibling(0xa7); /* new: spared by the ratio (5 passes, 1 mismatch) */
+	sibling(0xa7); /* seen before, but the stream evicts: 5 passes < 4 x 2 */
+	cr_expect_eq(gs_stats.forgiven, 1);
+	tb_check();
+}
+
+/*
  * A loop whose branches are read back: many steps between syncs that all
  * begin alike, in an order the data decides (JAX's NUTS under XLA).  Each
  * is a candidate of every match (not only the eight used last), and the
