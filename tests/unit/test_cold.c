@@ -54,6 +54,37 @@ Test(cold, a_stream_goes_cold_after_segments_that_did_not_repeat)
 	cr_expect_eq(gs_stats.cold_woken, 0);
 }
 
+/*
+ * Steps seen twice S4 S4 among new ones: a repeat that keeps the stream
+ * warm, unless the stream evicts (its steps do not fit its cache, and a
+ * step seen before there may be so by chance: only a step matched whole
+ * is a repeat).
+ */
+static void seen_twice_among_new(const char *max_seqs)
+{
+	tb_start("GRAPHSHIM_COLD_AFTER", "5", "GRAPHSHIM_PERIOD_AFTER", "1000",
+		 "GRAPHSHIM_MAX_SEQS", max_seqs, NULL);
+	for (unsigned i = 0; i < 4; i++)
+		unique_step(S1, 0, i, 8);
+	unique_step(S1, 0, 3, 8); /* the 4th again: seen before, not matched */
+	unique_step(S1, 0, 4, 8);
+	tb_check();
+}
+
+Test(cold, a_step_seen_before_is_a_repeat)
+{
+	seen_twice_among_new("64");
+	cr_expect_eq(gs_stats.evictions, 0);
+	cr_expect_eq(gs_stats.cold_streams, 0, "the repeat began the count again");
+}
+
+Test(cold, on_a_stream_that_evicts_only_a_step_matched_whole_is_a_repeat)
+{
+	seen_twice_among_new("3");
+	cr_expect_geq(gs_stats.evictions, 1);
+	cr_expect_eq(gs_stats.cold_streams, 1, "five segments, none matched whole");
+}
+
 Test(cold, a_step_that_repeats_warms_the_stream_and_replays_from_its_fifth_sighting)
 {
 	start_cold(S1, 0, "GRAPHSHIM_PERIOD_AFTER", "1000");
