@@ -63,6 +63,7 @@ static void gs_cold_wake(gs_stream_t *s)
 {
 	__atomic_store_n(&s->lane.cold, false, __ATOMIC_RELAXED);
 	s->cold.fresh = 0;
+	s->cold.woken = GS_COLD_IDS; /* its next segments may be ones seen while cold (gs_seq_settle) */
 	gs_learn_begin(&s->seg, &s->period, s->pos);
 	GS_STAT_INC(cold_woken);
 }
@@ -136,6 +137,8 @@ void gs_cold_ended(gs_stream_t *s, uint64_t len, bool repeated)
 	 */
 	if (!len || s->seg.thread != gs_stream_thread())
 		return;
+	if (s->cold.woken)
+		s->cold.woken--;
 	if (repeated)
 		s->cold.fresh = 0;
 	else if (gs_config.cold_after && ++s->cold.fresh >= (uint64_t)gs_config.cold_after &&

@@ -20,6 +20,7 @@ typedef struct gs_stream gs_stream_t;
 /* A stream's cold state besides its lane (gs_stream_t.cold). */
 typedef struct gs_cold {
 	uint32_t fresh;      /* segments in a row that did not repeat (warm) */
+	uint32_t woken;      /* segments left since it woke that may have come while cold */
 	uint64_t *ids;       /* GS_COLD_IDS recent cold segments, direct-mapped */
 } gs_cold_t;
 

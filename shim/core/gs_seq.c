@@ -355,7 +355,12 @@ void gs_seq_settle(gs_stream_t *s, bool sibling, uint64_t seg_id)
 	 * many siblings beginning alike (JAX's NUTS under XLA: 87 segments
 	 * between syncs, all beginning with a loop's carried copies); charged
 	 * while each learned in turn, they retired one another (tiny --stages
-	 * 24 on the simulator: 0.001 replayed; 0.99 so).  Not on a stream
+	 * 24 on the simulator: 0.001 replayed; 0.99 so).  In the first
+	 * GS_COLD_IDS segments after a cold stream woke a step first seen now
+	 * counts as seen before: the cold lane saw it, perhaps, and remembers
+	 * that many (a first pass through 48 branches made the stream cold
+	 * after 16; those seen only while cold, new to the learner, retired
+	 * the armed ones after it woke: 0.02 replayed; 0.99 so).  Not on a stream
 	 * that evicted a sequence lately (gs_seq_churning): its steps do not
 	 * fit its cache, and what repeats there repeats by chance (r_stress's
 	 * cold worker learned 1,180 sequences in a run under ThreadSanitizer,
@@ -372,7 +377,7 @@ void gs_seq_settle(gs_stream_t *s, bool sibling, uint64_t seg_id)
 	 * sixteen passes): steady coverage 0.05.
 	 */
 	gs_seq_t *sib = seg_id ? gs_seq_find(s, seg_id) : NULL;
-	bool live = sib && sib->seen > 1 && !gs_seq_churning(s) &&
+	bool live = sib && (sib->seen > 1 || s->cold.woken) && !gs_seq_churning(s) &&
 		    (sib->state == GS_SEQ_LEARNING || sib->state == GS_SEQ_ARMED);
 	if (sibling && gs_config.forgive &&
 	    (!seg_id || live || q->replays + q->eager_passes >= GS_SEQ_SPARE * q->mismatches)) {

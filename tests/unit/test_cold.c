@@ -85,6 +85,31 @@ Test(cold, on_a_stream_that_evicts_only_a_step_matched_whole_is_a_repeat)
 	cr_expect_eq(gs_stats.cold_streams, 1, "five segments, none matched whole");
 }
 
+/*
+ * Steps first seen while the stream was cold are new to the learner when
+ * it wakes; the first of them to diverge from an armed step is spared, as
+ * a sibling seen before is (a loop of many branches whose first pass made
+ * the stream cold retired its armed steps one after another).
+ */
+Test(cold, a_new_sibling_just_after_waking_spares_the_armed_step)
+{
+	tb_start("GRAPHSHIM_COLD_AFTER", "2", "GRAPHSHIM_PERIOD_AFTER", "1000",
+		 "GRAPHSHIM_FORGIVE", "1", NULL);
+	step(S1, 6, 0);
+	step(S1, 6, 0); /* armed */
+	unique_step(S1, 0, 0, 8);
+	unique_step(S1, 0, 1, 8);
+	cr_assert_eq(gs_stats.cold_streams, 1);
+	step(S1, 6, 0); /* begins like the armed step: wakes, replays */
+	cr_assert_eq(gs_stats.cold_woken, 1);
+	const uintptr_t sib[6] = { F[0], F[1], F[2], 0xa7, F[4], F[5] };
+	tb_step(S1, sib, 6, 0); /* new, diverges at 3: one pass, one mismatch */
+	tb_sync(S1, 0);
+	cr_expect_eq(gs_stats.mismatch_by[GS_MISMATCH_STRUCTURE], 1);
+	cr_expect_eq(gs_stats.forgiven, 1);
+	tb_check();
+}
+
 Test(cold, a_step_that_repeats_warms_the_stream_and_replays_from_its_fifth_sighting)
 {
 	start_cold(S1, 0, "GRAPHSHIM_PERIOD_AFTER", "1000");
