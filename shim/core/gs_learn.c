@@ -181,7 +181,7 @@ void gs_learn_end(gs_stream_t *s)
 	if (enough && !s->seg.bad) {
 		uint64_t id = gs_hash_step(s->seg.hash, len);
 		gs_seq_t *q = gs_seq_find(s, id);
-		/* A step first seen now: a sibling, spared by its ratio alone. */
+		/* A step first seen now is a sibling too (gs_seq_settle weighs it). */
 		spare = natural && (tiny || id != s->seg.owed);
 		seg_id = tiny ? 0 : id;
 		if (q) {

@@ -360,11 +360,12 @@ void gs_seq_settle(gs_stream_t *s, bool sibling, uint64_t seg_id)
 	 * counts as seen before: the cold lane saw it, perhaps, and remembers
 	 * that many (a first pass through 48 branches made the stream cold
 	 * after 16; those seen only while cold, new to the learner, retired
-	 * the armed ones after it woke: 0.02 replayed; 0.99 so).  Not on a stream
-	 * that evicted a sequence lately (gs_seq_churning): its steps do not
-	 * fit its cache, and what repeats there repeats by chance (r_stress's
-	 * cold worker learned 1,180 sequences in a run under ThreadSanitizer,
-	 * evicting 961, woke at once from cold and never went cold again).  A
+	 * the armed ones after it woke: 0.02 replayed; 0.99 so).  Neither on
+	 * a stream that evicted a sequence lately (gs_seq_churning): its steps
+	 * do not fit its cache, and what repeats there repeats by chance
+	 * (r_stress's cold worker learned 1,180 sequences in a run under
+	 * ThreadSanitizer, evicting 961, woke at once from cold and never went
+	 * cold again).  A
 	 * step seen for the first time, or one that does not replay (retired,
 	 * failed: it ends q's matches again and again), spares only a sequence
 	 * that completes GS_SEQ_SPARE times as many passes as it mismatches: a
