@@ -258,9 +258,11 @@ static hipError_t gs_hip_add_node(gs_hip_graph_t *g, size_t i, hipGraphNode_t de
 	return rc;
 }
 
-/* (Re)create g->g and g->exec from g->recs; on failure leaves neither. */
-/* Build and instantiate g's graph; on failure *refused (where given) is the
- * node the runtime would not add, or g->n when the failure was no node's. */
+/*
+ * (Re)create g->g and g->exec from g->recs; on failure leaves neither, and
+ * *refused (where given) is the node the runtime would not add, or g->n
+ * when the failure was no node's.
+ */
 static hipError_t gs_hip_instantiate(gs_hip_graph_t *g, size_t *refused)
 {
 	gs_hip_real_t *R = &gs_hip_real;
