@@ -365,17 +365,16 @@ void gs_seq_settle(gs_stream_t *s, bool sibling, uint64_t seg_id)
 	 * do not fit its cache, and what repeats there repeats by chance
 	 * (r_stress's cold worker learned 1,180 sequences in a run under
 	 * ThreadSanitizer, evicting 961, woke at once from cold and never went
-	 * cold again).  A
-	 * step seen for the first time, or one that does not replay (retired,
-	 * failed: it ends q's matches again and again), spares only a sequence
-	 * that completes GS_SEQ_SPARE times as many passes as it mismatches: a
-	 * step, not a fragment of a stream that never repeats (r_stress's cold
-	 * worker, cut by another thread's syncs into pieces some of which
-	 * repeat by chance: all spared, they kept its stream warm in 3 runs of
-	 * 16 under ThreadSanitizer; with the ratio, 0 of 32 then).  Short
-	 * segments sparing by a ratio too retired ode-rk4's steps again on the
-	 * H100 (the compare-and-read-back bursts come eight at a time after
-	 * sixteen passes): steady coverage 0.05.
+	 * cold again).  A step seen for the first time, or one that does not
+	 * replay (retired, failed: it ends q's matches again and again), spares
+	 * only a sequence that completes GS_SEQ_SPARE times as many passes as
+	 * it mismatches: a step, not a fragment of a stream that never repeats
+	 * (r_stress's cold worker, cut by another thread's syncs into pieces
+	 * some of which repeat by chance: all spared, they kept its stream warm
+	 * in 3 runs of 16 under ThreadSanitizer; with the ratio, 0 of 32 then).
+	 * Short segments sparing by a ratio too retired ode-rk4's steps again
+	 * on the H100 (the compare-and-read-back bursts come eight at a time
+	 * after sixteen passes): steady coverage 0.05.
 	 */
 	gs_seq_t *sib = seg_id ? gs_seq_find(s, seg_id) : NULL;
 	bool live = sib && (sib->seen > 1 || s->cold.woken) && !gs_seq_churning(s) &&
