@@ -71,6 +71,8 @@ def main():
             continue
         cat = e.get("cat")
         if cat == "launch":
+            if args.get("state") in ("gated", "released"):
+                continue  # a held launch, submitted eagerly: traced once already, as held
             kind = args.get("kind", "?")
             what = args.get("kernel") or args.get("api") or "?"
             if kind != "kernel":
