@@ -161,6 +161,7 @@ e3nn-train|e3nn|-|eager graphshim|$PY $R/e3nn_points.py --task train|-|--device 
 audio-kws-b8|torchaudio|-|eager graphshim|$PY $R/audio_kws.py --batch 8 --augment|-|--device cpu --steps 8 --warmup 2 --batch 2 --augment
 cuda-python-buffer|cudapy|-|eager graphshim|$PY $R/cuda_python.py --memory buffer|-|--device cpu --steps 4 --warmup 1 --n 32 --sweeps 2
 peft-train|peft|-|eager graphshim|$PY $R/hf_peft.py --task train|-|--device cpu --steps 4 --warmup 1 --layers 1 --dim 128 --batch 2 --seq 16
+peft-train-120|peft|-|eager graphshim|$PY $R/hf_peft.py --task train --steps 120|-|--device cpu --steps 4 --warmup 1 --layers 1 --dim 128 --batch 2 --seq 16
 lightning-bf16|lightning|-|eager graphshim|$PY $R/lightning_train.py --arch mlp --precision bf16-mixed|-|--device cpu --steps 6 --warmup 2 --log-every-n-steps 2'
 
 
