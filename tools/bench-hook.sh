@@ -16,9 +16,12 @@ nb=$("$b/tests/cuda/bench_hook" n)
 ns=$(LD_PRELOAD=$b/.libs/libgraphshim.so "$b/tests/cuda/bench_hook" n)
 nw=$(GRAPHSHIM_COLD_AFTER=0 LD_PRELOAD=$b/.libs/libgraphshim.so "$b/tests/cuda/bench_hook" n)
 rep=$(GRAPHSHIM_PERIOD=0 LD_PRELOAD=$b/.libs/libgraphshim.so "$b/tests/cuda/bench_hook" r)
+eb=$("$b/tests/cuda/bench_hook" e)
+es=$(LD_PRELOAD=$b/.libs/libgraphshim.so "$b/tests/cuda/bench_hook" e)
 sb=$("$b/tests/cuda/bench_hook" s)
 ss=$(LD_PRELOAD=$b/.libs/libgraphshim.so "$b/tests/cuda/bench_hook" s)
 echo "ns per launch: driver alone $base, through graphshim (never repeating) $shim, added $(awk "BEGIN {print $shim - $base}")"
 echo "ns per launch, nrepeat's pattern (a sync every 256): driver alone $nb, through graphshim $ns (cold stream), never cold $nw"
 echo "ns per launch: same launch repeated (held and matched, no graph: period off) $rep"
 echo "ns per launch, a step of 64 launches and a sync (learned, replayed from graphs): driver alone $sb, through graphshim $ss"
+echo "ns per call, cuDNN RNN's pattern (13 streams joined by event records and waits every token): driver alone $eb, through graphshim $es"

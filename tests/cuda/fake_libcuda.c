@@ -44,6 +44,8 @@ CUresult cuCtxPopCurrent_v2(CUcontext *c) { *c = FAKE_CTX; return CUDA_SUCCESS; 
 CUresult cuCtxSynchronize(void) { return CUDA_SUCCESS; }
 CUresult cuStreamSynchronize(CUstream s) { return CUDA_SUCCESS; }
 CUresult cuStreamGetFlags(CUstream s, unsigned int *f) { *f = 0; return CUDA_SUCCESS; }
+CUresult cuEventRecord(CUevent e, CUstream s) { return CUDA_SUCCESS; }
+CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int f) { return CUDA_SUCCESS; }
 CUresult cuPointerGetAttribute(void *d, CUpointer_attribute a, CUdeviceptr p)
 {
 	return CUDA_ERROR_INVALID_VALUE;
@@ -204,6 +206,8 @@ static const struct {
 	{ "cuInit", (void *)cuInit, NULL },
 	{ "cuCtxSynchronize", (void *)cuCtxSynchronize, NULL },
 	{ "cuStreamSynchronize", (void *)cuStreamSynchronize, NULL },
+	{ "cuEventRecord", (void *)cuEventRecord, NULL },
+	{ "cuStreamWaitEvent", (void *)cuStreamWaitEvent, NULL },
 	{ "cuLaunchKernel", (void *)cuLaunchKernel, (void *)cuLaunchKernel_ptsz },
 };
 
