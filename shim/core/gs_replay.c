@@ -141,8 +141,16 @@ bool gs_replay_eager(gs_stream_t *s, gs_seq_t *q)
 {
 	gs_match_t *m = &s->match;
 	uint32_t end = m->nheld < q->n ? m->nheld : q->n;
-	gs_replay_submit(s, m->submitted, end, true);
-	m->submitted = end;
+	/*
+	 * A complete shorter candidate (m->done) ends past what a mark's
+	 * drain has submitted already when the longer ones mismatch later: its
+	 * records went then, and the count never goes back, or the release
+	 * that follows (gs_match_end) would submit them a second time.
+	 */
+	if (end > m->submitted) {
+		gs_replay_submit(s, m->submitted, end, true);
+		m->submitted = end;
+	}
 	if (q != m->done)
 		m->done = NULL; /* its records are gone: it can no longer replay */
 	if (end < q->n)

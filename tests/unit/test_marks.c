@@ -82,6 +82,43 @@ Test(marks, a_mark_submits_what_several_candidates_hold_before_it)
 	cr_expect_gt(gs_stats.replayed, 0);
 }
 
+/*
+ * A step and two longer ones that begin with it, a mark after their
+ * shared part: the short one is complete (the match's `done`) while the
+ * longer two hold on; the mark sends what is held, past the short one's
+ * end; the next launch is neither longer step's.  The short step's
+ * eager pass then set the count of submitted records back to its own
+ * length, and the release that ends the match submitted F5 a second time
+ * (the differential fuzzer, seed 10304640 under GRAPHSHIM_GATE=eager).
+ */
+static void shared_prefix(int tail)
+{
+	tb_launch(S, F[0], 0, 0);
+	tb_launch(S, F[1], 1, 0);
+	if (tail >= 0) {
+		tb_launch(S, F[5], 5, 0);
+		tb_mark(S, 9, 1);
+		tb_launch(S, F[tail], 20 + (uint64_t)tail, 0);
+	}
+	tb_sync(S, 0);
+}
+
+Test(marks, a_shorter_step_passed_eagerly_after_a_mark_sends_nothing_twice)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_GATE", "eager", "GRAPHSHIM_MIN_SEQ", "2",
+		 "GRAPHSHIM_ABSORB", "0", NULL);
+	for (int i = 0; i < 2; i++) {
+		shared_prefix(-1);
+		shared_prefix(2);
+		shared_prefix(3);
+	}
+	uint64_t exec = tb.nexec;
+	shared_prefix(4); /* F0 F1 F5, the mark, then F4: neither longer step */
+	cr_expect_eq(tb.nexec - exec, 5, "F0 F1 F5, the mark and F4 ran once each: %zu",
+		     (size_t)(tb.nexec - exec));
+	tb_check();
+}
+
 Test(marks, marks_alone_make_no_step)
 {
 	tb_start("GRAPHSHIM_PERIOD", "0", NULL);
