@@ -1764,8 +1764,7 @@ static int gs_cmd_trace(int argc, char **argv)
 			       kt ? kt->key : "-", kt ? kt->n : 0);
 		}
 		if (S.forgiven)
-			printf("  (%lld not charged toward retirement: the segment they ended was a step of its own,"
-			       " or their drift sent at most half of a pass eagerly)\n",
+			printf("  (%lld not charged toward retirement: the segment they ended was a step of its own)\n",
 			       S.forgiven);
 	}
 

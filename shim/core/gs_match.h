@@ -34,7 +34,6 @@ typedef struct gs_match {
 	uint32_t chunk; /* next chunk of the sole candidate to submit */
 	uint32_t submitted; /* held records already submitted (graph or eager) */
 	bool pass_clean;/* no mismatch so far in this pass over the sequence */
-	uint32_t drifted;/* launches of this pass sent eagerly by drift past the cost rule */
 	const char *api;/* the entry point of the launch in progress, for the trace */
 	uint32_t *diffs;/* scratch: indices of records that need a patch */
 	/* The mark whose call is in progress (gs_engine_launch): whoever

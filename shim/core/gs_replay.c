@@ -5,9 +5,7 @@
  *      with the record baked into the chunk's graph;
  *   2. cost rule: with n records and d that differ, the chunk is patched
  *      and launched when GRAPHSHIM_GRAPH_COST + d x GRAPHSHIM_PATCH_COST < n,
- *      otherwise its records go eagerly and a DRIFT mismatch is counted
- *      (charged to the sequence at the pass's end only where drift sent
- *      more than half of the pass's launches eagerly: gs_replay_drift);
+ *      otherwise its records go eagerly and a DRIFT mismatch is counted;
  *   3. patch each differing node (only later launches see it);
  *   4. launch the chunk's graph on the stream.
  */
@@ -160,9 +158,8 @@ bool gs_replay_eager(gs_stream_t *s, gs_seq_t *q)
 	return true;
 }
 
-/* Count and trace a mismatch of q at pos; charging it is the caller's. */
-static void gs_replay_note(gs_stream_t *s, gs_seq_t *q, gs_mismatch_reason_t why, uint32_t pos,
-			   const gs_rec_t *got)
+void gs_replay_mismatch(gs_stream_t *s, gs_seq_t *q, gs_mismatch_reason_t why, uint32_t pos,
+			const gs_rec_t *got)
 {
 	GS_STAT_INC(mismatches);
 	GS_STAT_INC(mismatch_by[why]);
@@ -181,12 +178,6 @@ static void gs_replay_note(gs_stream_t *s, gs_seq_t *q, gs_mismatch_reason_t why
 		}
 		gs_trace_mismatch(s->key.handle, q->id, pos, why, field, NULL, got ? g : NULL, got);
 	}
-}
-
-void gs_replay_mismatch(gs_stream_t *s, gs_seq_t *q, gs_mismatch_reason_t why, uint32_t pos,
-			const gs_rec_t *got)
-{
-	gs_replay_note(s, q, why, pos, got);
 	/* A sequence learned between boundaries begins only at a segment's
 	 * start, so the segment's end says whether a sibling step cut it. */
 	if ((why == GS_MISMATCH_STRUCTURE || why == GS_MISMATCH_CUT) && !q->periodic)
@@ -270,14 +261,11 @@ static bool gs_replay_chunk(gs_stream_t *s, gs_seq_t *q, uint32_t j)
 	ndiff = pick.ndiff;
 	m->submitted = e;
 	if (ndiff && !gs_replay_worth(e - b, ndiff)) {
-		/* Its records go eagerly; the pass goes on, and its end decides
-		 * whether the sequence is charged (gs_replay_drift). */
-		const gs_rec_t *r = gs_stream_at(s, m->held_start + m->diffs[0]);
-		gs_replay_note(s, q, GS_MISMATCH_DRIFT, m->diffs[0], r);
-		for (uint32_t i = b; i < e; i++)
-			m->drifted += !gs_rec_is_mark(gs_stream_at(s, m->held_start + i));
+		m->pass_clean = false;
+		gs_replay_mismatch(s, q, GS_MISMATCH_DRIFT, m->diffs[0],
+				   gs_stream_at(s, m->held_start + m->diffs[0]));
 		gs_replay_release(s, b, e);
-		return false;
+		return q->state != GS_SEQ_ARMED;
 	}
 	gs_variant_passed(s, q, j, b, e, &pick);
 	uint32_t marks = gs_replay_waits(s, b, e);
@@ -308,33 +296,6 @@ static bool gs_replay_chunk(gs_stream_t *s, gs_seq_t *q, uint32_t j)
 	return false;
 }
 
-/*
- * A pass is over in which chunks drifted past the cost rule and went
- * eagerly.  With the default costs only a chunk of one launch ever does
- * (a launch between two marks whose pointer changes every pass: the
- * embedding lookup before cuDNN's RNN, whose events cut it from the rest
- * of the step), and one such launch in a step said, charged, that the
- * whole step was not worth its graphs: three passes retired a step whose
- * other chunks replayed (rnn-lstm on the H100, retired again after every
- * cool-down).  Drift is charged only where it sent more than half of the
- * pass's launches eagerly; otherwise the pass is a replay like any other.
- */
-static void gs_replay_drift(gs_stream_t *s, gs_seq_t *q)
-{
-	gs_match_t *m = &s->match;
-	uint32_t launches = 0;
-	for (uint32_t i = 0; i < q->n; i++)
-		launches += !gs_rec_is_mark(q->recs[i]);
-	if (2 * m->drifted > launches) {
-		m->pass_clean = false;
-		gs_seq_mismatch(s, q);
-	} else {
-		GS_STAT_INC(forgiven);
-		gs_trace_forgiven(s->key.handle, q->id, 0);
-	}
-	m->drifted = 0;
-}
-
 bool gs_replay_ready(gs_stream_t *s, gs_seq_t *q)
 {
 	gs_match_t *m = &s->match;
@@ -342,10 +303,6 @@ bool gs_replay_ready(gs_stream_t *s, gs_seq_t *q)
 		if (gs_replay_chunk(s, q, m->chunk++))
 			return true;
 	if (m->chunk == q->nchunks) {
-		if (m->drifted)
-			gs_replay_drift(s, q);
-		if (q->state == GS_SEQ_RETIRED)
-			return true; /* the drift retired it */
 		gs_seq_passed(s, q, false, m->pass_clean);
 		gs_gate_complete(s, q, false);
 	}

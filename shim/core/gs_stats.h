@@ -36,7 +36,7 @@
 	X(mismatches, "replays abandoned (structure or drift)")               \
 	X(retirements, "sequences retired to eager")                          \
 	X(relearned, "retired sequences allowed to learn again")              \
-	X(forgiven, "mismatches not charged: structure mismatches and cuts whose segment was too short to be a sequence, or another known one; passes whose drift sent at most half of their launches eagerly") \
+	X(forgiven, "structure mismatches and cuts not charged: the segment was too short to be a sequence, or another known one") \
 	X(evictions, "sequences evicted from a full cache")                   \
 	X(fallbacks, "backend failures handled by going eager")               \
 	X(refused, "records the vendor would not take as graph nodes: each runs eagerly at its place in its step") \

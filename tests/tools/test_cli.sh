@@ -186,7 +186,7 @@ has out "^  SYNC .* 2 .* cuCtxSynchronize (2)"
 # A mismatch whose segment was a step of its own is counted, and said to be forgiven.
 expect 0 "$GS" trace summarize "$DATA/forgiven.json"
 has out "STRUCTURE  *2  layout (2)"
-has out "(1 not charged toward retirement: the segment they ended was a step of its own, or their drift sent at most half of a pass eagerly)"
+has out "(1 not charged toward retirement: the segment they ended was a step of its own)"
 # A watched move that kept the gate's choice is counted.
 expect 0 "$GS" trace summarize "$DATA/gate_kept.json"
 has out "replay 62343/61516"

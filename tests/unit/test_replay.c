@@ -160,49 +160,6 @@ Test(replay, a_clean_replay_resets_the_count)
 	tb_check();
 }
 
-/*
- * A launch between two marks whose pointer changes every pass (an
- * embedding lookup before cuDNN's RNN) is a chunk of one that no patch
- * pays for: it goes eagerly, and the rest of the step replays.  Charged,
- * each such pass counted against the step, and three retired it.
- */
-static void step_lone(uint64_t v)
-{
-	tb_launch(S1, F[0], 1000, v); /* its chunk: the marks cut it off */
-	tb_mark(S1, 7, 1);
-	tb_mark(S1, 8, 2);
-	for (int i = 1; i < 4; i++)
-		tb_launch(S1, F[i], 1000 + (uint64_t)i, 0);
-	sync_s1();
-}
-
-Test(replay, a_lone_launch_that_drifts_goes_eager_and_the_step_replays)
-{
-	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_MISMATCH_LIMIT", "3", "GRAPHSHIM_ABSORB", "0", NULL);
-	step_lone(1);
-	step_lone(2);
-	cr_assert_eq(tb.builds, 2, "two graphs: the lone launch's and the rest's");
-	for (uint64_t v = 3; v < 13; v++)
-		step_lone(v);
-	cr_expect_eq(gs_stats.retirements, 0);
-	cr_expect_eq(gs_stats.mismatch_by[GS_MISMATCH_DRIFT], 10, "each pass's lone launch drifted");
-	cr_expect_eq(gs_stats.forgiven, 10, "and was not charged");
-	cr_expect_eq(gs_stats.replays, 10, "the other chunk replayed every pass");
-	cr_expect_eq(gs_stats.replayed, 30);
-	cr_expect_eq(gs_stats.released, 10);
-	tb_check();
-}
-
-Test(replay, drift_that_sends_most_of_a_pass_eagerly_is_charged)
-{
-	learn(4, "3", "0");
-	for (int i = 0; i < 3; i++)
-		step(4, 0, 4, 100 + (uint64_t)i); /* the whole pass drifted past the rule */
-	cr_expect_eq(gs_stats.forgiven, 0);
-	cr_expect_eq(gs_stats.retirements, 1);
-	tb_check();
-}
-
 Test(replay, a_patched_replay_also_resets_the_count)
 {
 	learn(4, "2", "0");
