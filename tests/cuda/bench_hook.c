@@ -104,7 +104,7 @@ int main(int argc, char **argv)
 	 * each with its own argument, and a synchronize: learned and replayed
 	 * (the host time of a replayed launch); "e": cuDNN's RNN as PyTorch
 	 * calls it (rnn-lstm on the H100), a token a step: on the legacy
-	 * stream a launch and an event record, twelve blocking side streams
+	 * stream a launch and an event record, twelve non-blocking side streams
 	 * wait on it, four of them launch one or two kernels joined by
 	 * events, all twelve record and the legacy stream waits on each, then
 	 * two launches and a synchronize there (ns per call, launches, records
