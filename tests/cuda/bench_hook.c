@@ -29,23 +29,30 @@ static int cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* The driver's entry point `name` (libcuda.so.1, opened once); NULL, said on stderr, when missing. */
+static void *drv(const char *name)
+{
+	static void *h;
+	if (!h && !(h = dlopen("libcuda.so.1", RTLD_NOW))) {
+		fprintf(stderr, "bench_hook: %s\n", dlerror());
+		return NULL;
+	}
+	void *f = dlsym(h, name);
+	if (!f)
+		fprintf(stderr, "bench_hook: no %s\n", name);
+	return f;
+}
+
 /* Mode "e" (see main). */
 static int rnn_pattern(void)
 {
-	void *h = dlopen("libcuda.so.1", RTLD_NOW);
-	if (!h) {
-		fprintf(stderr, "bench_hook: %s\n", dlerror());
-		return 2;
-	}
-	launch_fn launch = (launch_fn)dlsym(h, "cuLaunchKernel");
-	CUresult (*sync)(CUstream) = (CUresult(*)(CUstream))dlsym(h, "cuStreamSynchronize");
-	CUresult (*rec)(CUevent, CUstream) = (CUresult(*)(CUevent, CUstream))dlsym(h, "cuEventRecord");
+	launch_fn launch = (launch_fn)drv("cuLaunchKernel");
+	CUresult (*sync)(CUstream) = (CUresult(*)(CUstream))drv("cuStreamSynchronize");
+	CUresult (*rec)(CUevent, CUstream) = (CUresult(*)(CUevent, CUstream))drv("cuEventRecord");
 	CUresult (*wait)(CUstream, CUevent, unsigned) =
-		(CUresult(*)(CUstream, CUevent, unsigned))dlsym(h, "cuStreamWaitEvent");
-	if (!launch || !sync || !rec || !wait) {
-		fprintf(stderr, "bench_hook: %s\n", dlerror());
+		(CUresult(*)(CUstream, CUevent, unsigned))drv("cuStreamWaitEvent");
+	if (!launch || !sync || !rec || !wait)
 		return 2;
-	}
 	enum { SIDES = 12, TOKENS = 200, NB = 21 };
 	CUstream main_s = NULL, side[SIDES];
 	for (int i = 0; i < SIDES; i++)
@@ -115,17 +122,10 @@ int main(int argc, char **argv)
 	int nrep = (argc > 1 && argv[1][0] == 'n') || legacy;
 	if (argc > 1 && argv[1][0] == 'e')
 		return rnn_pattern();
-	void *h = dlopen("libcuda.so.1", RTLD_NOW);
-	if (!h) {
-		fprintf(stderr, "bench_hook: %s\n", dlerror());
+	launch_fn launch = (launch_fn)drv("cuLaunchKernel");
+	CUresult (*sync)(CUstream) = (CUresult(*)(CUstream))drv("cuStreamSynchronize");
+	if (!launch || !sync)
 		return 2;
-	}
-	launch_fn launch = (launch_fn)dlsym(h, "cuLaunchKernel");
-	CUresult (*sync)(CUstream) = (CUresult(*)(CUstream))dlsym(h, "cuStreamSynchronize");
-	if (!launch || !sync) {
-		fprintf(stderr, "bench_hook: %s\n", dlerror());
-		return 2;
-	}
 	CUstream s = legacy ? NULL : (CUstream)0x5000;
 	enum { BATCH = 4000, NB = 21 };
 	double per[NB];
