@@ -64,6 +64,8 @@
 	  "start building a step's graphs when its last sighting before learning begins")    \
 	X(absorb, "GRAPHSHIM_ABSORB", BOOL, 0, 0, 1,                                          \
 	  "event records and waits inside a replayed chunk go with its graph instead of cutting it (experimental)") \
+	X(check_order, "GRAPHSHIM_CHECK_ORDER", BOOL, 0, 0, 1,                                \
+	  "abort when a stream's record is submitted out of its order or twice (a testing aid)") \
 	X(hip_max_patches, "GRAPHSHIM_HIP_MAX_PATCHES", INT, 1000, 0, 1000000000,             \
 	  "patches of one HIP graph before it is re-instantiated (0: no limit)")            \
 	X(gate, "GRAPHSHIM_GATE", GATE, 0, 0, 2,                                               \
@@ -119,6 +121,7 @@ typedef struct gs_config {
 	int build_sched; /* gs_build_sched_t */
 	bool speculate;
 	bool absorb;
+	bool check_order;
 	long long hip_max_patches;
 	int gate; /* gs_gate_mode_t */
 	long long gate_after;

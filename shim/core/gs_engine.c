@@ -368,6 +368,7 @@ int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec
 	if (mark) {
 		rc = gs_engine_mark(s, r, at);
 	} else if (!gs_match_launch(s, r, at)) {
+		gs_stream_sent(s, at, at);
 		rc = gs_engine_pass(s, r, api);
 		if (rc)
 			s->seg.bad = true; /* a failed launch is no sequence element */

@@ -60,6 +60,7 @@ static void gs_replay_submit(gs_stream_t *s, uint32_t from, uint32_t to, bool ga
 			gs_replay_mark(s, r);
 			continue;
 		}
+		gs_stream_sent(s, s->match.held_start + i, s->match.held_start + i);
 		int rc = gs_backend->submit(r, s->key.handle);
 		if (gated)
 			GS_STAT_INC(gated);
@@ -278,8 +279,9 @@ static bool gs_replay_chunk(gs_stream_t *s, gs_seq_t *q, uint32_t j)
 		gs_seq_rebake(pick.recs, i - b, r);
 	}
 	int rc = gs_backend->graph_launch(pick.graph, s->key.handle);
-	if (rc)
+	if (rc) /* nothing ran: its records go eagerly */
 		return gs_replay_failed(s, q, b, e, GS_MISMATCH_LAUNCH_FAILED, b, NULL, rc);
+	gs_stream_sent(s, m->held_start + b, m->held_start + e - 1);
 	if (marks)
 		gs_replay_records(s, b, e);
 	GS_STAT_INC(replays);

@@ -52,7 +52,8 @@
 	X(gate_kept, "watched moves that kept a decision to replay without a trial") \
 	X(gate_inherited, "sequences that replay on a like sequence's decision, no trial of their own") \
 	X(interrupted, "matches that went on after another thread's flush submitted their held launches") \
-	X(event_not_ready, "event queries answered not ready: the event's record was held with its chunk, not yet submitted")
+	X(event_not_ready, "event queries answered not ready: the event's record was held with its chunk, not yet submitted") \
+	X(order_errors, "records submitted out of their stream's order or a second time (a bug: always 0)")
 
 #define GS_MISMATCH_REASONS(X)                                                \
 	X(STRUCTURE, "a launch differed in shape: kind, context, parameter layout, flags or attributes") \

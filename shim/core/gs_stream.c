@@ -3,7 +3,9 @@
  * and the table they are found in (gs_stream.h), with the hot globals
  * every launch reads and each thread's cache of its last stream.
  */
+#include "gs_log.h"
 #include "gs_sig.h"
+#include "gs_stats.h"
 #include "gs_stream.h"
 
 #include <stdlib.h>
@@ -156,6 +158,20 @@ gs_stream_t *gs_stream_pop(void)
 	if (s)
 		HASH_DELETE(hh, gs_streams, s);
 	return s;
+}
+
+void gs_stream_sent(gs_stream_t *s, uint64_t first, uint64_t last)
+{
+	if (GS_UNLIKELY(first < s->sent)) {
+		GS_STAT_INC(order_errors);
+		gs_log_once(GS_LOG_ERROR, "a record went to the vendor out of its stream's order or twice "
+					  "(position %llu after %llu): a bug, please report it",
+			    (unsigned long long)first, (unsigned long long)s->sent - 1);
+		if (gs_config.check_order)
+			abort();
+	}
+	if (last + 1 > s->sent)
+		s->sent = last + 1;
 }
 
 void gs_stream_empty(gs_stream_t *s)

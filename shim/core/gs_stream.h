@@ -58,6 +58,7 @@ struct gs_stream {
 	gs_seq_cache_t cache;
 	gs_cold_t cold;
 	gs_period_t period;
+	uint64_t sent;   /* the position after the last record submitted (gs_stream_sent) */
 	UT_hash_handle hh;
 };
 
@@ -93,6 +94,19 @@ static inline gs_rec_t *gs_stream_at(const gs_stream_t *s, uint64_t i)
  * position.  When memory is short it stays as it is.
  */
 void gs_stream_grow(gs_stream_t *s);
+
+/*
+ * Records [first, last] of the history go to the vendor now (eagerly, or
+ * as the nodes of a chunk's graph).  Every record the stream keeps is
+ * submitted once, in its stream's order, whatever matching does: one
+ * submitted before an earlier one, or a second time, breaks the ordering
+ * contract.  Counted in `order_errors` and logged; with
+ * GRAPHSHIM_CHECK_ORDER (the fuzzer's setting) the process aborts, so that
+ * it shows even where the results happen to come out the same.  Marks are
+ * not checked: absorbed ones go before or after their chunk's graph by
+ * design (gs_replay.c).  Stream lock held.
+ */
+void gs_stream_sent(gs_stream_t *s, uint64_t first, uint64_t last);
 
 /* ---- the table ---- */
 

@@ -80,7 +80,9 @@ shrink_max=${FUZZ_SHRINK_MAX:-2}
 # at their place in steps whose other launches replay; in another, memset
 # nodes are refused when their graph is instantiated (GS_SIM_REFUSE_AT); in
 # a third every 61st node update fails (the launch goes eager from then on).
-common="GRAPHSHIM_LEARN_REPS=2 GRAPHSHIM_MIN_SEQ=2 GRAPHSHIM_LOG=error"
+# GRAPHSHIM_CHECK_ORDER: a record submitted out of its stream's order or
+# twice aborts the run (a divergence) even where the digests come out equal.
+common="GRAPHSHIM_LEARN_REPS=2 GRAPHSHIM_MIN_SEQ=2 GRAPHSHIM_LOG=error GRAPHSHIM_CHECK_ORDER=1"
 # Period detection from a segment's 3rd launch (programs are short), except
 # in the batches that set a later start, fed from the history when it comes.
 per_after="GRAPHSHIM_PERIOD_AFTER=3"

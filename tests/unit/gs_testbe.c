@@ -339,6 +339,7 @@ void tb_expect_exec(const tb_exec_t *want, size_t n)
 void tb_check(void)
 {
 	gs_engine_flush_all(GS_FLUSH_SYNC, "tb_check");
+	cr_assert_eq(gs_stats.order_errors, 0, "records submitted out of their stream's order or twice");
 	cr_assert_eq(tb.nexec, tb.nissued, "executed %zu records, issued %zu", tb.nexec, tb.nissued);
 	uintptr_t streams[16];
 	size_t ns = 0;
