@@ -1817,6 +1817,7 @@ typedef struct gs_figs {
 	double coverage;
 	long long launches, replayed, graphs, mismatches, fallbacks, build_ns;
 	long long gated, gate_eager;
+	long long order_errors; /* records submitted out of order or twice: a bug */
 	long long steps;     /* given steps (the largest of the files'), 0 when none */
 	long long main_seen; /* sightings of the main sequence, 0 when none */
 	long long main_len;
@@ -1916,6 +1917,7 @@ static bool gs_load_one(const char *file, gs_figs_t *f)
 	f->build_ns += build_ns;
 	f->gated += gs_jcount(c, "gated");
 	f->gate_eager += gs_jcount(c, "gate_eager");
+	f->order_errors += gs_jcount(c, "order_errors");
 	/* The processes of a run inherit the program's steps: not a sum. */
 	if (steps > f->steps)
 		f->steps = steps;
@@ -2185,6 +2187,12 @@ static int gs_cmd_compare(int argc, char **argv)
 			 max_mm_inc);
 	gs_row_count("mismatches", A.mismatches, B.mismatches, verdict);
 	gs_row_count("fallbacks", A.fallbacks, B.fallbacks, B.fallbacks > A.fallbacks ? "(more)" : "");
+	if (A.order_errors || B.order_errors) {
+		/* A record sent out of its stream's order or twice: a bug whatever the limits. */
+		regressions += B.order_errors > 0;
+		gs_row_count("order errors", A.order_errors, B.order_errors,
+			     B.order_errors ? "REGRESSION (graphshim broke a stream's order: a bug)" : "");
+	}
 	{
 		double ma = (double)A.build_ns / 1e6, mb = (double)B.build_ns / 1e6;
 		double p = gs_pct(ma, mb);

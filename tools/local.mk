@@ -70,4 +70,5 @@ EXTRA_DIST += tests/tools/test_cli.sh tests/tools/test_docs.sh \
 	tests/tools/data/empty.json tests/tools/data/bad_trace.json \
 	tests/tools/data/object_form.json tests/tools/data/forgiven.json tests/tools/data/gate_kept.json tests/tools/data/steps200.json \
 	tests/tools/data/steps400.json tests/tools/data/gate_new.json \
-	tests/tools/data/procs.json tests/tools/data/procs.4242.json
+	tests/tools/data/procs.json tests/tools/data/procs.4242.json \
+	tests/tools/data/order_errors.json

@@ -67,6 +67,10 @@ expect 0 "$GS" compare --max-coverage-drop 10 --max-launches-increase 20 \
 expect 1 "$GS" compare "$DATA/base.json" "$DATA/regress.json" --max-coverage-drop=10 \
 	--max-launches-increase=20 --max-mismatch-increase=6
 has out "mismatches.*REGRESSION"
+# A record sent out of its stream's order or twice is a regression whatever the limits.
+expect 1 "$GS" compare --max-coverage-drop 100 "$DATA/base.json" "$DATA/order_errors.json"
+has out "order errors.*REGRESSION"
+expect 0 "$GS" compare "$DATA/order_errors.json" "$DATA/base.json"
 # An improvement is never a regression.
 expect 0 "$GS" compare "$DATA/regress.json" "$DATA/base.json"
 # Launches per step: 100 -> 110 per step is +10%.
