@@ -160,18 +160,14 @@ gs_stream_t *gs_stream_pop(void)
 	return s;
 }
 
-void gs_stream_sent(gs_stream_t *s, uint64_t first, uint64_t last)
+void gs_stream_order_error(const gs_stream_t *s, uint64_t first)
 {
-	if (GS_UNLIKELY(first < s->sent)) {
-		GS_STAT_INC(order_errors);
-		gs_log_once(GS_LOG_ERROR, "a record went to the vendor out of its stream's order or twice "
-					  "(position %llu after %llu): a bug, please report it",
-			    (unsigned long long)first, (unsigned long long)s->sent - 1);
-		if (gs_config.check_order)
-			abort();
-	}
-	if (last + 1 > s->sent)
-		s->sent = last + 1;
+	GS_STAT_INC(order_errors);
+	gs_log_once(GS_LOG_ERROR, "a record went to the vendor out of its stream's order or twice "
+				  "(position %llu after %llu): a bug, please report it",
+		    (unsigned long long)first, (unsigned long long)s->sent - 1);
+	if (gs_config.check_order)
+		abort();
 }
 
 void gs_stream_empty(gs_stream_t *s)

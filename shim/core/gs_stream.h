@@ -104,9 +104,18 @@ void gs_stream_grow(gs_stream_t *s);
  * GRAPHSHIM_CHECK_ORDER (the fuzzer's setting) the process aborts, so that
  * it shows even where the results happen to come out the same.  Marks are
  * not checked: absorbed ones go before or after their chunk's graph by
- * design (gs_replay.c).  Stream lock held.
+ * design (gs_replay.c).  Stream lock held.  On every submission's path:
+ * the check is inline, its report (gs_stream_order_error) out of line.
  */
-void gs_stream_sent(gs_stream_t *s, uint64_t first, uint64_t last);
+void gs_stream_order_error(const gs_stream_t *s, uint64_t first);
+
+static inline void gs_stream_sent(gs_stream_t *s, uint64_t first, uint64_t last)
+{
+	if (GS_UNLIKELY(first < s->sent))
+		gs_stream_order_error(s, first);
+	if (last >= s->sent)
+		s->sent = last + 1;
+}
 
 /* ---- the table ---- */
 
