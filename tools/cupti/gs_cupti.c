@@ -16,6 +16,14 @@
  * process that ran no kernel writes nothing (frameworks start helper
  * processes that inherit the environment).
  *
+ * GS_CUPTI_TIMELINE=path (%p as above) also writes the GPU's timeline, one
+ * line a record as CUPTI delivers them (not sorted):
+ *     K start end stream graph name      a kernel
+ *     C start end stream graph kind bytes a copy (CUPTI's copyKind: 1 HtoD, 2 DtoH, 8 DtoD)
+ *     S start end stream graph bytes      a memset
+ * times in ns on CUPTI's clock, graph 0 outside graphs: where a step's GPU
+ * time goes, stream by stream, with and without graphshim.
+ *
  * libcupti is opened at run time (one the process has already loaded, else
  * GS_CUPTI_LIB, else libcupti.so.13, else libcupti.so), so this library
  * links against libdl and libpthread only.
@@ -63,6 +71,9 @@ static struct {
 
 static atomic_ullong gs_cp_kernels, gs_cp_graph_kernels, gs_cp_memcpy, gs_cp_memset, gs_cp_dropped;
 static atomic_bool gs_cp_failed_once;
+static pthread_mutex_t gs_cp_tl_lock = PTHREAD_MUTEX_INITIALIZER;
+static FILE *gs_cp_tl;		/* the timeline, or NULL */
+static char gs_cp_tl_path[PATH_MAX];
 static pthread_once_t gs_cp_once = PTHREAD_ONCE_INIT;
 static bool gs_cp_ok;
 static pid_t gs_cp_pid;
@@ -124,6 +135,37 @@ static uint32_t gs_cp_kernel_graph_id(const CUpti_Activity *rec)
 	return k->graphId;
 }
 
+/* One timeline line (GS_CUPTI_TIMELINE); records of other kinds are skipped. */
+static void gs_cp_timeline(const CUpti_Activity *rec)
+{
+	pthread_mutex_lock(&gs_cp_tl_lock);
+	switch (rec->kind) {
+	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+	case CUPTI_ACTIVITY_KIND_KERNEL: {
+		const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)(const void *)rec;
+		fprintf(gs_cp_tl, "K %llu %llu %u %u %s\n", (unsigned long long)k->start,
+			(unsigned long long)k->end, k->streamId, k->graphId, k->name ? k->name : "?");
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_MEMCPY: {
+		const CUpti_ActivityMemcpy6 *c = (const CUpti_ActivityMemcpy6 *)(const void *)rec;
+		fprintf(gs_cp_tl, "C %llu %llu %u %u %u %llu\n", (unsigned long long)c->start,
+			(unsigned long long)c->end, c->streamId, c->graphId, (unsigned)c->copyKind,
+			(unsigned long long)c->bytes);
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_MEMSET: {
+		const CUpti_ActivityMemset4 *m = (const CUpti_ActivityMemset4 *)(const void *)rec;
+		fprintf(gs_cp_tl, "S %llu %llu %u %u %llu\n", (unsigned long long)m->start,
+			(unsigned long long)m->end, m->streamId, m->graphId, (unsigned long long)m->bytes);
+		break;
+	}
+	default:
+		break;
+	}
+	pthread_mutex_unlock(&gs_cp_tl_lock);
+}
+
 static void CUPTIAPI gs_cp_buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t *buffer,
 					    size_t size, size_t valid)
 {
@@ -137,6 +179,8 @@ static void CUPTIAPI gs_cp_buffer_completed(CUcontext ctx, uint32_t stream_id, u
 				break;
 			if (gs_cp_check("cuptiActivityGetNextRecord", r))
 				break;
+			if (gs_cp_tl)
+				gs_cp_timeline(rec);
 			switch (rec->kind) {
 			case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
 			case CUPTI_ACTIVITY_KIND_KERNEL:
@@ -204,6 +248,13 @@ static void gs_cp_fini(void)
 	gs_cp_check("cuptiActivityFlushAll", gs_cp.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
 	if (!gs_cp_check("cuptiActivityGetNumDroppedRecords", gs_cp.dropped(NULL, 0, &dropped)))
 		atomic_fetch_add(&gs_cp_dropped, dropped);
+	pthread_mutex_lock(&gs_cp_tl_lock);
+	if (gs_cp_tl && fclose(gs_cp_tl))
+		gs_cp_fail_msg("writing the timeline failed");
+	if (gs_cp_tl && atomic_load(&gs_cp_kernels) == 0)
+		unlink(gs_cp_tl_path); /* a helper process: nothing, as for the counts */
+	gs_cp_tl = NULL;
+	pthread_mutex_unlock(&gs_cp_tl_lock);
 	if (atomic_load(&gs_cp_kernels) == 0)
 		return;
 	n = snprintf(line, sizeof(line),
@@ -281,6 +332,16 @@ static void gs_cp_setup(void)
 	if (gs_cp_check("cuptiActivityRegisterCallbacks",
 			gs_cp.register_callbacks(gs_cp_buffer_requested, gs_cp_buffer_completed)))
 		return;
+	const char *tl = getenv("GS_CUPTI_TIMELINE");
+	if (tl && *tl) {
+		if (gs_cp_expand(tl, gs_cp_tl_path, sizeof(gs_cp_tl_path)))
+			gs_cp_fail_msg("GS_CUPTI_TIMELINE is too long; no timeline");
+		else if (!(gs_cp_tl = fopen(gs_cp_tl_path, "we"))) {
+			snprintf(msg, sizeof(msg), "cannot open %s (%s); no timeline", gs_cp_tl_path,
+				 strerror(errno));
+			gs_cp_fail_msg(msg);
+		}
+	}
 	/* Once callbacks are registered, anything enabled must be flushed at exit. */
 	gs_cp_pid = getpid();
 	gs_cp_ok = true;

@@ -41,6 +41,9 @@
 #                     and each trace is checked against its statistics
 #                     (graphshim trace summarize --check, into NAME.trace.json.check;
 #                     its events other than launches go to NAME.trace.json.events)
+#   GS_REAL_TIMELINE=1  the counting runs also write the GPU's timeline per
+#                     process (libgscupti's GS_CUPTI_TIMELINE, NAME.MODE.count.PID.gpu.txt;
+#                     tools/gpu/timeline.py reads it)
 #   GS_REAL_CACHE     compiled-kernel caches shared by the runs and kept between
 #                     calls (Inductor, Triton, CuPy, JAX; default $TMPDIR/gs-real-cache)
 #   GS_PIN            prefix of every run (default: taskset -c 2-5 where there
@@ -490,6 +493,7 @@ run_mode() {
 		rm -f "$base.cupti"
 		pre+=(CUDA_INJECTION64_PATH="$CUPTI_SO" GS_CUPTI_OUT="$base.cupti")
 		[ -z "$CLIB" ] || pre+=(GS_CUPTI_LIB="$CLIB")
+		[ "${GS_REAL_TIMELINE:-0}" != 1 ] || pre+=(GS_CUPTI_TIMELINE="$base.%p.gpu.txt")
 	fi
 	# In the background, so that a TERM (all.sh's time limit) interrupts the
 	# wait at once and the trap can stop the run and print the table.
