@@ -8,7 +8,12 @@
  * rule patches a chunk of n launches with d changed when
  * GRAPHSHIM_GRAPH_COST + d x GRAPHSHIM_PATCH_COST < n, both in eager
  * launches (docs/performance.md, "Cost rule"); the last lines print the
- * two ratios measured here.  Driver API only, the kernel JIT-compiled from
+ * two ratios measured here.  Then a read-back step as frameworks end one
+ * (two launches and a 16-byte copy to pinned memory whose destination
+ * alternates, as a caching host allocator hands it out): eager, as a graph
+ * of three nodes, and the same after patching its copy node
+ * (cuGraphExecMemcpyNodeSetParams, what graphshim does when the
+ * destination moved).  Driver API only, the kernel JIT-compiled from
  * PTX; every call checked.  Run by tools/gpu/all.sh (stage costs); not a
  * test.
  *
@@ -91,6 +96,9 @@ static CUdeviceptr buf;
 static CUstream st;
 static int n = 256, reps = 31;
 static unsigned val; /* a new argument value for every launch or patch */
+static CUdeviceptr rb_src;  /* the read-back step's source (16 bytes) */
+static void *rb_host[2];    /* its pinned destinations, in turn */
+static unsigned rb_turn;
 
 typedef struct graph {
 	int n;
@@ -150,11 +158,11 @@ static double graph_patch(graph_t *g, int k, char what)
 	return (now_ns() - t0) / done;
 }
 
-/* Host ns of one cuGraphLaunch of g; *wall: with the synchronize after it. */
-static double graph_launch(graph_t *g, double *wall)
+/* Host ns of one cuGraphLaunch of x; *wall: with the synchronize after it. */
+static double graph_launch(CUgraphExec x, double *wall)
 {
 	double t0 = now_ns();
-	CK(cuGraphLaunch(g->x, st));
+	CK(cuGraphLaunch(x, st));
 	double t1 = now_ns();
 	CK(cuStreamSynchronize(st));
 	*wall = now_ns() - t0;
@@ -174,6 +182,70 @@ static double eager_step(double *wall)
 	CK(cuStreamSynchronize(st));
 	*wall = now_ns() - t0;
 	return (t1 - t0) / n;
+}
+
+/* A read-back step's copy: 16 bytes from rb_src to the pinned buffer `to`. */
+static CUDA_MEMCPY3D rb_copy(void *to)
+{
+	CUDA_MEMCPY3D c;
+	memset(&c, 0, sizeof(c));
+	c.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+	c.srcDevice = rb_src;
+	c.dstMemoryType = CU_MEMORYTYPE_HOST;
+	c.dstHost = to;
+	c.WidthInBytes = 16;
+	c.Height = 1;
+	c.Depth = 1;
+	return c;
+}
+
+typedef struct rb_graph {
+	CUgraph g;
+	CUgraphExec x;
+	CUgraphNode k[2], copy;
+	unsigned v[2];
+	CUcontext ctx;
+} rb_graph_t;
+
+static void rb_make(rb_graph_t *r, CUcontext ctx)
+{
+	r->ctx = ctx;
+	CK(cuGraphCreate(&r->g, 0));
+	for (int i = 0; i < 2; i++) {
+		r->v[i] = val++;
+		void *kp[] = {&buf, &r->v[i]};
+		CUDA_KERNEL_NODE_PARAMS p = params(kp, 1);
+		CK(cuGraphAddKernelNode(&r->k[i], r->g, i ? &r->k[0] : NULL, i ? 1 : 0, &p));
+	}
+	CUDA_MEMCPY3D c = rb_copy(rb_host[0]);
+	CK(cuGraphAddMemcpyNode(&r->copy, r->g, &r->k[1], 1, &c, ctx));
+	CK(cuGraphInstantiate(&r->x, r->g, 0));
+	CK(cuGraphUpload(r->x, st));
+	CK(cuStreamSynchronize(st));
+}
+
+/* Host ns of the read-back step eager: two launches and the copy. */
+static double rb_eager(void)
+{
+	double t0 = now_ns();
+	for (int i = 0; i < 2; i++) {
+		unsigned v = val++;
+		void *kp[] = {&buf, &v};
+		CK(cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, st, kp, NULL));
+	}
+	CK(cuMemcpyDtoHAsync(rb_host[rb_turn++ & 1], rb_src, 16, st));
+	double t1 = now_ns();
+	CK(cuStreamSynchronize(st));
+	return t1 - t0;
+}
+
+/* Host ns of patching the copy node to the other destination. */
+static double rb_patch(rb_graph_t *r)
+{
+	CUDA_MEMCPY3D c = rb_copy(rb_host[rb_turn++ & 1]);
+	double t0 = now_ns();
+	CK(cuGraphExecMemcpyNodeSetParams(r->x, r->copy, &c, r->ctx));
+	return now_ns() - t0;
 }
 
 int main(int argc, char **argv)
@@ -201,14 +273,20 @@ int main(int argc, char **argv)
 	CK(cuModuleGetFunction(&fn, mod, "k"));
 	CK(cuMemAlloc(&buf, 4 * GRID_MAX));
 	CK(cuStreamCreate(&st, CU_STREAM_NON_BLOCKING));
+	CK(cuMemAlloc(&rb_src, 16));
+	CK(cuMemsetD8(rb_src, 7, 16));
+	for (int i = 0; i < 2; i++)
+		CK(cuMemHostAlloc(&rb_host[i], 16, 0));
 
 	static graph_t g8, g32, gn;
+	static rb_graph_t rb;
 	graph_make(&g8, 8);
 	graph_make(&g32, 32);
 	graph_make(&gn, n);
+	rb_make(&rb, ctx);
 
 	enum { LAUNCH, GL8, GL32, GLN, P_ARG, P_GRID, P_SAME, GL_AFTER, W_EAGER, W_GRAPH, W_ALL, W_EIGHTH,
-	       NF };
+	       RB_EAGER, RB_GRAPH, RB_PATCH, RB_AFTER, NF };
 	static const char *const what[NF] = {
 		"eager launch (host, a launch)",
 		"graph launch, 8 nodes (host)",
@@ -222,29 +300,37 @@ int main(int argc, char **argv)
 		"step of N, replayed (wall, with sync)",
 		"step of N, every node patched, replayed (wall)",
 		"step of N, one node in 8 patched, replayed (wall)",
+		"read-back step (2 launches, a copy), eager (host)",
+		"read-back step, a graph of 3 nodes (host)",
+		"patch the read-back's copy node (host)",
+		"read-back graph launched after that patch (host)",
 	};
 	static double v[NF][MAX_R];
 	double w;
 	for (int r = -3; r < reps; r++) { /* three warm-up rounds, then interleaved */
 		double f[NF];
 		f[LAUNCH] = eager_step(&f[W_EAGER]);
-		f[GL8] = graph_launch(&g8, &w);
-		f[GL32] = graph_launch(&g32, &w);
-		f[GLN] = graph_launch(&gn, &f[W_GRAPH]);
+		f[GL8] = graph_launch(g8.x, &w);
+		f[GL32] = graph_launch(g32.x, &w);
+		f[GLN] = graph_launch(gn.x, &f[W_GRAPH]);
 		double t0 = now_ns();
 		f[P_ARG] = graph_patch(&gn, 1, 'a');
 		double patch = now_ns() - t0;
-		f[GL_AFTER] = graph_launch(&gn, &w);
+		f[GL_AFTER] = graph_launch(gn.x, &w);
 		f[W_ALL] = w + patch;
 		t0 = now_ns();
 		graph_patch(&gn, 8, 'a');
 		patch = now_ns() - t0;
-		graph_launch(&gn, &w);
+		graph_launch(gn.x, &w);
 		f[W_EIGHTH] = w + patch;
 		f[P_GRID] = graph_patch(&gn, 1, 'g');
-		graph_launch(&gn, &w);
+		graph_launch(gn.x, &w);
 		f[P_SAME] = graph_patch(&gn, 1, 's');
-		graph_launch(&gn, &w);
+		graph_launch(gn.x, &w);
+		f[RB_EAGER] = rb_eager();
+		f[RB_GRAPH] = graph_launch(rb.x, &w);
+		f[RB_PATCH] = rb_patch(&rb);
+		f[RB_AFTER] = graph_launch(rb.x, &w);
 		if (r >= 0)
 			for (int k = 0; k < NF; k++)
 				v[k][r] = f[k];
@@ -266,6 +352,11 @@ int main(int argc, char **argv)
 		CK(cuGraphExecDestroy(gs[i]->x));
 		CK(cuGraphDestroy(gs[i]->g));
 	}
+	CK(cuGraphExecDestroy(rb.x));
+	CK(cuGraphDestroy(rb.g));
+	for (int i = 0; i < 2; i++)
+		CK(cuMemFreeHost(rb_host[i]));
+	CK(cuMemFree(rb_src));
 	CK(cuStreamDestroy(st));
 	CK(cuMemFree(buf));
 	CK(cuModuleUnload(mod));
