@@ -71,11 +71,15 @@ static void gs_cold_wake(gs_stream_t *s)
 /* The end of a cold segment: count its launches, and wake if it repeated.  Both locks held. */
 static void gs_cold_end_locked(gs_stream_t *s)
 {
-	/* The lane counts nothing itself (no atomics on it). */
-	gs_stats_launched(s->lane.fast);
-	GS_STAT_ADD(kernels, s->lane.fast); /* the lane takes kernel launches only */
-	GS_STAT_ADD(passed, s->lane.fast);
-	GS_STAT_ADD(cold_passed, s->lane.len);
+	/* The lane counts nothing itself (no atomics on it); nor does an empty
+	 * segment here (a cold side stream's marks end one at each call). */
+	if (s->lane.fast) {
+		gs_stats_launched(s->lane.fast);
+		GS_STAT_ADD(kernels, s->lane.fast); /* the lane takes kernel launches only */
+		GS_STAT_ADD(passed, s->lane.fast);
+	}
+	if (s->lane.len)
+		GS_STAT_ADD(cold_passed, s->lane.len);
 	if (s->lane.len >= (uint64_t)gs_config.min_seq) {
 		uint64_t id = gs_hash_step(s->lane.hash, s->lane.len);
 		uint64_t *slot = &s->cold.ids[id & (GS_COLD_IDS - 1)];

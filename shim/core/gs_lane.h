@@ -62,6 +62,22 @@ typedef struct gs_lane_cache {
 } gs_lane_cache_t;
 extern _Thread_local gs_lane_cache_t gs_lane_cache GS_TLS_IE;
 
+/*
+ * The calling thread's recent streams, beyond the last one: a program that
+ * turns from stream to stream at every call (cuDNN's RNNs: thirteen streams
+ * a token, a call or two on each) would otherwise take the table's mutex
+ * and hash at every call.  Direct-mapped by handle; an entry is valid while
+ * the generation it was made in lasts, as gs_lane_cache is.
+ */
+#define GS_STREAM_RECENT_BITS 5
+#define GS_STREAM_RECENT (1u << GS_STREAM_RECENT_BITS)
+extern _Thread_local gs_lane_cache_t gs_stream_recent[GS_STREAM_RECENT] GS_TLS_IE;
+
+static inline unsigned gs_stream_recent_slot(uintptr_t handle)
+{
+	return (unsigned)(((uint64_t)handle * 0x9e3779b97f4a7c15ULL) >> (64 - GS_STREAM_RECENT_BITS));
+}
+
 /* The lane's spin lock, contended (out of line: gs_cold.c). */
 void gs_lane_wait(gs_lane_t *l);
 

@@ -21,6 +21,7 @@ gs_hot_t gs_hot __attribute__((aligned(64)));
 static gs_stream_t *gs_stream_pool;
 
 _Thread_local gs_lane_cache_t gs_lane_cache GS_TLS_IE;
+_Thread_local gs_lane_cache_t gs_stream_recent[GS_STREAM_RECENT] GS_TLS_IE;
 
 static void gs_stream_free(gs_stream_t *s, bool release_graphs)
 {
@@ -114,6 +115,7 @@ gs_stream_t *gs_stream_lookup(uintptr_t handle, void *ctx, unsigned flags)
 	gs_lane_cache.key = key;
 	gs_lane_cache.gen = gen;
 	gs_lane_cache.lane = s ? &s->lane : NULL;
+	gs_stream_recent[gs_stream_recent_slot(handle)] = gs_lane_cache;
 	return s;
 }
 

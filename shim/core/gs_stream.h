@@ -129,6 +129,11 @@ static inline gs_stream_t *gs_stream_get(uintptr_t handle, void *ctx, unsigned f
 	if (gs_lane_cache.lane && gs_lane_cache.key.handle == handle &&
 	    gs_lane_cache.key.ctx == ctx && gs_lane_cache.gen == gen)
 		return gs_stream_of(gs_lane_cache.lane);
+	const gs_lane_cache_t *c = &gs_stream_recent[gs_stream_recent_slot(handle)];
+	if (c->lane && c->key.handle == handle && c->key.ctx == ctx && c->gen == gen) {
+		gs_lane_cache = *c; /* the last stream again, for the cold lane */
+		return gs_stream_of(c->lane);
+	}
 	return gs_stream_lookup(handle, ctx, flags);
 }
 

@@ -3,6 +3,7 @@
  * and passes its launches through (GRAPHSHIM_COLD_AFTER); a repeat, or a
  * segment beginning like an armed sequence, warms it again.
  */
+#include "gs_stream.h"
 #include "gs_testbe.h"
 
 #include <criterion/criterion.h>
@@ -313,6 +314,42 @@ Test(cold, a_destroyed_stream_leaves_the_lane)
 	cr_expect_eq(tb.lane_hits + tb.cold_hits, 0);
 	cr_expect_eq(gs_stats.held + gs_stats.passed, held + passed + 2, "full-path launches");
 	tb_sync(S1, 0);
+	tb_check();
+}
+
+Test(cold, a_destroyed_stream_leaves_the_threads_recent_streams)
+{
+	start_in_lane();
+	tb_launch(S2, 0x7003, 0, 0); /* S1 is now one of the thread's recent streams, not its last */
+	gs_engine_stream_destroy(S1, NULL, "tb_destroy");
+	uint64_t held = gs_stats.held, passed = gs_stats.passed;
+	tb_launch(S1, 0x7004, 0, 0);
+	tb_launch(S1, 0x7005, 0, 0);
+	cr_expect_eq(tb.lane_hits + tb.cold_hits, 0, "a new, warm stream, not the cold one");
+	cr_expect_eq(gs_stats.held + gs_stats.passed, held + passed + 2, "full-path launches");
+	tb_sync(S1, 0);
+	tb_sync(S2, 0);
+	tb_check();
+}
+
+Test(cold, a_thread_turning_among_many_streams_finds_each_ones_state)
+{
+	/* Streams in turn, several sharing a slot of the thread's recent ones
+	 * (gs_stream_recent: 15 handles 16 bytes apart fill 9 of its 32):
+	 * a state found for the wrong stream would take its records. */
+	enum { N = 15, ROUNDS = 3 };
+	tb_start(NULL);
+	for (int round = 0; round < ROUNDS; round++)
+		for (uintptr_t i = 0; i < N; i++)
+			tb_launch(0x9000 + 0x10 * i, 0x7100 + i, (uint64_t)round, 0);
+	for (uintptr_t i = 0; i < N; i++) {
+		gs_stream_t *s = gs_stream_lookup(0x9000 + 0x10 * i, NULL, 0);
+		cr_assert(s);
+		cr_expect_eq(s->pos, ROUNDS, "stream %u has its own %d records", (unsigned)i, ROUNDS);
+		cr_expect_eq(s->key.handle, 0x9000 + 0x10 * i);
+	}
+	for (uintptr_t i = 0; i < N; i++)
+		tb_sync(0x9000 + 0x10 * i, 0);
 	tb_check();
 }
 
