@@ -420,7 +420,8 @@ PYEOF
 
 # why_stats FILE...: of the process whose counters saw the most launches,
 # what kept launches from replaying: boundaries, unreadable layouts, the
-# flush and mismatch reasons, sequences learned and replayed.
+# flush and mismatch reasons, sequences learned and replayed; and a second
+# line, the gate's eager and replayed passes compared within that process.
 why_stats() {
 	"$PY" - "$@" <<'PYEOF' 2>/dev/null
 import json, sys
@@ -447,6 +448,22 @@ print("boundary_launches %s, layouts_unreadable %s, sequences %d (replayed %d, r
       c.get("replays", "-"), c.get("patches", "-"), c.get("variants", "-"),
       c.get("variant_replays", "-"), c.get("gate_eager", "-"),
       top(d.get("flushes_by_reason", {})), top(d.get("mismatches_by_reason", {}))))
+# The gate's own comparison, inside one process (immune to the machine's
+# process-to-process spread): each sequence timed both ways, weighted by
+# the passes seen -- what its passes cost the host all eager against all
+# replayed (launches the engine passed through or learned from not in it).
+te = tr = ge = gr = 0.0
+n = passes = 0
+for q in seqs:
+    eh, rh = q.get("eager_host_us") or 0, q.get("replay_host_us") or 0
+    if eh > 0 and rh > 0:
+        w = q.get("seen", 0)
+        te += w * eh; tr += w * rh
+        ge += w * (q.get("eager_us") or 0); gr += w * (q.get("replay_us") or 0)
+        n += 1; passes += w
+if n and tr > 0:
+    print("in process (the gate's timed passes, %d sequence(s), %d passes): host eager/replayed %.2fx%s" % (
+          n, passes, te / tr, ", GPU span %.2fx" % (ge / gr) if gr > 0 else ""))
 PYEOF
 }
 
@@ -657,7 +674,8 @@ PYEOF
 	fi
 	local why
 	why=$(why_stats "$w".graphshim.*.json)
-	[ -z "$why" ] || note "$name: graphshim (main process, last run): $why"
+	[ -z "$why" ] || note "$name: graphshim (main process, last run): $(echo "$why" | head -n 1)"
+	[ "$(echo "$why" | wc -l)" -lt 2 ] || note "$name: $(echo "$why" | sed -n 2p)"
 	# The traces of the counting run against its statistics, process by
 	# process: every figure they share must agree (graphshim trace
 	# summarize --check; tests/tools/t-outputs.sh does the same for kernels/).
