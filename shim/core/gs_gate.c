@@ -237,6 +237,9 @@ static void gs_gate_decide(gs_stream_t *s, gs_seq_t *q)
 	bool eager = l.slower && l.apart && (l.far || g->want >= more);
 	g->state = eager ? GS_GATE_S_EAGER : GS_GATE_S_REPLAY;
 	g->ref_ns = eager ? g->eager_ns : g->replay_ns;
+	if (!g->trials)
+		g->first = (gs_gate_first_t){g->eager_ns, g->replay_ns, g->eager_host_ns,
+					     g->replay_host_ns, eager};
 	gs_gate_verdict(s, q, eager);
 	g->passes = 0;
 	g->trials++;

@@ -239,6 +239,21 @@ static void gs_stats_seq(gs_fmt_t *f, const gs_seq_info_t *s)
 	gs_stats_key(f, ", ", "replay_host_us");
 	gs_fmt_fixed(f, (double)s->replay_host_ns / 1e3, 1);
 	gs_stats_u64(f, "gate_trials", s->gate_trials);
+	if (s->gate_trials > 1) {
+		/* The first decision, which a later trial's figures replaced. */
+		gs_stats_key(f, ", ", "first_trial");
+		gs_fmt_str(f, "{\"choice\": ");
+		gs_fmt_json(f, s->first.eager ? "eager" : "replay");
+		gs_stats_key(f, ", ", "eager_us");
+		gs_fmt_fixed(f, (double)s->first.eager_ns / 1e3, 1);
+		gs_stats_key(f, ", ", "replay_us");
+		gs_fmt_fixed(f, (double)s->first.replay_ns / 1e3, 1);
+		gs_stats_key(f, ", ", "eager_host_us");
+		gs_fmt_fixed(f, (double)s->first.eager_host_ns / 1e3, 1);
+		gs_stats_key(f, ", ", "replay_host_us");
+		gs_fmt_fixed(f, (double)s->first.replay_host_ns / 1e3, 1);
+		gs_fmt_char(f, '}');
+	}
 	gs_stats_u64(f, "eager_passes", s->eager_passes);
 	gs_stats_key(f, ", ", "gone");
 	gs_stats_bool(f, s->gone);

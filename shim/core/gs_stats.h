@@ -9,6 +9,7 @@
 
 #include "gs_common.h"
 #include "gs_flush.h"
+#include "gs_gate.h"
 #include "gs_out.h"
 
 /* X(field, "meaning"); the JSON keys are the field names. */
@@ -135,6 +136,7 @@ typedef struct gs_seq_info {
 	uint32_t eager_host_ns; /* the host's medians behind it, 0 where it had none */
 	uint32_t replay_host_ns;
 	uint32_t gate_trials;
+	gs_gate_first_t first; /* the first decision's figures (shown where a later one followed) */
 	uint64_t eager_passes; /* complete passes submitted eagerly by the gate */
 	bool gone;          /* dropped with its stream or module; its last figures */
 } gs_seq_info_t;

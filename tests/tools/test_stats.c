@@ -250,6 +250,35 @@ Test(stats, json_round_trip)
 	cr_assert_eq(st.st_mode & 0777, 0644);
 }
 
+Test(stats, json_first_trial_only_where_a_later_one_replaced_it)
+{
+	char p[300];
+	gs_path(p, sizeof(p), "first.json");
+	gs_seq_info_t q[2] = {
+		{.id = 1, .length = 8, .state = GS_SEQ_ARMED, .gate = "replay", .eager_ns = 9000,
+		 .replay_ns = 5000, .gate_trials = 2,
+		 .first = {.eager_ns = 4000, .replay_ns = 6000, .eager_host_ns = 4100,
+			   .replay_host_ns = 6100, .eager = true}},
+		{.id = 2, .length = 8, .state = GS_SEQ_ARMED, .gate = "replay", .gate_trials = 1,
+		 .first = {.eager_ns = 9000, .replay_ns = 5000}},
+	};
+	gs_seqs = q;
+	gs_nseqs = 2;
+	cr_assert_not(gs_write(p, false));
+	json_t *j = gs_load(p);
+	json_t *seqs = json_object_get(j, "sequences");
+	json_t *f = json_object_get(json_array_get(seqs, 0), "first_trial");
+	cr_assert(json_is_object(f), "two trials: the first one's figures are shown");
+	cr_assert_str_eq(json_string_value(json_object_get(f, "choice")), "eager");
+	cr_assert_float_eq(json_real_value(json_object_get(f, "eager_us")), 4.0, 1e-9);
+	cr_assert_float_eq(json_real_value(json_object_get(f, "replay_us")), 6.0, 1e-9);
+	cr_assert_float_eq(json_real_value(json_object_get(f, "eager_host_us")), 4.1, 1e-9);
+	cr_assert_float_eq(json_real_value(json_object_get(f, "replay_host_us")), 6.1, 1e-9);
+	cr_assert_null(json_object_get(json_array_get(seqs, 1), "first_trial"),
+		       "one trial: its figures are the sequence's own");
+	json_decref(j);
+}
+
 Test(stats, json_many_sequences)
 {
 	/* More than fit on the stack: the writer takes them all (big file, many flushes). */

@@ -244,6 +244,7 @@ Test(gate, a_change_of_conditions_is_noticed_at_the_recheck)
 	for (int i = 0; i < STEPS_TO_DECIDE; i++)
 		step(0);
 	cr_expect_str_eq(seq_info().gate, "replay");
+	gs_seq_info_t first = seq_info();
 	/* The graph now costs far more (another process shares the GPU, say). */
 	tb.cost_graph = 100000;
 	for (int i = 0; i < 10 + 7; i++)
@@ -251,6 +252,12 @@ Test(gate, a_change_of_conditions_is_noticed_at_the_recheck)
 	cr_expect_eq(gs_stats.gate_decisions, 2);
 	cr_expect_str_eq(seq_info().gate, "eager");
 	cr_expect_eq(seq_info().gate_trials, 2);
+	/* The first decision's figures are kept beside the second's. */
+	gs_seq_info_t now = seq_info();
+	cr_expect_not(now.first.eager, "the first decision was replay");
+	cr_expect_eq(now.first.eager_ns, first.eager_ns);
+	cr_expect_eq(now.first.replay_ns, first.replay_ns);
+	cr_expect_neq(now.replay_ns, first.replay_ns, "the second trial's own medians");
 	tb_check();
 }
 
