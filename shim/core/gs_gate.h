@@ -33,7 +33,6 @@ typedef enum gs_gate_state {
 	GS_GATE_NSTATES
 } gs_gate_state_t;
 
-/* Per armed sequence (gs_seq_t.gate). */
 /*
  * A sequence's first decision by the gate: its medians and its choice.  A
  * later trial overwrites the figures of the last decision; a first verdict
@@ -46,6 +45,7 @@ typedef struct gs_gate_first {
 	bool eager;
 } gs_gate_first_t;
 
+/* Per armed sequence (gs_seq_t.gate). */
 typedef struct gs_gate {
 	uint8_t state;     /* gs_gate_state_t */
 	uint32_t warm;     /* replays to run before one is timed */
