@@ -461,9 +461,11 @@ for q in seqs:
         te += w * eh; tr += w * rh
         ge += w * (q.get("eager_us") or 0); gr += w * (q.get("replay_us") or 0)
         n += 1; passes += w
+back = sum(1 for q in seqs if (q.get("first_trial") or {}).get("choice") == "eager" and q.get("gate") == "replay")
 if n and tr > 0:
-    print("in process (the gate's timed passes, %d sequence(s), %d passes): host eager/replayed %.2fx%s" % (
-          n, passes, te / tr, ", GPU span %.2fx" % (ge / gr) if gr > 0 else ""))
+    print("in process (the gate's timed passes, %d sequence(s), %d passes): host eager/replayed %.2fx%s%s" % (
+          n, passes, te / tr, ", GPU span %.2fx" % (ge / gr) if gr > 0 else "",
+          "; %d first verdict(s) of eager taken back by a later trial" % back if back else ""))
 PYEOF
 }
 
