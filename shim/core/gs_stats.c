@@ -213,6 +213,21 @@ static void gs_stats_seq_head(gs_fmt_t *f, const gs_seq_info_t *s)
 	gs_stats_u64(f, "length", s->length);
 }
 
+/* ", \"eager_us\": ..., \"replay_us\": ..., \"eager_host_us\": ..., \"replay_host_us\": ...":
+ * the medians behind a gate decision, in microseconds. */
+static void gs_stats_medians(gs_fmt_t *f, uint64_t eager_ns, uint64_t replay_ns,
+			     uint32_t eager_host_ns, uint32_t replay_host_ns)
+{
+	gs_stats_key(f, ", ", "eager_us");
+	gs_fmt_fixed(f, (double)eager_ns / 1e3, 1);
+	gs_stats_key(f, ", ", "replay_us");
+	gs_fmt_fixed(f, (double)replay_ns / 1e3, 1);
+	gs_stats_key(f, ", ", "eager_host_us");
+	gs_fmt_fixed(f, (double)eager_host_ns / 1e3, 1);
+	gs_stats_key(f, ", ", "replay_host_us");
+	gs_fmt_fixed(f, (double)replay_host_ns / 1e3, 1);
+}
+
 static void gs_stats_seq(gs_fmt_t *f, const gs_seq_info_t *s)
 {
 	gs_stats_seq_head(f, s);
@@ -230,28 +245,15 @@ static void gs_stats_seq(gs_fmt_t *f, const gs_seq_info_t *s)
 	gs_fmt_fixed(f, (double)s->build_ns / 1e6, 3);
 	gs_stats_key(f, ", ", "gate");
 	gs_fmt_json(f, s->gate ? s->gate : "off");
-	gs_stats_key(f, ", ", "eager_us");
-	gs_fmt_fixed(f, (double)s->eager_ns / 1e3, 1);
-	gs_stats_key(f, ", ", "replay_us");
-	gs_fmt_fixed(f, (double)s->replay_ns / 1e3, 1);
-	gs_stats_key(f, ", ", "eager_host_us");
-	gs_fmt_fixed(f, (double)s->eager_host_ns / 1e3, 1);
-	gs_stats_key(f, ", ", "replay_host_us");
-	gs_fmt_fixed(f, (double)s->replay_host_ns / 1e3, 1);
+	gs_stats_medians(f, s->eager_ns, s->replay_ns, s->eager_host_ns, s->replay_host_ns);
 	gs_stats_u64(f, "gate_trials", s->gate_trials);
 	if (s->gate_trials > 1) {
 		/* The first decision, which a later trial's figures replaced. */
 		gs_stats_key(f, ", ", "first_trial");
 		gs_fmt_str(f, "{\"choice\": ");
 		gs_fmt_json(f, s->first.eager ? "eager" : "replay");
-		gs_stats_key(f, ", ", "eager_us");
-		gs_fmt_fixed(f, (double)s->first.eager_ns / 1e3, 1);
-		gs_stats_key(f, ", ", "replay_us");
-		gs_fmt_fixed(f, (double)s->first.replay_ns / 1e3, 1);
-		gs_stats_key(f, ", ", "eager_host_us");
-		gs_fmt_fixed(f, (double)s->first.eager_host_ns / 1e3, 1);
-		gs_stats_key(f, ", ", "replay_host_us");
-		gs_fmt_fixed(f, (double)s->first.replay_host_ns / 1e3, 1);
+		gs_stats_medians(f, s->first.eager_ns, s->first.replay_ns, s->first.eager_host_ns,
+				 s->first.replay_host_ns);
 		gs_fmt_char(f, '}');
 	}
 	gs_stats_u64(f, "eager_passes", s->eager_passes);

@@ -5,7 +5,7 @@ half of the run (its steady state), per kernel name and per stream: count,
 total and mean time; and per step, a step being what lies between two
 device-to-host copies (a read-back), the medians of its span (first start to
 the read-back's end), of the time some record ran (busy) and of the idle
-time within.  Two files (eager, then graphshim) are printed side by side.
+time within.  Two files (eager, then graphshim) are printed one after the other.
 
     tools/gpu/timeline.py A.gpu.txt [B.gpu.txt] [--top N]
 """
@@ -75,8 +75,13 @@ def gaps(recs, top):
             a[0] += 1
             a[1] += s - last
         last = e if last is None else max(last, e)
-    rows = sorted(agg.items(), key=lambda kv: -kv[1][1])[:top]
-    return [(k, c, t / 1e3, t / c / 1e3) for k, (c, t) in rows]
+    return rows(agg, top)
+
+
+def rows(agg, top):
+    """The `top` keys of agg {key: [count, ns]} by time: (key, count, us, mean us)."""
+    best = sorted(agg.items(), key=lambda kv: -kv[1][1])[:top]
+    return [(k, c, t / 1e3, t / c / 1e3) for k, (c, t) in best]
 
 
 def table(recs, key, top):
@@ -86,8 +91,13 @@ def table(recs, key, top):
         a = agg.setdefault(k, [0, 0])
         a[0] += 1
         a[1] += e - s
-    rows = sorted(agg.items(), key=lambda kv: -kv[1][1])[:top]
-    return [(k, c, t / 1e3, t / c / 1e3) for k, (c, t) in rows]
+    return rows(agg, top)
+
+
+def show(title, rs):
+    print(f"  {title}:")
+    for k, c, t, m in rs:
+        print(f"    {c:7d} {t / 1e3:9.3f} {m:9.2f}  {k}")
 
 
 def main():
@@ -111,16 +121,10 @@ def main():
                   f"{statistics.median(x[1] for x in st) / 1e3:.1f} us, idle "
                   f"{statistics.median(x[0] - x[1] for x in st) / 1e3:.1f} us, "
                   f"{statistics.median(x[2] for x in st):.0f} records")
-        print("  by kernel (count, total ms, mean us):")
-        for k, c, t, m in table(recs, lambda st_, g, n: n, a.top):
-            print(f"    {c:7d} {t / 1e3:9.3f} {m:9.2f}  {k}")
-        print("  idle before (count, total ms, mean us):")
-        for k, c, t, m in gaps(recs, a.top):
-            print(f"    {c:7d} {t / 1e3:9.3f} {m:9.2f}  {k}")
-        print("  by stream (graph records apart):")
-        for k, c, t, m in table(recs, lambda st_, g, n: f"stream {st_}{' graph' if g else ''}", a.top):
-            print(f"    {c:7d} {t / 1e3:9.3f} {m:9.2f}  {k}")
-
+        show("by kernel (count, total ms, mean us)", table(recs, lambda st_, g, n: n, a.top))
+        show("idle before (count, total ms, mean us)", gaps(recs, a.top))
+        show("by stream (graph records apart)",
+             table(recs, lambda st_, g, n: f"stream {st_}{' graph' if g else ''}", a.top))
 
 if __name__ == "__main__":
     main()
