@@ -122,20 +122,15 @@ static inline void gs_stream_sent(gs_stream_t *s, uint64_t first, uint64_t last)
 /* Find or create the state of a stream (slow path of gs_stream_get). */
 gs_stream_t *gs_stream_lookup(uintptr_t handle, void *ctx, unsigned flags);
 
-/* Whether cache entry c names the stream (handle, ctx) in generation gen. */
-static inline bool gs_stream_cached(const gs_lane_cache_t *c, uintptr_t handle, void *ctx, unsigned gen)
-{
-	return c->lane && c->key.handle == handle && c->key.ctx == ctx && c->gen == gen;
-}
-
 /* Find or create the state of a stream; NULL when memory is short. */
 static inline gs_stream_t *gs_stream_get(uintptr_t handle, void *ctx, unsigned flags)
 {
 	unsigned gen = __atomic_load_n(&gs_hot.generation, __ATOMIC_ACQUIRE);
-	if (gs_stream_cached(&gs_lane_cache, handle, ctx, gen))
+	if (gs_lane_cache.lane && gs_lane_cache.key.handle == handle &&
+	    gs_lane_cache.key.ctx == ctx && gs_lane_cache.gen == gen)
 		return gs_stream_of(gs_lane_cache.lane);
 	const gs_lane_cache_t *c = &gs_stream_recent[gs_stream_recent_slot(handle)];
-	if (gs_stream_cached(c, handle, ctx, gen)) {
+	if (c->lane && c->key.handle == handle && c->key.ctx == ctx && c->gen == gen) {
 		gs_lane_cache = *c; /* the last stream again, for the cold lane */
 		return gs_stream_of(c->lane);
 	}
