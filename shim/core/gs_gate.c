@@ -294,6 +294,7 @@ static void gs_gate_poll(gs_stream_t *s, gs_seq_t *q)
 			return;
 		if (!got)
 			continue;
+		gs_trace_gate_sample(s->key.handle, q->id, eager, false, ns);
 		if (eager)
 			gs_gate_sample(g->e_ns, &g->ne, want, ns);
 		else
@@ -479,6 +480,7 @@ static void gs_gate_host_sample(gs_stream_t *s, uint64_t now)
 	gs_gate_t *g = &q->gate;
 	if (g->state != GS_GATE_S_TRIAL || now < s->pass.t0)
 		return;
+	gs_trace_gate_sample(s->key.handle, q->id, s->pass.host_eager, true, now - s->pass.t0);
 	if (s->pass.host_eager)
 		gs_gate_sample(g->eh_ns, &g->neh, GS_GATE_MAX_SAMPLES, now - s->pass.t0);
 	else

@@ -672,6 +672,17 @@ void gs_trace_gate_kept(uintptr_t stream, uint64_t id, uint32_t length, uint64_t
 		       (double)was_ns / 1e3, (double)now_ns / 1e3);
 }
 
+void gs_trace_gate_sample(uintptr_t stream, uint64_t id, bool eager, bool host, uint64_t ns)
+{
+	if (!gs_trace_enabled())
+		return;
+	gs_trace_event("\"gate_sample\"", "sequence", 'i', gs_clock_ns(), 0, true, stream,
+		       "\"stream\":\"0x%llx\",\"id\":\"0x%016llx\",\"kind\":\"%s\","
+		       "\"clock\":\"%s\",\"us\":%.1f",
+		       (unsigned long long)stream, (unsigned long long)id, eager ? "eager" : "replay",
+		       host ? "host" : "gpu", (double)ns / 1e3);
+}
+
 void gs_trace_gate_inherited(uintptr_t stream, uint64_t id, uint32_t length, uint32_t like)
 {
 	if (!gs_trace_enabled())

@@ -104,6 +104,9 @@ void gs_trace_gate(uintptr_t stream, uint64_t id, uint32_t length, uint64_t eage
 /* A watched move to shorter replayed passes kept the decision (gs_gate.c). */
 void gs_trace_gate_kept(uintptr_t stream, uint64_t id, uint32_t length, uint64_t was_ns,
 			uint64_t now_ns);
+/* One timed pass of a sequence's trial, as the gate reads it: its kind,
+ * which clock (the GPU's span or the host's time) and how long. */
+void gs_trace_gate_sample(uintptr_t stream, uint64_t id, bool eager, bool host, uint64_t ns);
 /* A sequence took a like sequence's verdict of replay (gs_gate.c). */
 void gs_trace_gate_inherited(uintptr_t stream, uint64_t id, uint32_t length, uint32_t like);
 void gs_trace_fallback(const char *what, int status);
