@@ -41,6 +41,12 @@
 #                     and each trace is checked against its statistics
 #                     (graphshim trace summarize --check, into NAME.trace.json.check;
 #                     its events other than launches go to NAME.trace.json.events)
+#   GS_REAL_TRACE=timed  the timed graphshim (and before) runs write one too
+#                     (GRAPHSHIM_TRACE_MAX 300000: the first trials fall early),
+#                     and tools/gpu/gate_trials.py shows each run's trials sample by
+#                     sample (NAME.MODE.ROUND.PID.trace.json.gate; a note per run
+#                     counts first verdicts of eager): the run-to-run spread of a
+#                     program's coverage, looked into (costs the host time)
 #   GS_REAL_TIMELINE=1  the counting runs also write the GPU's timeline per
 #                     process (libgscupti's GS_CUPTI_TIMELINE, NAME.MODE.count.PID.gpu.txt;
 #                     tools/gpu/timeline.py reads it)
@@ -505,8 +511,11 @@ run_mode() {
 	fi
 	case $m in graphshim | before)
 		pre+=(GRAPHSHIM_STATS="$base.%p.json" GRAPHSHIM_OVERWRITE=1)
-		[ "$tag" != count ] || [ "${GS_REAL_TRACE:-0}" != 1 ] ||
-			pre+=(GRAPHSHIM_TRACE="$base.%p.trace.json") ;;
+		if [ "$tag" = count ] && [ "${GS_REAL_TRACE:-0}" = 1 ]; then
+			pre+=(GRAPHSHIM_TRACE="$base.%p.trace.json")
+		elif [ "$tag" != count ] && [ "${GS_REAL_TRACE:-0}" = timed ]; then
+			pre+=(GRAPHSHIM_TRACE="$base.%p.trace.json" GRAPHSHIM_TRACE_MAX=300000)
+		fi ;;
 	esac
 	if [ "$tag" = count ]; then
 		rm -f "$base.cupti"
@@ -702,6 +711,15 @@ PYEOF
 		fi
 	done
 	[ $((agree + differ)) = 0 ] || note "$name: trace summarize --check: $agree process(es) agree, $differ differ"
+	# The timed runs' gate trials (GS_REAL_TRACE=timed), run by run.
+	for t in "$w".graphshim.[0-9]*.trace.json "$w".before.[0-9]*.trace.json; do
+		[ -f "$t" ] || continue
+		"$PY" "$GS_SRC/tools/gpu/gate_trials.py" "$t" >"$t.gate" 2>&1 || true
+		local gl
+		gl=$(head -n 1 "$t.gate" | sed 's/^[^:]*: //')
+		case $gl in *"first decision eager: 0; two or more decisions: 0") ;;
+		*) note "$name: gate trials of $(basename "$t"): $gl (see $(basename "$t").gate)" ;; esac
+	done
 	case ",$flags," in *,self,*)
 		note "$name: * the framework captures CUDA graphs itself (graphshim should leave them alone and cost nothing)" ;;
 	esac
