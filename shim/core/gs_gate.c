@@ -22,7 +22,8 @@
  * by it (GRAPHSHIM_GATE_HOST=0: when the GPU's span says replay is slower
  * by the margin); ties go to the graph.  After
  * GRAPHSHIM_GATE_RECHECK passes the sequence is timed again.  Between,
- * every GS_GATE_WATCH-th pass of the kind chosen is timed (two events, no
+ * every GS_GATE_WATCH-th pass of the kind chosen is timed (every 4th in the
+ * first 32 passes after a decision; two events, no
  * eager pass): when two such in a row took less than half or more than
  * twice the median the decision rested on, conditions have changed (a
  * program's first passes are often unlike the rest) and a trial starts.
@@ -56,8 +57,11 @@ uint64_t (*gs_gate_clock)(void) = gs_gate_clock_real;
 
 /* Timed passes a trial may begin before it gives up (cut passes count). */
 #define GS_GATE_MAX_STARTS(want) (8u * (want))
-/* After a decision, every GS_GATE_WATCH-th pass is timed to watch it. */
+/* After a decision, every GS_GATE_WATCH-th pass is timed to watch it;
+ * in its first GS_GATE_WATCH_EARLY passes, every GS_GATE_WATCH_EARLY_EVERY-th. */
 #define GS_GATE_WATCH 16
+#define GS_GATE_WATCH_EARLY 32
+#define GS_GATE_WATCH_EARLY_EVERY 4
 /* Passes a first trial waits for a like sequence's trial, at most. */
 #define GS_GATE_MAX_WAIT(after) (4u * (after))
 
@@ -304,6 +308,21 @@ static void gs_gate_poll(gs_stream_t *s, gs_seq_t *q)
 		gs_gate_decide(s, q);
 }
 
+/*
+ * Whether the n-th pass after a decision is watched.  A first trial often
+ * falls in a phase unlike the rest (hf-llama on an H100: its 196-launch
+ * steps took 45-70 ms a pass in the first generate() call, 6 ms after),
+ * and what it decided there is worth little: the watch needs two watched
+ * passes in a row to move, which at every 16th pass is 32 passes later,
+ * 48 or more passes of a step seen 93 times in the run.  Right after a
+ * decision, every 4th pass is watched (two events each, no eager pass), so
+ * such a decision is tried again within about 8 passes.
+ */
+static bool gs_gate_watched(uint64_t n)
+{
+	return n % (n <= GS_GATE_WATCH_EARLY ? GS_GATE_WATCH_EARLY_EVERY : GS_GATE_WATCH) == 0;
+}
+
 /* Whether q's decision is being watched: made by timing (not forced, not off). */
 static bool gs_gate_watching(const gs_gate_t *g)
 {
@@ -460,7 +479,7 @@ static bool gs_gate_wants(const gs_stream_t *s, const gs_seq_t *q)
 	if (q->state != GS_SEQ_ARMED || g->off)
 		return false;
 	if (g->state != GS_GATE_S_TRIAL)
-		return gs_gate_watching(g) && (g->passes + 1) % GS_GATE_WATCH == 0;
+		return gs_gate_watching(g) && gs_gate_watched(g->passes + 1);
 	return !g->warm && g->started < GS_GATE_MAX_STARTS(want) && (g->se < want || g->sr < want) &&
 	       !gs_gate_waits(s, q);
 }
@@ -600,7 +619,7 @@ static bool gs_gate_kind(gs_stream_t *s, gs_seq_t *q, bool mine)
 		if (!recheck && gs_gate_watching(g))
 			recheck = gs_gate_watch(s, q);
 		if (!recheck) {
-			if (mine && g->passes % GS_GATE_WATCH == 0)
+			if (mine && gs_gate_watched(g->passes))
 				s->pass.timed = q; /* a watched pass */
 			return g->state == GS_GATE_S_EAGER;
 		}

@@ -568,24 +568,37 @@ Test(gate, a_close_call_takes_more_samples_before_it_decides)
 /*
  * The first trial falls in a phase unlike the rest (a framework's first
  * call, slow for eager and replayed passes alike: a tie keeps the graph);
- * afterwards the graph loses.  Every 16th replayed pass is timed; two in a
- * row under half the decision's median start a trial, long before the
- * re-check (1000 passes).
+ * afterwards the graph loses.  Right after a decision every 4th replayed
+ * pass is timed; two in a row under half the decision's median start a
+ * trial (its eight timed passes and a read or two): about 17 passes, where
+ * a watch of every 16th pass took 41.  A change later than the first 32
+ * passes is noticed at every 16th pass, long before the re-check (1000).
  */
-Test(gate, a_decision_whose_conditions_change_is_timed_again)
+static void conditions_change_after(int passes, int most)
 {
 	gate_start(10000, 10000, 0, NULL, NULL); /* a tie: eager 80000, replay 80000 */
 	for (int i = 0; i < STEPS_TO_DECIDE; i++)
 		step(0);
 	cr_assert_eq(gs_stats.gate_decisions, 1);
 	cr_expect_str_eq(seq_info().gate, "replay");
+	for (int i = 0; i < passes; i++)
+		step(0);
+	cr_expect_eq(gs_stats.gate_decisions, 1, "nothing changed yet");
 	tb.cost_eager = tb.cost_node = 1000;
 	tb.cost_graph = 20000; /* now eager 8000, replay 28000 */
 	int steps = steps_to_decision(2, 100);
 	cr_expect_eq(gs_stats.gate_decisions, 2);
-	cr_expect_leq(steps, 3 * 16 + 8, "two watched passes, then a trial");
+	cr_expect_leq(steps, most, "changed after %d passes: two watched passes, then a trial (%d)",
+		      passes, steps);
 	cr_expect_str_eq(seq_info().gate, "eager");
 	tb_check();
+	gs_engine_fini();
+}
+
+Test(gate, a_decision_whose_conditions_change_is_timed_again)
+{
+	conditions_change_after(0, 2 * 4 + 12);
+	conditions_change_after(40, 3 * 16 + 8);
 }
 
 /*
