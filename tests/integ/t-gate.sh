@@ -68,10 +68,11 @@ for w in hostwork$x tiny$x; do
 			fail "$w-auto: no gate decision with its measured times"; grep '"gate' "$tmp/s.json"
 		elif ! grep -q '"name":"gate".*"eager_us":[0-9.]*,"replay_us":[0-9.]*,"choice":"\(eager\|replay\)","eager_host_us":[1-9][0-9.]*,"replay_host_us":[1-9]' "$tmp/t.json"; then
 			fail "$w-auto: the trace has no gate event"
-		elif [ "$(grep -c '"name":"gate_sample".*"kind":"eager","clock":"gpu","us":[1-9]' "$tmp/t.json")" -lt 4 ] ||
-			[ "$(grep -c '"name":"gate_sample".*"kind":"replay","clock":"gpu","us":[1-9]' "$tmp/t.json")" -lt 4 ] ||
+		elif [ "$(grep -c '"name":"gate_sample".*"kind":"eager","clock":"gpu","us":[1-9]' "$tmp/t.json")" -lt 2 ] ||
+			[ "$(grep -c '"name":"gate_sample".*"kind":"replay","clock":"gpu","us":[1-9]' "$tmp/t.json")" -lt 2 ] ||
 			! grep -q '"name":"gate_sample".*"clock":"host","us":[1-9]' "$tmp/t.json"; then
-			# The trial's samples (GRAPHSHIM_GATE_SAMPLES, 4, of each kind on the GPU's clock).
+			# The trial's samples: of GRAPHSHIM_GATE_SAMPLES (4) of each kind
+			# on the GPU's clock, at least half (a clear win decides there).
 			fail "$w-auto: the trace lacks the trial's gate_sample events"
 		elif ! "$b/tools/graphshim" trace summarize "$tmp/t.json" | grep -Eq ' (eager|replay) [0-9]+/[0-9]+( |$)'; then
 			fail "$w-auto: graphshim trace summarize shows no gate decision"

@@ -743,3 +743,72 @@ Test(gate, a_close_call_on_the_host_takes_more_samples)
 	cr_expect_eq(seq_info().replay_host_ns, 215000);
 	tb_check();
 }
+
+/*
+ * Four samples of each kind (the default): where every replayed pass beats
+ * every eager one by the margin after E R R E, replay wins there -- two
+ * eager passes, not four.  A replayed pass as slow as the eager ones (one
+ * slow graph launch), or eager winning, takes the whole trial.
+ */
+Test(gate, a_clear_win_for_replay_decides_at_half_the_samples)
+{
+	gate_start(5000, 500, 2000, "GRAPHSHIM_GATE_SAMPLES", "4"); /* eager 40 us, replay 6 us */
+	for (int i = 0; i < 3 + 4; i++) /* learn 2, warm 1, E R R E */
+		step(0);
+	cr_expect_eq(gs_stats.gate_decisions, 0, "read when the next pass begins");
+	step(0);
+	cr_expect_eq(gs_stats.gate_decisions, 1);
+	cr_expect_str_eq(seq_info().gate, "replay");
+	cr_expect_eq(seq_info().eager_passes, 2);
+	cr_expect_eq(seq_info().eager_ns, 40000);
+	cr_expect_eq(seq_info().replay_ns, 6000);
+	cr_expect_eq(last_step_from_graph(), N);
+	tb_check();
+	gs_engine_fini();
+
+	gate_start(5000, 500, 2000, "GRAPHSHIM_GATE_SAMPLES", "4");
+	for (int i = 0; i < 3 + 1; i++) /* learn 2, warm 1, E */
+		step(0);
+	tb.cost_graph = 40000; /* the first replayed pass: 44 us, slower than eager */
+	step(0);
+	tb.cost_graph = 2000;
+	int steps = steps_to_decision(1, 20);
+	cr_expect_eq(gs_stats.gate_decisions, 1);
+	cr_expect_geq(steps, 4, "the rest of the trial: R E E R");
+	cr_expect_str_eq(seq_info().gate, "replay", "the medians still say replay");
+	cr_expect_eq(seq_info().eager_passes, 4);
+	tb_check();
+	gs_engine_fini();
+
+	gate_start(1000, 1000, 20000, "GRAPHSHIM_GATE_SAMPLES", "4"); /* eager 8 us, replay 28 us */
+	steps = steps_to_decision(1, 20);
+	cr_expect_geq(steps, 3 + 8, "eager never wins early");
+	cr_expect_str_eq(seq_info().gate, "eager");
+	tb_check();
+}
+
+/*
+ * With the host's samples the host must show the clear win, and the GPU's
+ * span must not say replay is slower by the margin: here the host saves
+ * half a step replayed but the GPU's span is 3.5 times longer, so the
+ * trial runs whole (and the host decides: replay).
+ */
+Test(gate, a_clear_win_on_the_host_needs_the_gpu_not_to_disagree)
+{
+	gate_start(1000, 1000, 0, "GRAPHSHIM_GATE_SAMPLES", "4"); /* GPU: a tie */
+	host_clock_start(200000, 100000);
+	int steps = steps_to_decision_with(host_step, 1, 20);
+	cr_expect_leq(steps, 3 + 5, "the host and a GPU tie: decided at half");
+	cr_expect_eq(seq_info().eager_passes, 2);
+	cr_expect_str_eq(seq_info().gate, "replay");
+	tb_check();
+	gs_engine_fini();
+
+	gate_start(1000, 1000, 20000, "GRAPHSHIM_GATE_SAMPLES", "4"); /* GPU: eager 8 us, replay 28 us */
+	host_clock_start(200000, 100000);
+	steps = steps_to_decision_with(host_step, 1, 20);
+	cr_expect_geq(steps, 3 + 8, "the whole trial");
+	cr_expect_eq(seq_info().eager_passes, 4);
+	cr_expect_str_eq(seq_info().gate, "replay");
+	tb_check();
+}
