@@ -391,6 +391,23 @@ static bool gs_gate_still_saves(const gs_gate_t *g, uint64_t ns)
 }
 
 /*
+ * Whether an inherited decision to replay (no trial of q's own) still has
+ * the stream's prior behind it: a like sequence's latest verdict was replay
+ * (a verdict of eager on a like sequence clears it).  Where passes got
+ * shorter for one like step they did for all: the one that decided is
+ * timed again (unless its saving holds), and the others follow its
+ * verdict.  hf-llama's two 196-launch steps, both faster after the first
+ * generate() call: the second one's trial of its own cost four eager
+ * passes a run.
+ */
+static bool gs_gate_prior_holds(const gs_stream_t *s, const gs_seq_t *q)
+{
+	const gs_gate_t *g = &q->gate;
+	return g->inherited && !g->trials && g->state == GS_GATE_S_REPLAY && s->pass.prior_n &&
+	       gs_gate_alike(s->pass.prior_n, q->n);
+}
+
+/*
  * A decided sequence's watched passes: read the ones complete; true when two
  * in a row took less than half or more than twice the watch's reference
  * (the median the decision rested on, for the kind now chosen), and a trial
@@ -399,8 +416,9 @@ static bool gs_gate_still_saves(const gs_gate_t *g, uint64_t ns)
  * shape, every token took ten times as long, eager and replayed alike, and
  * the tie kept a graph that lost afterwards.  Two replayed passes under
  * half of it, where replay's saving still beats the margin
- * (gs_gate_still_saves), keep the decision instead: the last of them is the
- * new reference.
+ * (gs_gate_still_saves) or an inherited decision still has the stream's
+ * prior (gs_gate_prior_holds), keep the decision instead: the last of them
+ * is the new reference.
  */
 static bool gs_gate_watch(gs_stream_t *s, gs_seq_t *q)
 {
@@ -427,7 +445,7 @@ static bool gs_gate_watch(gs_stream_t *s, gs_seq_t *q)
 	if (g->moved < 2)
 		return false;
 	g->moved = 0;
-	if (!g->faster || !gs_gate_still_saves(g, last))
+	if (!g->faster || !(gs_gate_still_saves(g, last) || gs_gate_prior_holds(s, q)))
 		return true;
 	GS_STAT_INC(gate_kept);
 	gs_trace_gate_kept(s->key.handle, q->id, q->n, g->ref_ns, last);

@@ -515,6 +515,30 @@ Test(gate, a_like_sequence_takes_a_clear_verdict_of_replay)
 	tb_check();
 }
 
+/*
+ * Two like steps tie (80 us either way): the first is tried, the second
+ * inherits its verdict.  Then every pass gets five times shorter, still a
+ * tie: the first, whose tie saved nothing, is tried again; the second,
+ * whose inherited verdict the stream's prior still holds, keeps it without
+ * a trial (gate_kept): three eager passes for the new trial, none for it.
+ */
+Test(gate, an_inherited_decision_follows_the_stream_s_prior_when_passes_shorten)
+{
+	gate_start(10000, 10000, 0, "GRAPHSHIM_GATE_AFTER", "4"); /* a tie: 80 us either way */
+	for (int i = 0; i < 2 * 30; i++)
+		i % 2 ? step_b() : step(0);
+	cr_assert_eq(gs_stats.gate_decisions, 1);
+	cr_assert_eq(gs_stats.gate_inherited, 1);
+	cr_assert_eq(eager_passes(), 3);
+	tb.cost_eager = tb.cost_node = 2000; /* 16 us either way */
+	for (int i = 0; i < 2 * 60; i++)
+		i % 2 ? step_b() : step(0);
+	cr_expect_eq(gs_stats.gate_decisions, 2, "the first step tried again, the second not");
+	cr_expect_eq(eager_passes(), 6);
+	cr_expect_geq(gs_stats.gate_kept, 1);
+	tb_check();
+}
+
 /* Step C: three launches of their own, a sequence unlike the others. */
 static void step_c(void)
 {
