@@ -7,10 +7,7 @@
 set -u
 : "${top_srcdir:=.}"
 TL=$top_srcdir/tools/gpu/timeline.py
-command -v python3 >/dev/null 2>&1 || { echo "SKIP: no python3"; exit 77; }
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/gs-tl.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
-fail=0
+. "$top_srcdir/tests/tools/py_lib.sh"
 
 # Eight records a step, four steps; the timeline keeps the second half
 # (two steps).  A step: a kernel of 10 us on stream 7, 40 us idle, two
@@ -27,16 +24,6 @@ for step in 0 1 2 3; do
 	} >>"$tmp/a.txt"
 done
 
-check() { # what pattern
-	if grep -q -e "$2" "$tmp/out"; then
-		echo "ok: $1"
-	else
-		echo "FAIL: $1: no line matches: $2"
-		sed 's/^/  out: /' "$tmp/out"
-		fail=1
-	fi
-}
-
 if python3 "$TL" "$tmp/a.txt" >"$tmp/out" 2>&1; then
 	check "records of the second half" "8 records in the second half, 2 of them in graphs"
 	check "step span, busy, idle" "steps (between DtoH copies): 2; median span 56.0 us, busy 16.0 us, idle 40.0 us"
@@ -49,11 +36,7 @@ else
 fi
 
 echo "X 1 2 3 4" >"$tmp/bad.txt"
-if python3 "$TL" "$tmp/bad.txt" >"$tmp/out" 2>&1; then
-	echo "FAIL: timeline.py accepted a line that is not a timeline's"
-	fail=1
-else
-	check "a bad line is refused with its place" "bad.txt:1: not a timeline line"
-fi
+refuses "a bad line is refused with its place" "bad.txt:1: not a timeline line" \
+	python3 "$TL" "$tmp/bad.txt"
 
 exit $fail
