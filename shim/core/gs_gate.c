@@ -358,10 +358,11 @@ static void gs_gate_poll(gs_stream_t *s, gs_seq_t *q)
  * falls in a phase unlike the rest (hf-llama on an H100: its 196-launch
  * steps took 45-70 ms a pass in the first generate() call, 6 ms after),
  * and what it decided there is worth little: the watch needs two watched
- * passes in a row to move, which at every 16th pass is 32 passes later,
- * 48 or more passes of a step seen 93 times in the run.  Right after a
- * decision, every 4th pass is watched (two events each, no eager pass), so
- * such a decision is tried again within about 8 passes.
+ * passes in a row to move, which at every 16th pass is 32 passes after the
+ * decision, and with the new trial about half of a step seen 93 times in a
+ * run.  Right after a decision, every 4th pass is watched (two events
+ * each, no eager pass), so such a decision is tried again within about 8
+ * passes.
  */
 static bool gs_gate_watched(uint64_t n)
 {
