@@ -8,9 +8,10 @@ Each TRACE is a GRAPHSHIM_TRACE file (a closed one or a killed process's
 trial read, in the order read (E: an eager pass, R: a replayed one), on the
 GPU's clock and the host's, then the decision and its medians: a phase
 change inside a trial (a program's first, slow calls ending) shows as a
-run of long samples that one kind got more of.  By default only sequences
-with a decision of eager or with two or more decisions are shown; --all
-shows every one.  The first line per trace counts them.
+run of long samples that one kind got more of; a watched move that kept
+a decision without a new trial (gate_kept) is shown under it.  By default only sequences
+with a decision of eager, two or more decisions or a decision the watch
+kept are shown; --all shows every one.  The first line per trace counts them.
 """
 import json
 import sys
@@ -42,10 +43,15 @@ def trials(path):
         name = e.get("name")
         if t0 is None and "ts" in e:
             t0 = e["ts"]
-        if name not in ("gate_sample", "gate"):
+        if name not in ("gate_sample", "gate", "gate_kept"):
             continue
         a = e.get("args", {})
         key = (a.get("stream", "?"), a.get("id", "?"))
+        if name == "gate_kept":  # a watched move that kept the last decision
+            if seqs.get(key):
+                seqs[key][-1].setdefault("kept", []).append(
+                    ((e["ts"] - t0) / 1e3, a.get("was_us", 0.0), a.get("now_us", 0.0)))
+            continue
         cur = open_.get(key)
         if cur is None:
             cur = open_[key] = {"samples": [], "gate": None, "t_ms": (e["ts"] - t0) / 1e3}
@@ -70,12 +76,13 @@ def show(path, every):
     decided = [k for k, ts in seqs.items() if any(t["gate"] for t in ts)]
     eager_first = [k for k in decided if seqs[k][0]["gate"] and seqs[k][0]["gate"].get("choice") == "eager"]
     twice = [k for k in decided if sum(1 for t in seqs[k] if t["gate"]) > 1]
+    kept = [k for k in decided if any(t.get("kept") for t in seqs[k])]
     print(f"{path}: {len(decided)} sequences decided by a trial; first decision eager: "
-          f"{len(eager_first)}; two or more decisions: {len(twice)}")
+          f"{len(eager_first)}; two or more decisions: {len(twice)}; kept by the watch: {len(kept)}")
     for key in sorted(seqs, key=lambda k: seqs[k][0]["t_ms"]):
         ts = seqs[key]
         eager = any(t["gate"] and t["gate"].get("choice") == "eager" for t in ts)
-        if not every and not eager and len(ts) < 2:
+        if not every and not eager and len(ts) < 2 and key not in kept:
             continue
         length = next((t["gate"]["length"] for t in ts if t["gate"]), "?")
         print(f"  stream {key[0]} sequence {key[1]} ({length} launches)")
@@ -87,6 +94,8 @@ def show(path, every):
             print(f"    trial {i} from {t['t_ms']:.1f} ms: {verdict}")
             print(f"      gpu : {line_of(t['samples'], 'gpu')}")
             print(f"      host: {line_of(t['samples'], 'host')}")
+            for at, was, now in t.get("kept", []):
+                print(f"      kept at {at:.1f} ms: watched passes {now:.0f} us, were {was:.0f} us")
 
 
 def main(argv):

@@ -717,7 +717,7 @@ PYEOF
 		"$PY" "$GS_SRC/tools/gpu/gate_trials.py" "$t" >"$t.gate" 2>&1 || true
 		local gl
 		gl=$(head -n 1 "$t.gate" | sed 's/^[^:]*: //')
-		case $gl in *"first decision eager: 0; two or more decisions: 0") ;;
+		case $gl in *"first decision eager: 0; two or more decisions: 0; kept by the watch: 0") ;;
 		*) note "$name: gate trials of $(basename "$t"): $gl (see $(basename "$t").gate)" ;; esac
 	done
 	case ",$flags," in *,self,*)
