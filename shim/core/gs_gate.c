@@ -139,6 +139,13 @@ static bool gs_gate_alike(uint32_t a, uint32_t b)
 	return a <= 2 * b && b <= 2 * a;
 }
 
+/* Whether the stream's verdict to inherit (set by gs_gate_verdict, below)
+ * covers q: a like sequence's latest verdict was replay. */
+static bool gs_gate_prior(const gs_stream_t *s, const gs_seq_t *q)
+{
+	return s->pass.prior_n && gs_gate_alike(s->pass.prior_n, q->n);
+}
+
 /*
  * A verdict on s: its first trial no longer holds like sequences back; a
  * verdict of replay is the stream's prior for like sequences still to be
@@ -157,7 +164,7 @@ static void gs_gate_verdict(gs_stream_t *s, gs_seq_t *q, bool eager)
 		s->pass.trial = NULL;
 	if (!eager)
 		s->pass.prior_n = q->n;
-	else if (gs_gate_alike(s->pass.prior_n, q->n))
+	else if (gs_gate_prior(s, q))
 		s->pass.prior_n = 0;
 }
 
@@ -410,8 +417,7 @@ static bool gs_gate_still_saves(const gs_gate_t *g, uint64_t ns)
 static bool gs_gate_prior_holds(const gs_stream_t *s, const gs_seq_t *q)
 {
 	const gs_gate_t *g = &q->gate;
-	return g->inherited && !g->trials && g->state == GS_GATE_S_REPLAY && s->pass.prior_n &&
-	       gs_gate_alike(s->pass.prior_n, q->n);
+	return g->inherited && !g->trials && g->state == GS_GATE_S_REPLAY && gs_gate_prior(s, q);
 }
 
 /*
@@ -528,7 +534,7 @@ static bool gs_gate_waits(const gs_stream_t *s, const gs_seq_t *q)
 	const gs_seq_t *o = s->pass.trial;
 	if (g->trials || g->inherited || g->started || g->off)
 		return false;
-	if (s->pass.prior_n && gs_gate_alike(s->pass.prior_n, q->n))
+	if (gs_gate_prior(s, q))
 		return true;
 	return o != q && gs_gate_first_trial(o) && gs_gate_alike(o->n, q->n) &&
 	       g->waited < GS_GATE_MAX_WAIT((uint32_t)gs_config.gate_after);
@@ -608,7 +614,7 @@ static bool gs_gate_defer(gs_stream_t *s, gs_seq_t *q)
 			s->pass.trial = q;
 		return false;
 	}
-	if (!s->pass.prior_n || !gs_gate_alike(s->pass.prior_n, q->n)) {
+	if (!gs_gate_prior(s, q)) {
 		g->waited++;
 		return true;
 	}
