@@ -45,7 +45,8 @@
 #                     (GRAPHSHIM_TRACE_MAX 300000: the first trials fall early),
 #                     and tools/gpu/gate_trials.py shows each run's trials sample by
 #                     sample (NAME.MODE.ROUND.PID.trace.json.gate; a note per run
-#                     counts first verdicts of eager): the run-to-run spread of a
+#                     where a first verdict was eager, a sequence was tried twice or
+#                     the watch kept a decision): the run-to-run spread of a
 #                     program's coverage, looked into (costs the host time)
 #   GS_REAL_TIMELINE=1  the counting runs also write the GPU's timeline per
 #                     process (libgscupti's GS_CUPTI_TIMELINE, NAME.MODE.count.PID.gpu.txt;

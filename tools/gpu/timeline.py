@@ -126,5 +126,6 @@ def main():
         show("by stream (graph records apart)",
              table(recs, lambda st_, g, n: f"stream {st_}{' graph' if g else ''}", a.top))
 
+
 if __name__ == "__main__":
     main()
