@@ -15,7 +15,17 @@ with .item().
                           PyTorch captures itself (CUDAGraph Trees): the
                           application's own capture.
 
-The cache, token and position buffers are marked static
+  --cache dynamic         no buffers: forward(tok, pos, past) takes the
+                          token, its position and the KV cache as tensors
+                          and returns the next token and the cache grown
+                          by torch.cat, compiled with dynamic=True (the way
+                          a decoder with a growing cache is compiled
+                          without recompiling every token): Inductor's
+                          kernels take the cache length as an argument and
+                          their grids grow with it.  Default: --cache
+                          static.
+
+With --cache static the cache, token and position buffers are marked static
 (torch._dynamo.mark_static_address, as transformers does for its static
 cache), so CUDA graphs may mutate them in place.  Inductor runs in its
 deterministic mode (no on-device benchmarking that could choose different
@@ -94,6 +104,43 @@ class Decoder(nn.Module):
         self.pos.zero_()
 
 
+class DynDecoder(Decoder):
+    """The same weights; the cache passed in and grown by torch.cat."""
+
+    def forward(self, tok, pos, past):
+        x = self.wte(tok) + self.wpe(pos)
+        grown = []
+        for blk, (kc, vc) in zip(self.blocks, past):
+            b, t, d = x.shape
+            q, k, v = blk.qkv(blk.ln1(x)).view(b, t, 3, blk.heads, blk.hd).permute(2, 0, 3, 1, 4)
+            kc, vc = torch.cat([kc, k], dim=2), torch.cat([vc, v], dim=2)
+            o = F.scaled_dot_product_attention(q, kc, vc)
+            x = x + blk.proj(o.transpose(1, 2).reshape(b, t, d))
+            x = x + blk.fc2(F.gelu(blk.fc1(blk.ln2(x))))
+            grown.append((kc, vc))
+        return self.head(self.ln_f(x[:, -1])).argmax(-1, keepdim=True), grown
+
+
+def generate_dynamic(model, step, prompt, n, times):
+    b = prompt.shape[0]
+    hd = model.blocks[0].hd
+    heads = model.blocks[0].heads
+    empty = torch.zeros(b, heads, 0, hd, dtype=model.head.weight.dtype, device=prompt.device)
+    past = [(empty, empty) for _ in model.blocks]
+    pos = torch.zeros(1, dtype=torch.long, device=prompt.device)
+    for i in range(prompt.shape[1]):  # the prompt, a token a step
+        nxt, past = step(prompt[:, i:i + 1], pos, past)
+        pos = pos + 1
+    out = nxt.view(-1).tolist()
+    for _ in range(n - 1):
+        t0 = time.perf_counter()
+        nxt, past = step(nxt, pos, past)
+        pos = pos + 1
+        out += [nxt.item()] if nxt.numel() == 1 else nxt.view(-1).tolist()
+        times.append(time.perf_counter() - t0)
+    return out
+
+
 def generate(model, step, prompt, n, times):
     model.reset()
     for i in range(prompt.shape[1]):  # the prompt, a token a step
@@ -114,6 +161,9 @@ def main():
     ap.add_argument("--warmup", type=int, default=16, help="tokens of the warm-up generation")
     ap.add_argument("--mode", choices=("default", "reduce-overhead", "none"), default="default",
                     help="torch.compile mode (none: not compiled, for comparison)")
+    ap.add_argument("--cache", choices=("static", "dynamic"), default="static",
+                    help="static: buffers updated in place (dynamic=False); dynamic: the cache grown by "
+                    "torch.cat and passed in (dynamic=True)")
     ap.add_argument("--layers", type=int, default=4)
     ap.add_argument("--dim", type=int, default=256)
     ap.add_argument("--heads", type=int, default=4)
@@ -138,26 +188,29 @@ def main():
     inductor_config.deterministic = True
 
     torch.manual_seed(a.seed)
-    model = Decoder(a, dtype).eval().to(device=dev, dtype=dtype)
-    for name in ("k_cache", "v_cache", "tok", "pos", "slots"):
-        torch._dynamo.mark_static_address(getattr(model, name))
-    step = model if a.mode == "none" else torch.compile(model, mode=a.mode, fullgraph=True, dynamic=False)
+    dynamic = a.cache == "dynamic"
+    model = (DynDecoder if dynamic else Decoder)(a, dtype).eval().to(device=dev, dtype=dtype)
+    if not dynamic:
+        for name in ("k_cache", "v_cache", "tok", "pos", "slots"):
+            torch._dynamo.mark_static_address(getattr(model, name))
+    step = model if a.mode == "none" else torch.compile(model, mode=a.mode, fullgraph=True, dynamic=dynamic)
+    gen = generate_dynamic if dynamic else generate
     g = torch.Generator().manual_seed(a.seed + 1)
     prompt = torch.randint(0, a.vocab, (a.batch, a.prompt), generator=g).to(dev)
 
     tokens, times = [], []
     with torch.no_grad():
         if a.warmup > 0:
-            tokens += generate(model, step, prompt, a.warmup, [])
-        tokens += generate(model, step, prompt, a.tokens, times)
+            tokens += gen(model, step, prompt, a.warmup, [])
+        tokens += gen(model, step, prompt, a.tokens, times)
     if a.out:
         with open(a.out, "wb") as f:
             f.write(struct.pack("<%di" % len(tokens), *tokens))
     if a.time:
         skips = torch._dynamo.utils.counters["inductor"]["cudagraph_skips"]
-        print("gs-wl: torch_compile variant=%s device=%s dtype=%s layers=%d dim=%d batch=%d steps=%d "
+        print("gs-wl: torch_compile variant=%s cache=%s device=%s dtype=%s layers=%d dim=%d batch=%d steps=%d "
               "warmup=%d cudagraph_skips=%d median_us=%.3f mean_us=%.3f" % (
-                  a.mode, dev.type, str(dtype).split(".")[-1], a.layers, a.dim, a.batch, len(times),
+                  a.mode, a.cache, dev.type, str(dtype).split(".")[-1], a.layers, a.dim, a.batch, len(times),
                   a.warmup, skips, statistics.median(times) * 1e6, statistics.mean(times) * 1e6),
               flush=True)
 

@@ -12,6 +12,16 @@ its generated C launcher over dlopen'ed libcuda) on PyTorch's current stream;
 tensors are PyTorch's.  Compiled kernels are cached on disk
 (TRITON_CACHE_DIR).
 
+  --matmul  each round's softmax and residual replaced by one GEMM kernel,
+            x += alpha * gelu(layernorm(x) @ W) (a [dim, dim] weight per
+            round), written as Triton's matmul tutorial writes it and
+            wrapped in @triton.autotune over six tile and warp
+            configurations: the first call of each shape benchmarks them
+            (Triton's do_bench: CUDA events, a synchronize, an L2-clearing
+            memset per timing), later calls launch the chosen one.  Every
+            configuration reduces along K in the same order (BLOCK_K fixed,
+            tl.dot in IEEE float32), so whichever wins, every process
+            writes the same bytes.
   --graph   the step's kernels captured once in a torch.cuda.CUDAGraph and
             replayed every step (the read-back stays outside).
 
@@ -77,6 +87,32 @@ def residual_kernel(X, S, stride, N, alpha, BLOCK: tl.constexpr):
     tl.store(X + row * stride + offs, x + alpha * g, mask=mask)
 
 
+@triton.autotune(
+    configs=[triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w)
+             for bm, bn, w in ((16, 64, 2), (16, 128, 4), (32, 64, 4), (32, 128, 4), (64, 64, 4), (64, 128, 8))],
+    key=["M", "N", "K"], restore_value=["X"])  # timing runs it in place: X is put back
+@triton.jit
+def matmul_residual_kernel(H, W, X, M, N, K, stride_h, stride_w, stride_x, alpha,
+                           BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    rk = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k0 in range(0, K, BLOCK_K):
+        a = tl.load(H + rm[:, None] * stride_h + (k0 + rk)[None, :],
+                    mask=(rm[:, None] < M) & ((k0 + rk)[None, :] < K), other=0.0)
+        b = tl.load(W + (k0 + rk)[:, None] * stride_w + rn[None, :],
+                    mask=((k0 + rk)[:, None] < K) & (rn[None, :] < N), other=0.0)
+        acc += tl.dot(a, b, input_precision="ieee")
+    g = acc * tl.sigmoid(1.702 * acc)
+    mask = (rm[:, None] < M) & (rn[None, :] < N)
+    ptr = X + rm[:, None] * stride_x + rn[None, :]
+    x = tl.load(ptr, mask=mask, other=0.0)
+    tl.store(ptr, x + alpha * g, mask=mask)
+
+
 @triton.jit
 def rowsum_kernel(X, OUT, stride, N, BLOCK: tl.constexpr):
     row = tl.program_id(0)
@@ -92,6 +128,7 @@ def parse():
     ap.add_argument("--rows", type=int, default=64)
     ap.add_argument("--dim", type=int, default=1024)
     ap.add_argument("--layers", type=int, default=8)
+    ap.add_argument("--matmul", action="store_true", help="an autotuned GEMM a round instead of softmax + residual")
     ap.add_argument("--graph", action="store_true", help="replay a torch.cuda.CUDAGraph per step")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--device", choices=("cuda", "cpu"), default=None,
@@ -118,6 +155,7 @@ def main():
     x0 = torch.randn(R, D, generator=gen).to(dev)
     ws = [(1.0 + 0.1 * torch.randn(D, generator=gen)).to(dev) for _ in range(L)]
     bs = [(0.1 * torch.randn(D, generator=gen)).to(dev) for _ in range(L)]
+    mats = [(torch.randn(D, D, generator=gen) / D ** 0.5).to(dev) for _ in range(L)] if a.matmul else []
     x = x0.clone()
     h = torch.empty_like(x)
     s = torch.empty_like(x)
@@ -126,6 +164,11 @@ def main():
     def step():
         for l in range(L):
             layernorm_kernel[(R,)](x, h, ws[l], bs[l], x.stride(0), D, 1e-5, BLOCK=block, num_warps=warps)
+            if a.matmul:
+                grid = lambda meta: (triton.cdiv(R, meta["BLOCK_M"]), triton.cdiv(D, meta["BLOCK_N"]))  # noqa: E731
+                matmul_residual_kernel[grid](h, mats[l], x, R, D, D, h.stride(0), mats[l].stride(0), x.stride(0),
+                                             0.05 * (1 + l % 3), BLOCK_K=32)
+                continue
             softmax_kernel[(R,)](h, s, x.stride(0), D, 1.0, BLOCK=block, num_warps=warps)
             residual_kernel[(R,)](x, s, x.stride(0), D, 0.05 * (1 + l % 3), BLOCK=block, num_warps=warps)
         rowsum_kernel[(R,)](x, sums, x.stride(0), D, BLOCK=block, num_warps=warps)
@@ -157,9 +200,10 @@ def main():
             f.write(b"".join(results))
             f.write(bytes(x.cpu().clone().untyped_storage()))
     if a.time:
-        print("gs-wl: triton_loop variant=%s device=%s rows=%d dim=%d layers=%d launches_per_step=%d "
+        print("gs-wl: triton_loop variant=%s%s device=%s rows=%d dim=%d layers=%d launches_per_step=%d "
               "steps=%d warmup=%d triton=%s median_us=%.3f mean_us=%.3f" % (
-                  "graph" if a.graph else "eager", dev.type, R, D, L, 3 * L + 1, len(times), a.warmup,
+                  "graph" if a.graph else "eager", "-matmul" if a.matmul else "", dev.type, R, D, L,
+                  (2 if a.matmul else 3) * L + 1, len(times), a.warmup,
                   triton.__version__, statistics.median(times) * 1e6, statistics.mean(times) * 1e6),
               flush=True)
 

@@ -172,7 +172,13 @@ audio-kws-b8|torchaudio|-|eager graphshim|$PY $R/audio_kws.py --batch 8 --augmen
 cuda-python-buffer|cudapy|-|eager graphshim|$PY $R/cuda_python.py --memory buffer|-|--device cpu --steps 4 --warmup 1 --n 32 --sweeps 2
 peft-train|peft|-|eager graphshim|$PY $R/hf_peft.py --task train|-|--device cpu --steps 4 --warmup 1 --layers 1 --dim 128 --batch 2 --seq 16
 peft-train-120|peft|-|eager graphshim|$PY $R/hf_peft.py --task train --steps 120|-|--device cpu --steps 4 --warmup 1 --layers 1 --dim 128 --batch 2 --seq 16
-lightning-bf16|lightning|-|eager graphshim|$PY $R/lightning_train.py --arch mlp --precision bf16-mixed|-|--device cpu --steps 6 --warmup 2 --log-every-n-steps 2'
+lightning-bf16|lightning|-|eager graphshim|$PY $R/lightning_train.py --arch mlp --precision bf16-mixed|-|--device cpu --steps 6 --warmup 2 --log-every-n-steps 2
+compile-dyn|torch|compile|eager graphshim|$PY $R/torch_compile.py --mode default --cache dynamic|-|--device cpu --mode none --cache dynamic --tokens 12 --warmup 2 --layers 1
+cupy-langevin|cupy|-|eager graphshim|$PY $R/cupy_montecarlo.py --model langevin|-|-
+cupy-paths|cupy|-|eager graphshim|$PY $R/cupy_montecarlo.py --model paths|-|-
+kalman|torch|-|eager graphshim|$PY $R/torch_kalman.py|-|--device cpu --steps 4 --warmup 1 --batch 8
+kalman-ex|torch|-|eager graphshim|$PY $R/torch_kalman.py --no-check|-|--device cpu --steps 4 --warmup 1 --batch 8
+triton-mm|triton|-|eager graphshim graph|$PY $R/triton_loop.py --matmul|--graph|--device cpu --steps 2 --warmup 1 --rows 4 --dim 128 --layers 2'
 
 
 if [ "${1:-}" = --list ]; then
