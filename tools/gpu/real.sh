@@ -178,7 +178,9 @@ cupy-langevin|cupy|-|eager graphshim|$PY $R/cupy_montecarlo.py --model langevin|
 cupy-paths|cupy|-|eager graphshim|$PY $R/cupy_montecarlo.py --model paths|-|-
 kalman|torch|-|eager graphshim|$PY $R/torch_kalman.py|-|--device cpu --steps 4 --warmup 1 --batch 8
 kalman-ex|torch|-|eager graphshim|$PY $R/torch_kalman.py --no-check|-|--device cpu --steps 4 --warmup 1 --batch 8
-triton-mm|triton|-|eager graphshim graph|$PY $R/triton_loop.py --matmul|--graph|--device cpu --steps 2 --warmup 1 --rows 4 --dim 128 --layers 2'
+triton-mm|triton|-|eager graphshim graph|$PY $R/triton_loop.py --matmul|--graph|--device cpu --steps 2 --warmup 1 --rows 4 --dim 128 --layers 2
+nanogpt|torch|-|eager graphshim|$PY $R/torch_nanogpt.py|-|--device cpu --steps 2 --warmup 1 --tokens 8 --layers 1 --dim 64 --heads 2 --vocab 256 --block 32
+nanogpt-chat|torch|-|eager graphshim|$PY $R/torch_nanogpt.py --greedy --readback --dtype bfloat16 --block 128 --tokens 128|-|--device cpu --steps 2 --warmup 1 --tokens 8 --layers 1 --dim 64 --heads 2 --vocab 256 --block 16 --greedy --readback --dtype float32'
 
 
 if [ "${1:-}" = --list ]; then
