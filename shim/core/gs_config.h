@@ -60,6 +60,8 @@
 	  "build and instantiate graphs on a background thread")                             \
 	X(build_sched, "GRAPHSHIM_BUILD_SCHED", SCHED, 1, 0, 2,                               \
 	  "the builder thread's scheduling: normal, batch (never preempts the application on waking) or idle") \
+	X(idle_us, "GRAPHSHIM_IDLE_US", INT, 2000, 0, 1000000000,                             \
+	  "a stream holding launches with no call for this long has them submitted by the idle watchdog (0: never)") \
 	X(speculate, "GRAPHSHIM_SPECULATE", BOOL, 1, 0, 1,                                    \
 	  "start building a step's graphs when its last sighting before learning begins")    \
 	X(absorb, "GRAPHSHIM_ABSORB", BOOL, 0, 0, 1,                                          \
@@ -119,6 +121,7 @@ typedef struct gs_config {
 	double host_bound_us;
 	bool async_build;
 	int build_sched; /* gs_build_sched_t */
+	long long idle_us;
 	bool speculate;
 	bool absorb;
 	bool check_order;

@@ -17,6 +17,7 @@
 #include "gs_engine.h"
 #include "gs_event.h"
 #include "gs_fmt.h"
+#include "gs_idle.h"
 #include "gs_log.h"
 #include "gs_out.h"
 #include "gs_sig.h"
@@ -245,18 +246,44 @@ static int gs_engine_mark(gs_stream_t *s, gs_rec_t *r, uint64_t at)
  * otherwise the stream's segment ends, as at any flush.  No stream lock is
  * held by the caller.
  */
+static void gs_engine_held_go(gs_stream_t *h, gs_flush_reason_t why, const char *api)
+{
+	uint32_t n = h->match.nheld - h->match.submitted;
+	if (n && !gs_match_interrupt(h)) {
+		gs_engine_flush_locked(h, why, api, false);
+	} else if (n) {
+		GS_STAT_INC(flushes);
+		GS_STAT_INC(flush_by[why]);
+		gs_trace_flush(h->key.handle, why, api, n);
+	}
+}
+
 static void gs_engine_event_free(gs_stream_t *h, const char *api)
 {
 	gs_engine_lock(h);
-	uint32_t n = h->match.nheld - h->match.submitted;
-	if (n && !gs_match_interrupt(h)) {
-		gs_engine_flush_locked(h, GS_FLUSH_EVENT, api, false);
-	} else if (n) {
-		GS_STAT_INC(flushes);
-		GS_STAT_INC(flush_by[GS_FLUSH_EVENT]);
-		gs_trace_flush(h->key.handle, GS_FLUSH_EVENT, api, n);
-	}
+	gs_engine_held_go(h, GS_FLUSH_EVENT, api);
 	gs_engine_unlock(h);
+}
+
+void gs_engine_idle_scan(void)
+{
+	gs_sig_hold(); /* the table's unlock releases it */
+	if (!gs_stream_table_trylock()) {
+		gs_sig_release();
+		return;
+	}
+	for (gs_stream_t *s = gs_stream_first(); s; s = s->hh.next) {
+		uint32_t stamp = __atomic_load_n(&s->match.stamp, __ATOMIC_RELAXED);
+		bool idle = __atomic_load_n(&s->match.nheld, __ATOMIC_ACQUIRE) && stamp == s->idle_seen;
+		s->idle_seen = stamp;
+		if (!idle || pthread_mutex_trylock(&s->lock))
+			continue;
+		/* Under the lock: still the same records held, some not submitted. */
+		if (s->match.stamp == stamp && s->match.nheld > s->match.submitted)
+			gs_engine_held_go(s, GS_FLUSH_IDLE, "idle");
+		pthread_mutex_unlock(&s->lock);
+	}
+	gs_stream_table_unlock();
 }
 
 static void gs_engine_event_used(const gs_stream_t *self, uint64_t ev, const char *api)
@@ -677,6 +704,7 @@ static void gs_engine_fork_child(void)
 	gs_hot.held_streams = 0;
 	gs_trace_on = false;
 	gs_build_forget();
+	gs_idle_forget();
 	gs_sig_child();
 }
 
@@ -741,6 +769,7 @@ void gs_engine_fini(void)
 		pthread_mutex_unlock(&gs_init_lock);
 		return;
 	}
+	gs_idle_stop(); /* before the streams go */
 	gs_engine_flush_all(GS_FLUSH_EXIT, "exit");
 	gs_event_reset(false); /* nothing is held now */
 	gs_build_stop(); /* graphs being built are published or freed first */

@@ -22,7 +22,8 @@
 	X(STREAM, "stream created, destroyed or reconfigured")                \
 	X(UNKNOWN, "unclassified entry point")                                \
 	X(EXIT, "process exit or fork")                                       \
-	X(OTHER, "other stream-ordered operation")
+	X(OTHER, "other stream-ordered operation")                            \
+	X(IDLE, "held launches submitted after the program made no call for GRAPHSHIM_IDLE_US")
 
 typedef enum gs_flush_reason {
 #define GS_X(n, s) GS_FLUSH_##n,

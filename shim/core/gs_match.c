@@ -9,6 +9,7 @@
  */
 #include "gs_arm.h"
 #include "gs_event.h"
+#include "gs_idle.h"
 #include "gs_match.h"
 #include "gs_replay.h"
 #include "gs_stream.h"
@@ -18,9 +19,12 @@ static void gs_match_held(gs_stream_t *s, uint32_t nheld)
 {
 	uint32_t before = s->match.nheld;
 	__atomic_store_n(&s->match.nheld, nheld, __ATOMIC_RELEASE);
-	if (!before && nheld)
+	if (nheld)
+		__atomic_store_n(&s->match.stamp, s->match.stamp + 1, __ATOMIC_RELAXED);
+	if (!before && nheld) {
 		__atomic_fetch_add(&gs_hot.held_streams, 1, __ATOMIC_RELAXED);
-	else if (before && !nheld)
+		gs_idle_start();
+	} else if (before && !nheld)
 		__atomic_fetch_sub(&gs_hot.held_streams, 1, __ATOMIC_RELAXED);
 }
 

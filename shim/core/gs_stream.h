@@ -59,6 +59,7 @@ struct gs_stream {
 	gs_cold_t cold;
 	gs_period_t period;
 	uint64_t sent;   /* the position after the last record submitted (gs_stream_sent) */
+	uint32_t idle_seen; /* match.stamp at the idle watchdog's last look (its thread's only) */
 	UT_hash_handle hh;
 };
 

@@ -23,6 +23,7 @@ libgscore_la_SOURCES = \
 	shim/core/gs_seq.h shim/core/gs_seq.c \
 	shim/core/gs_arm.h shim/core/gs_arm.c \
 	shim/core/gs_build.h shim/core/gs_build.c \
+	shim/core/gs_idle.h shim/core/gs_idle.c \
 	shim/core/gs_gate.h shim/core/gs_gate.c \
 	shim/core/gs_period.h shim/core/gs_period.c \
 	shim/core/gs_hash.h shim/core/gs_hash.c \

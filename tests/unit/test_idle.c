@@ -1,0 +1,111 @@
+/*
+ * The idle watchdog (gs_idle.h): launches held when the program stops
+ * calling reach the GPU without its next call.  These tests run the real
+ * watchdog thread against the recording backend, with waits of a few
+ * milliseconds.
+ */
+#include <criterion/criterion.h>
+#include <time.h>
+
+#include "gs_testbe.h"
+
+static const uintptr_t F[] = {0xf1, 0xf2, 0xf3, 0xf4, 0xf5, 0xf6, 0xf7, 0xf8};
+#define S1 ((uintptr_t)0x5001)
+
+static void step(int n)
+{
+	for (int i = 0; i < n; i++)
+		tb_launch(S1, F[i], 1000 + i, 0);
+	tb_sync(S1, 0);
+}
+
+static void nap_us(long us)
+{
+	struct timespec t = {us / 1000000, (us % 1000000) * 1000};
+	nanosleep(&t, NULL);
+}
+
+/* What the backend ran so far (the watchdog's thread appends to it). */
+static size_t ran(void)
+{
+	return __atomic_load_n(&tb.nexec, __ATOMIC_ACQUIRE);
+}
+
+/* An 8-launch step learned and armed, the watchdog at idle_us. */
+static void learn_with(const char *idle_us)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_IDLE_US", idle_us, NULL);
+	step(8);
+	step(8);
+	cr_assert_eq(tb.builds, 1);
+}
+
+/*
+ * A program that waits for its GPU without a CUDA call (it spins on mapped
+ * host memory the step's third kernel writes) after three launches of a
+ * replayed step: they are held, waiting for the chunk, and without the
+ * watchdog the program would wait forever.  The watchdog submits them
+ * within GRAPHSHIM_IDLE_US (2 ms here; 200 ms allowed), as another
+ * thread's synchronize would: the match goes on, the rest of the chunk
+ * goes eagerly, nothing is charged, and the next step replays.
+ */
+Test(idle, held_launches_go_when_the_program_stops_calling)
+{
+	learn_with("2000");
+	size_t before = ran();
+	for (int i = 0; i < 3; i++)
+		tb_launch(S1, F[i], 1000 + i, 0);
+	cr_expect_eq(ran(), before, "held, waiting for their chunk");
+	for (int t = 0; t < 2000 && ran() < before + 3; t++)
+		nap_us(100);
+	cr_expect_eq(ran(), before + 3, "the held launches ran without another call");
+	cr_expect_eq(gs_stats.flush_by[GS_FLUSH_IDLE], 1);
+	cr_expect_eq(gs_stats.interrupted, 1);
+	for (int i = 3; i < 8; i++)
+		tb_launch(S1, F[i], 1000 + i, 0);
+	tb_sync(S1, 0);
+	cr_expect_eq(gs_stats.mismatches, 0, "an idle stream is not a mismatch");
+	cr_expect_eq(gs_stats.released, 8, "the rest of its chunk went eagerly too");
+	step(8);
+	cr_expect_eq(gs_stats.replays, 1, "the next step replays");
+	tb_check();
+}
+
+/* GRAPHSHIM_IDLE_US=0: no watchdog; held launches wait for the next call. */
+Test(idle, zero_turns_the_watchdog_off)
+{
+	learn_with("0");
+	size_t before = ran();
+	for (int i = 0; i < 3; i++)
+		tb_launch(S1, F[i], 1000 + i, 0);
+	nap_us(20000);
+	cr_expect_eq(ran(), before, "still held");
+	cr_expect_eq(gs_stats.flush_by[GS_FLUSH_IDLE], 0);
+	for (int i = 3; i < 8; i++)
+		tb_launch(S1, F[i], 1000 + i, 0);
+	tb_sync(S1, 0);
+	cr_expect_eq(gs_stats.replays, 1);
+	cr_expect_eq(gs_stats.released, 0);
+	tb_check();
+}
+
+/*
+ * A stream that keeps holding launches, one every 0.2 ms, is not idle:
+ * 40 ms of them with the watchdog looking every 10 ms (GRAPHSHIM_IDLE_US
+ * 20 ms) submit nothing early.
+ */
+Test(idle, a_stream_that_keeps_calling_is_not_idle)
+{
+	learn_with("20000");
+	for (int k = 0; k < 25; k++) {
+		for (int i = 0; i < 8; i++) {
+			tb_launch(S1, F[i], 1000 + i, 0);
+			nap_us(200);
+		}
+		tb_sync(S1, 0);
+	}
+	cr_expect_eq(gs_stats.flush_by[GS_FLUSH_IDLE], 0);
+	cr_expect_eq(gs_stats.replays, 25);
+	cr_expect_eq(gs_stats.released, 0);
+	tb_check();
+}
