@@ -44,6 +44,10 @@ typedef hipCtx_t CUcontext;
 #define cuModuleGetFunction hipModuleGetFunction
 #define cuMemAlloc(p, n) hipMalloc((p), (n))
 #define cuMemFree hipFree
+#define CU_MEMHOSTALLOC_DEVICEMAP hipHostMallocMapped
+#define cuMemHostAlloc hipHostMalloc
+#define cuMemHostGetDevicePointer(d, h, f) hipHostGetDevicePointer((void **)(d), (h), (f))
+#define cuMemFreeHost hipHostFree
 /* hipMemcpyHtoD takes a non-const source. */
 #define cuMemcpyHtoD(d, s, n) hipMemcpyHtoD((d), (void *)(s), (n))
 #define cuMemcpyDtoH hipMemcpyDtoH

@@ -12,8 +12,15 @@
  * short steps, each between two syncs, all beginning with the loop's
  * carried copies, in an order the data decides).
  *
+ * --spin waits for the GPU without a CUDA call in the middle of each step:
+ * after the first half of its launches, one more adds 1 to a float in
+ * mapped pinned host memory, and the host spins on that float until the
+ * GPU has run it (10 s at most: then it says so and exits with status 3).
+ * Programs that poll memory the GPU writes do this; a tool that holds
+ * launches must not make them wait forever (graphshim's idle watchdog).
+ *
  *   tiny [--kernels K] [--steps N] [--n FLOATS] [--seed S] [--out FILE]
- *        [--time] [--explicit-graph] [--stream0] [--stages S]
+ *        [--time] [--explicit-graph] [--stream0] [--stages S] [--spin]
  */
 #include <math.h>
 #include <string.h>
@@ -23,7 +30,7 @@
 typedef struct tiny_cfg {
 	long kernels, steps, n, seed, stages;
 	const char *out;
-	bool time, graph, stream0;
+	bool time, graph, stream0, spin;
 } tiny_cfg_t;
 
 typedef struct tiny {
@@ -32,12 +39,15 @@ typedef struct tiny {
 	gs_wl_pair_t xy;
 	float *a, *b; /* per-kernel constants, fixed for the whole run */
 	CUstream s;
+	volatile float *flag; /* --spin: mapped pinned memory, and its device address */
+	CUdeviceptr flag_dev;
 } tiny_t;
 
 static void tiny_usage(void)
 {
 	fprintf(stderr, "usage: tiny [--kernels K] [--steps N] [--n FLOATS] [--seed S]\n"
-			"            [--out FILE] [--time] [--explicit-graph] [--stream0] [--stages S]\n");
+			"            [--out FILE] [--time] [--explicit-graph] [--stream0] [--stages S]\n"
+			"            [--spin]\n");
 	exit(1);
 }
 
@@ -64,6 +74,8 @@ static void tiny_parse(tiny_cfg_t *c, int argc, char **argv)
 			c->graph = true;
 		else if (strcmp(argv[i], "--stream0") == 0)
 			c->stream0 = true;
+		else if (strcmp(argv[i], "--spin") == 0)
+			c->spin = true;
 		else
 			tiny_usage();
 	}
@@ -73,6 +85,10 @@ static void tiny_parse(tiny_cfg_t *c, int argc, char **argv)
 	}
 	if (c->stages && c->graph) {
 		fprintf(stderr, "tiny: --stages synchronizes inside a step: no --explicit-graph\n");
+		exit(1);
+	}
+	if (c->spin && (c->graph || c->stages)) {
+		fprintf(stderr, "tiny: --spin waits inside a plain step: no --explicit-graph, no --stages\n");
 		exit(1);
 	}
 	if (c->stages && c->kernels < c->stages + 2) {
@@ -113,12 +129,35 @@ static void tiny_stage(tiny_t *t, long j)
 	tiny_launch(t, 2 + j, false);
 }
 
+/*
+ * --spin, halfway through step `step`: the flag's kernel, then a wait for
+ * it with no CUDA call (a poll of memory the GPU writes).
+ */
+static void tiny_spin(tiny_t *t, long step)
+{
+	float one = 1.0f;
+	int n = 1;
+	void *p[] = { &t->flag_dev, &one, &n };
+	GS_CHECK(cuLaunchKernel(t->addc, 1, 1, 1, 32, 1, 1, 0, t->s, p, NULL));
+	uint64_t t0 = gs_wl_now_ns();
+	for (unsigned long k = 0; *t->flag < (float)(step + 1); k++) {
+		if ((k & 1023) == 1023 && gs_wl_now_ns() - t0 > 10000000000ull) {
+			fprintf(stderr, "tiny: --spin: step %ld's first half has not run after 10 s "
+					"(launches held with no one to submit them?)\n", step);
+			exit(3);
+		}
+	}
+}
+
 /* One step: all its launches, or its stages in this step's order. */
 static void tiny_step(tiny_t *t, long step)
 {
 	if (!t->c.stages) {
-		for (long i = 0; i < t->c.kernels; i++)
+		for (long i = 0; i < t->c.kernels; i++) {
+			if (t->c.spin && i == t->c.kernels / 2)
+				tiny_spin(t, step);
 			tiny_launch(t, i, i % 4 == 3);
+		}
 		return;
 	}
 	long order[256];
@@ -166,6 +205,14 @@ int main(int argc, char **argv)
 	}
 	gs_wl_pair_init(&t.xy, &rng, (size_t)t.c.n);
 
+	if (t.c.spin) {
+		void *h;
+		GS_CHECK(cuMemHostAlloc(&h, sizeof(float), CU_MEMHOSTALLOC_DEVICEMAP));
+		t.flag = h;
+		*t.flag = 0.0f;
+		GS_CHECK(cuMemHostGetDevicePointer(&t.flag_dev, h, 0));
+	}
+
 	t.s = NULL;
 	if (!t.c.stream0)
 		GS_CHECK(cuStreamCreate(&t.s, CU_STREAM_NON_BLOCKING));
@@ -204,6 +251,8 @@ int main(int argc, char **argv)
 	if (t.s != NULL)
 		GS_CHECK(cuStreamDestroy(t.s));
 	gs_wl_pair_free(&t.xy);
+	if (t.c.spin)
+		GS_CHECK(cuMemFreeHost((void *)t.flag));
 	GS_CHECK(cuModuleUnload(mod));
 	gs_wl_timer_free(&tm);
 	free(t.a);

@@ -43,6 +43,8 @@ FS="$F --no-grow --rotate 1 --no-events --readback-every 0"
 # name | coverage required ("-": reported only) | command
 # fwstep: reported only, until the learner replays a framework's step.
 # The *-3steps cases: does replay begin by the third sighting of a step?
+# tiny-spin: the host polls mapped memory halfway through each step, no
+# call (the idle watchdog submits what is held; a hang there fails the run).
 # (launches 3 x a step; replayed: those of the third step from graphs)
 CASES="tiny|$MIN|$K/tiny --steps $STEPS
 tiny-3steps|-|$K/tiny --steps 3
@@ -50,6 +52,7 @@ decode-3steps|-|$K/decode --steps 3 ${GS_CHECK_DECODE:-}
 tiny-graph|-|$K/tiny --steps $STEPS --explicit-graph
 tiny-stream0|-|$K/tiny --steps $STEPS --stream0
 tiny-stages|-|$K/tiny --steps $STEPS --kernels 40 --stages 24
+tiny-spin|-|$K/tiny --steps $STEPS --spin
 decode|$MIN|$D
 decode-noreadback|$MIN|$D --no-readback
 decode-async|$MIN|$D --readback async
