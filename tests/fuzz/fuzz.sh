@@ -18,7 +18,8 @@
 #     --stop       stop after the first diverging batch
 #   Environment: top_builddir (default .), FUZZ_KDELAY_BATCHES (every Nth
 #   batch runs kernels with FUZZ_KDELAY=20 to shuffle stream timing; default
-#   3), FUZZ_MIN_REPLAY (default 20), FUZZ_SHRINK_MAX (seeds shrunk, default 2),
+#   3), FUZZ_MWAIT (1, the default: spins poll memory a kernel writes first;
+#   0: they do not), FUZZ_MIN_REPLAY (default 20), FUZZ_SHRINK_MAX (seeds shrunk, default 2),
 #   FUZZ_TIMEOUT (seconds per batch and mode, default 600).  FUZZ_RUNNER: the
 #   runner in tests/fuzz (default fuzz_run; fuzz_run_hip: the HIP flavour).
 # Exit: 0 all digests equal and enough replay, 1 otherwise, 77 not built.
@@ -58,6 +59,10 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$batch" ] || batch=$(( count / 6 > 0 ? count / 6 : 1 ))
 kdelay_every=${FUZZ_KDELAY_BATCHES:-3}
+# Spins on a stream first poll memory a kernel writes (fuzz_run.c, mem_wait):
+# held launches there reach the GPU by graphshim's idle watchdog alone.
+FUZZ_MWAIT=${FUZZ_MWAIT-1}
+export FUZZ_MWAIT
 min_replay=${FUZZ_MIN_REPLAY:-20}
 # A lost flush can also hang a program (a stream query that never sees its
 # work complete): a batch gets FUZZ_TIMEOUT seconds.
@@ -80,6 +85,10 @@ shrink_max=${FUZZ_SHRINK_MAX:-2}
 # at their place in steps whose other launches replay; in another, memset
 # nodes are refused when their graph is instantiated (GS_SIM_REFUSE_AT); in
 # a third every 61st node update fails (the launch goes eager from then on).
+# In three batches the idle watchdog looks every 10 us (GRAPHSHIM_IDLE_US=20):
+# it submits a stream's held launches whenever 10-20 us pass without the
+# stream holding another (another stream's calls, a host function, a
+# kernel delay), at places no program chooses.
 # GRAPHSHIM_CHECK_ORDER: a record submitted out of its stream's order or
 # twice aborts the run (a divergence) even where the digests come out equal.
 common="GRAPHSHIM_LEARN_REPS=2 GRAPHSHIM_MIN_SEQ=2 GRAPHSHIM_LOG=error GRAPHSHIM_CHECK_ORDER=1"
@@ -88,12 +97,12 @@ common="GRAPHSHIM_LEARN_REPS=2 GRAPHSHIM_MIN_SEQ=2 GRAPHSHIM_LOG=error GRAPHSHIM
 per_after="GRAPHSHIM_PERIOD_AFTER=3"
 settings() {
 	case $(( $1 % 6 )) in
-	0) echo "GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_CHUNK_FIRST=1 GRAPHSHIM_GATE_AFTER=1 GRAPHSHIM_GATE_SAMPLES=1 GRAPHSHIM_GATE_RECHECK=4 GRAPHSHIM_COLD_AFTER=1" ;;
+	0) echo "GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_CHUNK_FIRST=1 GRAPHSHIM_GATE_AFTER=1 GRAPHSHIM_GATE_SAMPLES=1 GRAPHSHIM_GATE_RECHECK=4 GRAPHSHIM_COLD_AFTER=1 GRAPHSHIM_IDLE_US=20" ;;
 	1) echo "GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_CHUNK_FIRST=2 GRAPHSHIM_MISMATCH_LIMIT=1 GRAPHSHIM_COOLDOWN=1 GRAPHSHIM_GATE=replay GS_SIM_REFUSE_NODES=copy,memset" ;;
 	2) echo "GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_CHUNK_FIRST=4 GRAPHSHIM_PATCH_COST=0 GRAPHSHIM_GRAPH_COST=0 GRAPHSHIM_GATE=eager" ;;
-	3) echo "GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_CHUNK_FIRST=8 GRAPHSHIM_PATCH_COST=5 GRAPHSHIM_MISMATCH_LIMIT=8 GRAPHSHIM_CHUNK_MAX=8 GRAPHSHIM_PERIOD_AFTER=40 GRAPHSHIM_COLD_AFTER=2" ;;
+	3) echo "GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_CHUNK_FIRST=8 GRAPHSHIM_PATCH_COST=5 GRAPHSHIM_MISMATCH_LIMIT=8 GRAPHSHIM_CHUNK_MAX=8 GRAPHSHIM_PERIOD_AFTER=40 GRAPHSHIM_COLD_AFTER=2 GRAPHSHIM_IDLE_US=20" ;;
 	4) echo "GRAPHSHIM_ASYNC_BUILD=1 GRAPHSHIM_CHUNK_FIRST=3 GRAPHSHIM_COOLDOWN=1 GRAPHSHIM_FORGIVE=0 GRAPHSHIM_COLD_AFTER=2 GS_SIM_INSTANTIATE_US=100 GS_SIM_REFUSE_NODES=memset GS_SIM_REFUSE_AT=instantiate" ;;
-	5) echo "GRAPHSHIM_ASYNC_BUILD=1 GRAPHSHIM_CHUNK_FIRST=6 GRAPHSHIM_PERIOD=0 GRAPHSHIM_MAX_SEQS=4 GRAPHSHIM_MISMATCH_LIMIT=2 GRAPHSHIM_COLD_AFTER=1 GS_SIM_FAIL_NODE_PATCH=61*" ;;
+	5) echo "GRAPHSHIM_ASYNC_BUILD=1 GRAPHSHIM_CHUNK_FIRST=6 GRAPHSHIM_PERIOD=0 GRAPHSHIM_MAX_SEQS=4 GRAPHSHIM_MISMATCH_LIMIT=2 GRAPHSHIM_COLD_AFTER=1 GS_SIM_FAIL_NODE_PATCH=61* GRAPHSHIM_IDLE_US=20" ;;
 	esac
 }
 

@@ -121,6 +121,7 @@ typedef struct fz_thr {
 	CUevent pev; /* programmatic launch events record it; nothing waits on it */
 	CUdeviceptr scratch, sfree;
 	uint32_t shost[4];
+	uint32_t *flag; /* FUZZ_MWAIT: pinned, written by a kernel the host then polls */
 	fz_hostarg_t *args;
 	uint64_t dig;
 	FILE *vout; /* verbose lines, or NULL */
@@ -134,6 +135,38 @@ static CUkernel fz_kn[FZ_NKERN_ALL];
 #endif
 static const char *const fz_kern_sym[FZ_NKERN_ALL] = { "axpb", "mix", "add_scalar", "structk",
 							 "sub_scalar" };
+
+/*
+ * FUZZ_MWAIT=1: before a spin on a stream, a kernel on it bumps the
+ * thread's pinned flag and the host polls the flag with no call, as
+ * programs that poll memory their GPU writes do.  A launch graphshim holds
+ * there reaches the GPU only by its idle watchdog: 10 s without the flag
+ * moving is a hang, and the run fails.  The flag is in no digest.
+ */
+static CUresult mem_wait(fz_thr_t *th, CUstream h)
+{
+	uint32_t before = __atomic_load_n(th->flag, __ATOMIC_ACQUIRE), one = 1, n = 1;
+	CUdeviceptr d = (CUdeviceptr)(uintptr_t)th->flag;
+	void *p[] = { &d, &one, &n };
+	CUresult r = cuLaunchKernel(fz_fn[FZ_KN_ADD], 1, 1, 1, 1, 1, 1, 0, h, p, NULL);
+	if (r != CUDA_SUCCESS)
+		return r;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (unsigned long k = 0; __atomic_load_n(th->flag, __ATOMIC_ACQUIRE) == before; k++) {
+		if ((k & 1023) != 1023)
+			continue;
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		if (t1.tv_sec - t0.tv_sec > 10) {
+			fprintf(stderr, "fuzz_run: seed %llu thread %d: a kernel the host polls for has not "
+				"run after 10 s (held with no one to submit it?)\n",
+				(unsigned long long)th->prog->seed, th->t);
+			exit(4);
+		}
+		sched_yield();
+	}
+	return CUDA_SUCCESS;
+}
 
 static void fold(fz_thr_t *th, uint64_t v)
 {
@@ -426,6 +459,8 @@ static void exec_op(fz_thr_t *th, const fz_op_t *op, int at)
 			r = CUDA_SUCCESS;
 		break;
 	case FZ_K_SPIN:
+		if (th->flag && (r = mem_wait(th, h)) != CUDA_SUCCESS)
+			break;
 		while ((r = cuStreamQuery(h)) == CUDA_ERROR_NOT_READY)
 			sched_yield();
 		break;
@@ -549,6 +584,11 @@ static uint64_t run_prog(const fz_prog_t *lp, bool verbose)
 #endif
 		FZ_CHECK(cuMemAlloc(&h->scratch, 256));
 		FZ_CHECK(cuMemAlloc(&h->sfree, 256));
+		const char *mw = getenv("FUZZ_MWAIT");
+		if (mw && *mw == '1') {
+			FZ_CHECK(cuMemAllocHost((void **)&h->flag, 4));
+			*h->flag = 0;
+		}
 		if (!(h->args = calloc((size_t)lp->n[t] + 1, sizeof(*h->args))))
 			exit(2);
 		if (verbose && !(h->vout = open_memstream(&h->vbuf, &h->vlen)))
@@ -589,6 +629,8 @@ static uint64_t run_prog(const fz_prog_t *lp, bool verbose)
 		for (int b = FZ_B_PAGE; b < FZ_B_SLOT; b++)
 			free(h->hb[b]);
 		free(h->slots);
+		if (h->flag)
+			FZ_CHECK(cuMemFreeHost(h->flag));
 		free(h->args);
 		if (h->vout) {
 			fclose(h->vout);
