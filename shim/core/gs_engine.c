@@ -515,11 +515,24 @@ size_t gs_engine_seq_info(gs_seq_info_t *out, size_t max)
  * code may hold it).  A stream whose lock is taken is left out, and so
  * are dropped sequences when theirs is; *partial says so.
  */
+static void gs_engine_nap_1ms(void)
+{
+	struct timespec ts = {0, 1000 * 1000};
+	nanosleep(&ts, NULL);
+}
+
 static size_t gs_engine_seq_info_try(gs_seq_info_t *out, size_t max, bool *partial)
 {
 	size_t n = 0;
 	*partial = false;
-	if (!gs_stream_table_trylock()) {
+	/* Another thread (the idle watchdog's look, a flush of every stream)
+	 * leaves the table within microseconds: a few tries, as for a stream. */
+	bool table = gs_stream_table_trylock();
+	for (int i = 0; !table && i < 5; i++) {
+		gs_engine_nap_1ms();
+		table = gs_stream_table_trylock();
+	}
+	if (!table) {
 		*partial = true;
 	} else {
 		for (gs_stream_t *s = gs_stream_first(); s; s = s->hh.next) {
@@ -527,8 +540,7 @@ static size_t gs_engine_seq_info_try(gs_seq_info_t *out, size_t max, bool *parti
 			 * interrupted one (this thread) never will: a few tries. */
 			int busy = pthread_mutex_trylock(&s->lock);
 			for (int i = 0; busy && i < 5; i++) {
-				struct timespec ts = {0, 1000 * 1000};
-				nanosleep(&ts, NULL);
+				gs_engine_nap_1ms();
 				busy = pthread_mutex_trylock(&s->lock);
 			}
 			if (busy) {
