@@ -239,12 +239,9 @@ static int gs_engine_mark(gs_stream_t *s, gs_rec_t *r, uint64_t at)
 }
 
 /*
- * Before a call that observes or changes event ev (or, with ev 0, any
- * event: an application's graph may record or wait on one): a stream other
- * than `self` that holds a record of it submits what it holds.  Where one
+ * h's lock held, a call from elsewhere: h submits what it holds.  Where one
  * sequence is being matched, its match goes on (gs_match_interrupt);
- * otherwise the stream's segment ends, as at any flush.  No stream lock is
- * held by the caller.
+ * otherwise h's segment ends, as at any flush, uncharged.
  */
 static void gs_engine_held_go(gs_stream_t *h, gs_flush_reason_t why, const char *api)
 {
@@ -258,6 +255,12 @@ static void gs_engine_held_go(gs_stream_t *h, gs_flush_reason_t why, const char 
 	}
 }
 
+/*
+ * Before a call that observes or changes event ev (or, with ev 0, any
+ * event: an application's graph may record or wait on one): a stream other
+ * than `self` that holds a record of it submits what it holds
+ * (gs_engine_held_go).  No stream lock is held by the caller.
+ */
 static void gs_engine_event_free(gs_stream_t *h, const char *api)
 {
 	gs_engine_lock(h);
@@ -738,6 +741,7 @@ bool gs_engine_init(const gs_ops_t *ops)
 	}
 	gs_inited = true;
 	gs_config_start();
+	gs_idle_allow(); /* after an engine's end (tests start it again) */
 	gs_seq_gone_reset();
 	gs_backend = ops;
 	__atomic_store_n(&gs_engine_fin, 0, __ATOMIC_RELEASE);

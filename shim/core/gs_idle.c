@@ -12,7 +12,8 @@
 #include <signal.h>
 #include <time.h>
 
-enum { GS_IDLE_OFF, GS_IDLE_RUNNING, GS_IDLE_FAILED };
+/* OFF: may start; STOPPED: the engine ended, none may start until it begins again. */
+enum { GS_IDLE_OFF, GS_IDLE_RUNNING, GS_IDLE_FAILED, GS_IDLE_STOPPED };
 
 static pthread_mutex_t gs_idle_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t gs_idle_cv; /* on CLOCK_MONOTONIC; made with the thread */
@@ -99,7 +100,19 @@ void gs_idle_stop(void)
 		pthread_join(gs_idle_thread, NULL);
 		pthread_cond_destroy(&gs_idle_cv);
 	}
-	__atomic_store_n(&gs_idle_state, GS_IDLE_OFF, __ATOMIC_RELEASE); /* a test may start again */
+	/* Under the lock: a launch held meanwhile on another thread does not
+	 * start another one while the engine ends. */
+	pthread_mutex_lock(&gs_idle_lock);
+	__atomic_store_n(&gs_idle_state, GS_IDLE_STOPPED, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&gs_idle_lock);
+}
+
+void gs_idle_allow(void)
+{
+	pthread_mutex_lock(&gs_idle_lock);
+	if (gs_idle_state == GS_IDLE_STOPPED || gs_idle_state == GS_IDLE_FAILED)
+		__atomic_store_n(&gs_idle_state, GS_IDLE_OFF, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&gs_idle_lock);
 }
 
 void gs_idle_forget(void)

@@ -18,8 +18,10 @@
 
 /* Start the watchdog unless it runs (a launch that holds, cheap after the first). */
 void gs_idle_start(void);
-/* Stop it and wait for it (the engine's end). */
+/* Stop it and wait for it (the engine's end); none starts again until gs_idle_allow. */
 void gs_idle_stop(void);
+/* The engine begins (again): the watchdog may start with the next held launch. */
+void gs_idle_allow(void);
 /* In a forked child: forget it without touching its lock. */
 void gs_idle_forget(void);
 
