@@ -2,6 +2,7 @@
  * The idle watchdog (gs_idle.h): its thread.  What it does to a stream is
  * the engine's (gs_engine_idle_scan), under the engine's locks.
  */
+#include "gs_clock.h"
 #include "gs_config.h"
 #include "gs_engine.h"
 #include "gs_idle.h"
@@ -21,15 +22,11 @@ static int gs_idle_state;         /* GS_IDLE_*, read without the lock on the lau
 static bool gs_idle_quit;
 static pthread_t gs_idle_thread;
 
-static void gs_idle_after(struct timespec *t, long ns)
+/* The time ns from now on the condition's clock (CLOCK_MONOTONIC, gs_clock.h). */
+static struct timespec gs_idle_after(uint64_t ns)
 {
-	clock_gettime(CLOCK_MONOTONIC, t);
-	t->tv_sec += ns / 1000000000L;
-	t->tv_nsec += ns % 1000000000L;
-	if (t->tv_nsec >= 1000000000L) {
-		t->tv_sec++;
-		t->tv_nsec -= 1000000000L;
-	}
+	uint64_t t = gs_clock_ns() + ns;
+	return (struct timespec){ (time_t)(t / 1000000000ULL), (long)(t % 1000000000ULL) };
 }
 
 static void *gs_idle_main(void *arg)
@@ -38,13 +35,12 @@ static void *gs_idle_main(void *arg)
 	/* Half the idle time between looks: a stream is idle at the second
 	 * look that finds it holding the same records, so it waits
 	 * GRAPHSHIM_IDLE_US / 2 to GRAPHSHIM_IDLE_US. */
-	long period = (long)gs_config.idle_us * 500L;
+	uint64_t period = (uint64_t)gs_config.idle_us * 500u;
 	if (period < 1000)
 		period = 1000;
 	pthread_mutex_lock(&gs_idle_lock);
 	while (!gs_idle_quit) {
-		struct timespec t;
-		gs_idle_after(&t, period);
+		struct timespec t = gs_idle_after(period);
 		pthread_cond_timedwait(&gs_idle_cv, &gs_idle_lock, &t);
 		if (gs_idle_quit)
 			break;

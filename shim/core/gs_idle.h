@@ -14,8 +14,6 @@
 #ifndef GS_IDLE_H
 #define GS_IDLE_H
 
-#include <stdbool.h>
-
 /* Start the watchdog unless it runs (a launch that holds, cheap after the first). */
 void gs_idle_start(void);
 /* Stop it and wait for it (the engine's end); none starts again until gs_idle_allow. */

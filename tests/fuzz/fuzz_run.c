@@ -136,6 +136,13 @@ static CUkernel fz_kn[FZ_NKERN_ALL];
 static const char *const fz_kern_sym[FZ_NKERN_ALL] = { "axpb", "mix", "add_scalar", "structk",
 							 "sub_scalar" };
 
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 /*
  * FUZZ_MWAIT=1: before a spin on a stream, a kernel on it bumps the
  * thread's pinned flag and the host polls the flag with no call, as
@@ -151,13 +158,11 @@ static CUresult mem_wait(fz_thr_t *th, CUstream h)
 	CUresult r = cuLaunchKernel(fz_fn[FZ_KN_ADD], 1, 1, 1, 1, 1, 1, 0, h, p, NULL);
 	if (r != CUDA_SUCCESS)
 		return r;
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	double t0 = now_s();
 	for (unsigned long k = 0; __atomic_load_n(th->flag, __ATOMIC_ACQUIRE) == before; k++) {
 		if ((k & 1023) != 1023)
 			continue;
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		if (t1.tv_sec - t0.tv_sec > 10) {
+		if (now_s() - t0 > 10.0) {
 			fprintf(stderr, "fuzz_run: seed %llu thread %d: a kernel the host polls for has not "
 				"run after 10 s (held with no one to submit it?)\n",
 				(unsigned long long)th->prog->seed, th->t);
@@ -923,13 +928,6 @@ static void usage(void)
 			"       fuzz_run -p [-m MASK] SEED\n"
 			"       fuzz_run --shrink [--pre N] [--tries N] SEED   (FUZZ_SHIM=libgraphshim.so)\n");
 	exit(2);
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 int main(int argc, char **argv)
