@@ -990,6 +990,7 @@ typedef struct gs_summary {
 	long long forgiven; /* mismatches not charged toward retirement (forgiven events) */
 	long long gate_kept; /* watched moves that kept a decision (gate_kept events) */
 	long long gate_inherited; /* sequences that took a like one's verdict (gate_inherited events) */
+	long long cuts;     /* chunks ended where the program waited without a call (cut events) */
 	long long by_state[GS_ST_N];
 	long long cap, dropped;
 	int files, closed, repaired; /* files read; closed ones; repaired ones */
@@ -1139,6 +1140,8 @@ static void gs_summary_event(gs_summary_t *S, json_t *ev, const char *path)
 		S->gate_kept++;
 	} else if (!strcmp(name, "gate_inherited")) {
 		S->gate_inherited++;
+	} else if (!strcmp(name, "cut")) {
+		S->cuts++;
 	} else if (!strcmp(name, "flush")) {
 		S->flushes++;
 		gs_ent_t *f = gs_tab_get(&S->flush, gs_jstr(args, "reason", "?"));
@@ -1205,6 +1208,7 @@ static void gs_summary_merge(gs_summary_t *S, gs_summary_t *F)
 	S->forgiven += F->forgiven;
 	S->gate_kept += F->gate_kept;
 	S->gate_inherited += F->gate_inherited;
+	S->cuts += F->cuts;
 	S->flushes += F->flushes;
 	for (int k = 0; k < GS_ST_N; k++)
 		S->by_state[k] += F->by_state[k];
@@ -1782,6 +1786,10 @@ static int gs_cmd_trace(int argc, char **argv)
 			       top ? top->n : 0);
 		}
 	}
+	if (S.cuts)
+		printf("  (%lld place(s) where the program waited without a call in two replayed passes in a row:\n"
+		       "   a chunk ends there now, and its IDLE flushes stop; cut events)\n",
+		       S.cuts);
 
 	printf("\nfallbacks\n");
 	if (!S.fallback.n)

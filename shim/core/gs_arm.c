@@ -34,20 +34,38 @@ static bool gs_arm_cuts(const gs_rec_t *r)
 	       (!gs_config.absorb || (gs_rec_is_record(r) && gs_event_crosses(gs_rec_event(r))));
 }
 
-/* The chunks planned around each record that cuts end before it and begin after it; true when memory is short. */
-static bool gs_arm_split_marks(gs_seq_t *q)
+/*
+ * Whether a chunk ends right after record r, which is not a chunk of its
+ * own: the program waits there without a call (gs_arm_waited).
+ */
+static bool gs_arm_ends(const gs_rec_t *r)
 {
-	uint32_t marks = 0;
+	return r->cut && !gs_arm_cuts(r);
+}
+
+/*
+ * The chunks planned are split around each record that cuts (they end
+ * before it and begin after it) and after each where the program waits;
+ * true when memory is short.
+ */
+static bool gs_arm_split(gs_seq_t *q)
+{
+	uint32_t extra = 0;
 	for (uint32_t i = 0; i < q->n; i++)
-		marks += gs_arm_cuts(q->recs[i]);
-	if (!marks)
+		extra += gs_arm_cuts(q->recs[i]) ? 2 : gs_arm_ends(q->recs[i]);
+	if (!extra)
 		return false;
-	uint32_t *end = calloc(q->nchunks + 2 * (size_t)marks, sizeof(*end));
+	uint32_t *end = calloc(q->nchunks + (size_t)extra, sizeof(*end));
 	if (!end)
 		return true;
 	uint32_t k = 0, at = 0; /* at: where the chunk being cut began */
 	for (uint32_t j = 0; j < q->nchunks; j++) {
 		for (uint32_t i = gs_seq_chunk_begin(q, j); i < q->chunk_end[j]; i++) {
+			if (gs_arm_ends(q->recs[i])) {
+				if (i + 1 < q->chunk_end[j])
+					end[k++] = at = i + 1;
+				continue;
+			}
 			if (!gs_arm_cuts(q->recs[i]))
 				continue;
 			if (i > at)
@@ -133,7 +151,7 @@ static bool gs_arm_plan(gs_seq_t *q)
 	}
 	free(front);
 	free(back);
-	return !end || !q->graphs || gs_arm_split_marks(q);
+	return !end || !q->graphs || gs_arm_split(q);
 }
 
 /*
@@ -162,6 +180,8 @@ static bool gs_arm_bake(gs_stream_t *s, gs_seq_t *q, uint64_t from, bool steal)
 		q->recs[i]->orig = NULL;
 		q->recs[i]->held_ev = 0;
 		q->recs[i]->refused = 0;
+		q->recs[i]->cut = 0;
+		q->recs[i]->idled = 0;
 	}
 	return false;
 }
@@ -222,6 +242,18 @@ static bool gs_arm_may_refuse(const gs_seq_t *q)
 	return at < q->n && !q->recs[at]->refused && q->nrefused < GS_ARM_MAX_REFUSED;
 }
 
+/* Plan q's chunks again and build them; its graphs so far go. */
+static void gs_arm_again(gs_stream_t *s, gs_seq_t *q)
+{
+	gs_seq_release_graphs(q);
+	if (gs_arm_plan(q)) {
+		gs_arm_fail(s, q); /* no memory for the plan */
+		return;
+	}
+	q->state = GS_SEQ_BUILDING;
+	gs_arm_start_build(s, q); /* in place, gs_arm_built has published or failed it */
+}
+
 /* Refuse record q->refuse_at and build q again around it (see above). */
 static void gs_arm_replan(gs_stream_t *s, gs_seq_t *q)
 {
@@ -233,13 +265,7 @@ static void gs_arm_replan(gs_stream_t *s, gs_seq_t *q)
 	GS_STAT_INC(refused);
 	q->recs[q->refuse_at]->refused = 1;
 	q->nrefused++;
-	gs_seq_release_graphs(q);
-	if (gs_arm_plan(q)) {
-		gs_arm_fail(s, q); /* no memory for the plan */
-		return;
-	}
-	q->state = GS_SEQ_BUILDING;
-	gs_arm_start_build(s, q); /* in place, gs_arm_built has published or failed it */
+	gs_arm_again(s, q);
 }
 
 bool gs_arm_refuse_armed(gs_stream_t *s, gs_seq_t *q)
@@ -248,6 +274,64 @@ bool gs_arm_refuse_armed(gs_stream_t *s, gs_seq_t *q)
 		return false;
 	gs_arm_replan(s, q);
 	return true;
+}
+
+/*
+ * Where a program waits for its GPU without a call (it polls memory a
+ * kernel writes, or sleeps), the records held before the wait reach the
+ * GPU only when the idle watchdog finds the stream idle (gs_idle.h), 1-2 ms
+ * late, and the rest of that chunk goes eagerly.  A program that does so
+ * every step pays it every step.  So when the watchdog finds one
+ * sequence's match waiting at the same place in two replayed passes in a
+ * row, a chunk ends there from then on: the chunk's graph is launched as
+ * its last record arrives, before the program waits.  A wait at a place it
+ * does not come back to (a pause of the interpreter, a page fault) changes
+ * nothing.  Each cut is one graph launch more a pass; GS_ARM_MAX_CUTS
+ * bounds them.
+ */
+#define GS_ARM_MAX_CUTS 8
+
+/* Whether a chunk of q ends at record at. */
+static bool gs_arm_chunk_ends_at(const gs_seq_t *q, uint32_t at)
+{
+	for (uint32_t j = 0; j < q->nchunks; j++)
+		if (q->chunk_end[j] == at)
+			return true;
+	return false;
+}
+
+void gs_arm_waited(gs_stream_t *s, gs_seq_t *q, uint32_t at)
+{
+	if (!at || at >= q->n || !q->recs || !q->chunk_end || gs_arm_chunk_ends_at(q, at) ||
+	    (s->match.recut && s->match.recut != q))
+		return;
+	gs_rec_t *r = q->recs[at - 1];
+	/* Passes in a row: the one before this completed with a wait here. */
+	bool again = r->idled && r->idled == (uint32_t)q->replays;
+	r->idled = (uint32_t)q->replays + 1;
+	if (!again)
+		return;
+	if (!r->cut) {
+		if (q->ncut >= GS_ARM_MAX_CUTS)
+			return;
+		r->cut = 1;
+		q->ncut++;
+		GS_STAT_INC(idle_cuts);
+		gs_trace_cut(s->key.handle, q->id, q->n, at, r);
+	}
+	s->match.recut = q;
+}
+
+void gs_arm_recut(gs_stream_t *s, gs_seq_t *q)
+{
+	/* Armed: built and in no match.  Otherwise its next wait there asks again. */
+	if (q->state != GS_SEQ_ARMED)
+		return;
+	for (uint32_t i = 0; i + 1 < q->n; i++)
+		if (gs_arm_ends(q->recs[i]) && !gs_arm_chunk_ends_at(q, i + 1)) {
+			gs_arm_again(s, q);
+			return;
+		}
 }
 
 /* Publish the result of a build; stream lock held. */

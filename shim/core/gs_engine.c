@@ -245,13 +245,16 @@ static int gs_engine_mark(gs_stream_t *s, gs_rec_t *r, uint64_t at)
  */
 static void gs_engine_held_go(gs_stream_t *h, gs_flush_reason_t why, const char *api)
 {
-	uint32_t n = h->match.nheld - h->match.submitted;
+	uint32_t n = h->match.nheld - h->match.submitted, at = h->match.nheld;
+	gs_seq_t *q = h->match.ncands == 1 ? h->match.cands[0] : NULL;
 	if (n && !gs_match_interrupt(h)) {
 		gs_engine_flush_locked(h, why, api, false);
 	} else if (n) {
 		GS_STAT_INC(flushes);
 		GS_STAT_INC(flush_by[why]);
 		gs_trace_flush(h->key.handle, why, api, n);
+		if (why == GS_FLUSH_IDLE && q)
+			gs_arm_waited(h, q, at); /* the program waits here: a chunk may end here */
 	}
 }
 

@@ -46,6 +46,10 @@ static void gs_match_clear(gs_stream_t *s)
 		if (!gs_arm_refuse_armed(s, q))
 			gs_seq_retire(s, q);
 	}
+	if ((q = s->match.recut) != NULL) {
+		s->match.recut = NULL;
+		gs_arm_recut(s, q);
+	}
 }
 
 void gs_match_drain(gs_stream_t *s)

@@ -63,6 +63,7 @@ struct gs_seq {
 	uint64_t build_dt;
 	uint32_t refuse_at;     /* the record whose node the vendor refused (a build) or would not update (a patch), or n */
 	uint32_t nrefused;      /* its records refused so far: each runs eagerly at its place */
+	uint32_t ncut;          /* chunks cut where the program waited (gs_arm_waited) */
 	bool counted;           /* its nodes are in the owner's budget */
 	gs_seq_t *job_next;     /* the builder's queue */
 	/*

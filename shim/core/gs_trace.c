@@ -637,6 +637,19 @@ void gs_trace_retired(uintptr_t stream, uint64_t id, uint64_t mismatches)
 		       (unsigned long long)mismatches);
 }
 
+void gs_trace_cut(uintptr_t stream, uint64_t id, uint32_t length, uint32_t at, const gs_rec_t *r)
+{
+	if (!gs_trace_enabled())
+		return;
+	char kn[GS_TRACE_STR_MAX], kq[GS_TRACE_STR_MAX];
+	gs_trace_kernel_name(r, kn, sizeof(kn));
+	gs_trace_quote(kq, kn[0] ? kn : NULL);
+	gs_trace_event("\"cut\"", "sequence", 'i', gs_clock_ns(), 0, true, stream,
+		       "\"stream\":\"0x%llx\",\"id\":\"0x%016llx\",\"length\":%u,\"position\":%u,"
+		       "\"kernel\":%s",
+		       (unsigned long long)stream, (unsigned long long)id, length, at, kq);
+}
+
 void gs_trace_forgiven(uintptr_t stream, uint64_t id, uint64_t by)
 {
 	if (!gs_trace_enabled())

@@ -18,8 +18,9 @@
 #     --stop       stop after the first diverging batch
 #   Environment: top_builddir (default .), FUZZ_KDELAY_BATCHES (every Nth
 #   batch runs kernels with FUZZ_KDELAY=20 to shuffle stream timing; default
-#   3), FUZZ_MWAIT (1, the default: spins poll memory a kernel writes first;
-#   0: they do not), FUZZ_MIN_REPLAY (default 20), FUZZ_SHRINK_MAX (seeds shrunk, default 2),
+#   3), FUZZ_MWAIT (1, the default: spins poll memory a kernel writes first,
+#   and in half the programs that poll is the whole spin; 2: it is in all;
+#   0: they do not poll), FUZZ_MIN_REPLAY (default 20), FUZZ_SHRINK_MAX (seeds shrunk, default 2),
 #   FUZZ_TIMEOUT (seconds per batch and mode, default 600).  FUZZ_RUNNER: the
 #   runner in tests/fuzz (default fuzz_run; fuzz_run_hip: the HIP flavour).
 # Exit: 0 all digests equal and enough replay, 1 otherwise, 77 not built.
@@ -119,7 +120,7 @@ errors() {
 }
 
 start=$(date +%s.%N)
-t_launch=0 t_replay=0 t_patch=0 t_var=0 t_vrep=0 t_mis=0 t_flush=0 t_gated=0 t_gdec=0 t_cold=0 t_coldn=0 t_int=0 done_n=0 bad=0 shrunk=0 i=0
+t_launch=0 t_replay=0 t_patch=0 t_var=0 t_vrep=0 t_mis=0 t_flush=0 t_gated=0 t_gdec=0 t_cold=0 t_coldn=0 t_int=0 t_cut=0 done_n=0 bad=0 shrunk=0 i=0
 s=$first
 end=$(( first + count ))
 while [ "$s" -lt "$end" ]; do
@@ -151,6 +152,7 @@ while [ "$s" -lt "$end" ]; do
 	cp=$(counter cold_passed "$st"); cs=$(counter cold_streams "$st")
 	t_cold=$(( t_cold + ${cp:-0} )) t_coldn=$(( t_coldn + ${cs:-0} ))
 	it=$(counter interrupted "$st"); t_int=$(( t_int + ${it:-0} ))
+	it=$(counter idle_cuts "$st"); t_cut=$(( t_cut + ${it:-0} ))
 	t_launch=$(( t_launch + ${l:-0} )) t_replay=$(( t_replay + ${r:-0} ))
 	t_patch=$(( t_patch + ${p:-0} )) t_mis=$(( t_mis + ${m:-0} )) t_flush=$(( t_flush + ${f:-0} ))
 	verdict=ok
@@ -192,7 +194,7 @@ done
 secs=$(awk "BEGIN { printf \"%.1f\", $(date +%s.%N) - $start }")
 pct=0
 [ "$t_launch" -gt 0 ] && pct=$(( 100 * t_replay / t_launch ))
-echo "fuzz: $done_n programs in $secs s; graphshim launches $t_launch, replayed $t_replay ($pct%), patches $t_patch, variants $t_var (replays $t_vrep), mismatches $t_mis, flushes $t_flush, gate decisions $t_gdec, launches sent eagerly by the gate $t_gated, streams gone cold $t_coldn, launches passed cold $t_cold, matches that outlived another thread's flush $t_int; diverging batches $bad"
+echo "fuzz: $done_n programs in $secs s; graphshim launches $t_launch, replayed $t_replay ($pct%), patches $t_patch, variants $t_var (replays $t_vrep), mismatches $t_mis, flushes $t_flush, gate decisions $t_gdec, launches sent eagerly by the gate $t_gated, streams gone cold $t_coldn, launches passed cold $t_cold, matches that outlived another thread's flush $t_int, chunks cut where a program waited $t_cut; diverging batches $bad"
 if [ $bad -gt 0 ]; then
 	echo "fuzz: FAIL: graphshim changed results"
 	exit 1

@@ -424,6 +424,10 @@ static void gen_loop(gen_t *g)
 		end[nend++].b[0] = (int8_t)pick_hostbuf(g, false);
 	}
 	int reps = 3 + (int)rn(&g->r, 28);
+	/* A wait for the GPU inside the body, after operation spin_at, in
+	 * every iteration (a program polling memory mid-step, fuzz_run.c's
+	 * mem_wait): where graphshim learns to end a chunk. */
+	int spin_at = rn(&g->r, 100) < 15 ? (int)rn(&g->r, (unsigned)k) : -1;
 	bool drift = rn(&g->r, 10) < 7;
 	int d = 1 + (int)rn(&g->r, (unsigned)reps - 1), dj = (int)rn(&g->r, (unsigned)k);
 	int dt = (int)rn(&g->r, DR_N);
@@ -463,6 +467,8 @@ static void gen_loop(gen_t *g)
 			emit(g, active && dt <= DR_FUNC ? drifted : body[j], it);
 			if (active && dt == DR_INSERT)
 				emit(g, extra, it);
+			if (j == spin_at)
+				emit(g, op_new(FZ_K_SPIN, X), it);
 		}
 		for (int j = 0; j < nend; j++)
 			emit(g, end[j], it);

@@ -85,9 +85,10 @@ run tiny 95 -- "$k/tiny" --kernels 64 --steps 200
 run tiny-legacy-stream 95 -- "$k/tiny" --kernels 64 --steps 200 --stream0
 # The host polls memory a kernel halfway through each step writes, with no
 # call (tiny --spin): the launches held there reach the GPU by the idle
-# watchdog alone (without it the run stops at its 10 s limit, exit 3); the
-# half before the poll is a chunk of its own and replays.
-run tiny-spin 40 GRAPHSHIM_IDLE_US=2000 -- "$k/tiny" --kernels 64 --steps 200 --spin
+# watchdog alone at first (without it the run stops at its 10 s limit, exit
+# 3); after two steps that waited at the same place a chunk ends there and
+# every step replays whole (0.40 replayed before that cut existed).
+run tiny-spin 90 GRAPHSHIM_IDLE_US=2000 -- "$k/tiny" --kernels 64 --steps 200 --spin
 # 24 steps between syncs that all begin alike, in an order drawn each
 # round (a while loop's branches read back): each a candidate of every
 # match, none retired by the others (0.3% replayed with eight candidates).

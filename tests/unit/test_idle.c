@@ -109,3 +109,77 @@ Test(idle, a_stream_that_keeps_calling_is_not_idle)
 	cr_expect_eq(gs_stats.released, 0);
 	tb_check();
 }
+
+/*
+ * One step of 8 launches in which the program waits without a call after
+ * each launch whose bit is set in `waits` (as tiny --spin does halfway),
+ * until what it launched so far has run: by the watchdog's doing, or
+ * because a chunk's graph went already.  200 ms allowed a wait.
+ */
+static void step_waiting(unsigned waits)
+{
+	size_t start = ran();
+	for (int i = 0; i < 8; i++) {
+		tb_launch(S1, F[i], 1000 + i, 0);
+		if (!(waits >> i & 1))
+			continue;
+		for (int t = 0; t < 2000 && ran() < start + i + 1; t++)
+			nap_us(100);
+		cr_expect_eq(ran(), start + i + 1, "launches 0-%d ran within 200 ms of the wait", i);
+	}
+	tb_sync(S1, 0);
+}
+
+/*
+ * A program that waits at the same place every step: the first two waits
+ * are the watchdog's (1-2 ms each, the rest of the chunk eager); then a
+ * chunk ends there, its graph goes as its last launch arrives, and the
+ * wait costs nothing more.  Every launch still runs once, in order.
+ */
+Test(idle, a_wait_at_one_place_every_step_ends_a_chunk_there)
+{
+	learn_with("2000");
+	step_waiting(1u << 2);
+	step_waiting(1u << 2);
+	cr_expect_eq(gs_stats.flush_by[GS_FLUSH_IDLE], 2);
+	cr_expect_eq(gs_stats.idle_cuts, 1);
+	uint64_t replays = gs_stats.replays;
+	for (int k = 0; k < 5; k++)
+		step_waiting(1u << 2);
+	cr_expect_eq(gs_stats.flush_by[GS_FLUSH_IDLE], 2, "no wait for the watchdog once cut");
+	cr_expect_eq(tb.builds, 3, "built once, then again as two chunks (a graph each)");
+	cr_expect_eq(gs_stats.replays - replays, 10, "two graph launches a step");
+	cr_expect_eq(gs_stats.released, 16, "only the first two steps' chunks went eagerly");
+	cr_expect_eq(gs_stats.mismatches, 0);
+	tb_check();
+}
+
+/* Two places a step, each cut after two steps that waited there. */
+Test(idle, two_waits_a_step_are_each_cut)
+{
+	learn_with("2000");
+	for (int k = 0; k < 2; k++)
+		step_waiting(1u << 1 | 1u << 5);
+	cr_expect_eq(gs_stats.idle_cuts, 2);
+	uint64_t idle = gs_stats.flush_by[GS_FLUSH_IDLE], replays = gs_stats.replays;
+	for (int k = 0; k < 3; k++)
+		step_waiting(1u << 1 | 1u << 5);
+	cr_expect_eq(gs_stats.flush_by[GS_FLUSH_IDLE], idle);
+	cr_expect_eq(gs_stats.replays - replays, 9, "three graph launches a step");
+	tb_check();
+}
+
+/*
+ * Waits that move (the interpreter paused here one step, there the next)
+ * cut nothing: each is the watchdog's, and the step stays one chunk.
+ */
+Test(idle, waits_at_changing_places_cut_nothing)
+{
+	learn_with("2000");
+	for (int k = 0; k < 6; k++)
+		step_waiting(1u << (k % 2 ? 5 : 2));
+	cr_expect_eq(gs_stats.idle_cuts, 0);
+	cr_expect_eq(gs_stats.flush_by[GS_FLUSH_IDLE], 6);
+	cr_expect_eq(tb.builds, 1);
+	tb_check();
+}
