@@ -83,11 +83,14 @@ bool gs_match_defer(gs_stream_t *s, gs_rec_t *r)
 bool gs_match_interrupt(gs_stream_t *s)
 {
 	gs_match_t *m = &s->match;
+	if (!m->ncands)
+		return false;
 	gs_seq_t *q = m->ncands == 1 ? m->cands[0] : NULL;
-	if (!q || (m->done && m->done != q) || !gs_seq_matchable(q) || m->chunk >= q->nchunks)
+	if (q && ((m->done && m->done != q) || !gs_seq_matchable(q) || m->chunk >= q->nchunks))
 		return false;
 	/* Records submitted past the start of the current chunk say the rest
-	 * of it goes eagerly too (gs_replay_chunk). */
+	 * of it goes eagerly too (gs_replay_chunk), whichever candidate wins:
+	 * as at a mark that cannot wait for several candidates (gs_match_drain). */
 	gs_match_drain(s);
 	gs_gate_abandon(s); /* the pass's timing is not the sequence's */
 	GS_STAT_INC(interrupted);

@@ -183,3 +183,43 @@ Test(idle, waits_at_changing_places_cut_nothing)
 	cr_expect_eq(tb.builds, 1);
 	tb_check();
 }
+
+/*
+ * Two steps that begin alike (their first three launches the same), both
+ * armed: three launches in, both are still candidates when the program
+ * stops calling.  The watchdog submits the three and the match goes on (as
+ * at a mark that cannot wait): the step that follows completes, the rest
+ * of its first chunk eagerly, and nothing is charged or learned from the
+ * pieces; the next step replays whole.
+ */
+Test(idle, a_wait_while_two_steps_are_candidates_keeps_the_match)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_IDLE_US", "2000", NULL);
+	uintptr_t B[8] = {F[0], F[1], F[2], 0xb4, 0xb5, 0xb6, 0xb7, 0xb8};
+	for (int k = 0; k < 2; k++) {
+		step(8);
+		for (int i = 0; i < 8; i++)
+			tb_launch(S1, B[i], 1000 + i, 0);
+		tb_sync(S1, 0);
+	}
+	cr_assert_eq(tb.builds, 2);
+	uint64_t seqs = gs_stats.sequences, mism = gs_stats.mismatches, rel = gs_stats.released;
+	size_t before = ran();
+	for (int i = 0; i < 3; i++)
+		tb_launch(S1, F[i], 1000 + i, 0);
+	for (int t = 0; t < 2000 && ran() < before + 3; t++)
+		nap_us(100);
+	cr_expect_eq(ran(), before + 3, "the held launches ran without another call");
+	cr_expect_eq(gs_stats.flush_by[GS_FLUSH_IDLE], 1);
+	cr_expect_eq(gs_stats.interrupted, 1, "the match went on");
+	for (int i = 3; i < 8; i++)
+		tb_launch(S1, B[i], 1000 + i, 0);
+	tb_sync(S1, 0);
+	cr_expect_eq(gs_stats.mismatches, mism);
+	cr_expect_eq(gs_stats.released - rel, 8, "the step's one chunk went eagerly");
+	cr_expect_eq(gs_stats.sequences, seqs, "nothing learned from the pieces");
+	uint64_t replays = gs_stats.replays;
+	step(8);
+	cr_expect_eq(gs_stats.replays, replays + 1, "the next step replays");
+	tb_check();
+}
