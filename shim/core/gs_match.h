@@ -92,8 +92,9 @@ bool gs_match_defer(gs_stream_t *s, gs_rec_t *r);
  * the idle watchdog's: submit the held records eagerly and go on matching
  * (the rest of the chunk they were held for goes eagerly too, whichever
  * candidate wins; later chunks replay).  False, with nothing done, where
- * the match cannot go on (none, or its one sequence past its last chunk
- * or no longer matchable): the caller ends it.
+ * the match cannot go on (none, its one sequence past its last chunk or no
+ * longer matchable) or should not (a shorter candidate is complete: ending
+ * the match replays it): the caller ends it.
  */
 bool gs_match_interrupt(gs_stream_t *s);
 

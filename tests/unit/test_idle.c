@@ -223,3 +223,32 @@ Test(idle, a_wait_while_two_steps_are_candidates_keeps_the_match)
 	cr_expect_eq(gs_stats.replays, replays + 1, "the next step replays");
 	tb_check();
 }
+
+/*
+ * The same, but the launches held are a whole step of their own (a 4-launch
+ * step, and an 8-launch one that begins with it): the watchdog ends the
+ * match there, so the complete one replays as its graph, rather than
+ * sending its launches eagerly for the longer one to go on.
+ */
+Test(idle, a_wait_where_a_shorter_step_is_complete_replays_it)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_IDLE_US", "2000", NULL);
+	for (int k = 0; k < 2; k++) {
+		step(8);
+		step(4);
+	}
+	cr_assert_eq(tb.builds, 2);
+	uint64_t replays = gs_stats.replays, rel = gs_stats.released, inter = gs_stats.interrupted;
+	size_t before = ran();
+	for (int i = 0; i < 4; i++)
+		tb_launch(S1, F[i], 1000 + i, 0);
+	for (int t = 0; t < 2000 && ran() < before + 4; t++)
+		nap_us(100);
+	cr_expect_eq(ran(), before + 4, "the held launches ran without another call");
+	cr_expect(tb.exec[tb.nexec - 1].from_graph, "as the 4-launch step's graph");
+	cr_expect_eq(gs_stats.replays, replays + 1);
+	cr_expect_eq(gs_stats.released, rel);
+	cr_expect_eq(gs_stats.interrupted, inter, "the match ended there");
+	tb_sync(S1, 0);
+	tb_check();
+}
