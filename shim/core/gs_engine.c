@@ -103,7 +103,7 @@ static inline void gs_engine_unlock(gs_stream_t *s)
  * the match there cut the step at random places (decode with two threads,
  * each reading back with cuMemcpyDtoH, on an H100: 294 sequences of 14-183
  * launches learned from the pieces, a quarter of the launches not
- * replayed).  So where a match is in progress, the held launches go
+ * replayed).  So where one sequence is being matched, the held launches go
  * eagerly and the match, and the step's segment, go on
  * (gs_match_interrupt).  Where the stream holds nothing, there is nothing
  * to submit and its segment goes on too: the step is learned whole, not

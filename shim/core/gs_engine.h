@@ -84,9 +84,9 @@ void gs_engine_flush_all(gs_flush_reason_t why, const char *api);
 /*
  * The idle watchdog's look (gs_idle.h, from its thread): a stream that
  * holds records and held none since the last look has them submitted, its
- * match going on, with every candidate it has (as after another thread's
- * synchronize); one that cannot go on ends there, uncharged.  Never waits
- * for a lock: a busy stream is not idle.
+ * match going on (as after another thread's synchronize); one that cannot
+ * go on (several candidates) ends there, uncharged.  Never waits for a
+ * lock: a busy stream is not idle.
  */
 void gs_engine_idle_scan(void);
 

@@ -83,23 +83,22 @@ bool gs_match_defer(gs_stream_t *s, gs_rec_t *r)
 bool gs_match_interrupt(gs_stream_t *s)
 {
 	gs_match_t *m = &s->match;
-	if (!m->ncands)
-		return false;
 	gs_seq_t *q = m->ncands == 1 ? m->cands[0] : NULL;
 	/*
-	 * A candidate complete already (m->done) while longer ones go on: it
-	 * can replay only what is still held, so the match ends here and it
-	 * does (gs_match_end).  Draining instead sent hf-llama's 32 launches
-	 * eagerly at each of its 58 pauses a run (whole-run coverage 0.895,
-	 * 0.935 when ending).
+	 * Several candidates: the match ends (the caller ends it), and a
+	 * complete one replays.  Going on with all of them, their held records
+	 * drained as at a mark, was tried (b0d3ce1) and lost on an H100:
+	 * hf-llama pauses after the first 32 launches of every generate()
+	 * call, where its steps are still candidates; ending the segment there
+	 * learns a step that ends there too, which then replays those 32 as a
+	 * complete candidate, while draining sent them eagerly every time
+	 * (whole-run coverage 0.935 and 0.895 in the same rounds; nanogpt-chat
+	 * released 340-400 launches a run and 1,800-1,900).
 	 */
-	if (m->done && m->done != q)
-		return false;
-	if (q && (!gs_seq_matchable(q) || m->chunk >= q->nchunks))
+	if (!q || (m->done && m->done != q) || !gs_seq_matchable(q) || m->chunk >= q->nchunks)
 		return false;
 	/* Records submitted past the start of the current chunk say the rest
-	 * of it goes eagerly too (gs_replay_chunk), whichever candidate wins:
-	 * as at a mark that cannot wait for several candidates (gs_match_drain). */
+	 * of it goes eagerly too (gs_replay_chunk). */
 	gs_match_drain(s);
 	gs_gate_abandon(s); /* the pass's timing is not the sequence's */
 	GS_STAT_INC(interrupted);

@@ -89,12 +89,11 @@ void gs_match_drain(gs_stream_t *s);
 bool gs_match_defer(gs_stream_t *s, gs_rec_t *r);
 /*
  * Another thread's flush (the legacy stream's tie to blocking streams), or
- * the idle watchdog's: submit the held records eagerly and go on matching
- * (the rest of the chunk they were held for goes eagerly too, whichever
- * candidate wins; later chunks replay).  False, with nothing done, where
- * the match cannot go on (none, its one sequence past its last chunk or no
- * longer matchable) or should not (a shorter candidate is complete: ending
- * the match replays it): the caller ends it.
+ * the idle watchdog's: submit the held records eagerly and, where one
+ * sequence is being matched, go on matching it (the rest of the chunk they
+ * were held for goes eagerly too, later chunks replay).  False, with
+ * nothing done, where the match should end (several candidates; gs_match.c
+ * says why): the caller ends it.
  */
 bool gs_match_interrupt(gs_stream_t *s);
 
