@@ -1787,7 +1787,7 @@ static int gs_cmd_trace(int argc, char **argv)
 		}
 	}
 	if (S.cuts)
-		printf("  (%lld place(s) where the program waited without a call in two replayed passes in a row:\n"
+		printf("  (%lld place(s) where the program waited without a call in four replayed passes in a row:\n"
 		       "   a chunk ends there now, and its IDLE flushes stop; cut events)\n",
 		       S.cuts);
 

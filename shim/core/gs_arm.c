@@ -34,13 +34,16 @@ static bool gs_arm_cuts(const gs_rec_t *r)
 	       (!gs_config.absorb || (gs_rec_is_record(r) && gs_event_crosses(gs_rec_event(r))));
 }
 
+/* Replayed passes in a row that wait at one place before a chunk ends there (gs_arm_waited). */
+#define GS_ARM_CUT_AFTER 4
+
 /*
  * Whether a chunk ends right after record r, which is not a chunk of its
  * own: the program waits there without a call (gs_arm_waited).
  */
 static bool gs_arm_ends(const gs_rec_t *r)
 {
-	return r->cut && !gs_arm_cuts(r);
+	return r->waits >= GS_ARM_CUT_AFTER && !gs_arm_cuts(r);
 }
 
 /*
@@ -180,7 +183,7 @@ static bool gs_arm_bake(gs_stream_t *s, gs_seq_t *q, uint64_t from, bool steal)
 		q->recs[i]->orig = NULL;
 		q->recs[i]->held_ev = 0;
 		q->recs[i]->refused = 0;
-		q->recs[i]->cut = 0;
+		q->recs[i]->waits = 0;
 		q->recs[i]->idled = 0;
 	}
 	return false;
@@ -282,12 +285,15 @@ bool gs_arm_refuse_armed(gs_stream_t *s, gs_seq_t *q)
  * GPU only when the idle watchdog finds the stream idle (gs_idle.h), 1-2 ms
  * late, and the rest of that chunk goes eagerly.  A program that does so
  * every step pays it every step.  So when the watchdog finds one
- * sequence's match waiting at the same place in two replayed passes in a
- * row, a chunk ends there from then on: the chunk's graph is launched as
- * its last record arrives, before the program waits.  A wait at a place it
- * does not come back to (a pause of the interpreter, a page fault) changes
- * nothing.  Each cut is one graph launch more a pass; GS_ARM_MAX_CUTS
- * bounds them.
+ * sequence's match waiting at the same place in GS_ARM_CUT_AFTER replayed
+ * passes in a row, a chunk ends there from then on: the chunk's graph is
+ * launched as its last record arrives, before the program waits.  A wait
+ * at a place it does not come back to pass after pass (a pause of the
+ * interpreter, a page fault) changes nothing: a cut makes shorter chunks,
+ * and a short chunk whose launches drift fails the cost rule sooner
+ * (nanogpt-chat on an H100, cutting after two passes: five cuts a run and
+ * 0.952 of its launches replayed, 0.976-0.977 in two runs of 546aee8).
+ * Each cut is one graph launch more a pass; GS_ARM_MAX_CUTS bounds them.
  */
 #define GS_ARM_MAX_CUTS 8
 
@@ -309,16 +315,19 @@ void gs_arm_waited(gs_stream_t *s, gs_seq_t *q, uint32_t at)
 	/* Passes in a row: the one before this completed with a wait here. */
 	bool again = r->idled && r->idled == (uint32_t)q->replays;
 	r->idled = (uint32_t)q->replays + 1;
-	if (!again)
-		return;
-	if (!r->cut) {
-		if (q->ncut >= GS_ARM_MAX_CUTS)
+	if (r->waits < GS_ARM_CUT_AFTER) {
+		r->waits = again ? r->waits + 1 : 1;
+		if (r->waits < GS_ARM_CUT_AFTER)
 			return;
-		r->cut = 1;
+		if (q->ncut >= GS_ARM_MAX_CUTS) {
+			r->waits = 0;
+			return;
+		}
 		q->ncut++;
 		GS_STAT_INC(idle_cuts);
 		gs_trace_cut(s->key.handle, q->id, q->n, at, r);
 	}
+	/* Cut, and no chunk ends here yet (planned anew once the match ends). */
 	s->match.recut = q;
 }
 

@@ -77,8 +77,9 @@ typedef struct gs_rec {
 	uint32_t held_ev;/* the core's: a mark whose event's record is held (gs_event.h) */
 	uint32_t refused;/* the core's, on a sequence's baked records: the vendor would not
 			  * take it as a graph node, so it runs eagerly at its place (gs_arm.c) */
-	uint32_t cut;    /* the core's, on a sequence's baked records: the program waits after
-			  * it without a call, so a chunk ends here (gs_arm_waited) */
+	uint32_t waits;  /* the core's, on a sequence's baked records: replayed passes in a row
+			  * in which the program waited after it without a call; at
+			  * GS_ARM_CUT_AFTER a chunk ends here from then on (gs_arm_waited) */
 	uint32_t idled;  /* the core's, baked: 1 + the sequence's replayed passes when the program
 			  * last waited after it (gs_arm_waited) */
 	void *func;      /* kernel handle; NULL for copies and memsets */

@@ -86,7 +86,7 @@ run tiny-legacy-stream 95 -- "$k/tiny" --kernels 64 --steps 200 --stream0
 # The host polls memory a kernel halfway through each step writes, with no
 # call (tiny --spin): the launches held there reach the GPU by the idle
 # watchdog alone at first (without it the run stops at its 10 s limit, exit
-# 3); after two steps that waited at the same place a chunk ends there and
+# 3); after four steps that waited at the same place a chunk ends there and
 # every step replays whole (0.40 replayed before that cut existed).
 run tiny-spin 90 GRAPHSHIM_IDLE_US=2000 -- "$k/tiny" --kernels 64 --steps 200 --spin
 # 24 steps between syncs that all begin alike, in an order drawn each

@@ -131,34 +131,37 @@ static void step_waiting(unsigned waits)
 }
 
 /*
- * A program that waits at the same place every step: the first two waits
+ * A program that waits at the same place every step: the first four waits
  * are the watchdog's (1-2 ms each, the rest of the chunk eager); then a
- * chunk ends there, its graph goes as its last launch arrives, and the
- * wait costs nothing more.  Every launch still runs once, in order.
+ * chunk ends there (GS_ARM_CUT_AFTER), its graph goes as its last launch
+ * arrives, and the wait costs nothing more.  Every launch still runs once,
+ * in order.
  */
 Test(idle, a_wait_at_one_place_every_step_ends_a_chunk_there)
 {
 	learn_with("2000");
+	for (int k = 0; k < 3; k++)
+		step_waiting(1u << 2);
+	cr_expect_eq(gs_stats.idle_cuts, 0, "three in a row cut nothing yet");
 	step_waiting(1u << 2);
-	step_waiting(1u << 2);
-	cr_expect_eq(gs_stats.flush_by[GS_FLUSH_IDLE], 2);
+	cr_expect_eq(gs_stats.flush_by[GS_FLUSH_IDLE], 4);
 	cr_expect_eq(gs_stats.idle_cuts, 1);
 	uint64_t replays = gs_stats.replays;
 	for (int k = 0; k < 5; k++)
 		step_waiting(1u << 2);
-	cr_expect_eq(gs_stats.flush_by[GS_FLUSH_IDLE], 2, "no wait for the watchdog once cut");
+	cr_expect_eq(gs_stats.flush_by[GS_FLUSH_IDLE], 4, "no wait for the watchdog once cut");
 	cr_expect_eq(tb.builds, 3, "built once, then again as two chunks (a graph each)");
 	cr_expect_eq(gs_stats.replays - replays, 10, "two graph launches a step");
-	cr_expect_eq(gs_stats.released, 16, "only the first two steps' chunks went eagerly");
+	cr_expect_eq(gs_stats.released, 32, "only the first four steps' chunks went eagerly");
 	cr_expect_eq(gs_stats.mismatches, 0);
 	tb_check();
 }
 
-/* Two places a step, each cut after two steps that waited there. */
+/* Two places a step, each cut after four steps that waited there. */
 Test(idle, two_waits_a_step_are_each_cut)
 {
 	learn_with("2000");
-	for (int k = 0; k < 2; k++)
+	for (int k = 0; k < 4; k++)
 		step_waiting(1u << 1 | 1u << 5);
 	cr_expect_eq(gs_stats.idle_cuts, 2);
 	uint64_t idle = gs_stats.flush_by[GS_FLUSH_IDLE], replays = gs_stats.replays;
@@ -178,8 +181,11 @@ Test(idle, waits_at_changing_places_cut_nothing)
 	learn_with("2000");
 	for (int k = 0; k < 6; k++)
 		step_waiting(1u << (k % 2 ? 5 : 2));
+	/* Three in a row at one place, one elsewhere, three again: no four in a row. */
+	for (int k = 0; k < 7; k++)
+		step_waiting(1u << (k == 3 ? 5 : 2));
 	cr_expect_eq(gs_stats.idle_cuts, 0);
-	cr_expect_eq(gs_stats.flush_by[GS_FLUSH_IDLE], 6);
+	cr_expect_eq(gs_stats.flush_by[GS_FLUSH_IDLE], 13);
 	cr_expect_eq(tb.builds, 1);
 	tb_check();
 }
