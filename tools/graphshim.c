@@ -1148,6 +1148,8 @@ static void gs_summary_event(gs_summary_t *S, json_t *ev, const char *path)
 		f->n++;
 		f->aux += gs_jint(args, "nheld");
 		gs_count_sub(f, gs_jstr(args, "api", "(none)"));
+		if (gs_jint(args, "nheld"))
+			gs_count_in(&f->sub2, gs_jstr(args, "kernel", "(unnamed)"));
 	} else if (!strcmp(name, "fallback")) {
 		gs_ent_t *f = gs_tab_get(&S->fallback, gs_jstr(args, "what", "?"));
 		char st[32];
@@ -1777,13 +1779,19 @@ static int gs_cmd_trace(int argc, char **argv)
 		printf("  none\n");
 	else {
 		qsort(S.flush.e, S.flush.n, sizeof(gs_ent_t), gs_ent_cmp_n);
-		printf("  %-10s  %8s  %12s  %s\n", "reason", "count", "held flushed",
-		       "most common api");
+		printf("  %-10s  %8s  %12s  %-24s  %s\n", "reason", "count", "held flushed",
+		       "most common api", "last held kernel, most often");
 		for (size_t k = 0; k < S.flush.n; k++) {
 			const gs_ent_t *top = gs_tab_top(S.flush.e[k].sub);
-			printf("  %-10s  %8lld  %12lld  %s (%lld)\n", S.flush.e[k].key,
-			       S.flush.e[k].n, S.flush.e[k].aux, top ? top->key : "-",
-			       top ? top->n : 0);
+			const gs_ent_t *kt = gs_tab_top(S.flush.e[k].sub2);
+			char api[64];
+			snprintf(api, sizeof(api), "%s (%lld)", top ? top->key : "-", top ? top->n : 0);
+			printf("  %-10s  %8lld  %12lld  %-24s  ", S.flush.e[k].key, S.flush.e[k].n,
+			       S.flush.e[k].aux, api);
+			if (kt)
+				printf("%s (%lld)\n", kt->key, kt->n);
+			else
+				printf("-\n");
 		}
 	}
 	if (S.cuts)

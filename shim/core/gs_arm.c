@@ -289,11 +289,12 @@ bool gs_arm_refuse_armed(gs_stream_t *s, gs_seq_t *q)
  * passes in a row, a chunk ends there from then on: the chunk's graph is
  * launched as its last record arrives, before the program waits.  A wait
  * at a place it does not come back to pass after pass (a pause of the
- * interpreter, a page fault) changes nothing: a cut makes shorter chunks,
- * and a short chunk whose launches drift fails the cost rule sooner
- * (nanogpt-chat on an H100, cutting after two passes: five cuts a run and
- * 0.952 of its launches replayed, 0.976-0.977 in two runs of 546aee8).
- * Each cut is one graph launch more a pass; GS_ARM_MAX_CUTS bounds them.
+ * interpreter, a page fault) changes nothing.  Four passes, not two, as a
+ * precaution: a cut makes shorter chunks, and a short chunk whose launches
+ * drift fails the cost rule sooner (nanogpt-chat, whose waits are the
+ * host's pauses, made five cuts a run at two; whether that cost it is not
+ * resolved, docs/how-it-works.md).  Each cut is one graph launch more a
+ * pass; GS_ARM_MAX_CUTS bounds them.
  */
 #define GS_ARM_MAX_CUTS 8
 

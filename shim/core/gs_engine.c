@@ -60,6 +60,12 @@ bool gs_engine_active(void)
 
 /* ---- flushes -------------------------------------------------------------- */
 
+/* The last record s holds (for the trace: where its program was), or NULL. */
+static const gs_rec_t *gs_engine_last_held(const gs_stream_t *s)
+{
+	return s->match.nheld ? gs_stream_at(s, s->match.held_start + s->match.nheld - 1) : NULL;
+}
+
 /*
  * Submit what the stream holds and end its segment; lock held.  `own` says
  * the flush comes from an operation on this stream: a match it cuts is then
@@ -74,7 +80,7 @@ static void gs_engine_flush_locked(gs_stream_t *s, gs_flush_reason_t why, const 
 	if (s->match.nheld || s->match.ncands) {
 		GS_STAT_INC(flushes);
 		GS_STAT_INC(flush_by[why]);
-		gs_trace_flush(s->key.handle, why, api, s->match.nheld);
+		gs_trace_flush(s->key.handle, why, api, s->match.nheld, gs_engine_last_held(s));
 		gs_match_end(s, GS_MISMATCH_CUT, NULL, own);
 	}
 	gs_learn_end(s);
@@ -132,7 +138,7 @@ static bool gs_engine_outlived(gs_stream_t *s, gs_flush_reason_t why, const char
 		return false;
 	GS_STAT_INC(flushes);
 	GS_STAT_INC(flush_by[why]);
-	gs_trace_flush(s->key.handle, why, api, n);
+	gs_trace_flush(s->key.handle, why, api, n, gs_engine_last_held(s));
 	return true;
 }
 
@@ -252,7 +258,7 @@ static void gs_engine_held_go(gs_stream_t *h, gs_flush_reason_t why, const char 
 	} else if (n) {
 		GS_STAT_INC(flushes);
 		GS_STAT_INC(flush_by[why]);
-		gs_trace_flush(h->key.handle, why, api, n);
+		gs_trace_flush(h->key.handle, why, api, n, gs_engine_last_held(h));
 		if (why == GS_FLUSH_IDLE && q)
 			gs_arm_waited(h, q, at); /* the program waits here: a chunk may end here */
 	}

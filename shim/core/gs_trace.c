@@ -124,6 +124,14 @@ static void gs_trace_quote(char *out, const char *s)
 	out[o] = '\0';
 }
 
+/* r's kernel name as a JSON string, or null where it has none, into out (GS_TRACE_STR_MAX). */
+static void gs_trace_kernel_quoted(const gs_rec_t *r, char *out)
+{
+	char kn[GS_TRACE_STR_MAX];
+	gs_trace_kernel_name(r, kn, sizeof(kn));
+	gs_trace_quote(out, kn[0] ? kn : NULL);
+}
+
 /* Append formatted text to the buffer; the caller holds the lock. */
 static void gs_trace_append(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -500,15 +508,17 @@ void gs_trace_launch(const char *api, uintptr_t stream, const gs_rec_t *r, const
 		       (unsigned long long)r->hash);
 }
 
-void gs_trace_flush(uintptr_t stream, gs_flush_reason_t why, const char *api, uint32_t nheld)
+void gs_trace_flush(uintptr_t stream, gs_flush_reason_t why, const char *api, uint32_t nheld,
+		    const gs_rec_t *last)
 {
 	if (!gs_trace_enabled())
 		return;
-	char a[GS_TRACE_STR_MAX];
+	char a[GS_TRACE_STR_MAX], kq[GS_TRACE_STR_MAX];
 	gs_trace_quote(a, api);
+	gs_trace_kernel_quoted(last, kq);
 	gs_trace_event("\"flush\"", "flush", 'i', gs_clock_ns(), 0, true, stream,
-		       "\"stream\":\"0x%llx\",\"reason\":\"%s\",\"api\":%s,\"nheld\":%u",
-		       (unsigned long long)stream, gs_flush_reason_name(why), a, nheld);
+		       "\"stream\":\"0x%llx\",\"reason\":\"%s\",\"api\":%s,\"nheld\":%u,\"kernel\":%s",
+		       (unsigned long long)stream, gs_flush_reason_name(why), a, nheld, kq);
 }
 
 void gs_trace_segment(uintptr_t stream, uint64_t len, uint64_t marks, gs_flush_reason_t why,
@@ -556,9 +566,8 @@ static void gs_trace_build_event(const char *name_json, uintptr_t stream, uint64
 				 uint32_t length, uint64_t ns, int status, const gs_rec_t *first,
 				 const char *chunks)
 {
-	char kn[GS_TRACE_STR_MAX], kq[GS_TRACE_STR_MAX];
-	gs_trace_kernel_name(first, kn, sizeof(kn));
-	gs_trace_quote(kq, kn[0] ? kn : NULL);
+	char kq[GS_TRACE_STR_MAX];
+	gs_trace_kernel_quoted(first, kq);
 	uint64_t now = gs_clock_ns();
 	uint64_t start = ns < now ? now - ns : 0;
 	gs_trace_event(name_json, "sequence", 'X', start, ns, true, stream,
@@ -641,9 +650,8 @@ void gs_trace_cut(uintptr_t stream, uint64_t id, uint32_t length, uint32_t at, c
 {
 	if (!gs_trace_enabled())
 		return;
-	char kn[GS_TRACE_STR_MAX], kq[GS_TRACE_STR_MAX];
-	gs_trace_kernel_name(r, kn, sizeof(kn));
-	gs_trace_quote(kq, kn[0] ? kn : NULL);
+	char kq[GS_TRACE_STR_MAX];
+	gs_trace_kernel_quoted(r, kq);
 	gs_trace_event("\"cut\"", "sequence", 'i', gs_clock_ns(), 0, true, stream,
 		       "\"stream\":\"0x%llx\",\"id\":\"0x%016llx\",\"length\":%u,\"position\":%u,"
 		       "\"kernel\":%s",

@@ -56,7 +56,9 @@ void gs_trace_kernel_name(const gs_rec_t *r, char *out, size_t len);
  * events.
  */
 void gs_trace_launch(const char *api, uintptr_t stream, const gs_rec_t *r, const char *state);
-void gs_trace_flush(uintptr_t stream, gs_flush_reason_t why, const char *api, uint32_t nheld);
+/* nheld launches held were submitted; last: the last of them, whose kernel is named (NULL: none). */
+void gs_trace_flush(uintptr_t stream, gs_flush_reason_t why, const char *api, uint32_t nheld,
+		    const gs_rec_t *last);
 /*
  * A stream's segment ended (its work so far is one step's, for learning):
  * `len` operations since the last end, `marks` of them event records and

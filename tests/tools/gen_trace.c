@@ -61,7 +61,7 @@ int main(int argc, char **argv)
 	/* Stream A: an 8-launch step, learned after two, then replayed 10 times. */
 	for (int rep = 0; rep < 2; rep++) {
 		gs_gen_step(a, r, 8, "eager");
-		gs_trace_flush(a, GS_FLUSH_SYNC, "cuStreamSynchronize", 0);
+		gs_trace_flush(a, GS_FLUSH_SYNC, "cuStreamSynchronize", 0, NULL);
 	}
 	gs_trace_learned(a, sa, 8, "boundary");
 	gs_trace_built(a, sa, 8, 2000000, 0, r);
@@ -75,7 +75,7 @@ int main(int argc, char **argv)
 		gs_gen_step(a, r, 8, "held");
 		gs_trace_replay(a, sa, 8, 8, rep == 3 ? 1 : 0, 0, 1, rep > 5);
 		gs_trace_pass(a, sa, 8, false);
-		gs_trace_flush(a, GS_FLUSH_SYNC, "cuStreamSynchronize", 8);
+		gs_trace_flush(a, GS_FLUSH_SYNC, "cuStreamSynchronize", 8, NULL);
 	}
 	/* A step that diverges at launch 5 (grid), released eagerly. */
 	gs_gen_step(a, r, 5, "held");
@@ -91,11 +91,11 @@ int main(int argc, char **argv)
 		gs_gen_pass(b, sb, r, one, 1);
 	for (int m = 0; m < 3; m++) {
 		gs_trace_mismatch(b, sb, 0, GS_MISMATCH_DRIFT, "arg 2", NULL, NULL, r);
-		gs_trace_flush(b, GS_FLUSH_EVENT, "cuEventRecord", 4);
+		gs_trace_flush(b, GS_FLUSH_EVENT, "cuEventRecord", 4, NULL);
 	}
 	gs_trace_mismatch(b, sb, 3, GS_MISMATCH_CUT, NULL, NULL, NULL, NULL);
 	gs_trace_retired(b, sb, 3);
-	gs_trace_flush(b, GS_FLUSH_COPY, "cuMemcpyHtoD", 2);
+	gs_trace_flush(b, GS_FLUSH_COPY, "cuMemcpyHtoD", 2, NULL);
 
 	/*
 	 * Stream C: a 12-launch sequence in two chunks (8 and 4), replayed

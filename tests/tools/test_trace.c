@@ -159,7 +159,7 @@ static void gs_emit_all(uintptr_t stream)
 	gs_trace_launch("cuLaunchKernel", stream, r, "eager");
 	gs_trace_launch("cuLaunchKernel", stream, r, "held");
 	gs_trace_launch("cuMemcpyAsync", stream, NULL, "boundary");
-	gs_trace_flush(stream, GS_FLUSH_SYNC, "cuStreamSynchronize", 3);
+	gs_trace_flush(stream, GS_FLUSH_SYNC, "cuStreamSynchronize", 3, r);
 	gs_trace_learned(stream, 0xabcdef, 3, "boundary");
 	gs_trace_built(stream, 0xabcdef, 3, 1500000, 0, r);
 	gs_trace_replay(stream, 0xabcdef, 3, 3, 1, 0, 1, false);
@@ -225,6 +225,7 @@ Test(trace, valid_json_after_close)
 	cr_assert_str_eq(json_string_value(json_object_get(fl, "reason")), "SYNC");
 	cr_assert_str_eq(json_string_value(json_object_get(fl, "api")), "cuStreamSynchronize");
 	cr_assert_eq(json_integer_value(json_object_get(fl, "nheld")), 3);
+	cr_assert(json_object_get(fl, "kernel"), "the last held launch's kernel (null: no name known)");
 
 	json_t *built = gs_find(j, "built");
 	cr_assert_str_eq(json_string_value(json_object_get(built, "ph")), "X");
@@ -513,7 +514,7 @@ static void *gs_writer(void *arg)
 		if (i & 1)
 			gs_trace_launch("cuLaunchKernel", stream, r, "replayed");
 		else
-			gs_trace_flush(stream, GS_FLUSH_EVENT, "cuEventRecord", (uint32_t)i);
+			gs_trace_flush(stream, GS_FLUSH_EVENT, "cuEventRecord", (uint32_t)i, NULL);
 	}
 	free(r);
 	return NULL;
