@@ -191,6 +191,20 @@ Test(idle, waits_at_changing_places_cut_nothing)
 }
 
 /*
+ * The first n launches of the 8-launch step, then no call: they run within
+ * 200 ms all the same (the watchdog's doing).
+ */
+static void launch_and_stop(int n)
+{
+	size_t before = ran();
+	for (int i = 0; i < n; i++)
+		tb_launch(S1, F[i], 1000 + i, 0);
+	for (int t = 0; t < 2000 && ran() < before + (size_t)n; t++)
+		nap_us(100);
+	cr_expect_eq(ran(), before + (size_t)n, "the held launches ran without another call");
+}
+
+/*
  * Two steps that begin alike (their first three launches the same), both
  * armed: three launches in, both are still candidates when the program
  * stops calling.  The watchdog submits the three and the match ends there,
@@ -210,12 +224,7 @@ Test(idle, a_wait_while_two_steps_are_candidates_ends_the_match)
 	}
 	cr_assert_eq(tb.builds, 2);
 	uint64_t mism = gs_stats.mismatches, rel = gs_stats.released, inter = gs_stats.interrupted;
-	size_t before = ran();
-	for (int i = 0; i < 3; i++)
-		tb_launch(S1, F[i], 1000 + i, 0);
-	for (int t = 0; t < 2000 && ran() < before + 3; t++)
-		nap_us(100);
-	cr_expect_eq(ran(), before + 3, "the held launches ran without another call");
+	launch_and_stop(3);
 	cr_expect_eq(gs_stats.flush_by[GS_FLUSH_IDLE], 1);
 	cr_expect_eq(gs_stats.interrupted, inter, "the match ended");
 	cr_expect_eq(gs_stats.released - rel, 3);
@@ -243,12 +252,7 @@ Test(idle, a_wait_where_a_shorter_step_is_complete_replays_it)
 	}
 	cr_assert_eq(tb.builds, 2);
 	uint64_t replays = gs_stats.replays, rel = gs_stats.released, inter = gs_stats.interrupted;
-	size_t before = ran();
-	for (int i = 0; i < 4; i++)
-		tb_launch(S1, F[i], 1000 + i, 0);
-	for (int t = 0; t < 2000 && ran() < before + 4; t++)
-		nap_us(100);
-	cr_expect_eq(ran(), before + 4, "the held launches ran without another call");
+	launch_and_stop(4);
 	cr_expect(tb.exec[tb.nexec - 1].from_graph, "as the 4-launch step's graph");
 	cr_expect_eq(gs_stats.replays, replays + 1);
 	cr_expect_eq(gs_stats.released, rel);
