@@ -260,3 +260,35 @@ Test(idle, a_wait_where_a_shorter_step_is_complete_replays_it)
 	tb_sync(S1, 0);
 	tb_check();
 }
+
+/*
+ * hf-llama's pause (an H100 trace, twenty-fourth session): once a call, the
+ * program stops for 1-2 ms after the first launches of a step whose start
+ * several armed steps share.  Each pause ends the match and the segment
+ * there, so the launches before it are learned as a step of their own; from
+ * then on that step is a complete candidate at the pause and ending the
+ * match replays it: the pause's launches run from a graph, not eagerly.
+ */
+Test(idle, a_pause_where_steps_are_candidates_is_learned_as_a_step_end)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_IDLE_US", "2000", NULL);
+	uintptr_t B[8] = {F[0], F[1], F[2], F[3], 0xb5, 0xb6, 0xb7, 0xb8};
+	for (int k = 0; k < 2; k++) {
+		step(8);
+		for (int i = 0; i < 8; i++)
+			tb_launch(S1, B[i], 1000 + i, 0);
+		tb_sync(S1, 0);
+	}
+	uint64_t rel = 0;
+	for (int k = 0; k < 6; k++) {
+		rel = gs_stats.released;
+		launch_and_stop(4); /* both steps are candidates here */
+		for (int i = 4; i < 8; i++)
+			tb_launch(S1, B[i], 1000 + i, 0);
+		tb_sync(S1, 0);
+	}
+	cr_expect_eq(gs_stats.released, rel, "the last pause's launches were not sent eagerly");
+	cr_expect(tb.exec[tb.nexec - 5].from_graph, "they ran from the graph of a step that ends there");
+	cr_expect_eq(gs_stats.flush_by[GS_FLUSH_IDLE], 6);
+	tb_check();
+}
