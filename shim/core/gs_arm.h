@@ -40,8 +40,8 @@ bool gs_arm_refuse_armed(gs_stream_t *s, gs_seq_t *q);
 /*
  * The idle watchdog submitted the `at` records q's match held (the program
  * waited after record at - 1 without a call): in GS_ARM_CUT_AFTER (4)
- * replayed passes in a row at the same place, a chunk of q is to end there (s->match.recut; gs_arm.c
- * says why).
+ * replayed passes in a row at the same place, a chunk of q is to end there
+ * (s->match.recut; gs_arm.c says why).
  */
 void gs_arm_waited(gs_stream_t *s, gs_seq_t *q, uint32_t at);
 /* q, in no match: where a chunk is to end and none does, it is planned and built again. */

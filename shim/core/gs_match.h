@@ -45,8 +45,8 @@ typedef struct gs_match {
 	/* A sequence with a record the vendor refused to patch (gs_replay.c):
 	 * planned again around it once the match has ended (gs_match_clear). */
 	gs_seq_t *replan;
-	/* A sequence the program waited in, twice at one place (gs_arm_waited):
-	 * its chunks are planned again once the match has ended. */
+	/* A sequence the program waited in at one place, pass after pass
+	 * (gs_arm_waited): its chunks are planned again once the match has ended. */
 	gs_seq_t *recut;
 } gs_match_t;
 
