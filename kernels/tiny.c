@@ -18,9 +18,13 @@
  * GPU has run it (10 s at most: then it says so and exits with status 3).
  * Programs that poll memory the GPU writes do this; a tool that holds
  * launches must not make them wait forever (graphshim's idle watchdog).
+ * --spin-moves is the same, but the host goes on launching 0, 3, 6, 9 or
+ * 12 kernels (step mod 5, times 3) before it polls: the launches are the
+ * same every step, the place where the host waits is not.
  *
  *   tiny [--kernels K] [--steps N] [--n FLOATS] [--seed S] [--out FILE]
  *        [--time] [--explicit-graph] [--stream0] [--stages S] [--spin]
+ *        [--spin-moves]
  */
 #include <math.h>
 #include <string.h>
@@ -30,7 +34,7 @@
 typedef struct tiny_cfg {
 	long kernels, steps, n, seed, stages;
 	const char *out;
-	bool time, graph, stream0, spin;
+	bool time, graph, stream0, spin, moves;
 } tiny_cfg_t;
 
 typedef struct tiny {
@@ -47,7 +51,7 @@ static void tiny_usage(void)
 {
 	fprintf(stderr, "usage: tiny [--kernels K] [--steps N] [--n FLOATS] [--seed S]\n"
 			"            [--out FILE] [--time] [--explicit-graph] [--stream0] [--stages S]\n"
-			"            [--spin]\n");
+			"            [--spin] [--spin-moves]\n");
 	exit(1);
 }
 
@@ -76,6 +80,8 @@ static void tiny_parse(tiny_cfg_t *c, int argc, char **argv)
 			c->stream0 = true;
 		else if (strcmp(argv[i], "--spin") == 0)
 			c->spin = true;
+		else if (strcmp(argv[i], "--spin-moves") == 0)
+			c->spin = c->moves = true;
 		else
 			tiny_usage();
 	}
@@ -129,16 +135,18 @@ static void tiny_stage(tiny_t *t, long j)
 	tiny_launch(t, 2 + j, false);
 }
 
-/*
- * --spin, halfway through step `step`: the flag's kernel, then a wait for
- * it with no CUDA call (a poll of memory the GPU writes).
- */
-static void tiny_spin(tiny_t *t, long step)
+/* --spin, halfway through step `step`: the flag's kernel. */
+static void tiny_flag(tiny_t *t)
 {
 	float one = 1.0f;
 	int n = 1;
 	void *p[] = { &t->flag_dev, &one, &n };
 	GS_CHECK(cuLaunchKernel(t->addc, 1, 1, 1, 32, 1, 1, 0, t->s, p, NULL));
+}
+
+/* ... then, at once or (--spin-moves) a few launches later, a wait for it with no CUDA call. */
+static void tiny_poll(tiny_t *t, long step)
+{
 	uint64_t t0 = gs_wl_now_ns();
 	for (unsigned long k = 0; *t->flag < (float)(step + 1); k++) {
 		if ((k & 1023) == 1023 && gs_wl_now_ns() - t0 > 10000000000ull) {
@@ -153,9 +161,12 @@ static void tiny_spin(tiny_t *t, long step)
 static void tiny_step(tiny_t *t, long step)
 {
 	if (!t->c.stages) {
+		long half = t->c.kernels / 2, poll = half + (t->c.moves ? step % 5 * 3 : 0);
 		for (long i = 0; i < t->c.kernels; i++) {
-			if (t->c.spin && i == t->c.kernels / 2)
-				tiny_spin(t, step);
+			if (t->c.spin && i == half)
+				tiny_flag(t);
+			if (t->c.spin && i == (poll < t->c.kernels ? poll : half))
+				tiny_poll(t, step);
 			tiny_launch(t, i, i % 4 == 3);
 		}
 		return;

@@ -991,6 +991,7 @@ typedef struct gs_summary {
 	long long gate_kept; /* watched moves that kept a decision (gate_kept events) */
 	long long gate_inherited; /* sequences that took a like one's verdict (gate_inherited events) */
 	long long cuts;     /* chunks ended where the program waited without a call (cut events) */
+	long long idle_eager; /* sequences sent eager by waits for the idle watchdog (idle_eager events) */
 	long long by_state[GS_ST_N];
 	long long cap, dropped;
 	int files, closed, repaired; /* files read; closed ones; repaired ones */
@@ -1142,6 +1143,8 @@ static void gs_summary_event(gs_summary_t *S, json_t *ev, const char *path)
 		S->gate_inherited++;
 	} else if (!strcmp(name, "cut")) {
 		S->cuts++;
+	} else if (!strcmp(name, "idle_eager")) {
+		S->idle_eager++;
 	} else if (!strcmp(name, "flush")) {
 		S->flushes++;
 		gs_ent_t *f = gs_tab_get(&S->flush, gs_jstr(args, "reason", "?"));
@@ -1211,6 +1214,7 @@ static void gs_summary_merge(gs_summary_t *S, gs_summary_t *F)
 	S->gate_kept += F->gate_kept;
 	S->gate_inherited += F->gate_inherited;
 	S->cuts += F->cuts;
+	S->idle_eager += F->idle_eager;
 	S->flushes += F->flushes;
 	for (int k = 0; k < GS_ST_N; k++)
 		S->by_state[k] += F->by_state[k];
@@ -1798,6 +1802,10 @@ static int gs_cmd_trace(int argc, char **argv)
 		printf("  (%lld place(s) where the program waited without a call in four replayed passes in a row:\n"
 		       "   a chunk ends there now, and its IDLE flushes stop; cut events)\n",
 		       S.cuts);
+	if (S.idle_eager)
+		printf("  (%lld time(s) a sequence went eager until its re-check: its replayed passes kept\n"
+		       "   waiting for the idle watchdog at places no cut took away; idle_eager events)\n",
+		       S.idle_eager);
 
 	printf("\nfallbacks\n");
 	if (!S.fallback.n)

@@ -62,6 +62,8 @@
 	  "the builder thread's scheduling: normal, batch (never preempts the application on waking) or idle") \
 	X(idle_us, "GRAPHSHIM_IDLE_US", INT, 2000, 0, 1000000000,                             \
 	  "a stream holding launches with no call for this long has them submitted by the idle watchdog (0: never)") \
+	X(idle_eager, "GRAPHSHIM_IDLE_EAGER", INT, 16, 0, 1000000000,                         \
+	  "replayed passes in a row that wait for the idle watchdog before their sequence goes eager until its next re-check (0: never)") \
 	X(speculate, "GRAPHSHIM_SPECULATE", BOOL, 1, 0, 1,                                    \
 	  "start building a step's graphs when its last sighting before learning begins")    \
 	X(absorb, "GRAPHSHIM_ABSORB", BOOL, 0, 0, 1,                                          \
@@ -122,6 +124,7 @@ typedef struct gs_config {
 	bool async_build;
 	int build_sched; /* gs_build_sched_t */
 	long long idle_us;
+	long long idle_eager;
 	bool speculate;
 	bool absorb;
 	bool check_order;

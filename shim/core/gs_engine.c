@@ -259,8 +259,10 @@ static void gs_engine_held_go(gs_stream_t *h, gs_flush_reason_t why, const char 
 		GS_STAT_INC(flushes);
 		GS_STAT_INC(flush_by[why]);
 		gs_trace_flush(h->key.handle, why, api, n, gs_engine_last_held(h));
-		if (why == GS_FLUSH_IDLE && q)
+		if (why == GS_FLUSH_IDLE && q) {
+			h->match.idled = true;
 			gs_arm_waited(h, q, at); /* the program waits here: a chunk may end here */
+		}
 	}
 }
 

@@ -683,6 +683,10 @@ static bool gs_gate_kind(gs_stream_t *s, gs_seq_t *q, bool mine)
 	gs_gate_t *g = &q->gate;
 	if (q->state != GS_SEQ_ARMED)
 		return false; /* still building: its ready chunks replay */
+	if (q->idle_eager) {
+		q->idle_eager--; /* its replayed passes kept waiting for the idle watchdog (gs_seq.c) */
+		return true;
+	}
 	if (g->state != GS_GATE_S_TRIAL) {
 		bool recheck = !g->off && gs_config.gate == GS_GATE_AUTO && gs_config.gate_recheck &&
 			       ++g->passes >= (uint64_t)gs_config.gate_recheck;

@@ -37,6 +37,7 @@ static void gs_match_clear(gs_stream_t *s)
 	s->match.chunk = 0;
 	s->match.submitted = 0;
 	s->match.pass_clean = true;
+	s->match.idled = false;
 	gs_match_held(s, 0);
 	gs_seq_t *q = s->match.replan;
 	if (q) {

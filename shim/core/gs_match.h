@@ -48,6 +48,8 @@ typedef struct gs_match {
 	/* A sequence the program waited in at one place, pass after pass
 	 * (gs_arm_waited): its chunks are planned again once the match has ended. */
 	gs_seq_t *recut;
+	/* The idle watchdog submitted what this match held (gs_seq_passed counts it). */
+	bool idled;
 } gs_match_t;
 
 /* Whether q takes part in the match in progress. */

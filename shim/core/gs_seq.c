@@ -295,12 +295,40 @@ void gs_seq_periodic(gs_seq_t *q, uint64_t seen)
 	q->seen += seen;
 }
 
+/*
+ * A replayed pass that waited for the idle watchdog (the program stopped
+ * calling mid-step while launches were held) cost the program that wait,
+ * 1-2 ms, which the gate does not see: it drops an interrupted pass's
+ * timing (gs_gate_abandon).  A wait at one place is cut away within a few
+ * passes (gs_arm_waited); where such waits go on pass after pass anyway
+ * (the place moves, or the sequence has all its cuts), GRAPHSHIM_IDLE_EAGER
+ * replayed passes in a row of them send the sequence eagerly until its
+ * next re-check (GRAPHSHIM_GATE_RECHECK passes; gs_gate.c's choice of a
+ * pass's kind): launches held wait with the program, eager ones run.
+ */
+static void gs_seq_idled(gs_stream_t *s, gs_seq_t *q)
+{
+	if (!s->match.idled) {
+		q->idle_run = 0;
+		return;
+	}
+	if (!gs_config.idle_eager || gs_config.gate != GS_GATE_AUTO ||
+	    ++q->idle_run < (uint64_t)gs_config.idle_eager)
+		return;
+	q->idle_run = 0;
+	q->idle_eager = gs_config.gate_recheck ? (uint64_t)gs_config.gate_recheck : UINT64_MAX;
+	GS_STAT_INC(idle_eager);
+	gs_trace_idle_eager(s->key.handle, q->id, q->n, gs_config.idle_eager);
+}
+
 void gs_seq_passed(gs_stream_t *s, gs_seq_t *q, bool eager, bool clean)
 {
-	if (eager)
+	if (eager) {
 		q->eager_passes++;
-	else
+	} else {
 		q->replays++;
+		gs_seq_idled(s, q);
+	}
 	gs_trace_pass(s->key.handle, q->id, q->n, eager);
 	if (clean)
 		q->mismatch_run = 0;

@@ -64,6 +64,8 @@ struct gs_seq {
 	uint32_t refuse_at;     /* the record whose node the vendor refused (a build) or would not update (a patch), or n */
 	uint32_t nrefused;      /* its records refused so far: each runs eagerly at its place */
 	uint32_t ncut;          /* chunks cut where the program waited (gs_arm_waited) */
+	uint32_t idle_run;      /* replayed passes in a row that waited for the idle watchdog */
+	uint64_t idle_eager;    /* passes still to go eagerly because of them (gs_seq_passed) */
 	bool counted;           /* its nodes are in the owner's budget */
 	gs_seq_t *job_next;     /* the builder's queue */
 	/*

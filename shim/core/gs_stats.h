@@ -54,6 +54,7 @@
 	X(gate_inherited, "sequences that replay on a like sequence's decision, no trial of their own") \
 	X(interrupted, "matches that went on after another thread's flush submitted their held launches") \
 	X(idle_cuts, "places a chunk ends because the program waited there without a call, four replayed passes in a row") \
+	X(idle_eager, "times a sequence went eager until its next re-check: its replayed passes kept waiting for the idle watchdog") \
 	X(event_not_ready, "event queries answered not ready: the event's record was held with its chunk, not yet submitted") \
 	X(order_errors, "records submitted out of their stream's order or a second time (a bug: always 0)")
 

@@ -658,6 +658,15 @@ void gs_trace_cut(uintptr_t stream, uint64_t id, uint32_t length, uint32_t at, c
 		       (unsigned long long)stream, (unsigned long long)id, length, at, kq);
 }
 
+void gs_trace_idle_eager(uintptr_t stream, uint64_t id, uint32_t length, long long passes)
+{
+	if (!gs_trace_enabled())
+		return;
+	gs_trace_event("\"idle_eager\"", "sequence", 'i', gs_clock_ns(), 0, true, stream,
+		       "\"stream\":\"0x%llx\",\"id\":\"0x%016llx\",\"length\":%u,\"passes\":%lld",
+		       (unsigned long long)stream, (unsigned long long)id, length, passes);
+}
+
 void gs_trace_forgiven(uintptr_t stream, uint64_t id, uint64_t by)
 {
 	if (!gs_trace_enabled())

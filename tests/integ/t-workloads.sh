@@ -72,6 +72,13 @@ run() {
 			echo "FAIL $name: no node was refused"; fails=$((fails + 1)); return
 		fi ;;
 	esac
+	case " $* " in *" --spin-moves "*)
+		case "$envs" in *GRAPHSHIM_GATE=auto*)
+			if [ "$(stat "$tmp/s.json" idle_eager)" -lt 1 ]; then
+				echo "FAIL $name: moving waits did not send the step eager"; fails=$((fails + 1)); return
+			fi ;;
+		esac ;;
+	esac
 	case "$envs" in *GS_SIM_FAIL_PARAM_INFO*) ;; *GS_SIM_FAIL*)
 		if [ "${fallbacks:-0}" -lt 1 ]; then
 			echo "FAIL $name: the injected fault was not counted as a fallback"; fails=$((fails + 1)); return
@@ -89,6 +96,12 @@ run tiny-legacy-stream 95 -- "$k/tiny" --kernels 64 --steps 200 --stream0
 # 3); after four steps that waited at the same place a chunk ends there and
 # every step replays whole (0.40 replayed before that cut existed).
 run tiny-spin 90 GRAPHSHIM_IDLE_US=2000 -- "$k/tiny" --kernels 64 --steps 200 --spin
+# The same launches, but the poll moves from step to step: no cut.  With
+# the gate forced to replay every step waits for the watchdog; with it on,
+# after GRAPHSHIM_IDLE_EAGER (16) waiting steps the step goes eager for a
+# while (idle_eager; coverage is not the point).
+run tiny-spin-moves 40 GRAPHSHIM_IDLE_US=2000 -- "$k/tiny" --kernels 64 --steps 200 --spin-moves
+run tiny-spin-moves-gate 0 GRAPHSHIM_IDLE_US=2000 GRAPHSHIM_GATE=auto -- "$k/tiny" --kernels 64 --steps 200 --spin-moves
 # 24 steps between syncs that all begin alike, in an order drawn each
 # round (a while loop's branches read back): each a candidate of every
 # match, none retired by the others (0.3% replayed with eight candidates).

@@ -292,3 +292,45 @@ Test(idle, a_pause_where_steps_are_candidates_is_learned_as_a_step_end)
 	cr_expect_eq(gs_stats.flush_by[GS_FLUSH_IDLE], 6);
 	tb_check();
 }
+
+/*
+ * Waits that move, pass after pass, are paid every pass (no cut), and the
+ * gate does not time an interrupted pass: GRAPHSHIM_IDLE_EAGER replayed
+ * passes in a row of them (4 here) send the sequence eagerly until its next
+ * re-check, so the launches before the wait run while the program waits.
+ * A forced GRAPHSHIM_GATE=replay keeps replaying.
+ */
+static void moving_waits(const char *gate)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_IDLE_US", "2000", "GRAPHSHIM_IDLE_EAGER", "4",
+		 "GRAPHSHIM_GATE", gate, "GRAPHSHIM_GATE_RECHECK", "6", NULL);
+	step(8);
+	step(8);
+	for (int k = 0; k < 4; k++)
+		step_waiting(1u << (k % 2 ? 5 : 2));
+	cr_expect_eq(gs_stats.idle_cuts, 0);
+	cr_expect_eq(gs_stats.flush_by[GS_FLUSH_IDLE], 4);
+}
+
+Test(idle, a_step_that_keeps_waiting_at_moving_places_goes_eager)
+{
+	moving_waits("auto");
+	cr_expect_eq(gs_stats.idle_eager, 1);
+	uint64_t gated = gs_stats.gated;
+	for (int k = 0; k < 6; k++)
+		step_waiting(1u << (k % 2 ? 5 : 2));
+	cr_expect_eq(gs_stats.flush_by[GS_FLUSH_IDLE], 4, "nothing held to wait for");
+	cr_expect_eq(gs_stats.gated - gated, 48, "six steps sent eagerly");
+	step_waiting(1u << 2);
+	cr_expect_eq(gs_stats.flush_by[GS_FLUSH_IDLE], 5, "tried again after GRAPHSHIM_GATE_RECHECK passes");
+	tb_check();
+}
+
+Test(idle, a_forced_replay_keeps_replaying_through_moving_waits)
+{
+	moving_waits("replay");
+	cr_expect_eq(gs_stats.idle_eager, 0);
+	step_waiting(1u << 2);
+	cr_expect_eq(gs_stats.flush_by[GS_FLUSH_IDLE], 5);
+	tb_check();
+}

@@ -55,6 +55,7 @@ tiny-graph|-|$K/tiny --steps $STEPS --explicit-graph
 tiny-stream0|-|$K/tiny --steps $STEPS --stream0
 tiny-stages|-|$K/tiny --steps $STEPS --kernels 40 --stages 24
 tiny-spin|0.90|$K/tiny --steps $STEPS --spin
+tiny-spin-moves|-|$K/tiny --steps $STEPS --spin-moves
 decode|$MIN|$D
 decode-noreadback|$MIN|$D --no-readback
 decode-async|$MIN|$D --readback async
