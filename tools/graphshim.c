@@ -1162,6 +1162,13 @@ static void gs_summary_event(gs_summary_t *S, json_t *ev, const char *path)
 	}
 }
 
+/* A note under a table: "  (N what)" where N is not 0. */
+static void gs_note_count(long long n, const char *what)
+{
+	if (n)
+		printf("  (%lld %s)\n", n, what);
+}
+
 /* Add the breakdown `from` into *to. */
 static void gs_tab_merge_sub(struct gs_tab **to, const gs_tab_t *from)
 {
@@ -1748,14 +1755,10 @@ static int gs_cmd_trace(int argc, char **argv)
 		       "   coverage: launches replayed from the sequence's graphs over all launches)\n");
 		if (old)
 			printf("  (a trace of an earlier graphshim: replays are graph launches)\n");
-		if (S.gate_kept)
-			printf("  (the gate kept its choice %lld time(s) when replayed passes got over twice "
-			       "as short: what replay saved still beat the margin)\n",
-			       S.gate_kept);
-		if (S.gate_inherited)
-			printf("  (%lld sequence(s) took a like sequence's verdict of replay on their stream, "
-			       "no trial of their own)\n",
-			       S.gate_inherited);
+		gs_note_count(S.gate_kept, "time(s) the gate kept its choice when replayed passes got over "
+			      "twice as short: what replay saved still beat the margin");
+		gs_note_count(S.gate_inherited, "sequence(s) took a like sequence's verdict of replay on "
+			      "their stream, no trial of their own");
 	}
 
 	printf("\nmismatch reasons\n");
@@ -1798,14 +1801,11 @@ static int gs_cmd_trace(int argc, char **argv)
 				printf("-\n");
 		}
 	}
-	if (S.cuts)
-		printf("  (%lld place(s) where the program waited without a call in four replayed passes in a row:\n"
-		       "   a chunk ends there now, and its IDLE flushes stop; cut events)\n",
-		       S.cuts);
-	if (S.idle_eager)
-		printf("  (%lld time(s) a sequence went eager until its re-check: its replayed passes kept\n"
-		       "   waiting for the idle watchdog at places no cut took away; idle_eager events)\n",
-		       S.idle_eager);
+	gs_note_count(S.cuts, "place(s) where the program waited without a call in four replayed "
+		      "passes in a row:\n   a chunk ends there now, and its IDLE flushes stop; cut events");
+	gs_note_count(S.idle_eager, "time(s) a sequence went eager until its re-check: its replayed "
+		      "passes kept\n   waiting for the idle watchdog at places no cut took away; "
+		      "idle_eager events");
 
 	printf("\nfallbacks\n");
 	if (!S.fallback.n)

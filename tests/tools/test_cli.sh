@@ -194,7 +194,7 @@ has out "(1 not charged toward retirement: the segment they ended was a step of 
 # A watched move that kept the gate's choice is counted.
 expect 0 "$GS" trace summarize "$DATA/gate_kept.json"
 has out "replay 62343/61516"
-has out "(the gate kept its choice 1 time(s) when replayed passes got over twice as short"
+has out "(1 time(s) the gate kept its choice when replayed passes got over twice as short"
 has out "(1 sequence(s) took a like sequence's verdict of replay on their stream"
 expect 2 "$GS" trace summarize "$DATA/bad_trace.json"
 has err "bad_trace.json: not valid JSON .*line 3"
