@@ -60,10 +60,12 @@ bool gs_engine_active(void)
 
 /* ---- flushes -------------------------------------------------------------- */
 
-/* The last record s holds (for the trace: where its program was), or NULL. */
+/* For a flush's trace event, the last record s holds (where its program was); NULL with no trace. */
 static const gs_rec_t *gs_engine_last_held(const gs_stream_t *s)
 {
-	return s->match.nheld ? gs_stream_at(s, s->match.held_start + s->match.nheld - 1) : NULL;
+	if (!gs_trace_on || !s->match.nheld)
+		return NULL;
+	return gs_stream_at(s, s->match.held_start + s->match.nheld - 1);
 }
 
 /*

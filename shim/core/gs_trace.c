@@ -622,13 +622,11 @@ void gs_trace_mismatch(uintptr_t stream, uint64_t id, uint32_t pos, gs_mismatch_
 {
 	if (!gs_trace_enabled())
 		return;
-	char f[GS_TRACE_STR_MAX], e[GS_TRACE_STR_MAX], g[GS_TRACE_STR_MAX];
-	char kn[GS_TRACE_STR_MAX], kq[GS_TRACE_STR_MAX];
+	char f[GS_TRACE_STR_MAX], e[GS_TRACE_STR_MAX], g[GS_TRACE_STR_MAX], kq[GS_TRACE_STR_MAX];
 	gs_trace_quote(f, field);
 	gs_trace_quote(e, expected);
 	gs_trace_quote(g, got);
-	gs_trace_kernel_name(r, kn, sizeof(kn));
-	gs_trace_quote(kq, kn[0] ? kn : NULL);
+	gs_trace_kernel_quoted(r, kq);
 	gs_trace_event("\"mismatch\"", "mismatch", 'i', gs_clock_ns(), 0, true, stream,
 		       "\"stream\":\"0x%llx\",\"id\":\"0x%016llx\",\"position\":%u,\"reason\":\"%s\","
 		       "\"field\":%s,\"expected\":%s,\"got\":%s,\"kernel\":%s",

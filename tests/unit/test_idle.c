@@ -31,6 +31,13 @@ static size_t ran(void)
 	return __atomic_load_n(&tb.nexec, __ATOMIC_ACQUIRE);
 }
 
+/* Wait until the backend has run `want` records, 200 ms at most. */
+static void wait_ran(size_t want)
+{
+	for (int t = 0; t < 2000 && ran() < want; t++)
+		nap_us(100);
+}
+
 /* An 8-launch step learned and armed, the watchdog at idle_us. */
 static void learn_with(const char *idle_us)
 {
@@ -56,8 +63,7 @@ Test(idle, held_launches_go_when_the_program_stops_calling)
 	for (int i = 0; i < 3; i++)
 		tb_launch(S1, F[i], 1000 + i, 0);
 	cr_expect_eq(ran(), before, "held, waiting for their chunk");
-	for (int t = 0; t < 2000 && ran() < before + 3; t++)
-		nap_us(100);
+	wait_ran(before + 3);
 	cr_expect_eq(ran(), before + 3, "the held launches ran without another call");
 	cr_expect_eq(gs_stats.flush_by[GS_FLUSH_IDLE], 1);
 	cr_expect_eq(gs_stats.interrupted, 1);
@@ -123,8 +129,7 @@ static void step_waiting(unsigned waits)
 		tb_launch(S1, F[i], 1000 + i, 0);
 		if (!(waits >> i & 1))
 			continue;
-		for (int t = 0; t < 2000 && ran() < start + i + 1; t++)
-			nap_us(100);
+		wait_ran(start + i + 1);
 		cr_expect_eq(ran(), start + i + 1, "launches 0-%d ran within 200 ms of the wait", i);
 	}
 	tb_sync(S1, 0);
@@ -199,8 +204,7 @@ static void launch_and_stop(int n)
 	size_t before = ran();
 	for (int i = 0; i < n; i++)
 		tb_launch(S1, F[i], 1000 + i, 0);
-	for (int t = 0; t < 2000 && ran() < before + (size_t)n; t++)
-		nap_us(100);
+	wait_ran(before + (size_t)n);
 	cr_expect_eq(ran(), before + (size_t)n, "the held launches ran without another call");
 }
 
