@@ -66,6 +66,8 @@
 	  "replayed passes in a row that wait for the idle watchdog before their sequence goes eager until its next re-check (0: never)") \
 	X(speculate, "GRAPHSHIM_SPECULATE", BOOL, 1, 0, 1,                                    \
 	  "start building a step's graphs when its last sighting before learning begins")    \
+	X(share, "GRAPHSHIM_SHARE", BOOL, 1, 0, 1,                                            \
+	  "while several learned steps still match, replay the chunks they all share")       \
 	X(absorb, "GRAPHSHIM_ABSORB", BOOL, 0, 0, 1,                                          \
 	  "event records and waits inside a replayed chunk go with its graph instead of cutting it (experimental)") \
 	X(check_order, "GRAPHSHIM_CHECK_ORDER", BOOL, 0, 0, 1,                                \
@@ -126,6 +128,7 @@ typedef struct gs_config {
 	long long idle_us;
 	long long idle_eager;
 	bool speculate;
+	bool share;
 	bool absorb;
 	bool check_order;
 	long long hip_max_patches;

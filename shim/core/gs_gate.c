@@ -754,6 +754,12 @@ bool gs_gate_eager(gs_stream_t *s, gs_seq_t *q)
 	return s->pass.eager;
 }
 
+bool gs_gate_shares(const gs_stream_t *s, const gs_seq_t *q)
+{
+	/* Unmarked, gs_gate_kind replays q untimed, unless EAGER. */
+	return !s->pass.nmarked && !q->idle_eager && q->gate.state != GS_GATE_S_EAGER;
+}
+
 void gs_gate_complete(gs_stream_t *s, gs_seq_t *q, bool eager)
 {
 	gs_gate_t *g = &q->gate;

@@ -106,6 +106,14 @@ void gs_gate_begin(gs_stream_t *s, gs_seq_t *const *cands, uint32_t n);
 /* Whether the pass, now known to be over q (the sole candidate left, or
  * one complete), goes eagerly; chosen the first time it is asked. */
 bool gs_gate_eager(gs_stream_t *s, gs_seq_t *q);
+/*
+ * Whether the pass, not yet known to be over q (several candidates left),
+ * may replay chunks now: no candidate's timer runs this pass, and q is not
+ * sent eager (its verdict, or the idle watchdog's rule).  The kind chosen
+ * later for the one left is then replay, untimed, but where a trial decides
+ * eager meanwhile: the rest of that pass goes eagerly, untimed.
+ */
+bool gs_gate_shares(const gs_stream_t *s, const gs_seq_t *q);
 /* The pass over q completed (eagerly or replayed): stop its timer. */
 void gs_gate_complete(gs_stream_t *s, gs_seq_t *q, bool eager);
 /* The pass ended incomplete: its timing is dropped. */

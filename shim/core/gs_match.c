@@ -3,7 +3,8 @@
  * progress, the armed sequences whose first record has its shape become
  * candidates (sequences learned between boundaries only at the start of a
  * segment; periodic ones anywhere).  Matching records are held; candidates
- * that disagree drop out.  Once one candidate is left, its complete chunks
+ * that disagree drop out.  Chunks every candidate shares go as they
+ * complete (gs_match_shared).  Once one candidate is left, its complete chunks
  * go to replay (or, on a pass the gate sends eagerly, each record as it
  * comes).  A record that matches no candidate ends the match.
  */
@@ -124,6 +125,57 @@ void gs_match_end(gs_stream_t *s, gs_mismatch_reason_t why, const gs_rec_t *got,
 
 static bool gs_match_start(gs_stream_t *s, gs_rec_t *r, uint64_t at);
 
+/*
+ * The candidate whose graph may replay chunk j while several candidates
+ * (and a complete shorter one, m->done) still match: every one has chunk j
+ * with the same end, inside it (not its last chunk), and may share the
+ * pass (gs_gate_shares); the first whose graph is ready, or whose chunk is
+ * bare.  NULL when the chunk must wait for one candidate to be left.
+ */
+static gs_seq_t *gs_match_lead(gs_stream_t *s, uint32_t j)
+{
+	gs_match_t *m = &s->match;
+	uint32_t end = 0;
+	gs_seq_t *lead = NULL;
+	for (uint32_t i = 0; i <= m->ncands; i++) {
+		gs_seq_t *q = i < m->ncands ? m->cands[i] : m->done;
+		if (!q)
+			continue;
+		if (!gs_seq_matchable(q) || !q->chunk_end || j + 1 >= q->nchunks ||
+		    (end && q->chunk_end[j] != end) || !gs_gate_shares(s, q))
+			return NULL;
+		end = q->chunk_end[j];
+		if (!lead && (j < __atomic_load_n(&q->ready, __ATOMIC_ACQUIRE) || gs_seq_chunk_bare(q, j)))
+			lead = q;
+	}
+	return end <= m->nheld ? lead : NULL;
+}
+
+/*
+ * Several candidates still match (steps that begin alike: a decoder's
+ * tokens that differ only near their end).  Waiting for one to be left held
+ * every launch they share, and the GPU idled until then: hf-llama's two
+ * 196-launch steps held 180 launches a token, then replayed five chunks in
+ * a burst.  A chunk they all share, cut at the same place, goes as soon as
+ * it is complete, with one candidate's graph: the held records match each
+ * candidate's by shape, and replay revalidates every byte against the graph
+ * it launches and patches what differs.  The one left goes on from the next
+ * chunk.  A failure ends the match, as for one candidate.
+ */
+static void gs_match_shared(gs_stream_t *s)
+{
+	gs_match_t *m = &s->match;
+	gs_seq_t *lead;
+	while (gs_config.share && (lead = gs_match_lead(s, m->chunk)) != NULL) {
+		GS_STAT_INC(shared_chunks);
+		if (gs_replay_chunk(s, lead, m->chunk++)) {
+			gs_replay_release(s, m->submitted, m->nheld);
+			gs_match_clear(s);
+			return;
+		}
+	}
+}
+
 /* Hold r as the next record of the current match, or end the match. */
 static bool gs_match_next(gs_stream_t *s, gs_rec_t *r, uint64_t at)
 {
@@ -159,8 +211,10 @@ static bool gs_match_next(gs_stream_t *s, gs_rec_t *r, uint64_t at)
 	 * shorter complete candidate can no longer be replayed on its own.
 	 */
 	gs_seq_t *q = !longer ? m->done : (keep == 1 ? m->cands[0] : NULL);
-	if (!q)
+	if (!q) {
+		gs_match_shared(s);
 		return true;
+	}
 	if (gs_gate_eager(s, q)) {
 		if (gs_replay_eager(s, q))
 			gs_match_clear(s);

@@ -231,7 +231,7 @@ static bool gs_replay_failed(gs_stream_t *s, gs_seq_t *q, uint32_t b, uint32_t e
  * them too and retires q; then the function returns true and the caller
  * ends the match.
  */
-static bool gs_replay_chunk(gs_stream_t *s, gs_seq_t *q, uint32_t j)
+bool gs_replay_chunk(gs_stream_t *s, gs_seq_t *q, uint32_t j)
 {
 	gs_match_t *m = &s->match;
 	uint32_t b = gs_seq_chunk_begin(q, j), e = q->chunk_end[j], ndiff = 0;

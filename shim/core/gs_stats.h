@@ -31,6 +31,7 @@
 	X(arm_preempted, "arms during which the calling thread lost its CPU (involuntary switches)") \
 	X(replays, "graph launches")                                          \
 	X(patches, "graph nodes patched in place")                            \
+	X(shared_chunks, "chunks submitted while several learned steps still matched, before one was left (chunks they all share)") \
 	X(variants, "more graphs of a chunk built from another recurring set of operands") \
 	X(variant_replays, "chunk replays that launched one of those variants")  \
 	X(patched_replays, "replays that needed at least one patch")          \

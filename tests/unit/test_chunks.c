@@ -127,3 +127,100 @@ Test(chunks, a_fast_host_keeps_large_chunks)
 	cr_expect_eq(gs_stats.replays, 4);
 	tb_check();
 }
+
+/*
+ * Steps that begin alike (a decoder's tokens that differ near their end):
+ * while both still match, the chunks they share, cut at the same places,
+ * run as they complete; the one left goes on from there.
+ */
+static void alike(int n, int differ_at, uintptr_t f)
+{
+	for (int i = 0; i < n; i++)
+		tb_launch(S1, i == differ_at ? f : 0x100 + (uintptr_t)i, i, 0);
+	gs_engine_flush_stream(S1, NULL, 0, GS_FLUSH_SYNC, "sync");
+}
+
+/* Two 100-launch steps, A and B, that differ at launch 90: both armed. */
+static void learn_alike(const char *share)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_CHUNK_FIRST", "8", "GRAPHSHIM_CHUNK_MAX", "32",
+		 "GRAPHSHIM_SHARE", share, NULL);
+	for (int k = 0; k < 2; k++)
+		alike(100, 90, 0xa);
+	for (int k = 0; k < 2; k++)
+		alike(100, 90, 0xb);
+	cr_assert_eq(tb.builds, 8, "chunks ending at 8, 24, 56 and 100, for each");
+}
+
+Test(chunks, steps_that_begin_alike_run_their_shared_chunks_at_once)
+{
+	learn_alike("1");
+	uint64_t replayed = gs_stats.replayed;
+	size_t before = tb.nexec;
+	for (int i = 0; i < 8; i++)
+		tb_launch(S1, 0x100 + (uintptr_t)i, i, 0);
+	cr_expect_eq(tb.nexec, before + 8, "chunk 0 ran at its 8th launch, both steps still candidates");
+	cr_expect(tb.exec[before].from_graph);
+	for (int i = 8; i < 89; i++)
+		tb_launch(S1, 0x100 + (uintptr_t)i, i, 0);
+	cr_expect_eq(tb.nexec, before + 56, "the three chunks both steps share ran");
+	cr_expect_eq(gs_stats.shared_chunks, 3);
+	for (int i = 89; i < 100; i++)
+		tb_launch(S1, i == 90 ? 0xb : 0x100 + (uintptr_t)i, i, 0);
+	cr_expect_eq(tb.nexec, before + 100, "step B's last chunk ran from its graph");
+	cr_expect_eq(gs_stats.replayed - replayed, 100);
+	gs_engine_flush_stream(S1, NULL, 0, GS_FLUSH_SYNC, "sync");
+	tb_check();
+}
+
+Test(chunks, without_sharing_steps_that_begin_alike_hold_until_they_differ)
+{
+	learn_alike("0");
+	size_t before = tb.nexec;
+	for (int i = 0; i < 90; i++)
+		tb_launch(S1, 0x100 + (uintptr_t)i, i, 0);
+	cr_expect_eq(tb.nexec, before, "held while both are candidates");
+	cr_expect_eq(gs_stats.shared_chunks, 0);
+	alike(0, -1, 0); /* the sync: 90 launches released */
+	tb_check();
+}
+
+Test(chunks, a_step_unlike_both_after_shared_chunks_keeps_order)
+{
+	learn_alike("1");
+	uint64_t released = gs_stats.released, replayed = gs_stats.replayed;
+	alike(100, 70, 0xc); /* unlike both at 70, inside their fourth chunk */
+	cr_expect_eq(gs_stats.replayed - replayed, 56);
+	cr_expect_eq(gs_stats.released - released, 14, "launches 56-69 held, then released in order");
+	tb_check();
+}
+
+Test(chunks, steps_cut_at_other_places_share_only_the_chunks_cut_alike)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_CHUNK_FIRST", "8", "GRAPHSHIM_CHUNK_MAX", "32", NULL);
+	for (int k = 0; k < 2; k++)
+		alike(100, -1, 0);
+	for (int k = 0; k < 2; k++)
+		alike(60, 50, 0xb); /* chunks end at 8, 24 and 60 */
+	uint64_t replayed = gs_stats.replayed;
+	alike(100, -1, 0);
+	cr_expect_eq(gs_stats.shared_chunks, 2, "the chunks ending at 8 and 24; not 56 (60 in the other)");
+	cr_expect_eq(gs_stats.replayed - replayed, 100);
+	alike(60, 50, 0xb);
+	cr_expect_eq(gs_stats.shared_chunks, 4);
+	tb_check();
+}
+
+Test(chunks, a_step_sent_eager_shares_nothing)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_CHUNK_FIRST", "8", "GRAPHSHIM_CHUNK_MAX", "32",
+		 "GRAPHSHIM_GATE", "eager", NULL);
+	for (int k = 0; k < 2; k++)
+		alike(100, 90, 0xa);
+	for (int k = 0; k < 2; k++)
+		alike(100, 90, 0xb);
+	alike(100, 90, 0xa);
+	cr_expect_eq(gs_stats.shared_chunks, 0);
+	cr_expect_eq(gs_stats.replays, 0);
+	tb_check();
+}
