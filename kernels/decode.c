@@ -49,7 +49,7 @@ static void decode_usage(void)
 		"              [--steps N] [--seed S] [--out FILE] [--time] [--check]\n"
 		"              [--no-readback] [--readback sync|async] [--explicit-graph]\n"
 		"              [--pos-arg] [--pingpong] [--two-streams] [--copies]\n"
-		"              [--branch] [--branch-k K] [--threads T]\n"
+		"              [--branch] [--branch-late] [--branch-k K] [--threads T]\n"
 		"  --no-readback   no read-back and no sync inside the loop (one at the end)\n"
 		"  --readback      sync: cuMemcpyDtoH on blocking streams (default);\n"
 		"                  async: cuMemcpyDtoHAsync + cuStreamSynchronize\n"
@@ -58,6 +58,8 @@ static void decode_usage(void)
 		"  --two-streams   attention on a second stream, joined by events\n"
 		"  --copies        device copies and memsets inside the step\n"
 		"  --branch        after a token t at step s with (t+s) %% K == 0, an extra kernel\n"
+		"  --branch-late   --branch with the extra kernel after the final layernorm, not\n"
+		"                  after the embedding: two steps alike but for their last launches\n"
 		"  --threads T     T host threads, each an independent decoder\n"
 		"  --check         small sizes by default; compare with the CPU reference\n");
 	exit(1);
@@ -116,6 +118,8 @@ static void decode_parse(dec_cfg_t *c, int argc, char **argv)
 			c->copies = true;
 		else if (strcmp(argv[i], "--branch") == 0)
 			c->branch = true;
+		else if (strcmp(argv[i], "--branch-late") == 0)
+			c->branch = c->branch_late = true;
 		else
 			decode_usage();
 	}
@@ -180,6 +184,16 @@ static void dec_layernorm(dec_t *d, dec_act_t *a, CUdeviceptr g, CUdeviceptr b)
 }
 
 /* Issue one step's work; step is the position (the device's pos too). */
+/* The extra path of --branch: v = DEC_BRANCH_A * v + DEC_BRANCH_B (v: x, or
+ * h after the final layernorm with --branch-late). */
+static void dec_branch(dec_t *d, CUdeviceptr *v)
+{
+	float sa = DEC_BRANCH_A, sb = DEC_BRANCH_B;
+	int D = (int)d->c->dim;
+	void *p[] = { v, &sa, &sb, &D };
+	dec_launch(d->f->scale, dec_blocks(D, 256), 1, 256, d->s, p);
+}
+
 static void dec_step(dec_t *d, long step, bool extra)
 {
 	const dec_cfg_t *c = d->c;
@@ -197,11 +211,8 @@ static void dec_step(dec_t *d, long step, bool extra)
 
 	void *pe[] = { &a->x, &(CUdeviceptr){ W_AT(l->emb) }, &d->tok, &V, &D };
 	dec_launch(f->embed, dec_blocks(D, 256), 1, 256, d->s, pe);
-	if (extra) {
-		float sa = DEC_BRANCH_A, sb = DEC_BRANCH_B;
-		void *p[] = { &a->x, &sa, &sb, &D };
-		dec_launch(f->scale, dec_blocks(D, 256), 1, 256, d->s, p);
-	}
+	if (extra && !c->branch_late)
+		dec_branch(d, &a->x);
 	for (long k = 0; k < c->layers; k++) {
 		size_t base = (size_t)k * l->layer;
 		CUdeviceptr kc = d->kc + (size_t)k * ctx * D * sizeof(float);
@@ -252,6 +263,8 @@ static void dec_step(dec_t *d, long step, bool extra)
 		dec_launch(f->add, dec_blocks(D, 256), 1, 256, d->s, pa2);
 	}
 	dec_layernorm(d, a, W_AT(l->lnf_g), W_AT(l->lnf_b));
+	if (extra && c->branch_late)
+		dec_branch(d, &a->h);
 	dec_matvec(d, d->s, &a->logits, W_AT(l->wlm), &a->h, null, V, D);
 	void *pm[] = { &d->tok, &d->hist, &a->logits, &d->pos, &V, &hist_len };
 	dec_launch(f->argmax, 1, 1, 1024, d->s, pm);
@@ -376,7 +389,7 @@ static void dec_variant(const dec_cfg_t *c, char *buf, size_t len)
 		 c->no_readback ? "+noreadback" : "", c->readback_async ? "+async" : "",
 		 c->pos_arg ? "+posarg" : "", c->pingpong ? "+pingpong" : "",
 		 c->two_streams ? "+twostreams" : "", c->copies ? "+copies" : "",
-		 c->branch ? "+branch" : "", c->threads > 1 ? "+threads" : "");
+		 c->branch_late ? "+branch-late" : c->branch ? "+branch" : "", c->threads > 1 ? "+threads" : "");
 	if (*buf == '\0')
 		snprintf(buf, len, "plain");
 }

@@ -74,6 +74,13 @@ int dec_first_token(const dec_cfg_t *c, int thread)
 	return (int)(((uint64_t)c->seed * 2654435761u + 7u * (uint64_t)thread) % (uint64_t)c->vocab);
 }
 
+/* The extra path of --branch. */
+static void ref_branch(double *x, size_t D)
+{
+	for (size_t i = 0; i < D; i++)
+		x[i] = (double)DEC_BRANCH_A * x[i] + (double)DEC_BRANCH_B;
+}
+
 bool dec_branch_next(const dec_cfg_t *c, int tok, long step)
 {
 	return c->branch && ((long)tok + step) % c->branch_k == 0;
@@ -145,9 +152,9 @@ bool dec_ref_check(const dec_cfg_t *c, const dec_layout_t *l, const float *w, in
 		}
 		for (size_t i = 0; i < D; i++)
 			x[i] = w[l->emb + (size_t)tin * D + i];
-		if (s > 0 && dec_branch_next(c, hist[s - 1], s - 1))
-			for (size_t i = 0; i < D; i++)
-				x[i] = (double)DEC_BRANCH_A * x[i] + (double)DEC_BRANCH_B;
+		bool extra = s > 0 && dec_branch_next(c, hist[s - 1], s - 1);
+		if (extra && !c->branch_late)
+			ref_branch(x, D);
 		for (size_t k = 0; k < L; k++) {
 			const float *b = w + k * l->layer;
 			double *kl = kc + k * ctx * D, *vl = vc + k * ctx * D;
@@ -201,6 +208,8 @@ bool dec_ref_check(const dec_cfg_t *c, const dec_layout_t *l, const float *w, in
 				x[i] += proj[i];
 		}
 		ref_ln(h, x, w + l->lnf_g, w + l->lnf_b, D);
+		if (extra && c->branch_late)
+			ref_branch(h, D);
 		ref_matvec(logits, w + l->wlm, h, NULL, V, D);
 		size_t best = 0;
 		for (size_t i = 1; i < V; i++)

@@ -13,6 +13,8 @@
 #                       passlegacy (passthru on the legacy default stream),
 #                       onekernel (nrepeat --one-kernel: every operand drifts, replayed patched),
 #                       noreadback (host issue time only: no sync in a step),
+#                       branchlate (decode --branch-late: steps alike but for their
+#                       last launches, with and without GRAPHSHIM_SHARE),
 #                       arm, arm1 (short tiny runs under each GRAPHSHIM_BUILD_SCHED,
 #                       on two cores and on one: how long arming blocks a launch)
 #                       (default: all but noreadback).  passthru: nrepeat --direct,
@@ -101,6 +103,8 @@ bench_one() {
 			# the recorded pass-through: streams never go cold
 			shimwarm) GRAPHSHIM_COLD_AFTER=0 LD_PRELOAD=$GS_LIB $PIN $cmd --time --out "$out" >"$log" 2>&1 ;;
 			shimnoperiod) GRAPHSHIM_PERIOD=0 LD_PRELOAD=$GS_LIB $PIN $cmd --time --out "$out" >"$log" 2>&1 ;;
+			# graphshim holding every launch alike steps share until one is left
+			shimnoshare) GRAPHSHIM_SHARE=0 LD_PRELOAD=$GS_LIB $PIN $cmd --time --out "$out" >"$log" 2>&1 ;;
 			# graphshim with the chunk plan of a fast host (no shrinking tail)
 			shimnotail) GRAPHSHIM_HOST_BOUND_US=1000000 LD_PRELOAD=$GS_LIB $PIN $cmd --time --out "$out" >"$log" 2>&1 ;;
 			graph) $PIN $cmd --time --explicit-graph --out "$out" >"$log" 2>&1 ;;
@@ -235,7 +239,7 @@ PY
 		"shimnospec:with GRAPHSHIM_SPECULATE=0" "shimwarm:never cold (GRAPHSHIM_COLD_AFTER=0)" \
 		"preload:replaced by an empty preloaded library" "before:of the earlier build (GS_BENCH_BEFORE_LIB)" \
 		"shimnormal:with GRAPHSHIM_BUILD_SCHED=normal" "shimbatch:with GRAPHSHIM_BUILD_SCHED=batch" \
-		"shimidle:with GRAPHSHIM_BUILD_SCHED=idle"; do
+		"shimidle:with GRAPHSHIM_BUILD_SCHED=idle" "shimnoshare:with GRAPHSHIM_SHARE=0"; do
 		case " $modes " in *" ${v%%:*} "*) ;; *) continue ;; esac
 		t=$(gs_median <"$w.${v%%:*}.times" 2>/dev/null || echo -)
 		NOTES="$NOTES$(printf '%s: graphshim %s %sus, speedup %s (interleaved in the same rounds)' \
@@ -294,6 +298,10 @@ for wl in $WORKLOADS; do
 		"$GS_KBIN/tiny ${GS_BENCH_ARM:---steps 30}" ;;
 	arm1) PIN=$PIN1 bench_one arm1 "$ROUNDS" "eager shimnormal shimbatch shimidle" \
 		"$GS_KBIN/tiny ${GS_BENCH_ARM:---steps 30}" ;;
+	# two steps alike but for their last launches (decode --branch-late),
+	# with and without the chunks they share going while both match
+	branchlate) bench_one branch-late "$ROUNDS" "eager graphshim graph shimnoshare" \
+		"$GS_KBIN/decode --branch-late ${GS_BENCH_DECODE:---steps 300}" ;;
 	noreadback) bench_one decode-noread "$ROUNDS" "eager graphshim graph" \
 		"$GS_KBIN/decode --no-readback ${GS_BENCH_DECODE:---steps 300}" ;;
 	python)

@@ -65,10 +65,13 @@ decode-posarg|-|$D --pos-arg
 decode-noreadback-posarg|-|$D --no-readback --pos-arg
 decode-twostreams|-|$D --two-streams
 decode-branch|-|$D --branch
+decode-branch-late|-|$D --branch-late
+decode-branch-late-noshare|-|env GRAPHSHIM_SHARE=0 $D --branch-late
 decode-threads|-|$D --threads 2
 decode-graph|-|$D --explicit-graph
 decode-check|-|$K/decode --check
 decode-check-mix|-|$K/decode --check --steps $STEPS --pingpong --copies --two-streams --branch
+decode-check-late|-|$K/decode --check --steps $STEPS --branch-late
 nrepeat|-|$K/nrepeat --steps $STEPS
 hostwork|-|$K/hostwork --steps $STEPS
 hostwork-replay|-|env GRAPHSHIM_GATE=replay $K/hostwork --steps $STEPS
