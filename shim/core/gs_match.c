@@ -128,9 +128,10 @@ static bool gs_match_start(gs_stream_t *s, gs_rec_t *r, uint64_t at);
 /*
  * The candidate whose graph may replay chunk j while several candidates
  * (and a complete shorter one, m->done) still match: every one has chunk j
- * with the same end, inside it (not its last chunk), and may share the
- * pass (gs_gate_shares); the first whose graph is ready, or whose chunk is
- * bare.  NULL when the chunk must wait for one candidate to be left.
+ * with the same end and may share the pass (gs_gate_shares); the first
+ * whose graph is ready, or whose chunk is bare.  A complete shorter one
+ * whose chunks all went already does not count (its records went with
+ * them).  NULL when the chunk must wait for one candidate to be left.
  */
 static gs_seq_t *gs_match_lead(gs_stream_t *s, uint32_t j)
 {
@@ -139,9 +140,9 @@ static gs_seq_t *gs_match_lead(gs_stream_t *s, uint32_t j)
 	gs_seq_t *lead = NULL;
 	for (uint32_t i = 0; i <= m->ncands; i++) {
 		gs_seq_t *q = i < m->ncands ? m->cands[i] : m->done;
-		if (!q)
+		if (!q || (q == m->done && q->chunk_end && j >= q->nchunks))
 			continue;
-		if (!gs_seq_matchable(q) || !q->chunk_end || j + 1 >= q->nchunks ||
+		if (!gs_seq_matchable(q) || !q->chunk_end || j >= q->nchunks ||
 		    (end && q->chunk_end[j] != end) || !gs_gate_shares(s, q))
 			return NULL;
 		end = q->chunk_end[j];
@@ -168,6 +169,8 @@ static void gs_match_shared(gs_stream_t *s)
 	gs_seq_t *lead;
 	while (gs_config.share && (lead = gs_match_lead(s, m->chunk)) != NULL) {
 		GS_STAT_INC(shared_chunks);
+		if (m->done && m->chunk >= m->done->nchunks)
+			m->done = NULL; /* past its end: it can no longer replay on its own */
 		if (gs_replay_chunk(s, lead, m->chunk++)) {
 			gs_replay_release(s, m->submitted, m->nheld);
 			gs_match_clear(s);

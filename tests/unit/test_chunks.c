@@ -224,3 +224,29 @@ Test(chunks, a_step_sent_eager_shares_nothing)
 	cr_expect_eq(gs_stats.replays, 0);
 	tb_check();
 }
+
+/*
+ * hf-llama's shape: a short step (the first launches of a generate() call,
+ * where the program pauses) that is also how the long steps begin.  The
+ * short one, complete, shares its chunk; past its end it no longer holds
+ * the others back.
+ */
+Test(chunks, a_shorter_step_at_the_start_of_alike_steps_shares_its_chunk)
+{
+	learn_alike("1");
+	for (int k = 0; k < 2; k++)
+		alike(8, -1, 0);
+	cr_assert_eq(tb.builds, 9);
+	uint64_t replayed = gs_stats.replayed, shared = gs_stats.shared_chunks, released = gs_stats.released;
+	size_t before = tb.nexec;
+	for (int i = 0; i < 8; i++)
+		tb_launch(S1, 0x100 + (uintptr_t)i, i, 0);
+	cr_expect_eq(tb.nexec, before + 8, "its chunk went at its last launch, three steps candidates");
+	alike(0, -1, 0); /* the sync: the short step was the one */
+	cr_expect_eq(gs_stats.replayed - replayed, 8);
+	alike(100, 90, 0xa);
+	cr_expect_eq(gs_stats.shared_chunks - shared, 4, "8 for the short step, then 8, 24 and 56");
+	cr_expect_eq(gs_stats.replayed - replayed, 108);
+	cr_expect_eq(gs_stats.released, released, "nothing went eagerly");
+	tb_check();
+}
