@@ -985,6 +985,7 @@ typedef struct gs_summary {
 	long long launches; /* launches that arrived: eager and held (a launch is traced once then) */
 	long long graphs, replayed; /* graph launches (replay events), and launches they covered */
 	long long variants, variant_replays; /* variants built, and graph launches of one */
+	long long shared;   /* graph launches made while several steps still matched */
 	long long passes;   /* pass events: traces of this version have them */
 	long long mismatches, flushes;
 	long long forgiven; /* mismatches not charged toward retirement (forgiven events) */
@@ -1108,6 +1109,8 @@ static void gs_summary_event(gs_summary_t *S, json_t *ev, const char *path)
 				s->v[GS_SQ_VREPLAYS]++;
 				S->variant_replays++;
 			}
+			if (json_is_true(json_object_get(args, "shared")))
+				S->shared++;
 		} else if (!strcmp(name, "variant")) {
 			if (!gs_jint(args, "status")) {
 				s->v[GS_SQ_VARIANTS]++;
@@ -1215,6 +1218,7 @@ static void gs_summary_merge(gs_summary_t *S, gs_summary_t *F)
 	S->replayed += F->replayed;
 	S->variants += F->variants;
 	S->variant_replays += F->variant_replays;
+	S->shared += F->shared;
 	S->passes += F->passes;
 	S->mismatches += F->mismatches;
 	S->forgiven += F->forgiven;
@@ -1713,6 +1717,9 @@ static int gs_cmd_trace(int argc, char **argv)
 	if (S.variants || S.variant_replays)
 		printf("  variants %lld built, %lld of the graph launches were of one\n", S.variants,
 		       S.variant_replays);
+	if (S.shared)
+		printf("  %lld of the graph launches went while several steps still matched (shared chunks)\n",
+		       S.shared);
 
 	bool old = !S.passes && S.graphs; /* a trace of an earlier version: no pass events */
 	printf("\nsequences (%zu)\n", S.seqs.n);

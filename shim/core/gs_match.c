@@ -171,7 +171,10 @@ static void gs_match_shared(gs_stream_t *s)
 		GS_STAT_INC(shared_chunks);
 		if (m->done && m->chunk >= m->done->nchunks)
 			m->done = NULL; /* past its end: it can no longer replay on its own */
-		if (gs_replay_chunk(s, lead, m->chunk++)) {
+		m->sharing = true;
+		bool end = gs_replay_chunk(s, lead, m->chunk++);
+		m->sharing = false;
+		if (end) {
 			gs_replay_release(s, m->submitted, m->nheld);
 			gs_match_clear(s);
 			return;

@@ -50,6 +50,8 @@ typedef struct gs_match {
 	gs_seq_t *recut;
 	/* The idle watchdog submitted what this match held (gs_seq_passed counts it). */
 	bool idled;
+	/* A chunk several candidates share is being submitted (gs_match_shared; for the trace). */
+	bool sharing;
 } gs_match_t;
 
 /* Whether q takes part in the match in progress. */

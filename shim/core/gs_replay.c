@@ -294,7 +294,8 @@ bool gs_replay_chunk(gs_stream_t *s, gs_seq_t *q, uint32_t j)
 		gs_seq_patched(q, ndiff);
 	}
 	if (gs_trace_on)
-		gs_trace_replay(s->key.handle, q->id, q->n, e - b - marks, ndiff, j, q->nchunks, pick.var != NULL);
+		gs_trace_replay(s->key.handle, q->id, q->n, e - b - marks, ndiff, j, q->nchunks, pick.var != NULL,
+				m->sharing);
 	return false;
 }
 

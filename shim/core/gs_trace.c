@@ -596,15 +596,15 @@ void gs_trace_variant(uintptr_t stream, uint64_t id, uint32_t seq_length, uint32
 }
 
 void gs_trace_replay(uintptr_t stream, uint64_t id, uint32_t seq_length, uint32_t length,
-		     uint32_t patches, uint32_t chunk, uint32_t chunks, bool variant)
+		     uint32_t patches, uint32_t chunk, uint32_t chunks, bool variant, bool shared)
 {
 	if (!gs_trace_enabled())
 		return;
 	gs_trace_event("\"replay\"", "replay", 'i', gs_clock_ns(), 0, true, stream,
 		       "\"stream\":\"0x%llx\",\"id\":\"0x%016llx\",\"seq_length\":%u,\"length\":%u,"
-		       "\"patches\":%u,\"chunk\":%u,\"chunks\":%u,\"variant\":%s",
+		       "\"patches\":%u,\"chunk\":%u,\"chunks\":%u,\"variant\":%s,\"shared\":%s",
 		       (unsigned long long)stream, (unsigned long long)id, seq_length, length,
-		       patches, chunk, chunks, variant ? "true" : "false");
+		       patches, chunk, chunks, variant ? "true" : "false", shared ? "true" : "false");
 }
 
 void gs_trace_pass(uintptr_t stream, uint64_t id, uint32_t length, bool eager)

@@ -84,10 +84,11 @@ void gs_trace_variant(uintptr_t stream, uint64_t id, uint32_t seq_length, uint32
 /*
  * One graph launch of a replay: chunk `chunk` of the `chunks` of a sequence
  * of seq_length launches, covering `length` of them, `patches` nodes patched;
- * `variant`: the graph launched was one of the chunk's variants.
+ * `variant`: the graph launched was one of the chunk's variants;
+ * `shared`: it went while several steps still matched (a chunk they share).
  */
 void gs_trace_replay(uintptr_t stream, uint64_t id, uint32_t seq_length, uint32_t length,
-		     uint32_t patches, uint32_t chunk, uint32_t chunks, bool variant);
+		     uint32_t patches, uint32_t chunk, uint32_t chunks, bool variant, bool shared);
 /* A pass over a sequence completed, replayed or eagerly by the gate's choice. */
 void gs_trace_pass(uintptr_t stream, uint64_t id, uint32_t length, bool eager);
 /*

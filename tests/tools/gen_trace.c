@@ -33,7 +33,7 @@ static void gs_gen_pass(uintptr_t stream, uint64_t id, gs_rec_t *r, const uint32
 		length += chunk[j];
 	for (uint32_t j = 0; j < nchunks; j++) {
 		gs_gen_step(stream, r, (int)chunk[j], "held");
-		gs_trace_replay(stream, id, length, chunk[j], 0, j, nchunks, false);
+		gs_trace_replay(stream, id, length, chunk[j], 0, j, nchunks, false, false);
 	}
 	gs_trace_pass(stream, id, length, false);
 }
@@ -73,7 +73,7 @@ int main(int argc, char **argv)
 			gs_trace_variant(a, sa, 8, 0, 8, 300000, 0, r);
 		}
 		gs_gen_step(a, r, 8, "held");
-		gs_trace_replay(a, sa, 8, 8, rep == 3 ? 1 : 0, 0, 1, rep > 5);
+		gs_trace_replay(a, sa, 8, 8, rep == 3 ? 1 : 0, 0, 1, rep > 5, false);
 		gs_trace_pass(a, sa, 8, false);
 		gs_trace_flush(a, GS_FLUSH_SYNC, "cuStreamSynchronize", 8, NULL);
 	}
@@ -110,7 +110,7 @@ int main(int argc, char **argv)
 	for (int rep = 0; rep < 3; rep++)
 		gs_gen_pass(c, sc, r, two, 2);
 	gs_gen_step(c, r, 8, "held");
-	gs_trace_replay(c, sc, 12, 8, 0, 0, 2, false);
+	gs_trace_replay(c, sc, 12, 8, 0, 0, 2, false, false);
 	gs_gen_step(c, r, 2, "held");
 	gs_trace_mismatch(c, sc, 10, GS_MISMATCH_CUT, NULL, NULL, NULL, NULL);
 	gs_gen_step(c, r, 2, "released");

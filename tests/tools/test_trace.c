@@ -162,7 +162,7 @@ static void gs_emit_all(uintptr_t stream)
 	gs_trace_flush(stream, GS_FLUSH_SYNC, "cuStreamSynchronize", 3, r);
 	gs_trace_learned(stream, 0xabcdef, 3, "boundary");
 	gs_trace_built(stream, 0xabcdef, 3, 1500000, 0, r);
-	gs_trace_replay(stream, 0xabcdef, 3, 3, 1, 0, 1, false);
+	gs_trace_replay(stream, 0xabcdef, 3, 3, 1, 0, 1, false, false);
 	gs_trace_pass(stream, 0xabcdef, 3, false);
 	gs_trace_mismatch(stream, 0xabcdef, 2, GS_MISMATCH_STRUCTURE, "grid", "[128,1,1]",
 			  "[64,1,1]", r);
@@ -311,7 +311,7 @@ Test(trace, cap_honoured)
 	gs_path(p, sizeof(p), "cap.json");
 	cr_assert_not(gs_trace_open(p, 10, false));
 	for (int i = 0; i < 100; i++)
-		gs_trace_replay((uintptr_t)(i % 3), (uint64_t)i, 4, 4, 0, 0, 1, false);
+		gs_trace_replay((uintptr_t)(i % 3), (uint64_t)i, 4, 4, 0, 0, 1, false, false);
 	gs_trace_close();
 	size_t n;
 	json_t *j = gs_parse(p, false, &n);
