@@ -12,6 +12,13 @@ static void step(int n, int diverge_at, int drift_at)
 	gs_engine_flush_stream(S1, NULL, 0, GS_FLUSH_SYNC, "sync");
 }
 
+/* Launches [from, to) of the step, no sync. */
+static void launches(int from, int to)
+{
+	for (int i = from; i < to; i++)
+		tb_launch(S1, 0x100 + (uintptr_t)i, i, 0);
+}
+
 static void learn100(void)
 {
 	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_CHUNK_FIRST", "8", "GRAPHSHIM_CHUNK_MAX", "32", NULL);
@@ -25,12 +32,10 @@ Test(chunks, the_first_chunk_runs_before_the_step_is_complete)
 {
 	learn100();
 	size_t before = tb.nexec;
-	for (int i = 0; i < 8; i++)
-		tb_launch(S1, 0x100 + (uintptr_t)i, i, 0);
+	launches(0, 8);
 	cr_expect_eq(tb.nexec, before + 8, "chunk 0 was launched at its 8th launch");
 	cr_expect(tb.exec[before].from_graph);
-	for (int i = 8; i < 100; i++)
-		tb_launch(S1, 0x100 + (uintptr_t)i, i, 0);
+	launches(8, 100);
 	cr_expect_eq(gs_stats.replays, 4);
 	cr_expect_eq(gs_stats.replayed, 100);
 	gs_engine_flush_stream(S1, NULL, 0, GS_FLUSH_SYNC, "sync");
@@ -49,8 +54,7 @@ Test(chunks, divergence_after_launched_chunks_keeps_order)
 Test(chunks, a_flush_inside_a_later_chunk)
 {
 	learn100();
-	for (int i = 0; i < 30; i++)
-		tb_launch(S1, 0x100 + (uintptr_t)i, i, 0);
+	launches(0, 30);
 	gs_engine_flush_stream(S1, NULL, 0, GS_FLUSH_SYNC, "sync");
 	cr_expect_eq(gs_stats.replayed, 24);
 	cr_expect_eq(gs_stats.released, 6);
@@ -106,11 +110,9 @@ Test(chunks, a_slow_host_gets_small_chunks_at_the_end)
 	step(100, -1, -1);
 	cr_assert_eq(tb.builds, 7);
 	size_t before = tb.nexec;
-	for (int i = 0; i < 96; i++)
-		tb_launch(S1, 0x100 + (uintptr_t)i, i, 0);
+	launches(0, 96);
 	cr_expect_eq(tb.nexec, before + 96, "every chunk before the last 4 launches already ran");
-	for (int i = 96; i < 100; i++)
-		tb_launch(S1, 0x100 + (uintptr_t)i, i, 0);
+	launches(96, 100);
 	cr_expect_eq(gs_stats.replays, 7);
 	cr_expect_eq(gs_stats.replayed, 100);
 	tb_check();
@@ -157,12 +159,10 @@ Test(chunks, steps_that_begin_alike_run_their_shared_chunks_at_once)
 	learn_alike("1");
 	uint64_t replayed = gs_stats.replayed;
 	size_t before = tb.nexec;
-	for (int i = 0; i < 8; i++)
-		tb_launch(S1, 0x100 + (uintptr_t)i, i, 0);
+	launches(0, 8);
 	cr_expect_eq(tb.nexec, before + 8, "chunk 0 ran at its 8th launch, both steps still candidates");
 	cr_expect(tb.exec[before].from_graph);
-	for (int i = 8; i < 89; i++)
-		tb_launch(S1, 0x100 + (uintptr_t)i, i, 0);
+	launches(8, 89);
 	cr_expect_eq(tb.nexec, before + 56, "the three chunks both steps share ran");
 	cr_expect_eq(gs_stats.shared_chunks, 3);
 	for (int i = 89; i < 100; i++)
@@ -177,8 +177,7 @@ Test(chunks, without_sharing_steps_that_begin_alike_hold_until_they_differ)
 {
 	learn_alike("0");
 	size_t before = tb.nexec;
-	for (int i = 0; i < 90; i++)
-		tb_launch(S1, 0x100 + (uintptr_t)i, i, 0);
+	launches(0, 90);
 	cr_expect_eq(tb.nexec, before, "held while both are candidates");
 	cr_expect_eq(gs_stats.shared_chunks, 0);
 	alike(0, -1, 0); /* the sync: 90 launches released */
@@ -239,8 +238,7 @@ Test(chunks, a_shorter_step_at_the_start_of_alike_steps_shares_its_chunk)
 	cr_assert_eq(tb.builds, 9);
 	uint64_t replayed = gs_stats.replayed, shared = gs_stats.shared_chunks, released = gs_stats.released;
 	size_t before = tb.nexec;
-	for (int i = 0; i < 8; i++)
-		tb_launch(S1, 0x100 + (uintptr_t)i, i, 0);
+	launches(0, 8);
 	cr_expect_eq(tb.nexec, before + 8, "its chunk went at its last launch, three steps candidates");
 	alike(0, -1, 0); /* the sync: the short step was the one */
 	cr_expect_eq(gs_stats.replayed - replayed, 8);
