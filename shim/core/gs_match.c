@@ -15,6 +15,7 @@
 #include "gs_replay.h"
 #include "gs_stream.h"
 #include "gs_trace.h"
+#include "gs_variant.h"
 
 static void gs_match_held(gs_stream_t *s, uint32_t nheld)
 {
@@ -128,16 +129,18 @@ static bool gs_match_start(gs_stream_t *s, gs_rec_t *r, uint64_t at);
 /*
  * The candidate whose graph may replay chunk j while several candidates
  * (and a complete shorter one, m->done) still match: every one has chunk j
- * with the same end and may share the pass (gs_gate_shares); the first
- * whose graph is ready, or whose chunk is bare.  A complete shorter one
- * whose chunks all went already does not count (its records went with
- * them).  NULL when the chunk must wait for one candidate to be left.
+ * with the same end and may share the pass (gs_gate_shares).  Of those
+ * whose graph is ready, the one (or its variant) that needs the fewest
+ * patches: steps that alternate bake other operands (a parity's buffers),
+ * and the first candidate's graph would be patched back and forth every
+ * pass.  Else one whose chunk is bare.  A complete shorter one whose chunks
+ * all went already does not count (its records went with them).  NULL when
+ * the chunk must wait for one candidate to be left.
  */
 static gs_seq_t *gs_match_lead(gs_stream_t *s, uint32_t j)
 {
 	gs_match_t *m = &s->match;
 	uint32_t end = 0;
-	gs_seq_t *lead = NULL;
 	for (uint32_t i = 0; i <= m->ncands; i++) {
 		gs_seq_t *q = i < m->ncands ? m->cands[i] : m->done;
 		if (!q || (q == m->done && q->chunk_end && j >= q->nchunks))
@@ -146,10 +149,26 @@ static gs_seq_t *gs_match_lead(gs_stream_t *s, uint32_t j)
 		    (end && q->chunk_end[j] != end) || !gs_gate_shares(s, q))
 			return NULL;
 		end = q->chunk_end[j];
-		if (!lead && (j < __atomic_load_n(&q->ready, __ATOMIC_ACQUIRE) || gs_seq_chunk_bare(q, j)))
-			lead = q;
 	}
-	return end <= m->nheld ? lead : NULL;
+	if (!end || end > m->nheld)
+		return NULL;
+	gs_seq_t *lead = NULL, *bare = NULL;
+	uint32_t best = UINT32_MAX;
+	for (uint32_t i = 0; i <= m->ncands && best; i++) {
+		gs_seq_t *q = i < m->ncands ? m->cands[i] : m->done;
+		if (!q || j >= q->nchunks)
+			continue;
+		if (j < __atomic_load_n(&q->ready, __ATOMIC_ACQUIRE) && !gs_seq_chunk_bare(q, j)) {
+			uint32_t d = gs_variant_fit(s, q, j, gs_seq_chunk_begin(q, j), end, best);
+			if (d < best) {
+				best = d;
+				lead = q;
+			}
+		} else if (!bare && gs_seq_chunk_bare(q, j)) {
+			bare = q;
+		}
+	}
+	return lead ? lead : bare;
 }
 
 /*

@@ -40,6 +40,19 @@ static uint32_t gs_variant_differs(gs_rec_t *const *baked, const gs_stream_t *s,
 	return d;
 }
 
+uint32_t gs_variant_fit(const gs_stream_t *s, const gs_seq_t *q, uint32_t j, uint32_t b, uint32_t e,
+			uint32_t stop)
+{
+	uint64_t at = s->match.held_start + b;
+	uint32_t n = e - b, bd = gs_variant_differs(q->recs + b, s, at, n, stop);
+	for (gs_seq_t *v = q->var ? q->var[j] : NULL; bd && v; v = v->vnext) {
+		uint32_t d = gs_variant_differs(v->recs, s, at, n, bd);
+		if (d < bd)
+			bd = d;
+	}
+	return bd;
+}
+
 void gs_variant_pick(gs_stream_t *s, gs_seq_t *q, uint32_t j, uint32_t b, uint32_t e,
 		     gs_variant_pick_t *out)
 {

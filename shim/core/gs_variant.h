@@ -36,6 +36,13 @@ typedef struct gs_variant_pick {
  */
 void gs_variant_pick(gs_stream_t *s, gs_seq_t *q, uint32_t j, uint32_t b, uint32_t e,
 		     gs_variant_pick_t *out);
+/*
+ * The fewest records of chunk j of q (records [b, e)) that differ from the
+ * held ones, over its graph and its variants, counted up to `stop`; picks
+ * nothing (gs_variant_pick's order is left as it is).
+ */
+uint32_t gs_variant_fit(const gs_stream_t *s, const gs_seq_t *q, uint32_t j, uint32_t b, uint32_t e,
+			uint32_t stop);
 /* The pick was replayed: remember the pass, and maybe build a new variant from it. */
 void gs_variant_passed(gs_stream_t *s, gs_seq_t *q, uint32_t j, uint32_t b, uint32_t e,
 		       const gs_variant_pick_t *pick);

@@ -248,3 +248,37 @@ Test(chunks, a_shorter_step_at_the_start_of_alike_steps_shares_its_chunk)
 	cr_expect_eq(gs_stats.released, released, "nothing went eagerly");
 	tb_check();
 }
+
+/*
+ * Alike steps that alternate with other operands (a parity's buffers): a
+ * shared chunk goes with the graph that needs no patch, whichever
+ * candidate's it is.
+ */
+static void alike_on(int n, int differ_at, uintptr_t f, uint64_t a1)
+{
+	for (int i = 0; i < n; i++)
+		tb_launch(S1, i == differ_at ? f : 0x100 + (uintptr_t)i, i, a1);
+	gs_engine_flush_stream(S1, NULL, 0, GS_FLUSH_SYNC, "sync");
+}
+
+Test(chunks, a_shared_chunk_goes_with_the_graph_that_needs_no_patch)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_CHUNK_FIRST", "8", "GRAPHSHIM_CHUNK_MAX", "32",
+		 "GRAPHSHIM_VARIANTS", "1", NULL);
+	for (int k = 0; k < 2; k++)
+		alike_on(100, 90, 0xa, 1);
+	for (int k = 0; k < 2; k++)
+		alike_on(100, 90, 0xb, 2);
+	/* B's second sighting matched A's armed step and patched its chunks
+	 * to B's operands: one pass of A bakes them back. */
+	alike_on(100, 90, 0xa, 1);
+	uint64_t patches = gs_stats.patches, replayed = gs_stats.replayed, shared = gs_stats.shared_chunks;
+	/* Not strictly in turn: the step used last is not always the other one. */
+	static const int order[] = {1, 0, 0, 1, 1, 0, 1, 0, 0, 0};
+	for (int k = 0; k < 10; k++)
+		alike_on(100, 90, order[k] ? 0xb : 0xa, order[k] ? 2 : 1);
+	cr_expect_eq(gs_stats.shared_chunks - shared, 30);
+	cr_expect_eq(gs_stats.replayed - replayed, 1000);
+	cr_expect_eq(gs_stats.patches, patches, "each shared chunk went with the graph baked from its operands (%llu patches)", (unsigned long long)(gs_stats.patches - patches));
+	tb_check();
+}
