@@ -130,13 +130,16 @@ static bool gs_match_start(gs_stream_t *s, gs_rec_t *r, uint64_t at);
  * The candidate whose graph may replay chunk j while several candidates
  * (and a complete shorter one, m->done) still match: every one has chunk j
  * with the same end and may share the pass (gs_gate_shares).  Of those
- * whose graph is ready, the one (or its variant) that needs the fewest
- * patches: steps that alternate bake other operands (a parity's buffers),
+ * whose graph is ready (the first GS_MATCH_LEAD_TRIES), the one (or its
+ * variant) that needs the fewest patches: steps that alternate bake other operands (a parity's buffers),
  * and the first candidate's graph would be patched back and forth every
  * pass.  Else one whose chunk is bare.  A complete shorter one whose chunks
  * all went already does not count (its records went with them).  NULL when
  * the chunk must wait for one candidate to be left.
  */
+/* Candidates' graphs compared for a shared chunk, at most (most recently used first). */
+#define GS_MATCH_LEAD_TRIES 4
+
 static gs_seq_t *gs_match_lead(gs_stream_t *s, uint32_t j)
 {
 	gs_match_t *m = &s->match;
@@ -153,12 +156,13 @@ static gs_seq_t *gs_match_lead(gs_stream_t *s, uint32_t j)
 	if (!end || end > m->nheld)
 		return NULL;
 	gs_seq_t *lead = NULL, *bare = NULL;
-	uint32_t best = UINT32_MAX;
-	for (uint32_t i = 0; i <= m->ncands && best; i++) {
+	uint32_t best = UINT32_MAX, tried = 0;
+	for (uint32_t i = 0; i <= m->ncands && best && tried < GS_MATCH_LEAD_TRIES; i++) {
 		gs_seq_t *q = i < m->ncands ? m->cands[i] : m->done;
 		if (!q || j >= q->nchunks)
 			continue;
 		if (j < __atomic_load_n(&q->ready, __ATOMIC_ACQUIRE) && !gs_seq_chunk_bare(q, j)) {
+			tried++;
 			uint32_t d = gs_variant_fit(s, q, j, gs_seq_chunk_begin(q, j), end, best);
 			if (d < best) {
 				best = d;
