@@ -16,6 +16,9 @@ nb=$("$b/tests/cuda/bench_hook" n)
 ns=$(LD_PRELOAD=$b/.libs/libgraphshim.so "$b/tests/cuda/bench_hook" n)
 nw=$(GRAPHSHIM_COLD_AFTER=0 LD_PRELOAD=$b/.libs/libgraphshim.so "$b/tests/cuda/bench_hook" n)
 rep=$(GRAPHSHIM_PERIOD=0 LD_PRELOAD=$b/.libs/libgraphshim.so "$b/tests/cuda/bench_hook" r)
+ab=$("$b/tests/cuda/bench_hook" a)
+as=$(LD_PRELOAD=$b/.libs/libgraphshim.so "$b/tests/cuda/bench_hook" a)
+an=$(GRAPHSHIM_SHARE=0 LD_PRELOAD=$b/.libs/libgraphshim.so "$b/tests/cuda/bench_hook" a)
 eb=$("$b/tests/cuda/bench_hook" e)
 es=$(LD_PRELOAD=$b/.libs/libgraphshim.so "$b/tests/cuda/bench_hook" e)
 sb=$("$b/tests/cuda/bench_hook" s)
@@ -24,4 +27,5 @@ echo "ns per launch: driver alone $base, through graphshim (never repeating) $sh
 echo "ns per launch, nrepeat's pattern (a sync every 256): driver alone $nb, through graphshim $ns (cold stream), never cold $nw"
 echo "ns per launch: same launch repeated (held and matched, no graph: period off) $rep"
 echo "ns per launch, a step of 64 launches and a sync (learned, replayed from graphs): driver alone $sb, through graphshim $ss"
+echo "ns per launch, two kinds of 64-launch step in turn, alike but for the last launch: driver alone $ab, through graphshim $as (shared chunks), with GRAPHSHIM_SHARE=0 $an"
 echo "ns per call, cuDNN RNN's pattern (13 streams joined by event records and waits every token): driver alone $eb, through graphshim $es"

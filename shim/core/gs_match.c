@@ -40,6 +40,7 @@ static void gs_match_clear(gs_stream_t *s)
 	s->match.submitted = 0;
 	s->match.pass_clean = true;
 	s->match.idled = false;
+	s->match.unshared = 0;
 	gs_match_held(s, 0);
 	gs_seq_t *q = s->match.replan;
 	if (q) {
@@ -143,14 +144,23 @@ static bool gs_match_start(gs_stream_t *s, gs_rec_t *r, uint64_t at);
 static gs_seq_t *gs_match_lead(gs_stream_t *s, uint32_t j)
 {
 	gs_match_t *m = &s->match;
+	const gs_seq_t *c = m->cands[0];
+	/* Every record while several match: most often chunk j is not complete. */
+	if ((c->chunk_end && j < c->nchunks && c->chunk_end[j] > m->nheld) ||
+	    (m->unshared == j + 1 && m->unshared_n == m->ncands))
+		return NULL;
 	uint32_t end = 0;
 	for (uint32_t i = 0; i <= m->ncands; i++) {
 		gs_seq_t *q = i < m->ncands ? m->cands[i] : m->done;
 		if (!q || (q == m->done && q->chunk_end && j >= q->nchunks))
 			continue;
 		if (!gs_seq_matchable(q) || !q->chunk_end || j >= q->nchunks ||
-		    (end && q->chunk_end[j] != end) || !gs_gate_shares(s, q))
+		    (end && q->chunk_end[j] != end) || !gs_gate_shares(s, q)) {
+			/* Asked again only once a candidate has dropped out. */
+			m->unshared = j + 1;
+			m->unshared_n = m->ncands;
 			return NULL;
+		}
 		end = q->chunk_end[j];
 	}
 	if (!end || end > m->nheld)

@@ -52,6 +52,8 @@ typedef struct gs_match {
 	bool idled;
 	/* A chunk several candidates share is being submitted (gs_match_shared; for the trace). */
 	bool sharing;
+	/* Chunk unshared - 1 could not be shared while unshared_n candidates matched. */
+	uint32_t unshared, unshared_n;
 } gs_match_t;
 
 /* Whether q takes part in the match in progress. */

@@ -40,13 +40,23 @@ static uint32_t gs_variant_differs(gs_rec_t *const *baked, const gs_stream_t *s,
 	return d;
 }
 
+/* Records of `baked` whose operand hashes differ from the held ones', counted up to `stop`. */
+static uint32_t gs_variant_hash_differs(gs_rec_t *const *baked, const gs_stream_t *s, uint64_t at,
+					uint32_t n, uint32_t stop)
+{
+	uint32_t d = 0;
+	for (uint32_t k = 0; k < n && d < stop; k++)
+		d += !gs_rec_is_mark(baked[k]) && baked[k]->hash != gs_stream_at(s, at + k)->hash;
+	return d;
+}
+
 uint32_t gs_variant_fit(const gs_stream_t *s, const gs_seq_t *q, uint32_t j, uint32_t b, uint32_t e,
 			uint32_t stop)
 {
 	uint64_t at = s->match.held_start + b;
-	uint32_t n = e - b, bd = gs_variant_differs(q->recs + b, s, at, n, stop);
+	uint32_t n = e - b, bd = gs_variant_hash_differs(q->recs + b, s, at, n, stop);
 	for (gs_seq_t *v = q->var ? q->var[j] : NULL; bd && v; v = v->vnext) {
-		uint32_t d = gs_variant_differs(v->recs, s, at, n, bd);
+		uint32_t d = gs_variant_hash_differs(v->recs, s, at, n, bd);
 		if (d < bd)
 			bd = d;
 	}

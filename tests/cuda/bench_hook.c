@@ -118,8 +118,12 @@ int main(int argc, char **argv)
 	 * events, all twelve record and the legacy stream waits on each, then
 	 * two launches and a synchronize there (ns per call, launches, records
 	 * and waits alike). */
+	/* "a": steps of 64 launches that alternate between two kinds, alike
+	 * but for their last launch's kernel, and a synchronize (both learned:
+	 * shared chunks while both match, GRAPHSHIM_SHARE). */
+	int alike = argc > 1 && argv[1][0] == 'a';
 	int repeat = argc > 1 && argv[1][0] == 'r';
-	int step = argc > 1 && argv[1][0] == 's';
+	int step = argc > 1 && (argv[1][0] == 's' || alike);
 	int legacy = argc > 1 && argv[1][0] == 'l';
 	int nrep = (argc > 1 && argv[1][0] == 'n') || legacy;
 	if (argc > 1 && argv[1][0] == 'e')
@@ -140,6 +144,8 @@ int main(int argc, char **argv)
 			unsigned mix = (unsigned)v * 2654435761u;
 			unsigned grid = nrep ? 1 + (mix >> 26) : 1;
 			uintptr_t fn = (uintptr_t)FAKE_FN + (nrep ? (mix >> 8) % 3 : 0);
+			if (alike && i % 64 == 63 && (i / 64) % 2)
+				fn = (uintptr_t)FAKE_FN + 1; /* the other kind of step */
 			if (launch((CUfunction)fn, grid, 1, 1, 32, 1, 1, 0, s, kp, NULL) != CUDA_SUCCESS)
 				return 1;
 			if (((nrep && i % 256 == 255) || (step && i % 64 == 63)) && sync(s) != CUDA_SUCCESS)
