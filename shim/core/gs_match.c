@@ -127,20 +127,21 @@ void gs_match_end(gs_stream_t *s, gs_mismatch_reason_t why, const gs_rec_t *got,
 
 static bool gs_match_start(gs_stream_t *s, gs_rec_t *r, uint64_t at);
 
+/* Candidates' graphs compared for a shared chunk, at most (most recently used first). */
+#define GS_MATCH_LEAD_TRIES 4
+
 /*
  * The candidate whose graph may replay chunk j while several candidates
  * (and a complete shorter one, m->done) still match: every one has chunk j
  * with the same end and may share the pass (gs_gate_shares).  Of those
  * whose graph is ready (the first GS_MATCH_LEAD_TRIES), the one (or its
- * variant) that needs the fewest patches: steps that alternate bake other operands (a parity's buffers),
- * and the first candidate's graph would be patched back and forth every
- * pass.  Else one whose chunk is bare.  A complete shorter one whose chunks
- * all went already does not count (its records went with them).  NULL when
- * the chunk must wait for one candidate to be left.
+ * variant) that needs the fewest patches: steps that alternate bake other
+ * operands (a parity's buffers), and the first candidate's graph would be
+ * patched back and forth every pass.  Else one whose chunk is bare.  A
+ * complete shorter one whose chunks all went already does not count (its
+ * records went with them).  NULL when the chunk must wait for one
+ * candidate to be left.
  */
-/* Candidates' graphs compared for a shared chunk, at most (most recently used first). */
-#define GS_MATCH_LEAD_TRIES 4
-
 static gs_seq_t *gs_match_lead(gs_stream_t *s, uint32_t j)
 {
 	gs_match_t *m = &s->match;
@@ -171,15 +172,16 @@ static gs_seq_t *gs_match_lead(gs_stream_t *s, uint32_t j)
 		gs_seq_t *q = i < m->ncands ? m->cands[i] : m->done;
 		if (!q || j >= q->nchunks)
 			continue;
-		if (j < __atomic_load_n(&q->ready, __ATOMIC_ACQUIRE) && !gs_seq_chunk_bare(q, j)) {
+		if (gs_seq_chunk_bare(q, j)) {
+			if (!bare)
+				bare = q;
+		} else if (j < __atomic_load_n(&q->ready, __ATOMIC_ACQUIRE)) {
 			tried++;
 			uint32_t d = gs_variant_fit(s, q, j, gs_seq_chunk_begin(q, j), end, best);
 			if (d < best) {
 				best = d;
 				lead = q;
 			}
-		} else if (!bare && gs_seq_chunk_bare(q, j)) {
-			bare = q;
 		}
 	}
 	return lead ? lead : bare;
@@ -204,10 +206,7 @@ static void gs_match_shared(gs_stream_t *s)
 		GS_STAT_INC(shared_chunks);
 		if (m->done && m->chunk >= m->done->nchunks)
 			m->done = NULL; /* past its end: it can no longer replay on its own */
-		m->sharing = true;
-		bool end = gs_replay_chunk(s, lead, m->chunk++);
-		m->sharing = false;
-		if (end) {
+		if (gs_replay_chunk(s, lead, m->chunk++, true)) {
 			gs_replay_release(s, m->submitted, m->nheld);
 			gs_match_clear(s);
 			return;

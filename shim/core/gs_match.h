@@ -50,8 +50,6 @@ typedef struct gs_match {
 	gs_seq_t *recut;
 	/* The idle watchdog submitted what this match held (gs_seq_passed counts it). */
 	bool idled;
-	/* A chunk several candidates share is being submitted (gs_match_shared; for the trace). */
-	bool sharing;
 	/* Chunk unshared - 1 could not be shared while unshared_n candidates matched. */
 	uint32_t unshared, unshared_n;
 } gs_match_t;

@@ -231,7 +231,7 @@ static bool gs_replay_failed(gs_stream_t *s, gs_seq_t *q, uint32_t b, uint32_t e
  * them too and retires q; then the function returns true and the caller
  * ends the match.
  */
-bool gs_replay_chunk(gs_stream_t *s, gs_seq_t *q, uint32_t j)
+bool gs_replay_chunk(gs_stream_t *s, gs_seq_t *q, uint32_t j, bool shared)
 {
 	gs_match_t *m = &s->match;
 	uint32_t b = gs_seq_chunk_begin(q, j), e = q->chunk_end[j], ndiff = 0;
@@ -295,7 +295,7 @@ bool gs_replay_chunk(gs_stream_t *s, gs_seq_t *q, uint32_t j)
 	}
 	if (gs_trace_on)
 		gs_trace_replay(s->key.handle, q->id, q->n, e - b - marks, ndiff, j, q->nchunks, pick.var != NULL,
-				m->sharing);
+				shared);
 	return false;
 }
 
@@ -303,7 +303,7 @@ bool gs_replay_ready(gs_stream_t *s, gs_seq_t *q)
 {
 	gs_match_t *m = &s->match;
 	while (m->chunk < q->nchunks && q->chunk_end[m->chunk] <= m->nheld)
-		if (gs_replay_chunk(s, q, m->chunk++))
+		if (gs_replay_chunk(s, q, m->chunk++, false))
 			return true;
 	if (m->chunk == q->nchunks) {
 		gs_seq_passed(s, q, false, m->pass_clean);

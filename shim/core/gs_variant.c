@@ -30,37 +30,52 @@ static bool gs_variant_patch(gs_rec_t *const *baked, const gs_stream_t *s, uint6
 	return !gs_rec_is_mark(baked[k]) && gs_rec_differs(baked[k], gs_stream_at(s, at + k));
 }
 
-/* Records of `baked` that differ from the held ones at `at`, counted up to `stop`. */
-static uint32_t gs_variant_differs(gs_rec_t *const *baked, const gs_stream_t *s, uint64_t at,
-				   uint32_t n, uint32_t stop)
+/*
+ * Records of `baked` that differ from the held ones at `at`, counted up to
+ * `stop`; `exact`: confirmed byte by byte (a patch's list), otherwise by
+ * operand hashes alone (an estimate, to compare graphs).  Inlined, so each
+ * caller's loop is its own (gs_variant_pick runs on every replayed chunk).
+ */
+static inline __attribute__((always_inline)) uint32_t
+gs_variant_differs(gs_rec_t *const *baked, const gs_stream_t *s, uint64_t at, uint32_t n, uint32_t stop,
+		   bool exact)
 {
 	uint32_t d = 0;
 	for (uint32_t k = 0; k < n && d < stop; k++)
-		d += gs_variant_patch(baked, s, at, k);
+		d += exact ? gs_variant_patch(baked, s, at, k)
+			   : !gs_rec_is_mark(baked[k]) && baked[k]->hash != gs_stream_at(s, at + k)->hash;
 	return d;
 }
 
-/* Records of `baked` whose operand hashes differ from the held ones', counted up to `stop`. */
-static uint32_t gs_variant_hash_differs(gs_rec_t *const *baked, const gs_stream_t *s, uint64_t at,
-					uint32_t n, uint32_t stop)
-{
-	uint32_t d = 0;
-	for (uint32_t k = 0; k < n && d < stop; k++)
-		d += !gs_rec_is_mark(baked[k]) && baked[k]->hash != gs_stream_at(s, at + k)->hash;
-	return d;
-}
-
-uint32_t gs_variant_fit(const gs_stream_t *s, const gs_seq_t *q, uint32_t j, uint32_t b, uint32_t e,
-			uint32_t stop)
+/*
+ * Of chunk j of q (records [b, b + n), against the held ones) and its
+ * variants, the fewest records that differ, counted up to `stop`; *link
+ * (when given): the link that holds the variant with that many, or NULL for
+ * q's own graph.
+ */
+static inline __attribute__((always_inline)) uint32_t
+gs_variant_best(const gs_stream_t *s, gs_seq_t *q, uint32_t j, uint32_t b, uint32_t n, uint32_t stop,
+		bool exact, gs_seq_t ***link)
 {
 	uint64_t at = s->match.held_start + b;
-	uint32_t n = e - b, bd = gs_variant_hash_differs(q->recs + b, s, at, n, stop);
-	for (gs_seq_t *v = q->var ? q->var[j] : NULL; bd && v; v = v->vnext) {
-		uint32_t d = gs_variant_hash_differs(v->recs, s, at, n, bd);
-		if (d < bd)
+	uint32_t bd = gs_variant_differs(q->recs + b, s, at, n, stop, exact);
+	gs_seq_t **bl = NULL;
+	for (gs_seq_t **pv = q->var ? &q->var[j] : NULL; bd && pv && *pv; pv = &(*pv)->vnext) {
+		uint32_t d = gs_variant_differs((*pv)->recs, s, at, n, bd, exact);
+		if (d < bd) {
 			bd = d;
+			bl = pv;
+		}
 	}
+	if (link)
+		*link = bl;
 	return bd;
+}
+
+uint32_t gs_variant_fit(const gs_stream_t *s, gs_seq_t *q, uint32_t j, uint32_t b, uint32_t e,
+			uint32_t stop)
+{
+	return gs_variant_best(s, q, j, b, e - b, stop, false, NULL);
 }
 
 void gs_variant_pick(gs_stream_t *s, gs_seq_t *q, uint32_t j, uint32_t b, uint32_t e,
@@ -68,17 +83,10 @@ void gs_variant_pick(gs_stream_t *s, gs_seq_t *q, uint32_t j, uint32_t b, uint32
 {
 	uint32_t n = e - b;
 	uint64_t at = s->match.held_start + b;
+	gs_seq_t **bl;
+	uint32_t bd = gs_variant_best(s, q, j, b, n, n + 1, true, &bl);
+	gs_seq_t *bv = bl ? *bl : NULL;
 	gs_rec_t **best = q->recs + b;
-	uint32_t bd = gs_variant_differs(best, s, at, n, n + 1);
-	gs_seq_t *bv = NULL, **bl = NULL;
-	for (gs_seq_t **pv = q->var ? &q->var[j] : NULL; bd && pv && *pv; pv = &(*pv)->vnext) {
-		uint32_t d = gs_variant_differs((*pv)->recs, s, at, n, bd);
-		if (d < bd) {
-			bd = d;
-			bv = *pv;
-			bl = pv;
-		}
-	}
 	if (bv && bl != &q->var[j]) { /* most recently used first */
 		*bl = bv->vnext;
 		bv->vnext = q->var[j];

@@ -43,7 +43,7 @@ void gs_variant_pick(gs_stream_t *s, gs_seq_t *q, uint32_t j, uint32_t b, uint32
  * byte by byte, as gs_variant_pick does), to choose among graphs.  Picks
  * nothing (gs_variant_pick's order is left as it is).
  */
-uint32_t gs_variant_fit(const gs_stream_t *s, const gs_seq_t *q, uint32_t j, uint32_t b, uint32_t e,
+uint32_t gs_variant_fit(const gs_stream_t *s, gs_seq_t *q, uint32_t j, uint32_t b, uint32_t e,
 			uint32_t stop);
 /* The pick was replayed: remember the pass, and maybe build a new variant from it. */
 void gs_variant_passed(gs_stream_t *s, gs_seq_t *q, uint32_t j, uint32_t b, uint32_t e,
