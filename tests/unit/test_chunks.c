@@ -135,11 +135,16 @@ Test(chunks, a_fast_host_keeps_large_chunks)
  * while both still match, the chunks they share, cut at the same places,
  * run as they complete; the one left goes on from there.
  */
-static void alike(int n, int differ_at, uintptr_t f)
+static void alike_on(int n, int differ_at, uintptr_t f, uint64_t a1)
 {
 	for (int i = 0; i < n; i++)
-		tb_launch(S1, i == differ_at ? f : 0x100 + (uintptr_t)i, i, 0);
+		tb_launch(S1, i == differ_at ? f : 0x100 + (uintptr_t)i, i, a1);
 	gs_engine_flush_stream(S1, NULL, 0, GS_FLUSH_SYNC, "sync");
+}
+
+static void alike(int n, int differ_at, uintptr_t f)
+{
+	alike_on(n, differ_at, f, 0);
 }
 
 /* Two 100-launch steps, A and B, that differ at launch 90: both armed. */
@@ -254,13 +259,6 @@ Test(chunks, a_shorter_step_at_the_start_of_alike_steps_shares_its_chunk)
  * shared chunk goes with the graph that needs no patch, whichever
  * candidate's it is.
  */
-static void alike_on(int n, int differ_at, uintptr_t f, uint64_t a1)
-{
-	for (int i = 0; i < n; i++)
-		tb_launch(S1, i == differ_at ? f : 0x100 + (uintptr_t)i, i, a1);
-	gs_engine_flush_stream(S1, NULL, 0, GS_FLUSH_SYNC, "sync");
-}
-
 Test(chunks, a_shared_chunk_goes_with_the_graph_that_needs_no_patch)
 {
 	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_CHUNK_FIRST", "8", "GRAPHSHIM_CHUNK_MAX", "32",
