@@ -334,6 +334,39 @@ static CUresult gs_cu_instantiate(gs_cu_graph_t *G, size_t *refused)
 	return st;
 }
 
+/*
+ * Why the driver may have refused a copy or memset as a node: what it knows
+ * of the pointer (the context it belongs to, managed or not, its range),
+ * logged for the first few refusals of a process.  Only the driver can say
+ * why; this gives it the facts a graph node depends on.
+ */
+static void gs_cu_refusal_note(const gs_rec_t *r, CUresult st)
+{
+	static unsigned told;
+	if (r->kind == GS_REC_KERNEL || __atomic_fetch_add(&told, 1, __ATOMIC_RELAXED) >= 4 ||
+	    !gs_cu_real.cuPointerGetAttribute)
+		return;
+	CUdeviceptr p = (CUdeviceptr)gs_rec_u64(r, 0), start = 0;
+	CUcontext pctx = NULL;
+	unsigned type = 0, managed = 0;
+	size_t size = 0;
+	int ord = -1;
+	gs_cu_real.cuPointerGetAttribute(&pctx, CU_POINTER_ATTRIBUTE_CONTEXT, p);
+	gs_cu_real.cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, p);
+	gs_cu_real.cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, p);
+	gs_cu_real.cuPointerGetAttribute(&start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, p);
+	gs_cu_real.cuPointerGetAttribute(&size, CU_POINTER_ATTRIBUTE_RANGE_SIZE, p);
+	gs_cu_real.cuPointerGetAttribute(&ord, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, p);
+	gs_log(GS_LOG_WARN,
+	       "cuda: %s node refused (status %d): dst 0x%llx, %llu elements of %u bytes; "
+	       "the pointer's context %s the record's, memory type %u, managed %u, device %d, "
+	       "range 0x%llx + %llu",
+	       r->kind == GS_REC_SET ? "memset" : "copy", (int)st, (unsigned long long)p,
+	       (unsigned long long)r->aux[0], r->kind == GS_REC_SET ? (unsigned)r->aux[1] : 1u,
+	       pctx == (CUcontext)r->ctx ? "is" : "is not", type, managed, ord,
+	       (unsigned long long)start, (unsigned long long)size);
+}
+
 static int gs_cu_graph_build(const gs_rec_t *const *recs, size_t n, void **graph, size_t *refused)
 {
 	const gs_cu_real_t *R = &gs_cu_real;
@@ -361,11 +394,16 @@ static int gs_cu_graph_build(const gs_rec_t *const *recs, size_t n, void **graph
 			st = gs_cu_add_node(G->g, i ? &G->node[i - 1] : NULL, i ? 1 : 0, recs[i],
 					    &G->node[i]);
 		}
-		if (st != CUDA_SUCCESS)
+		if (st != CUDA_SUCCESS) {
 			*refused = i; /* the driver would not take this one as a node */
+			gs_cu_refusal_note(recs[i], st);
+		}
 	}
-	if (st == CUDA_SUCCESS)
+	if (st == CUDA_SUCCESS) {
 		st = gs_cu_instantiate(G, refused);
+		if (st != CUDA_SUCCESS && *refused < n)
+			gs_cu_refusal_note(recs[*refused], st);
+	}
 	if (st != CUDA_SUCCESS) {
 		gs_cu_graph_release(G);
 		gs_cu_ctx_leave(pushed);
