@@ -48,7 +48,7 @@ static void decode_usage(void)
 		"usage: decode [--layers L] [--dim D] [--heads H] [--ctx C] [--vocab V]\n"
 		"              [--steps N] [--seed S] [--out FILE] [--time] [--check]\n"
 		"              [--no-readback] [--readback sync|async] [--explicit-graph]\n"
-		"              [--pos-arg] [--pingpong] [--two-streams] [--copies]\n"
+		"              [--pos-arg] [--pingpong] [--two-streams] [--copies] [--workspace]\n"
 		"              [--branch] [--branch-late] [--branch-k K] [--threads T]\n"
 		"  --no-readback   no read-back and no sync inside the loop (one at the end)\n"
 		"  --readback      sync: cuMemcpyDtoH on blocking streams (default);\n"
@@ -57,6 +57,9 @@ static void decode_usage(void)
 		"  --pingpong      activations alternate between two buffer sets\n"
 		"  --two-streams   attention on a second stream, joined by events\n"
 		"  --copies        device copies and memsets inside the step\n"
+		"  --workspace     --copies into a workspace of each step's own, freed after its\n"
+		"                  read-back once the next step's is allocated (two addresses in\n"
+		"                  turn, each freed while the step that used it may be built)\n"
 		"  --branch        after a token t at step s with (t+s) %% K == 0, an extra kernel\n"
 		"  --branch-late   --branch with the extra kernel after the final layernorm, not\n"
 		"                  after the embedding: two steps alike but for their last launches\n"
@@ -116,6 +119,8 @@ static void decode_parse(dec_cfg_t *c, int argc, char **argv)
 			c->two_streams = true;
 		else if (strcmp(argv[i], "--copies") == 0)
 			c->copies = true;
+		else if (strcmp(argv[i], "--workspace") == 0)
+			c->copies = c->workspace = true;
 		else if (strcmp(argv[i], "--branch") == 0)
 			c->branch = true;
 		else if (strcmp(argv[i], "--branch-late") == 0)
@@ -147,6 +152,10 @@ static void decode_parse(dec_cfg_t *c, int argc, char **argv)
 	}
 	if (c->branch && c->no_readback) {
 		fprintf(stderr, "decode: --branch needs the read-back (not --no-readback)\n");
+		exit(1);
+	}
+	if (c->workspace && c->graph) {
+		fprintf(stderr, "decode: --explicit-graph bakes the workspace in; not with --workspace\n");
 		exit(1);
 	}
 	if (c->graph && c->pos_arg) {
@@ -356,10 +365,17 @@ static void *dec_run(void *arg)
 	if (d->barrier != NULL)
 		pthread_barrier_wait(d->barrier);
 	uint64_t t0 = gs_wl_now_ns();
+	size_t wsz = 2 * (size_t)c->dim * sizeof(float);
+	CUdeviceptr ws = 0;
+	if (c->workspace)
+		GS_CHECK(cuMemAlloc(&ws, wsz));
 	for (long step = 0; step < c->steps; step++) {
 		int key = (c->pingpong ? (int)(step & 1) : 0) | (extra ? 2 : 0);
 
 		gs_wl_timer_start(&d->tm);
+		if (c->workspace) /* the attention output and the residual's copy */
+			for (int k = 0; k < (c->pingpong ? 2 : 1); k++)
+				d->act[k].att = ws, d->act[k].xres = ws + wsz / 2;
 		if (c->graph)
 			GS_CHECK(cuGraphLaunch(d->exec[key], d->s));
 		else
@@ -375,10 +391,20 @@ static void *dec_run(void *arg)
 			d->toks[step] = tok;
 			extra = dec_branch_next(c, tok, step);
 		}
+		if (c->workspace) {
+			/* The next one first, so it lies elsewhere; the free
+			 * synchronizes: the step's work on it is done. */
+			CUdeviceptr next;
+			GS_CHECK(cuMemAlloc(&next, wsz));
+			GS_CHECK(cuMemFree(ws));
+			ws = next;
+		}
 		gs_wl_timer_stop(&d->tm);
 	}
 	GS_CHECK(cuStreamSynchronize(d->s));
 	GS_CHECK(cuStreamSynchronize(d->s2));
+	if (ws)
+		GS_CHECK(cuMemFree(ws));
 	gs_wl_timer_wall(&d->tm, gs_wl_now_ns() - t0);
 	return NULL;
 }
@@ -388,7 +414,8 @@ static void dec_variant(const dec_cfg_t *c, char *buf, size_t len)
 	snprintf(buf, len, "%s%s%s%s%s%s%s%s",
 		 c->no_readback ? "+noreadback" : "", c->readback_async ? "+async" : "",
 		 c->pos_arg ? "+posarg" : "", c->pingpong ? "+pingpong" : "",
-		 c->two_streams ? "+twostreams" : "", c->copies ? "+copies" : "",
+		 c->two_streams ? "+twostreams" : "",
+		 c->workspace ? "+workspace" : c->copies ? "+copies" : "",
 		 c->branch_late ? "+branch-late" : c->branch ? "+branch" : "", c->threads > 1 ? "+threads" : "");
 	if (*buf == '\0')
 		snprintf(buf, len, "plain");

@@ -185,6 +185,7 @@ static bool gs_arm_bake(gs_stream_t *s, gs_seq_t *q, uint64_t from, bool steal)
 		q->recs[i]->refused = 0;
 		q->recs[i]->waits = 0;
 		q->recs[i]->idled = 0;
+		q->recs[i]->stale = 0;
 	}
 	return false;
 }
@@ -200,8 +201,16 @@ int gs_arm_build(gs_seq_t *q)
 			continue;
 		}
 		size_t n = q->chunk_end[j] - b, refused = n;
+		uint8_t *stand_in = calloc(n, 1); /* without it, the backend uses none */
 		rc = gs_backend->graph_build((const gs_rec_t *const *)q->recs + b, n, &q->graphs[j],
-					     &refused);
+					     &refused, stand_in);
+		/* Before the chunk is published no replay reads its records. */
+		for (size_t k = 0; !rc && k < n; k++) {
+			q->recs[b + k]->stale = stand_in && stand_in[k];
+			if (q->recs[b + k]->stale)
+				GS_STAT_INC(stand_ins);
+		}
+		free(stand_in);
 		if (!rc) /* the stream may replay it from now on */
 			__atomic_store_n(&q->ready, j + 1, __ATOMIC_RELEASE);
 		else if (refused < n)

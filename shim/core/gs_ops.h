@@ -28,8 +28,18 @@ typedef struct gs_ops {
 	 * node, or n when the failure was no one node's (creating or
 	 * instantiating the graph, memory): the core then runs that record
 	 * eagerly at its place and builds the rest (gs_arm.c).
+	 *
+	 * stand_in (n entries, zeroed by the core; NULL: none may be used):
+	 * a backend may build node i with a stand-in for an operand the vendor
+	 * would refuse now but not when the graph runs (a pointer into memory
+	 * the program freed after its pass and allocates again in its next,
+	 * which the vendor checks when a copy or memset node is made), and
+	 * then sets stand_in[i].  The core patches such a node with the held
+	 * record's operands before its first launch (gs_rec_t.stale), so no
+	 * launch ever runs the stand-in.
 	 */
-	int (*graph_build)(const gs_rec_t *const *recs, size_t n, void **graph, size_t *refused);
+	int (*graph_build)(const gs_rec_t *const *recs, size_t n, void **graph, size_t *refused,
+			   uint8_t *stand_in);
 
 	/* Launch an instantiated graph on a stream. */
 	int (*graph_launch)(void *graph, uintptr_t stream);

@@ -82,6 +82,9 @@ typedef struct gs_rec {
 			  * GS_ARM_CUT_AFTER a chunk ends here from then on (gs_arm_waited) */
 	uint32_t idled;  /* the core's, baked: 1 + the sequence's replayed passes when the program
 			  * last waited after it (gs_arm_waited) */
+	uint32_t stale;  /* the core's, baked: the backend built this node with a stand-in
+			  * operand (gs_ops_t.graph_build), so the next replay patches it
+			  * whatever the held record is; a patch bakes the held one */
 	void *func;      /* kernel handle; NULL for copies and memsets */
 	void *ctx;       /* the context the operation belongs to */
 	const gs_layout_t *layout; /* kernels only; NULL when the image is opaque */

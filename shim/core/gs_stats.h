@@ -42,6 +42,7 @@
 	X(evictions, "sequences evicted from a full cache")                   \
 	X(fallbacks, "backend failures handled by going eager")               \
 	X(refused, "records the vendor would not take as graph nodes: each runs eagerly at its place in its step") \
+	X(stand_ins, "graph nodes the backend made on a stand-in (a copy or memset on memory freed since its pass), patched before their first launch") \
 	X(flushes, "flushes that submitted held work")                        \
 	X(cold_passed, "passed through by cold streams, with no record kept")    \
 	X(unkept, "passed through on streams the engine does not keep: the per-thread default stream, or one the driver would not describe") \

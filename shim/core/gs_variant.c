@@ -21,13 +21,14 @@
 #define GS_VARIANT_HIST 16
 
 /*
- * Whether node k needs a patch: its record differs from the held one.  A
- * mark's node is empty (gs_replay.c): its event is never baked, so a mark
- * never needs one.
+ * Whether node k needs a patch: its record differs from the held one, or
+ * its node holds a stand-in (gs_rec_t.stale).  A mark's node is empty
+ * (gs_replay.c): its event is never baked, so a mark never needs one.
  */
 static bool gs_variant_patch(gs_rec_t *const *baked, const gs_stream_t *s, uint64_t at, uint32_t k)
 {
-	return !gs_rec_is_mark(baked[k]) && gs_rec_differs(baked[k], gs_stream_at(s, at + k));
+	return !gs_rec_is_mark(baked[k]) &&
+	       (baked[k]->stale || gs_rec_differs(baked[k], gs_stream_at(s, at + k)));
 }
 
 /*
@@ -43,7 +44,8 @@ gs_variant_differs(gs_rec_t *const *baked, const gs_stream_t *s, uint64_t at, ui
 	uint32_t d = 0;
 	for (uint32_t k = 0; k < n && d < stop; k++)
 		d += exact ? gs_variant_patch(baked, s, at, k)
-			   : !gs_rec_is_mark(baked[k]) && baked[k]->hash != gs_stream_at(s, at + k)->hash;
+			   : !gs_rec_is_mark(baked[k]) &&
+				     (baked[k]->stale || baked[k]->hash != gs_stream_at(s, at + k)->hash);
 	return d;
 }
 

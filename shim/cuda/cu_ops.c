@@ -4,6 +4,7 @@
  * them call the real driver functions (never our hooks) in the record's
  * context, and return the driver's status as an int.
  */
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "cu_internal.h"
@@ -230,8 +231,119 @@ static void gs_cu_set_params(const gs_rec_t *r, CUDA_MEMSET_NODE_PARAMS *p)
 	p->height = 1;
 }
 
+/*
+ * Stand-ins (gs_ops_t.graph_build).  The driver checks a copy's or a
+ * memset's pointers when it makes the node, where a kernel node's are only
+ * bytes: a pointer into memory the program freed after its pass (a
+ * library's workspace, allocated and freed around each call, as MAGMA's in
+ * torch.linalg) is refused, though in the step's next pass, when the graph
+ * runs, it is allocated again.  Such a node is made on graphshim's own
+ * memory of the context instead, and the core patches it to the held
+ * pointers before its first launch (gs_rec_t.stale): no launch runs the
+ * stand-in, so that memory is never written.  One block a context, kept
+ * for the process (a node made on it may wait for its patch), doubled
+ * when a larger one is needed, up to GS_CU_STAND_MAX.
+ */
+#define GS_CU_STAND_MAX ((size_t)64 << 20)
+#define GS_CU_STAND_MIN ((size_t)1 << 20)
+#define GS_CU_STAND_CTXS 8
+
+static struct {
+	CUcontext ctx;
+	CUdeviceptr p;
+	size_t size;
+} gs_cu_stand[GS_CU_STAND_CTXS];
+static pthread_mutex_t gs_cu_stand_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Whether the driver knows no allocation at p now (freed since its call). */
+static bool gs_cu_dead(CUdeviceptr p)
+{
+	unsigned t = 0;
+	return gs_cu_real.cuPointerGetAttribute &&
+	       gs_cu_real.cuPointerGetAttribute(&t, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, p) != CUDA_SUCCESS;
+}
+
+/* need bytes of stand-in memory in ctx (the current context), or 0. */
+static CUdeviceptr gs_cu_stand_mem(CUcontext ctx, size_t need)
+{
+	if (!need || need > GS_CU_STAND_MAX || !gs_cu_real.cuMemAlloc_v2)
+		return 0;
+	CUdeviceptr p = 0;
+	pthread_mutex_lock(&gs_cu_stand_lock);
+	int at = -1;
+	for (int i = 0; i < GS_CU_STAND_CTXS && at < 0; i++)
+		if (gs_cu_stand[i].ctx == ctx)
+			at = i;
+	for (int i = 0; i < GS_CU_STAND_CTXS && at < 0; i++)
+		if (!gs_cu_stand[i].ctx)
+			at = i;
+	if (at >= 0) {
+		/* A context destroyed took its block; a new one may have its handle. */
+		CUcontext owner = NULL;
+		bool ours = gs_cu_stand[at].ctx == ctx && gs_cu_stand[at].p &&
+			    gs_cu_real.cuPointerGetAttribute(&owner, CU_POINTER_ATTRIBUTE_CONTEXT,
+							     gs_cu_stand[at].p) == CUDA_SUCCESS &&
+			    owner == ctx;
+		if (ours && gs_cu_stand[at].size >= need) {
+			p = gs_cu_stand[at].p;
+		} else {
+			size_t size = ours ? 2 * gs_cu_stand[at].size : GS_CU_STAND_MIN;
+			while (size < need)
+				size *= 2;
+			if (size > GS_CU_STAND_MAX)
+				size = GS_CU_STAND_MAX;
+			if (gs_cu_real.cuMemAlloc_v2(&p, size) == CUDA_SUCCESS) {
+				gs_cu_stand[at].ctx = ctx;
+				gs_cu_stand[at].p = p;
+				gs_cu_stand[at].size = size;
+			} else {
+				p = 0;
+			}
+		}
+	}
+	pthread_mutex_unlock(&gs_cu_stand_lock);
+	return p;
+}
+
+/* Round up to the driver's allocation granule, so each stand-in is aligned. */
+static size_t gs_cu_granule(size_t n)
+{
+	return (n + 255) & ~(size_t)255;
+}
+
+/* Put stand-ins in c for the copy's dead device pointers; true if any (and no dead host one). */
+static bool gs_cu_copy_stand(const gs_rec_t *r, CUDA_MEMCPY3D *c)
+{
+	bool dd = gs_cu_dead((CUdeviceptr)gs_rec_u64(r, 0));
+	bool ds = gs_cu_dead((CUdeviceptr)gs_rec_u64(r, 8));
+	if ((!dd && !ds) || (dd && c->dstMemoryType != CU_MEMORYTYPE_DEVICE) ||
+	    (ds && c->srcMemoryType != CU_MEMORYTYPE_DEVICE))
+		return false;
+	size_t g = gs_cu_granule(c->WidthInBytes);
+	CUdeviceptr p = gs_cu_stand_mem((CUcontext)r->ctx, 2 * g);
+	if (!p)
+		return false;
+	if (dd)
+		c->dstDevice = p;
+	if (ds)
+		c->srcDevice = p + g;
+	return true;
+}
+
+/* Put a stand-in in p for the memset's dead pointer; true if it was dead. */
+static bool gs_cu_set_stand(const gs_rec_t *r, CUDA_MEMSET_NODE_PARAMS *p)
+{
+	if (!gs_cu_dead(p->dst) || p->width > SIZE_MAX / p->elementSize)
+		return false;
+	CUdeviceptr d = gs_cu_stand_mem((CUcontext)r->ctx, p->width * p->elementSize);
+	if (d)
+		p->dst = d;
+	return d != 0;
+}
+
+/* Node from r; *stand (when given) is set where it was made on a stand-in. */
 static CUresult gs_cu_add_node(CUgraph g, const CUgraphNode *dep, size_t ndep,
-			       const gs_rec_t *r, CUgraphNode *out)
+			       const gs_rec_t *r, CUgraphNode *out, uint8_t *stand)
 {
 	const gs_cu_real_t *R = &gs_cu_real;
 	if (r->kind == GS_REC_KERNEL) {
@@ -256,14 +368,24 @@ static CUresult gs_cu_add_node(CUgraph g, const CUgraphNode *dep, size_t ndep,
 			return CUDA_ERROR_NOT_SUPPORTED;
 		CUDA_MEMCPY3D c;
 		gs_cu_copy_params(r, &c);
-		return R->cuGraphAddMemcpyNode(out, g, dep, ndep, &c, (CUcontext)r->ctx);
+		CUresult st = R->cuGraphAddMemcpyNode(out, g, dep, ndep, &c, (CUcontext)r->ctx);
+		if (st != CUDA_SUCCESS && stand && gs_cu_copy_stand(r, &c)) {
+			st = R->cuGraphAddMemcpyNode(out, g, dep, ndep, &c, (CUcontext)r->ctx);
+			*stand = st == CUDA_SUCCESS;
+		}
+		return st;
 	}
 	if (r->kind == GS_REC_SET) {
 		if (!R->cuGraphAddMemsetNode)
 			return CUDA_ERROR_NOT_SUPPORTED;
 		CUDA_MEMSET_NODE_PARAMS p;
 		gs_cu_set_params(r, &p);
-		return R->cuGraphAddMemsetNode(out, g, dep, ndep, &p, (CUcontext)r->ctx);
+		CUresult st = R->cuGraphAddMemsetNode(out, g, dep, ndep, &p, (CUcontext)r->ctx);
+		if (st != CUDA_SUCCESS && stand && gs_cu_set_stand(r, &p)) {
+			st = R->cuGraphAddMemsetNode(out, g, dep, ndep, &p, (CUcontext)r->ctx);
+			*stand = st == CUDA_SUCCESS;
+		}
+		return st;
 	}
 	if (r->kind == GS_REC_MARK) {
 		/* An absorbed event record or wait: the core submits it itself. */
@@ -367,7 +489,8 @@ static void gs_cu_refusal_note(const gs_rec_t *r, CUresult st)
 	       (unsigned long long)start, (unsigned long long)size);
 }
 
-static int gs_cu_graph_build(const gs_rec_t *const *recs, size_t n, void **graph, size_t *refused)
+static int gs_cu_graph_build(const gs_rec_t *const *recs, size_t n, void **graph, size_t *refused,
+			     uint8_t *stand_in)
 {
 	const gs_cu_real_t *R = &gs_cu_real;
 	*graph = NULL;
@@ -387,12 +510,13 @@ static int gs_cu_graph_build(const gs_rec_t *const *recs, size_t n, void **graph
 	CUresult st = R->cuGraphCreate(&G->g, 0);
 	for (size_t i = 0; st == CUDA_SUCCESS && i < n; i++) {
 		if (i && gs_cu_programmatic(recs[i - 1], recs[i])) {
-			st = gs_cu_add_node(G->g, NULL, 0, recs[i], &G->node[i]);
+			st = gs_cu_add_node(G->g, NULL, 0, recs[i], &G->node[i],
+					    stand_in ? &stand_in[i] : NULL);
 			if (st == CUDA_SUCCESS)
 				st = gs_cu_edge_programmatic(G->g, G->node[i - 1], G->node[i]);
 		} else {
 			st = gs_cu_add_node(G->g, i ? &G->node[i - 1] : NULL, i ? 1 : 0, recs[i],
-					    &G->node[i]);
+					    &G->node[i], stand_in ? &stand_in[i] : NULL);
 		}
 		if (st != CUDA_SUCCESS) {
 			*refused = i; /* the driver would not take this one as a node */

@@ -323,8 +323,10 @@ static void gs_hip_graph_free(gs_hip_graph_t *g)
 	free(g);
 }
 
-static int gs_hip_graph_build(const gs_rec_t *const *recs, size_t n, void **graph, size_t *refused)
+static int gs_hip_graph_build(const gs_rec_t *const *recs, size_t n, void **graph, size_t *refused,
+			      uint8_t *stand_in)
 {
+	(void)stand_in; /* no stand-ins: a node on freed memory is refused (docs/limits.md) */
 	*refused = n;
 	gs_hip_graph_t *g = calloc(1, sizeof(*g));
 	if (!g)

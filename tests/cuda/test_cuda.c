@@ -134,6 +134,9 @@ static CUresult s_ptr_attr(void *data, CUpointer_attribute a, CUdeviceptr p)
 	case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
 		*(size_t *)data = size;
 		return CUDA_SUCCESS;
+	case CU_POINTER_ATTRIBUTE_CONTEXT:
+		*(CUcontext *)data = CTX;
+		return CUDA_SUCCESS;
 	default:
 		return CUDA_ERROR_INVALID_VALUE;
 	}
@@ -827,7 +830,7 @@ Test(cuda, graph_nodes_carry_attributes_and_programmatic_edges)
 
 	void *graph = NULL;
 	size_t refused = 0;
-	cr_assert_eq(gs_cu_ops.graph_build((const gs_rec_t *const *)r, 3, &graph, &refused),
+	cr_assert_eq(gs_cu_ops.graph_build((const gs_rec_t *const *)r, 3, &graph, &refused, NULL),
 		     CUDA_SUCCESS);
 	cr_expect_eq(G.nodes, 3);
 	cr_expect_eq(G.nattr, 1, "the cluster dimension on node 1, nothing else");
@@ -849,21 +852,21 @@ Test(cuda, graph_nodes_carry_attributes_and_programmatic_edges)
 	memset(&G, 0, sizeof(G));
 	G.refuse = 2;
 	graph = NULL;
-	cr_expect_eq(gs_cu_ops.graph_build((const gs_rec_t *const *)r, 3, &graph, &refused),
+	cr_expect_eq(gs_cu_ops.graph_build((const gs_rec_t *const *)r, 3, &graph, &refused, NULL),
 		     CUDA_ERROR_INVALID_VALUE);
 	cr_expect_null(graph);
 	cr_expect_eq(refused, 1);
 	/* A failure that is no node's (instantiation) names none: refused is n. */
 	memset(&G, 0, sizeof(G));
 	gs_cu_real.cuGraphInstantiateWithFlags = s_instantiate_fails;
-	cr_expect_eq(gs_cu_ops.graph_build((const gs_rec_t *const *)r, 3, &graph, &refused),
+	cr_expect_eq(gs_cu_ops.graph_build((const gs_rec_t *const *)r, 3, &graph, &refused, NULL),
 		     CUDA_ERROR_INVALID_VALUE);
 	cr_expect_eq(refused, 3);
 	gs_cu_real.cuGraphInstantiateWithFlags = s_instantiate;
 	/* One the driver added, then would not instantiate: WithParams names it. */
 	memset(&G, 0, sizeof(G));
 	gs_cu_real.cuGraphInstantiateWithParams = s_instantiate_params;
-	cr_expect_eq(gs_cu_ops.graph_build((const gs_rec_t *const *)r, 3, &graph, &refused),
+	cr_expect_eq(gs_cu_ops.graph_build((const gs_rec_t *const *)r, 3, &graph, &refused, NULL),
 		     CUDA_ERROR_INVALID_VALUE);
 	cr_expect_eq(refused, 2);
 	gs_cu_real.cuGraphInstantiateWithParams = NULL;
@@ -883,6 +886,117 @@ Test(cuda, an_unreadable_layout_is_counted_and_passes_through)
 	cr_expect_eq(cuLaunchKernel(FN_BAD, 1, 1, 1, 1, 1, 1, 0, S_NB, kp, NULL), CUDA_SUCCESS);
 	cr_expect_eq(gs_stats.layouts_unreadable, 1, "counted once per kernel");
 	cr_expect_eq(gs_stats.boundary_launches, 2);
+}
+
+/* Node adds that check their pointers as the driver does: into no allocation is refused. */
+static CUDA_MEMSET_NODE_PARAMS s_set_seen;
+static CUDA_MEMCPY3D s_copy_seen;
+static int s_allocs;
+static bool s_live(CUdeviceptr p)
+{
+	unsigned t;
+	return s_ptr_attr(&t, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, p) == CUDA_SUCCESS;
+}
+static CUresult s_add_memset(CUgraphNode *out, CUgraph g, const CUgraphNode *dep, size_t nd,
+			     const CUDA_MEMSET_NODE_PARAMS *p, CUcontext ctx)
+{
+	if (!s_live(p->dst))
+		return CUDA_ERROR_INVALID_VALUE;
+	s_set_seen = *p;
+	*out = (CUgraphNode)(uintptr_t)(0xa000 + G.nodes++);
+	return CUDA_SUCCESS;
+}
+static CUresult s_add_memcpy(CUgraphNode *out, CUgraph g, const CUgraphNode *dep, size_t nd,
+			     const CUDA_MEMCPY3D *c, CUcontext ctx)
+{
+	if (!s_live(c->dstMemoryType == CU_MEMORYTYPE_HOST ? (CUdeviceptr)(uintptr_t)c->dstHost
+							   : c->dstDevice) ||
+	    !s_live(c->srcMemoryType == CU_MEMORYTYPE_HOST ? (CUdeviceptr)(uintptr_t)c->srcHost
+							   : c->srcDevice))
+		return CUDA_ERROR_INVALID_VALUE;
+	s_copy_seen = *c;
+	*out = (CUgraphNode)(uintptr_t)(0xa000 + G.nodes++);
+	return CUDA_SUCCESS;
+}
+static CUresult s_mem_alloc(CUdeviceptr *p, size_t n)
+{
+	s_allocs++;
+	*p = 0xd8000000u; /* in the stub's device allocation */
+	return CUDA_SUCCESS;
+}
+
+/*
+ * A memset or copy on memory the program freed after its pass (a library's
+ * workspace) is made on graphshim's stand-in memory and named as such, so
+ * the core patches it before the graph's first launch; without stand-ins,
+ * or with a dead host pointer, the driver's refusal stands.
+ */
+Test(cuda, a_node_on_freed_memory_is_made_on_a_stand_in)
+{
+	memset(&G, 0, sizeof(G));
+	gs_cu_real.cuGraphCreate = s_graph_create;
+	gs_cu_real.cuGraphDestroy = s_graph_destroy;
+	gs_cu_real.cuGraphExecDestroy = s_exec_destroy;
+	gs_cu_real.cuGraphInstantiateWithFlags = s_instantiate;
+	gs_cu_real.cuGraphInstantiateWithParams = NULL;
+	gs_cu_real.cuGraphAddMemsetNode = s_add_memset;
+	gs_cu_real.cuGraphAddMemcpyNode = s_add_memcpy;
+	gs_cu_real.cuMemAlloc_v2 = s_mem_alloc;
+	cr_assert_eq(cuMemsetD8Async(0xd0001000u, 7, 4096, S_NB), CUDA_SUCCESS);
+	cr_assert_eq(gs_stub.launches, 1);
+	gs_rec_t *r[2] = { rec_dup(gs_stub.last), NULL };
+	cr_assert_eq(r[0]->kind, GS_REC_SET);
+	uint64_t dead = 0xc0000000u; /* freed since: no allocation now */
+	memcpy(r[0]->args, &dead, 8);
+
+	void *graph = NULL;
+	size_t refused = 9;
+	uint8_t stand[2] = { 0, 0 };
+	cr_assert_eq(gs_cu_ops.graph_build((const gs_rec_t *const *)r, 1, &graph, &refused, stand),
+		     CUDA_SUCCESS);
+	cr_expect_eq(stand[0], 1);
+	cr_expect_eq(s_set_seen.dst, 0xd8000000u, "made on the stand-in");
+	cr_expect_eq(s_set_seen.value, 7);
+	cr_expect_eq(s_set_seen.width, 4096);
+	cr_expect_eq(s_set_seen.elementSize, 1);
+	cr_expect_eq(s_allocs, 1);
+	gs_cu_ops.graph_destroy(graph);
+	/* The context's block serves the next one. */
+	stand[0] = 0;
+	cr_assert_eq(gs_cu_ops.graph_build((const gs_rec_t *const *)r, 1, &graph, &refused, stand),
+		     CUDA_SUCCESS);
+	cr_expect_eq(stand[0], 1);
+	cr_expect_eq(s_allocs, 1);
+	gs_cu_ops.graph_destroy(graph);
+	/* Without stand-ins the driver's refusal names the node. */
+	graph = NULL;
+	cr_expect_eq(gs_cu_ops.graph_build((const gs_rec_t *const *)r, 1, &graph, &refused, NULL),
+		     CUDA_ERROR_INVALID_VALUE);
+	cr_expect_null(graph);
+	cr_expect_eq(refused, 0);
+
+	/* A device-to-host copy: a dead device source stands in, a dead host destination cannot. */
+	cr_assert_eq(cuMemcpyDtoHAsync_v2(pinned + 16, 0xd0000100u, 256, S_NB), CUDA_SUCCESS);
+	r[1] = rec_dup(gs_stub.last);
+	cr_assert_eq(r[1]->kind, GS_REC_COPY);
+	memcpy(r[1]->args + 8, &dead, 8);
+	stand[0] = 0;
+	cr_assert_eq(gs_cu_ops.graph_build((const gs_rec_t *const *)r + 1, 1, &graph, &refused, stand),
+		     CUDA_SUCCESS);
+	cr_expect_eq(stand[0], 1);
+	cr_expect_eq(s_copy_seen.dstHost, pinned + 16, "the live host side is kept");
+	cr_expect_geq(s_copy_seen.srcDevice, 0xd8000000u);
+	gs_cu_ops.graph_destroy(graph);
+	uint64_t dead_host = 0x10;
+	memcpy(r[1]->args, &dead_host, 8);
+	stand[0] = 0;
+	graph = NULL;
+	cr_expect_eq(gs_cu_ops.graph_build((const gs_rec_t *const *)r + 1, 1, &graph, &refused, stand),
+		     CUDA_ERROR_INVALID_VALUE);
+	cr_expect_eq(stand[0], 0);
+	cr_expect_null(graph);
+	free(r[0]);
+	free(r[1]);
 }
 
 Test(cuda, pinned_copy_is_an_element_pageable_is_not)

@@ -441,10 +441,12 @@ static void gen_loop(gen_t *g)
 	extra = gen_launch(g, body[dj].st);
 	g->pinned_pct = 10;
 	for (int it = 0; it < reps; it++) {
-		if (drift && dt == DR_REALLOC && it == d) {
+		/* Persisting, every iteration from then on: a per-call workspace. */
+		if (drift && dt == DR_REALLOC && (it == d || (persist && it > d))) {
 			fz_op_t r = op_new(FZ_K_REALLOC, FZ_S_L);
 			r.b[0] = body[dj].b[0] < FZ_B_PIN ? body[dj].b[0] : (int8_t)pick_dev(g);
 			r.v[0] = (int32_t)rnext(&g->r);
+			r.alt = (uint8_t)(r.v[0] & 1); /* the new block before the old one goes */
 			emit(g, r, it);
 		}
 		for (int j = 0; j < k; j++) {

@@ -486,9 +486,18 @@ static void exec_op(fz_thr_t *th, const fz_op_t *op, int at)
 			th->hb[op->b[0]][i] = (uint32_t)op->v[0] + (uint32_t)i * 2654435761u;
 		break;
 	case FZ_K_REALLOC:
-		check(th, at, "free", cuMemFree(th->dev[op->b[0]]));
-		th->dev[op->b[0]] = 0;
-		check(th, at, "alloc", cuMemAlloc(&th->dev[op->b[0]], FZ_N * 4));
+		if (op->alt) {
+			/* The new block first: another address, and the old one
+			 * is no allocation until a later one takes it again (a
+			 * graph built from a pass before now meets it freed). */
+			CUdeviceptr old = th->dev[op->b[0]];
+			check(th, at, "alloc", cuMemAlloc(&th->dev[op->b[0]], FZ_N * 4));
+			check(th, at, "free", cuMemFree(old));
+		} else {
+			check(th, at, "free", cuMemFree(th->dev[op->b[0]]));
+			th->dev[op->b[0]] = 0;
+			check(th, at, "alloc", cuMemAlloc(&th->dev[op->b[0]], FZ_N * 4));
+		}
 		r = cuMemsetD32(th->dev[op->b[0]], (unsigned)op->v[0], FZ_N);
 		break;
 	case FZ_K_NOPL:

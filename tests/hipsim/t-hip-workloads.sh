@@ -73,6 +73,9 @@ run decode-no-readback-pos-arg + -- $D --no-readback --pos-arg
 run decode-pingpong + -- $D --pingpong
 run decode-two-streams + -- $D --two-streams
 run decode-copies + -- $D --copies
+# A workspace freed after each step: the HIP backend makes no stand-ins, so
+# a node on the freed one is refused and runs eagerly; identical either way.
+run decode-workspace + -- $D --workspace
 run decode-branch + -- $D --branch
 run decode-threads + -- $D --threads 2
 run decode-everything + -- $D --pingpong --two-streams --copies --branch --threads 2

@@ -72,6 +72,15 @@ run() {
 			echo "FAIL $name: no node was refused"; fails=$((fails + 1)); return
 		fi ;;
 	esac
+	# A workspace freed after each step: its nodes made on stand-ins, none
+	# refused, no patch failing (before stand-ins: 100-150 fallbacks a run).
+	case " $* " in *" --workspace "*)
+		if [ "$(stat "$tmp/s.json" stand_ins)" -lt 1 ] || [ "$(stat "$tmp/s.json" refused)" -gt 0 ] ||
+		   [ "${fallbacks:-0}" -gt 0 ]; then
+			echo "FAIL $name: stand-ins $(stat "$tmp/s.json" stand_ins), refused $(stat "$tmp/s.json" refused), fallbacks $fallbacks"
+			fails=$((fails + 1)); return
+		fi ;;
+	esac
 	case " $* " in *" --spin-moves "*)
 		case "$envs" in *GRAPHSHIM_GATE=auto*)
 			if [ "$(stat "$tmp/s.json" idle_eager)" -lt 1 ]; then
@@ -119,6 +128,10 @@ run decode-pos-arg 95 -- $D --pos-arg
 run decode-pingpong 95 -- $D --pingpong
 run decode-two-streams 50 -- $D --two-streams
 run decode-copies 95 -- $D --copies
+# Copies and memsets into a workspace each step allocates and frees, at two
+# addresses in turn (a library's per-call workspace, MAGMA's in
+# torch.linalg): the driver refuses a node on the freed one.
+run decode-workspace 85 -- $D --workspace
 run decode-branch 90 -- $D --branch
 run decode-threads 90 -- $D --threads 2
 run decode-everything 50 -- $D --pingpong --two-streams --copies --branch --threads 2

@@ -84,7 +84,8 @@ static int tb_submit(const gs_rec_t *r, uintptr_t stream)
 	return 0;
 }
 
-static int tb_build(const gs_rec_t *const *recs, size_t n, void **out, size_t *refused)
+static int tb_build(const gs_rec_t *const *recs, size_t n, void **out, size_t *refused,
+		    uint8_t *stand_in)
 {
 	*refused = n;
 	if (__atomic_add_fetch(&tb.builds, 1, __ATOMIC_RELAXED) == tb.fail_build_at)
@@ -92,6 +93,7 @@ static int tb_build(const gs_rec_t *const *recs, size_t n, void **out, size_t *r
 	for (size_t i = 0; i < n; i++)
 		if (recs[i]->kind == GS_REC_KERNEL &&
 		    (((uintptr_t)recs[i]->func & TB_REFUSED) ||
+		     (!stand_in && ((uintptr_t)recs[i]->func & TB_STAND_IN)) ||
 		     (tb.refuse_func && (uintptr_t)recs[i]->func == tb.refuse_func))) {
 			*refused = i;
 			return 5;
@@ -107,6 +109,12 @@ static int tb_build(const gs_rec_t *const *recs, size_t n, void **out, size_t *r
 	g->nodes = calloc(n, sizeof(*g->nodes));
 	for (size_t i = 0; i < n; i++) {
 		cr_assert(!gs_rec_copy(&g->nodes[i], recs[i]));
+		if (recs[i]->kind == GS_REC_KERNEL && ((uintptr_t)recs[i]->func & TB_STAND_IN)) {
+			/* Made on a stand-in: run unpatched, it would show. */
+			uint64_t poison = ~gs_rec_u64(recs[i], 0);
+			memcpy(g->nodes[i]->args, &poison, 8);
+			stand_in[i] = 1;
+		}
 	}
 	__atomic_add_fetch(&tb.live_graphs, 1, __ATOMIC_RELAXED);
 	*out = g;

@@ -62,6 +62,9 @@ void tb_start(const char *first, ...);
 #define TB_SAME_LAYOUT ((uintptr_t)1 << 40)
 /* Graph builds refuse a node of a function with this bit (as refuse_func). */
 #define TB_REFUSED ((uintptr_t)1 << 41)
+/* Graph builds make a node of a function with this bit on a stand-in (its
+ * first argument inverted) and say so (gs_ops_t.graph_build's stand_in). */
+#define TB_STAND_IN ((uintptr_t)1 << 42)
 
 /* A kernel launch of function `func` with two 8-byte arguments. */
 int tb_launch(uintptr_t stream, uintptr_t func, uint64_t a0, uint64_t a1);

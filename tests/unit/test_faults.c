@@ -100,6 +100,38 @@ Test(faults, two_refused_nodes_run_eagerly_among_replayed_ones)
 	tb_check();
 }
 
+/*
+ * A node the backend could make only on a stand-in (a memset on memory the
+ * program freed after its pass) is patched before its graph's first
+ * launch, then replays like any other: nothing runs the stand-in.
+ */
+static void stand_in_node(const char *async)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_ASYNC_BUILD", async, NULL);
+	for (int s = 0; s < 12; s++) {
+		for (int i = 0; i < 6; i++)
+			tb_launch(S1, F[i] | (i == 3 ? TB_STAND_IN : 0), 1000 + i, 0);
+		gs_engine_flush_stream(S1, NULL, 0, GS_FLUSH_SYNC, "sync");
+		gs_build_wait();
+	}
+	cr_expect_eq(gs_stats.refused, 0);
+	cr_expect_eq(gs_stats.graphs, 1);
+	cr_expect_eq(gs_stats.patches, 1, "one patch, at the first replay; then the baked record is the held one");
+	cr_expect_geq(gs_stats.replays, 8);
+	cr_expect_eq(gs_stats.replayed, gs_stats.replays * 6);
+	tb_check(); /* every launch ran with the program's arguments */
+}
+
+Test(faults, a_node_made_on_a_stand_in_is_patched_before_it_runs)
+{
+	stand_in_node("0");
+}
+
+Test(faults, a_node_made_on_a_stand_in_in_a_background_build)
+{
+	stand_in_node("1");
+}
+
 Test(faults, past_eight_refused_nodes_the_sequence_fails)
 {
 	tb_start("GRAPHSHIM_PERIOD", "0", NULL);

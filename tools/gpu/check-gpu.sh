@@ -61,6 +61,8 @@ decode-noreadback|$MIN|$D --no-readback
 decode-async|$MIN|$D --readback async
 decode-pingpong|$MIN|$D --pingpong
 decode-copies|$MIN|$D --copies
+decode-workspace|-|$D --workspace
+decode-check-workspace|-|$K/decode --check --steps $STEPS --workspace
 decode-posarg|-|$D --pos-arg
 decode-noreadback-posarg|-|$D --no-readback --pos-arg
 decode-twostreams|-|$D --two-streams

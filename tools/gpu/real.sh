@@ -458,13 +458,13 @@ top = lambda m: ", ".join("%s %d" % kv for kv in sorted(m.items(), key=lambda kv
 seqs = d.get("sequences", [])
 print("boundary_launches %s, layouts_unreadable %s, sequences %d (replayed %d, retired %d), "
       "replays %s, patches %s, variants %s (replays %s), gate eager %s; released %s, interrupted %s, "
-      "idle cuts %s, shared chunks %s; flushes: %s; mismatches: %s" % (
+      "idle cuts %s, shared chunks %s, refused %s, stand-ins %s; flushes: %s; mismatches: %s" % (
       c.get("boundary_launches", "-"), c.get("layouts_unreadable", "-"), len(seqs),
       sum(1 for q in seqs if q.get("replays")), sum(1 for q in seqs if q.get("state") == "retired"),
       c.get("replays", "-"), c.get("patches", "-"), c.get("variants", "-"),
       c.get("variant_replays", "-"), c.get("gate_eager", "-"), c.get("released", "-"),
       c.get("interrupted", "-"), c.get("idle_cuts", "-"), c.get("shared_chunks", "-"),
-      top(d.get("flushes_by_reason", {})), top(d.get("mismatches_by_reason", {}))))
+      c.get("refused", "-"), c.get("stand_ins", "-"), top(d.get("flushes_by_reason", {})), top(d.get("mismatches_by_reason", {}))))
 # The gate's own comparison, inside one process (immune to the machine's
 # process-to-process spread): each sequence timed both ways, weighted by
 # the passes seen -- what its passes cost the host all eager against all
