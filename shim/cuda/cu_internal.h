@@ -154,6 +154,24 @@ void gs_cu_streams_clear(void);
 
 /* The calling thread's current context (NULL when none). */
 CUcontext gs_cu_ctx_current(void);
+
+/* ---- stand-ins (cu_stand.c) ----------------------------------------------- */
+
+/* Bytes of a context's stand-in block: the largest memset, or twice a copy's
+ * size rounded to 256, that a node can be made on with a stand-in. */
+#define GS_CU_STAND_SIZE ((size_t)1 << 20)
+/* On the application's thread, as it holds a copy or memset in ctx: make
+ * sure ctx has its stand-in block (allocated once; cheap after that). */
+void gs_cu_stand_ensure(CUcontext ctx);
+/* The stand-in block of ctx when it has need bytes, else 0 (graph builds). */
+CUdeviceptr gs_cu_stand_mem(CUcontext ctx, size_t need);
+/* Whether the driver knows no allocation at p now (freed since its call). */
+bool gs_cu_dead(CUdeviceptr p);
+/* n rounded up to the driver's allocation granule (256). */
+static inline size_t gs_cu_granule(size_t n)
+{
+	return (n + 255) & ~(size_t)255;
+}
 /* Make ctx current for the length of an operation; returns true when pushed. */
 bool gs_cu_ctx_enter(CUcontext ctx);
 void gs_cu_ctx_leave(bool pushed);

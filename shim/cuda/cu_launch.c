@@ -485,6 +485,8 @@ static CUresult gs_cu_copy(gs_cu_orig_t *o, const char *api)
 	gs_rec_t *r = gs_rec_scratch(16);
 	if (!r)
 		return gs_cu_boundary(o, &sr, ctx, GS_FLUSH_COPY, api);
+	if (2 * gs_cu_granule(n) <= GS_CU_STAND_SIZE)
+		gs_cu_stand_ensure(ctx);
 	r->kind = GS_REC_COPY;
 	r->nbytes = 16;
 	r->aux[0] = n;
@@ -531,6 +533,8 @@ static CUresult gs_cu_set(gs_cu_orig_t *o, const char *api)
 	gs_rec_t *r = gs_rec_scratch(16);
 	if (!r)
 		return gs_cu_boundary(o, &sr, ctx, GS_FLUSH_COPY, api);
+	if (o->u.m.n * o->u.m.width <= GS_CU_STAND_SIZE)
+		gs_cu_stand_ensure(ctx);
 	r->kind = GS_REC_SET;
 	r->nbytes = 16;
 	r->aux[0] = o->u.m.n;

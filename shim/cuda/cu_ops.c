@@ -4,7 +4,6 @@
  * them call the real driver functions (never our hooks) in the record's
  * context, and return the driver's status as an int.
  */
-#include <pthread.h>
 #include <stdlib.h>
 
 #include "cu_internal.h"
@@ -231,85 +230,7 @@ static void gs_cu_set_params(const gs_rec_t *r, CUDA_MEMSET_NODE_PARAMS *p)
 	p->height = 1;
 }
 
-/*
- * Stand-ins (gs_ops_t.graph_build).  The driver checks a copy's or a
- * memset's pointers when it makes the node, where a kernel node's are only
- * bytes: a pointer into memory the program freed after its pass (a
- * library's workspace, allocated and freed around each call, as MAGMA's in
- * torch.linalg) is refused, though in the step's next pass, when the graph
- * runs, it is allocated again.  Such a node is made on graphshim's own
- * memory of the context instead, and the core patches it to the held
- * pointers before its first launch (gs_rec_t.stale): no launch runs the
- * stand-in, so that memory is never written.  One block a context, kept
- * for the process (a node made on it may wait for its patch), doubled
- * when a larger one is needed, up to GS_CU_STAND_MAX.
- */
-#define GS_CU_STAND_MAX ((size_t)64 << 20)
-#define GS_CU_STAND_MIN ((size_t)1 << 20)
-#define GS_CU_STAND_CTXS 8
-
-static struct {
-	CUcontext ctx;
-	CUdeviceptr p;
-	size_t size;
-} gs_cu_stand[GS_CU_STAND_CTXS];
-static pthread_mutex_t gs_cu_stand_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* Whether the driver knows no allocation at p now (freed since its call). */
-static bool gs_cu_dead(CUdeviceptr p)
-{
-	unsigned t = 0;
-	return gs_cu_real.cuPointerGetAttribute &&
-	       gs_cu_real.cuPointerGetAttribute(&t, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, p) != CUDA_SUCCESS;
-}
-
-/* need bytes of stand-in memory in ctx (the current context), or 0. */
-static CUdeviceptr gs_cu_stand_mem(CUcontext ctx, size_t need)
-{
-	if (!need || need > GS_CU_STAND_MAX || !gs_cu_real.cuMemAlloc_v2)
-		return 0;
-	CUdeviceptr p = 0;
-	pthread_mutex_lock(&gs_cu_stand_lock);
-	int at = -1;
-	for (int i = 0; i < GS_CU_STAND_CTXS && at < 0; i++)
-		if (gs_cu_stand[i].ctx == ctx)
-			at = i;
-	for (int i = 0; i < GS_CU_STAND_CTXS && at < 0; i++)
-		if (!gs_cu_stand[i].ctx)
-			at = i;
-	if (at >= 0) {
-		/* A context destroyed took its block; a new one may have its handle. */
-		CUcontext owner = NULL;
-		bool ours = gs_cu_stand[at].ctx == ctx && gs_cu_stand[at].p &&
-			    gs_cu_real.cuPointerGetAttribute(&owner, CU_POINTER_ATTRIBUTE_CONTEXT,
-							     gs_cu_stand[at].p) == CUDA_SUCCESS &&
-			    owner == ctx;
-		if (ours && gs_cu_stand[at].size >= need) {
-			p = gs_cu_stand[at].p;
-		} else {
-			size_t size = ours ? 2 * gs_cu_stand[at].size : GS_CU_STAND_MIN;
-			while (size < need)
-				size *= 2;
-			if (size > GS_CU_STAND_MAX)
-				size = GS_CU_STAND_MAX;
-			if (gs_cu_real.cuMemAlloc_v2(&p, size) == CUDA_SUCCESS) {
-				gs_cu_stand[at].ctx = ctx;
-				gs_cu_stand[at].p = p;
-				gs_cu_stand[at].size = size;
-			} else {
-				p = 0;
-			}
-		}
-	}
-	pthread_mutex_unlock(&gs_cu_stand_lock);
-	return p;
-}
-
-/* Round up to the driver's allocation granule, so each stand-in is aligned. */
-static size_t gs_cu_granule(size_t n)
-{
-	return (n + 255) & ~(size_t)255;
-}
+/* Stand-ins for nodes on memory freed since the pass: see cu_stand.c. */
 
 /* Put stand-ins in c for the copy's dead device pointers; true if any (and no dead host one). */
 static bool gs_cu_copy_stand(const gs_rec_t *r, CUDA_MEMCPY3D *c)

@@ -1,0 +1,79 @@
+/*
+ * Stand-ins (gs_ops_t.graph_build).  The driver checks a copy's or a
+ * memset's pointers when it makes the node, where a kernel node's are only
+ * bytes: a pointer into memory the program freed after its pass (a
+ * library's workspace, allocated and freed around each call, as MAGMA's in
+ * torch.linalg) is refused, though in the step's next pass, when the graph
+ * runs, it is allocated again.  Such a node is made on graphshim's own
+ * memory of the context instead, and the core patches it to the held
+ * pointers before its first launch (gs_rec_t.stale): no launch runs the
+ * stand-in, so that memory is never written.
+ *
+ * One block of GS_CU_STAND_SIZE a context, allocated on the application's
+ * thread when it first holds a copy or memset there (gs_cu_stand_ensure)
+ * and kept for the process: a node made on it may wait for its patch.
+ * Graph builds only look it up.  Allocating on the builder instead hung a
+ * run on an H100 (its first variant never finished, and exit waited for it).
+ */
+#include <pthread.h>
+
+#include "cu_internal.h"
+
+#define GS_CU_STAND_CTXS 8
+
+static struct {
+	CUcontext ctx;
+	CUdeviceptr p; /* 0: none (not yet, or its allocation failed) */
+} gs_cu_stand[GS_CU_STAND_CTXS];
+static pthread_mutex_t gs_cu_stand_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The context this thread last made sure of: the common case takes no lock. */
+static _Thread_local CUcontext gs_cu_stand_seen GS_TLS_IE;
+
+void gs_cu_stand_ensure(CUcontext ctx)
+{
+	if (!ctx || ctx == gs_cu_stand_seen || !gs_cu_real.cuMemAlloc_v2)
+		return;
+	pthread_mutex_lock(&gs_cu_stand_lock);
+	int at = -1;
+	for (int i = 0; i < GS_CU_STAND_CTXS && at < 0; i++)
+		if (gs_cu_stand[i].ctx == ctx)
+			at = i;
+	for (int i = 0; i < GS_CU_STAND_CTXS && at < 0; i++)
+		if (!gs_cu_stand[i].ctx)
+			at = i;
+	if (at >= 0 && gs_cu_stand[at].ctx != ctx) {
+		CUdeviceptr p = 0;
+		if (gs_cu_real.cuMemAlloc_v2(&p, GS_CU_STAND_SIZE) != CUDA_SUCCESS)
+			p = 0; /* no stand-ins there: such nodes are refused as before */
+		gs_cu_stand[at].ctx = ctx;
+		gs_cu_stand[at].p = p;
+	}
+	pthread_mutex_unlock(&gs_cu_stand_lock);
+	gs_cu_stand_seen = ctx; /* past the table's contexts too: asked once */
+}
+
+CUdeviceptr gs_cu_stand_mem(CUcontext ctx, size_t need)
+{
+	CUdeviceptr p = 0;
+	if (!need || need > GS_CU_STAND_SIZE)
+		return 0;
+	pthread_mutex_lock(&gs_cu_stand_lock);
+	for (int i = 0; i < GS_CU_STAND_CTXS; i++)
+		if (gs_cu_stand[i].ctx == ctx)
+			p = gs_cu_stand[i].p;
+	pthread_mutex_unlock(&gs_cu_stand_lock);
+	/* A context destroyed took its block; a new one may have its handle. */
+	CUcontext owner = NULL;
+	if (p && (!gs_cu_real.cuPointerGetAttribute ||
+		  gs_cu_real.cuPointerGetAttribute(&owner, CU_POINTER_ATTRIBUTE_CONTEXT, p) != CUDA_SUCCESS ||
+		  owner != ctx))
+		p = 0;
+	return p;
+}
+
+bool gs_cu_dead(CUdeviceptr p)
+{
+	unsigned t = 0;
+	return gs_cu_real.cuPointerGetAttribute &&
+	       gs_cu_real.cuPointerGetAttribute(&t, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, p) != CUDA_SUCCESS;
+}
