@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "cu_internal.h"
+#include "gs_fmt.h"
 
 /* Graph objects handed to the core. */
 typedef struct gs_cu_graph {
@@ -378,16 +379,39 @@ static CUresult gs_cu_instantiate(gs_cu_graph_t *G, size_t *refused)
 }
 
 /*
- * Why the driver may have refused a copy or memset as a node: what it knows
- * of the pointer (the context it belongs to, managed or not, its range),
- * logged for the first few refusals of a process.  Only the driver can say
- * why; this gives it the facts a graph node depends on.
+ * Why the driver may have refused a node (`what`: "node") or its update
+ * ("node update"), logged for the first four refusals of a process: for a
+ * copy or memset, what the driver knows of the pointer now (its context,
+ * memory type, whether managed, its range: all failing for memory freed
+ * since the call); for a kernel, its name, geometry and node attributes.
+ * Only the driver can say why; this gives the facts a node depends on.
  */
-static void gs_cu_refusal_note(const gs_rec_t *r, CUresult st)
+static void gs_cu_refusal_note(const gs_rec_t *r, CUresult st, const char *what)
 {
 	static unsigned told;
-	if (r->kind == GS_REC_KERNEL || __atomic_fetch_add(&told, 1, __ATOMIC_RELAXED) >= 4 ||
-	    !gs_cu_real.cuPointerGetAttribute)
+	if (__atomic_fetch_add(&told, 1, __ATOMIC_RELAXED) >= 4)
+		return;
+	if (r->kind == GS_REC_KERNEL) {
+		/* A kernel node: what it carries besides its bytes. */
+		const gs_cu_attrs_t *at = gs_cu_rec_attrs(r);
+		const char *name = gs_cu_fn_name((CUfunction)r->func, (r->flags & GS_CU_RF_KERNEL) != 0);
+		char attrs[160];
+		gs_fmt_t f;
+		gs_fmt_init(&f, attrs, sizeof(attrs));
+		for (uint32_t i = 0; at && i < at->n; i++) {
+			gs_fmt_char(&f, ' ');
+			gs_fmt_str(&f, gs_cu_attr_name(at->a[i].id));
+		}
+		size_t used = at ? at->n : 0;
+		gs_log(GS_LOG_WARN,
+		       "cuda: kernel %s refused (status %d): %s, grid %u,%u,%u block %u,%u,%u, "
+		       "%u bytes of shared memory, %u of parameters%s; attributes:%s",
+		       what, (int)st, name ? name : "(unnamed)", r->grid[0], r->grid[1], r->grid[2],
+		       r->block[0], r->block[1], r->block[2], r->shmem, r->nbytes,
+		       (r->flags & GS_CU_RF_EXTRA) ? " (an extra buffer)" : "", used ? attrs : " none");
+		return;
+	}
+	if (!gs_cu_real.cuPointerGetAttribute)
 		return;
 	CUdeviceptr p = (CUdeviceptr)gs_rec_u64(r, 0), start = 0;
 	CUcontext pctx = NULL;
@@ -401,10 +425,10 @@ static void gs_cu_refusal_note(const gs_rec_t *r, CUresult st)
 	gs_cu_real.cuPointerGetAttribute(&size, CU_POINTER_ATTRIBUTE_RANGE_SIZE, p);
 	gs_cu_real.cuPointerGetAttribute(&ord, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, p);
 	gs_log(GS_LOG_WARN,
-	       "cuda: %s node refused (status %d): dst 0x%llx, %llu elements of %u bytes; "
+	       "cuda: %s %s refused (status %d): dst 0x%llx, %llu elements of %u bytes; "
 	       "the pointer's context %s the record's, memory type %u, managed %u, device %d, "
 	       "range 0x%llx + %llu",
-	       r->kind == GS_REC_SET ? "memset" : "copy", (int)st, (unsigned long long)p,
+	       r->kind == GS_REC_SET ? "memset" : "copy", what, (int)st, (unsigned long long)p,
 	       (unsigned long long)r->aux[0], r->kind == GS_REC_SET ? (unsigned)r->aux[1] : 1u,
 	       pctx == (CUcontext)r->ctx ? "is" : "is not", type, managed, ord,
 	       (unsigned long long)start, (unsigned long long)size);
@@ -441,13 +465,13 @@ static int gs_cu_graph_build(const gs_rec_t *const *recs, size_t n, void **graph
 		}
 		if (st != CUDA_SUCCESS) {
 			*refused = i; /* the driver would not take this one as a node */
-			gs_cu_refusal_note(recs[i], st);
+			gs_cu_refusal_note(recs[i], st, "node");
 		}
 	}
 	if (st == CUDA_SUCCESS) {
 		st = gs_cu_instantiate(G, refused);
 		if (st != CUDA_SUCCESS && *refused < n)
-			gs_cu_refusal_note(recs[*refused], st);
+			gs_cu_refusal_note(recs[*refused], st, "node");
 	}
 	if (st != CUDA_SUCCESS) {
 		gs_cu_graph_release(G);
@@ -503,6 +527,8 @@ static int gs_cu_graph_patch(void *graph, size_t node, const gs_rec_t *r)
 						       (CUcontext)r->ctx);
 	}
 	gs_cu_ctx_leave(pushed);
+	if (st != CUDA_SUCCESS && st != CUDA_ERROR_NOT_SUPPORTED)
+		gs_cu_refusal_note(r, st, "node update");
 	return (int)st;
 }
 
