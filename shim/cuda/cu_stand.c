@@ -12,8 +12,12 @@
  * One block of GS_CU_STAND_SIZE a context, allocated on the application's
  * thread when it first holds a copy or memset there (gs_cu_stand_ensure)
  * and kept for the process: a node made on it may wait for its patch.
- * Graph builds only look it up.  Allocating on the builder instead hung a
- * run on an H100 (its first variant never finished, and exit waited for it).
+ * Graph builds only look it up.  Allocating on the builder instead hung
+ * `decode --check --workspace` on an H100 in three runs of five (and one
+ * crashed); why was not found.  Elements are taken only while no capture is
+ * open anywhere (gs_cu_elements_ok), so the allocation falls outside the
+ * application's captures but for one another thread begins at that moment,
+ * once per thread and context.
  */
 #include <pthread.h>
 
