@@ -796,7 +796,8 @@ static CUresult s_add_deps(CUgraph g, const CUgraphNode *from, const CUgraphNode
 	return CUDA_SUCCESS;
 }
 
-Test(cuda, graph_nodes_carry_attributes_and_programmatic_edges)
+/* A fresh stub graph: creation, instantiation and destruction succeed. */
+static void s_graph_stubs(void)
 {
 	memset(&G, 0, sizeof(G));
 	gs_cu_real.cuGraphCreate = s_graph_create;
@@ -804,6 +805,11 @@ Test(cuda, graph_nodes_carry_attributes_and_programmatic_edges)
 	gs_cu_real.cuGraphExecDestroy = s_exec_destroy;
 	gs_cu_real.cuGraphInstantiateWithFlags = s_instantiate;
 	gs_cu_real.cuGraphInstantiateWithParams = NULL;
+}
+
+Test(cuda, graph_nodes_carry_attributes_and_programmatic_edges)
+{
+	s_graph_stubs();
 	gs_cu_real.cuGraphAddKernelNode_v2 = s_add_kernel;
 	gs_cu_real.cuGraphKernelNodeSetAttribute = s_node_attr;
 	gs_cu_real.cuGraphAddDependencies_v2 = s_add_deps;
@@ -933,12 +939,7 @@ static CUresult s_mem_alloc(CUdeviceptr *p, size_t n)
  */
 Test(cuda, a_node_on_freed_memory_is_made_on_a_stand_in)
 {
-	memset(&G, 0, sizeof(G));
-	gs_cu_real.cuGraphCreate = s_graph_create;
-	gs_cu_real.cuGraphDestroy = s_graph_destroy;
-	gs_cu_real.cuGraphExecDestroy = s_exec_destroy;
-	gs_cu_real.cuGraphInstantiateWithFlags = s_instantiate;
-	gs_cu_real.cuGraphInstantiateWithParams = NULL;
+	s_graph_stubs();
 	gs_cu_real.cuGraphAddMemsetNode = s_add_memset;
 	gs_cu_real.cuGraphAddMemcpyNode = s_add_memcpy;
 	gs_cu_real.cuMemAlloc_v2 = s_mem_alloc;
