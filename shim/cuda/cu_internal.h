@@ -163,6 +163,9 @@ CUcontext gs_cu_ctx_current(void);
 /* On the application's thread, as it holds a copy or memset in ctx: make
  * sure ctx has its stand-in block (allocated once; cheap after that). */
 void gs_cu_stand_ensure(CUcontext ctx);
+/* After a call that may have destroyed a context: drop the slots whose
+ * block went with it (gs_cu_forget). */
+void gs_cu_stand_forget(void);
 /* The stand-in block of ctx when it has need bytes, else 0 (graph builds). */
 CUdeviceptr gs_cu_stand_mem(CUcontext ctx, size_t need);
 /* Whether the driver knows no allocation at p now (freed since its call). */

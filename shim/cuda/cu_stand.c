@@ -11,7 +11,11 @@
  *
  * One block of GS_CU_STAND_SIZE a context, allocated on the application's
  * thread when it first holds a copy or memset there (gs_cu_stand_ensure)
- * and kept for the process: a node made on it may wait for its patch.
+ * and kept while the context lives: a node made on it may wait for its
+ * patch.  After a call that may destroy a context (gs_cu_forget) the
+ * blocks are checked and a context's slot whose block went is freed, so a
+ * program that makes and destroys many contexts (the fuzzer's runner) has
+ * stand-ins in each.
  * Graph builds only look it up.  Allocating on the builder instead hung
  * `decode --check --workspace` on an H100 in three runs of five (and one
  * crashed); why was not found.  Elements are taken only while no capture is
@@ -30,12 +34,18 @@ static struct {
 	CUdeviceptr p; /* 0: none (not yet, or its allocation failed) */
 } gs_cu_stand[GS_CU_STAND_CTXS];
 static pthread_mutex_t gs_cu_stand_lock = PTHREAD_MUTEX_INITIALIZER;
-/* The context this thread last made sure of: the common case takes no lock. */
+/* Bumped when a context may have gone (gs_cu_stand_forget). */
+static unsigned gs_cu_stand_gen;
+/* The context this thread last made sure of, and when: the common case
+ * takes no lock. */
 static _Thread_local CUcontext gs_cu_stand_seen GS_TLS_IE;
+static _Thread_local unsigned gs_cu_stand_seen_gen GS_TLS_IE;
 
 void gs_cu_stand_ensure(CUcontext ctx)
 {
-	if (!ctx || ctx == gs_cu_stand_seen || !gs_cu_real.cuMemAlloc_v2)
+	unsigned gen = __atomic_load_n(&gs_cu_stand_gen, __ATOMIC_ACQUIRE);
+	if (!ctx || (ctx == gs_cu_stand_seen && gen == gs_cu_stand_seen_gen) ||
+	    !gs_cu_real.cuMemAlloc_v2)
 		return;
 	pthread_mutex_lock(&gs_cu_stand_lock);
 	int at = -1;
@@ -54,6 +64,28 @@ void gs_cu_stand_ensure(CUcontext ctx)
 	}
 	pthread_mutex_unlock(&gs_cu_stand_lock);
 	gs_cu_stand_seen = ctx; /* past the table's contexts too: asked once */
+	gs_cu_stand_seen_gen = gen;
+}
+
+void gs_cu_stand_forget(void)
+{
+	if (!gs_cu_real.cuPointerGetAttribute)
+		return;
+	pthread_mutex_lock(&gs_cu_stand_lock);
+	for (int i = 0; i < GS_CU_STAND_CTXS; i++) {
+		CUcontext owner = NULL;
+		unsigned api = 0;
+		if (gs_cu_stand[i].ctx &&
+		    (!gs_cu_stand[i].p ||
+		     gs_cu_real.cuPointerGetAttribute(&owner, CU_POINTER_ATTRIBUTE_CONTEXT,
+						      gs_cu_stand[i].p) != CUDA_SUCCESS ||
+		     owner != gs_cu_stand[i].ctx ||
+		     (gs_cu_real.cuCtxGetApiVersion &&
+		      gs_cu_real.cuCtxGetApiVersion(gs_cu_stand[i].ctx, &api) != CUDA_SUCCESS)))
+			gs_cu_stand[i].ctx = NULL, gs_cu_stand[i].p = 0;
+	}
+	__atomic_add_fetch(&gs_cu_stand_gen, 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&gs_cu_stand_lock);
 }
 
 CUdeviceptr gs_cu_stand_mem(CUcontext ctx, size_t need)

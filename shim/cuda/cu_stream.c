@@ -141,4 +141,5 @@ void gs_cu_forget(void)
 {
 	gs_cu_fn_forget();
 	gs_cu_streams_clear();
+	gs_cu_stand_forget();
 }

@@ -334,6 +334,17 @@ static fz_op_t gen_single(gen_t *g)
  */
 enum { DR_ARG, DR_PTR, DR_GRID, DR_FORM, DR_FUNC, DR_ROT, DR_INSERT, DR_SKIP, DR_REALLOC, DR_EVERY, DR_N };
 
+/* Device buffer b reallocated at iteration it; half the time the new block
+ * comes before the old one goes (another address). */
+static void emit_realloc(gen_t *g, int8_t b, int it)
+{
+	fz_op_t r = op_new(FZ_K_REALLOC, FZ_S_L);
+	r.b[0] = b;
+	r.v[0] = (int32_t)rnext(&g->r);
+	r.alt = (uint8_t)(r.v[0] & 1);
+	emit(g, r, it);
+}
+
 /* The drifted version of a loop body operation. */
 static fz_op_t drift_op(gen_t *g, fz_op_t op, int type)
 {
@@ -432,7 +443,20 @@ static void gen_loop(gen_t *g)
 	int d = 1 + (int)rn(&g->r, (unsigned)reps - 1), dj = (int)rn(&g->r, (unsigned)k);
 	int dt = (int)rn(&g->r, DR_N);
 	bool persist = rn(&g->r, 2);
+	/* A reallocated buffer tells most under a copy or a memset: the driver
+	 * checks their pointers when it makes the node (graphshim's stand-ins). */
+	for (int j = 0; dt == DR_REALLOC && j < k; j++)
+		if ((body[j].kind == FZ_K_COPY || body[j].kind == FZ_K_MEMSET) && body[j].b[0] >= 0 &&
+		    body[j].b[0] < FZ_B_PIN) {
+			dj = j;
+			break;
+		}
 	fz_op_t drifted = drift_op(g, body[dj], dt);
+	/* The buffer a reallocation takes: the drifting operation's first one,
+	 * or one device buffer for the whole loop (a workspace). */
+	int8_t rb = dt != DR_REALLOC ? 0 : body[dj].b[0] >= 0 && body[dj].b[0] < FZ_B_PIN
+						  ? body[dj].b[0]
+						  : (int8_t)pick_dev(g);
 	/* A rotation moves every operation's buffer, in turn (an allocator's
 	 * other set of addresses): what variants are for. */
 	fz_op_t rot[6];
@@ -441,14 +465,8 @@ static void gen_loop(gen_t *g)
 	extra = gen_launch(g, body[dj].st);
 	g->pinned_pct = 10;
 	for (int it = 0; it < reps; it++) {
-		/* Persisting, every iteration from then on: a per-call workspace. */
-		if (drift && dt == DR_REALLOC && (it == d || (persist && it > d))) {
-			fz_op_t r = op_new(FZ_K_REALLOC, FZ_S_L);
-			r.b[0] = body[dj].b[0] < FZ_B_PIN ? body[dj].b[0] : (int8_t)pick_dev(g);
-			r.v[0] = (int32_t)rnext(&g->r);
-			r.alt = (uint8_t)(r.v[0] & 1); /* the new block before the old one goes */
-			emit(g, r, it);
-		}
+		if (drift && dt == DR_REALLOC && it == d && !persist)
+			emit_realloc(g, rb, it);
 		for (int j = 0; j < k; j++) {
 			if (drift && dt == DR_EVERY && j == dj && it >= d) {
 				fz_op_t o = body[j];
@@ -474,6 +492,11 @@ static void gen_loop(gen_t *g)
 		}
 		for (int j = 0; j < nend; j++)
 			emit(g, end[j], it);
+		/* Persisting, at the end of every iteration from then on, right
+		 * after the step's last operation: a per-call workspace freed as
+		 * the step is learned, so a graph built from it meets it freed. */
+		if (drift && dt == DR_REALLOC && persist && it >= d)
+			emit_realloc(g, rb, it);
 	}
 }
 

@@ -6,6 +6,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cuda_front.h"
 
@@ -21,6 +22,11 @@ CUresult cuGraphCreate(CUgraph *phGraph, unsigned int flags)
 	GS_CU_CHECK_INIT();
 	if (!phGraph || flags)
 		return CUDA_ERROR_INVALID_VALUE;
+	/* A builder slow to start its graph: the program goes on meanwhile
+	 * (frees a workspace whose copy or memset the graph will hold). */
+	double us = gs_sim_graph_create_us();
+	if (us > 0)
+		usleep((useconds_t)us);
 	CUresult r = gs_cu_err(gs_sim_graph_create(&g));
 	if (!r)
 		*phGraph = (CUgraph)g;

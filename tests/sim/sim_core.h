@@ -368,6 +368,8 @@ double gs_sim_launch_us(void);
 double gs_sim_node_us(void);
 /* Host time an instantiation takes (GS_SIM_INSTANTIATE_US, slept). */
 double gs_sim_instantiate_us(void);
+/* Host time creating a graph takes (GS_SIM_GRAPH_CREATE_US, slept). */
+double gs_sim_graph_create_us(void);
 void gs_sim_spin_us(double us);
 uint64_t gs_sim_now_ns(void);
 
