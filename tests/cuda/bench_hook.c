@@ -9,6 +9,7 @@
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 typedef CUresult (*launch_fn)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
@@ -121,9 +122,12 @@ int main(int argc, char **argv)
 	/* "a": steps of 64 launches that alternate between two kinds, alike
 	 * but for their last launch's kernel, and a synchronize (both learned:
 	 * shared chunks while both match, GRAPHSHIM_SHARE). */
+	/* "p": "s" with a kernel of one 656-byte parameter (a PyTorch
+	 * elementwise kernel's), its first word the step's argument. */
+	int big = argc > 1 && argv[1][0] == 'p';
 	int alike = argc > 1 && argv[1][0] == 'a';
 	int repeat = argc > 1 && argv[1][0] == 'r';
-	int step = argc > 1 && (argv[1][0] == 's' || alike);
+	int step = argc > 1 && (argv[1][0] == 's' || alike || big);
 	int legacy = argc > 1 && argv[1][0] == 'l';
 	int nrep = (argc > 1 && argv[1][0] == 'n') || legacy;
 	if (argc > 1 && argv[1][0] == 'e')
@@ -137,6 +141,8 @@ int main(int argc, char **argv)
 	double per[NB];
 	int v = 0;
 	void *kp[] = { &v, &v, &v };
+	static unsigned char image[656];
+	void *kbig[] = { image };
 	for (int b = 0; b < NB; b++) {
 		double t0 = now_ns();
 		for (int i = 0; i < BATCH; i++) {
@@ -146,7 +152,12 @@ int main(int argc, char **argv)
 			uintptr_t fn = (uintptr_t)FAKE_FN + (nrep ? (mix >> 8) % 3 : 0);
 			if (alike && i % 64 == 63 && (i / 64) % 2)
 				fn = (uintptr_t)FAKE_FN + 1; /* the other kind of step */
-			if (launch((CUfunction)fn, grid, 1, 1, 32, 1, 1, 0, s, kp, NULL) != CUDA_SUCCESS)
+			if (big) {
+				fn = (uintptr_t)FAKE_FN + 3;
+				memcpy(image, &v, sizeof(v));
+			}
+			if (launch((CUfunction)fn, grid, 1, 1, 32, 1, 1, 0, s, big ? kbig : kp, NULL) !=
+			    CUDA_SUCCESS)
 				return 1;
 			if (((nrep && i % 256 == 255) || (step && i % 64 == 63)) && sync(s) != CUDA_SUCCESS)
 				return 1;

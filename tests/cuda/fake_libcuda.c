@@ -59,10 +59,18 @@ CUresult cuPointerGetAttribute(void *d, CUpointer_attribute a, CUdeviceptr p)
 
 CUresult cuFuncGetParamInfo(CUfunction f, size_t i, size_t *off, size_t *size)
 {
-	/* FAKE_FUNC takes one int, the next two handles two and three. */
+	/* FAKE_FUNC takes one int, the next two handles two and three; the
+	 * fourth one struct of 656 bytes (a PyTorch elementwise kernel's). */
 	uintptr_t k = (uintptr_t)f - (uintptr_t)FAKE_FUNC;
-	if (k > 2)
+	if (k > 3)
 		return CUDA_ERROR_INVALID_HANDLE;
+	if (k == 3) {
+		if (i > 0)
+			return CUDA_ERROR_INVALID_VALUE;
+		*off = 0;
+		*size = 656;
+		return CUDA_SUCCESS;
+	}
 	if (i > k)
 		return CUDA_ERROR_INVALID_VALUE;
 	*off = i * sizeof(int);
