@@ -1000,6 +1000,32 @@ Test(cuda, a_node_on_freed_memory_is_made_on_a_stand_in)
 	free(r[1]);
 }
 
+static CUresult s_ctx_gone(CUcontext c, unsigned int *v) { return CUDA_ERROR_INVALID_CONTEXT; }
+static CUresult s_ctx_here(CUcontext c, unsigned int *v) { *v = 3020; return CUDA_SUCCESS; }
+
+/* A context's stand-in block is dropped once the context is gone, and a
+ * context made later gets its own (gs_cu_stand_forget). */
+Test(cuda, a_destroyed_context_takes_its_stand_in_block)
+{
+	gs_cu_real.cuMemAlloc_v2 = s_mem_alloc;
+	gs_cu_real.cuCtxGetApiVersion = s_ctx_here;
+	gs_cu_stand_ensure(CTX);
+	cr_expect_eq(s_allocs, 1);
+	cr_expect_eq(gs_cu_stand_mem(CTX, 4096), 0xd8000000u);
+	cr_expect_eq(gs_cu_stand_mem(CTX, GS_CU_STAND_SIZE + 1), 0, "no larger than the block");
+	gs_cu_stand_ensure(CTX);
+	cr_expect_eq(s_allocs, 1, "once a context");
+	gs_cu_stand_forget(); /* a call that destroyed some other context */
+	cr_expect_eq(gs_cu_stand_mem(CTX, 4096), 0xd8000000u, "a live context keeps its block");
+	gs_cu_real.cuCtxGetApiVersion = s_ctx_gone;
+	gs_cu_stand_forget(); /* this one destroyed */
+	cr_expect_eq(gs_cu_stand_mem(CTX, 4096), 0);
+	gs_cu_real.cuCtxGetApiVersion = s_ctx_here; /* a new context with its handle */
+	gs_cu_stand_ensure(CTX);
+	cr_expect_eq(s_allocs, 2);
+	cr_expect_eq(gs_cu_stand_mem(CTX, 4096), 0xd8000000u);
+}
+
 Test(cuda, pinned_copy_is_an_element_pageable_is_not)
 {
 	static char pageable[64];
