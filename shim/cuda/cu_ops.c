@@ -378,6 +378,14 @@ static CUresult gs_cu_instantiate(gs_cu_graph_t *G, size_t *refused)
 	return st;
 }
 
+/* A kernel's name, for the trace (gs_ops.h): the driver's, for a CUfunction or a CUkernel. */
+static const char *gs_cu_func_name(const gs_rec_t *r)
+{
+	if (!r || r->kind != GS_REC_KERNEL || !r->func)
+		return NULL;
+	return gs_cu_fn_name((CUfunction)r->func, (r->flags & GS_CU_RF_KERNEL) != 0);
+}
+
 /*
  * Why the driver may have refused a node (`what`: "node") or its update
  * ("node update"), logged for the first four refusals of a process: for a
@@ -394,7 +402,7 @@ static void gs_cu_refusal_note(const gs_rec_t *r, CUresult st, const char *what)
 	if (r->kind == GS_REC_KERNEL) {
 		/* A kernel node: what it carries besides its bytes. */
 		const gs_cu_attrs_t *at = gs_cu_rec_attrs(r);
-		const char *name = gs_cu_fn_name((CUfunction)r->func, (r->flags & GS_CU_RF_KERNEL) != 0);
+		const char *name = gs_cu_func_name(r);
 		char attrs[160];
 		gs_fmt_t f;
 		gs_fmt_init(&f, attrs, sizeof(attrs));
@@ -402,13 +410,12 @@ static void gs_cu_refusal_note(const gs_rec_t *r, CUresult st, const char *what)
 			gs_fmt_char(&f, ' ');
 			gs_fmt_str(&f, gs_cu_attr_name(at->a[i].id));
 		}
-		size_t used = at ? at->n : 0;
 		gs_log(GS_LOG_WARN,
 		       "cuda: kernel %s refused (status %d): %s, grid %u,%u,%u block %u,%u,%u, "
 		       "%u bytes of shared memory, %u of parameters%s; attributes:%s",
 		       what, (int)st, name ? name : "(unnamed)", r->grid[0], r->grid[1], r->grid[2],
 		       r->block[0], r->block[1], r->block[2], r->shmem, r->nbytes,
-		       (r->flags & GS_CU_RF_EXTRA) ? " (an extra buffer)" : "", used ? attrs : " none");
+		       (r->flags & GS_CU_RF_EXTRA) ? " (an extra buffer)" : "", f.len ? attrs : " none");
 		return;
 	}
 	if (!gs_cu_real.cuPointerGetAttribute)
@@ -607,14 +614,6 @@ static int gs_cu_timer_read(void *timer, uint64_t *ns)
 					      : R->cuEventElapsedTime(&ms, t->ev[0], t->ev[1]);
 	gs_cu_ctx_leave(pushed);
 	return gs_ops_timer_read_result((int)st, CUDA_ERROR_NOT_READY, ms, ns);
-}
-
-/* A kernel's name, for the trace (gs_ops.h): the driver's, for a CUfunction or a CUkernel. */
-static const char *gs_cu_func_name(const gs_rec_t *r)
-{
-	if (!r || r->kind != GS_REC_KERNEL || !r->func)
-		return NULL;
-	return gs_cu_fn_name((CUfunction)r->func, (r->flags & GS_CU_RF_KERNEL) != 0);
 }
 
 const gs_ops_t gs_cu_ops = GS_OPS_TABLE("cuda", gs_cu_);

@@ -41,6 +41,28 @@ static unsigned gs_cu_stand_gen;
 static _Thread_local CUcontext gs_cu_stand_seen GS_TLS_IE;
 static _Thread_local unsigned gs_cu_stand_seen_gen GS_TLS_IE;
 
+/* The slot of ctx, else (with `free_too`) the first free one, else -1.  Lock held. */
+static int gs_cu_stand_slot(CUcontext ctx, bool free_too)
+{
+	for (int i = 0; i < GS_CU_STAND_CTXS; i++)
+		if (gs_cu_stand[i].ctx == ctx)
+			return i;
+	for (int i = 0; free_too && i < GS_CU_STAND_CTXS; i++)
+		if (!gs_cu_stand[i].ctx)
+			return i;
+	return -1;
+}
+
+/* Whether block p is allocated and belongs to ctx (a context destroyed took
+ * its block; a new one may have its handle). */
+static bool gs_cu_stand_owned(CUcontext ctx, CUdeviceptr p)
+{
+	CUcontext owner = NULL;
+	return p && gs_cu_real.cuPointerGetAttribute &&
+	       gs_cu_real.cuPointerGetAttribute(&owner, CU_POINTER_ATTRIBUTE_CONTEXT, p) == CUDA_SUCCESS &&
+	       owner == ctx;
+}
+
 void gs_cu_stand_ensure(CUcontext ctx)
 {
 	unsigned gen = __atomic_load_n(&gs_cu_stand_gen, __ATOMIC_ACQUIRE);
@@ -48,13 +70,7 @@ void gs_cu_stand_ensure(CUcontext ctx)
 	    !gs_cu_real.cuMemAlloc_v2)
 		return;
 	pthread_mutex_lock(&gs_cu_stand_lock);
-	int at = -1;
-	for (int i = 0; i < GS_CU_STAND_CTXS && at < 0; i++)
-		if (gs_cu_stand[i].ctx == ctx)
-			at = i;
-	for (int i = 0; i < GS_CU_STAND_CTXS && at < 0; i++)
-		if (!gs_cu_stand[i].ctx)
-			at = i;
+	int at = gs_cu_stand_slot(ctx, true);
 	if (at >= 0 && gs_cu_stand[at].ctx != ctx) {
 		CUdeviceptr p = 0;
 		if (gs_cu_real.cuMemAlloc_v2(&p, GS_CU_STAND_SIZE) != CUDA_SUCCESS)
@@ -73,13 +89,9 @@ void gs_cu_stand_forget(void)
 		return;
 	pthread_mutex_lock(&gs_cu_stand_lock);
 	for (int i = 0; i < GS_CU_STAND_CTXS; i++) {
-		CUcontext owner = NULL;
 		unsigned api = 0;
 		if (gs_cu_stand[i].ctx &&
-		    (!gs_cu_stand[i].p ||
-		     gs_cu_real.cuPointerGetAttribute(&owner, CU_POINTER_ATTRIBUTE_CONTEXT,
-						      gs_cu_stand[i].p) != CUDA_SUCCESS ||
-		     owner != gs_cu_stand[i].ctx ||
+		    (!gs_cu_stand_owned(gs_cu_stand[i].ctx, gs_cu_stand[i].p) ||
 		     (gs_cu_real.cuCtxGetApiVersion &&
 		      gs_cu_real.cuCtxGetApiVersion(gs_cu_stand[i].ctx, &api) != CUDA_SUCCESS)))
 			gs_cu_stand[i].ctx = NULL, gs_cu_stand[i].p = 0;
@@ -94,17 +106,11 @@ CUdeviceptr gs_cu_stand_mem(CUcontext ctx, size_t need)
 	if (!need || need > GS_CU_STAND_SIZE)
 		return 0;
 	pthread_mutex_lock(&gs_cu_stand_lock);
-	for (int i = 0; i < GS_CU_STAND_CTXS; i++)
-		if (gs_cu_stand[i].ctx == ctx)
-			p = gs_cu_stand[i].p;
+	int at = gs_cu_stand_slot(ctx, false);
+	if (at >= 0)
+		p = gs_cu_stand[at].p;
 	pthread_mutex_unlock(&gs_cu_stand_lock);
-	/* A context destroyed took its block; a new one may have its handle. */
-	CUcontext owner = NULL;
-	if (p && (!gs_cu_real.cuPointerGetAttribute ||
-		  gs_cu_real.cuPointerGetAttribute(&owner, CU_POINTER_ATTRIBUTE_CONTEXT, p) != CUDA_SUCCESS ||
-		  owner != ctx))
-		p = 0;
-	return p;
+	return gs_cu_stand_owned(ctx, p) ? p : 0;
 }
 
 bool gs_cu_dead(CUdeviceptr p)

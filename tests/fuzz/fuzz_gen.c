@@ -334,6 +334,12 @@ static fz_op_t gen_single(gen_t *g)
  */
 enum { DR_ARG, DR_PTR, DR_GRID, DR_FORM, DR_FUNC, DR_ROT, DR_INSERT, DR_SKIP, DR_REALLOC, DR_EVERY, DR_N };
 
+/* Whether op's first buffer is a device buffer. */
+static bool on_dev(const fz_op_t *op)
+{
+	return op->b[0] >= 0 && op->b[0] < FZ_B_PIN;
+}
+
 /* Device buffer b reallocated at iteration it; half the time the new block
  * comes before the old one goes (another address). */
 static void emit_realloc(gen_t *g, int8_t b, int it)
@@ -446,17 +452,14 @@ static void gen_loop(gen_t *g)
 	/* A reallocated buffer tells most under a copy or a memset: the driver
 	 * checks their pointers when it makes the node (graphshim's stand-ins). */
 	for (int j = 0; dt == DR_REALLOC && j < k; j++)
-		if ((body[j].kind == FZ_K_COPY || body[j].kind == FZ_K_MEMSET) && body[j].b[0] >= 0 &&
-		    body[j].b[0] < FZ_B_PIN) {
+		if ((body[j].kind == FZ_K_COPY || body[j].kind == FZ_K_MEMSET) && on_dev(&body[j])) {
 			dj = j;
 			break;
 		}
 	fz_op_t drifted = drift_op(g, body[dj], dt);
 	/* The buffer a reallocation takes: the drifting operation's first one,
 	 * or one device buffer for the whole loop (a workspace). */
-	int8_t rb = dt != DR_REALLOC ? 0 : body[dj].b[0] >= 0 && body[dj].b[0] < FZ_B_PIN
-						  ? body[dj].b[0]
-						  : (int8_t)pick_dev(g);
+	int8_t rb = dt != DR_REALLOC ? 0 : on_dev(&body[dj]) ? body[dj].b[0] : (int8_t)pick_dev(g);
 	/* A rotation moves every operation's buffer, in turn (an allocator's
 	 * other set of addresses): what variants are for. */
 	fz_op_t rot[6];
