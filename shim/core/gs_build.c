@@ -21,6 +21,18 @@ static gs_seq_t *gs_build_head, *gs_build_tail;
 static bool gs_build_running, gs_build_busy, gs_build_quit;
 static int gs_build_paused; /* application captures in progress */
 static pthread_t gs_build_thread;
+/*
+ * Held by the builder while it builds a job's graphs, and by the
+ * application's thread across a call that frees memory.  The driver checks
+ * a copy's or memset's pointers when it adds the node (graphshim checks
+ * them before: a node on memory freed since the pass goes on a stand-in,
+ * cu_stand.c), and a free between that and the instantiation left a graph
+ * whose node lies on memory that is gone.  A free waits for the build in
+ * progress, a few milliseconds, at most once a build; a build waits for the
+ * free.  Builds on the application's own thread (GRAPHSHIM_ASYNC_BUILD=0)
+ * need nothing: no free runs during them.
+ */
+static pthread_mutex_t gs_build_mem = PTHREAD_MUTEX_INITIALIZER;
 
 /*
  * GRAPHSHIM_BUILD_SCHED.  The builder wakes when a launch call queues a
@@ -76,9 +88,11 @@ static void *gs_build_main(void *arg)
 		int expect = GS_HANDOFF_BUILDING;
 		bool live = __atomic_load_n(&q->handoff, __ATOMIC_ACQUIRE) == expect;
 		if (live) {
+			pthread_mutex_lock(&gs_build_mem);
 			uint64_t t0 = gs_clock_ns();
 			q->build_rc = gs_arm_build(q);
 			q->build_dt = gs_clock_ns() - t0;
+			pthread_mutex_unlock(&gs_build_mem);
 		}
 		gs_stream_t *s = q->owner; /* stream states are never freed */
 		if (live && __atomic_compare_exchange_n(&q->handoff, &expect, GS_HANDOFF_BUILT, false,
@@ -185,8 +199,19 @@ void gs_build_stop(void)
 	pthread_mutex_unlock(&gs_build_lock);
 }
 
+void gs_build_free_enter(void)
+{
+	pthread_mutex_lock(&gs_build_mem);
+}
+
+void gs_build_free_leave(void)
+{
+	pthread_mutex_unlock(&gs_build_mem);
+}
+
 void gs_build_forget(void)
 {
+	pthread_mutex_init(&gs_build_mem, NULL);
 	pthread_mutex_init(&gs_build_lock, NULL);
 	pthread_cond_init(&gs_build_cv, NULL);
 	pthread_cond_init(&gs_build_idle, NULL);

@@ -21,6 +21,13 @@ void gs_build_pause(void);
 void gs_build_resume(void);
 /* Wait, then stop the builder thread. */
 void gs_build_stop(void);
+/*
+ * Around a call that frees memory (a vendor call of the FREE class): a
+ * graph is never instantiated while the application frees memory that one
+ * of its copy or memset nodes was made on (see gs_build.c).
+ */
+void gs_build_free_enter(void);
+void gs_build_free_leave(void);
 /* In a forked child: forget the builder without touching its locks. */
 void gs_build_forget(void);
 

@@ -469,6 +469,20 @@ void gs_engine_forget_funcs(const char *api)
 	gs_build_wait();
 }
 
+bool gs_engine_free_begin(void)
+{
+	if (!gs_engine_active())
+		return false;
+	gs_build_free_enter();
+	return true;
+}
+
+void gs_engine_free_end(bool on)
+{
+	if (on)
+		gs_build_free_leave();
+}
+
 void gs_engine_stream_destroy(uintptr_t handle, void *ctx, const char *api)
 {
 	if (!gs_engine_active())

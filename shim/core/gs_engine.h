@@ -98,6 +98,13 @@ void gs_engine_idle_scan(void);
  * it returns once no graph is being built.
  */
 void gs_engine_forget_funcs(const char *api);
+/*
+ * Around a vendor call that frees memory: no graph is being built from
+ * the moment before the call until it returned (gs_build_free_enter).
+ * `on` says whether begin took the lock: pass it to end.
+ */
+bool gs_engine_free_begin(void);
+void gs_engine_free_end(bool on);
 
 /*
  * Before a vendor call that observes or changes event ev (a query, elapsed

@@ -22,6 +22,20 @@ gs_cu_real_t gs_cu_real;
 #include "cu_api.def"
 #undef GS_HOOK
 
+/*
+ * The real call; one that frees memory (class FREE) runs while no graph is
+ * being built (gs_engine_free_begin).  The test is on a constant.
+ */
+#define GS_CU_FREE_CALL(why, name, args)                                    \
+	do {                                                                \
+		if (GS_FLUSH_##why != GS_FLUSH_FREE)                        \
+			return gs_cu_real.name args;                        \
+		bool on_ = gs_cu_engine_ok() && gs_engine_free_begin();     \
+		__typeof__(gs_cu_real.name args) r_ = gs_cu_real.name args; \
+		gs_engine_free_end(on_);                                    \
+		return r_;                                                  \
+	} while (0)
+
 #define GS_CU_WRAP_HARMLESS(why, ret, name, base, params, args, strm, pt)   \
 	ret gs_cu_w_##name params                                           \
 	{                                                                   \
@@ -40,7 +54,7 @@ gs_cu_real_t gs_cu_real;
 		/* During a capture nothing is held: no flush, no query. */ \
 		if (gs_cu_elements_ok())                                    \
 			gs_cu_flush_stream(strm, pt, GS_FLUSH_##why, #name); \
-		return gs_cu_real.name args;                                \
+		GS_CU_FREE_CALL(why, name, args);                           \
 	}
 
 #define GS_CU_WRAP_ALL(why, ret, name, base, params, args, strm, pt)        \
@@ -51,7 +65,7 @@ gs_cu_real_t gs_cu_real;
 			return gs_cu_missing(GS_CU_IDX_##name);             \
 		if (gs_cu_engine_ok())                                      \
 			gs_cu_flush_all(GS_FLUSH_##why, #name);             \
-		return gs_cu_real.name args;                                \
+		GS_CU_FREE_CALL(why, name, args);                           \
 	}
 
 /*

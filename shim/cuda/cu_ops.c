@@ -233,29 +233,44 @@ static void gs_cu_set_params(const gs_rec_t *r, CUDA_MEMSET_NODE_PARAMS *p)
 
 /* Stand-ins for nodes on memory freed since the pass: see cu_stand.c. */
 
-/* Put stand-ins in c for the copy's dead device pointers; true if any (and no dead host one). */
-static bool gs_cu_copy_stand(const gs_rec_t *r, CUDA_MEMCPY3D *c)
+/*
+ * Whether a copy's or memset's device pointer is dead now is asked before
+ * the node is added: the driver refuses it, and on an H100 (driver 580) a
+ * graph that had one refused add of a memset on freed memory, then the same
+ * memset added again on a stand-in, could make cuGraphInstantiate spin
+ * forever on the builder (`decode --check --workspace`, one run in two or
+ * three).  A node on dead memory is never offered to the driver.
+ */
+
+/* Dead device pointers of the copy: bit 0 its destination, bit 1 its source. */
+static unsigned gs_cu_copy_dead(const gs_rec_t *r, const CUDA_MEMCPY3D *c)
 {
-	bool dd = gs_cu_dead((CUdeviceptr)gs_rec_u64(r, 0));
-	bool ds = gs_cu_dead((CUdeviceptr)gs_rec_u64(r, 8));
-	if ((!dd && !ds) || (dd && c->dstMemoryType != CU_MEMORYTYPE_DEVICE) ||
-	    (ds && c->srcMemoryType != CU_MEMORYTYPE_DEVICE))
-		return false;
+	unsigned dead = 0;
+	if (c->dstMemoryType == CU_MEMORYTYPE_DEVICE && gs_cu_dead((CUdeviceptr)gs_rec_u64(r, 0)))
+		dead |= 1;
+	if (c->srcMemoryType == CU_MEMORYTYPE_DEVICE && gs_cu_dead((CUdeviceptr)gs_rec_u64(r, 8)))
+		dead |= 2;
+	return dead;
+}
+
+/* Put stand-ins in c for the copy's dead device pointers (gs_cu_copy_dead); true if it could. */
+static bool gs_cu_copy_stand(const gs_rec_t *r, CUDA_MEMCPY3D *c, unsigned dead)
+{
 	size_t g = gs_cu_granule(c->WidthInBytes);
 	CUdeviceptr p = gs_cu_stand_mem((CUcontext)r->ctx, 2 * g);
 	if (!p)
 		return false;
-	if (dd)
+	if (dead & 1)
 		c->dstDevice = p;
-	if (ds)
+	if (dead & 2)
 		c->srcDevice = p + g;
 	return true;
 }
 
-/* Put a stand-in in p for the memset's dead pointer; true if it was dead. */
+/* Put a stand-in in p for the memset's dead pointer; true if it could. */
 static bool gs_cu_set_stand(const gs_rec_t *r, CUDA_MEMSET_NODE_PARAMS *p)
 {
-	if (!gs_cu_dead(p->dst) || p->width > SIZE_MAX / p->elementSize)
+	if (p->width > SIZE_MAX / p->elementSize)
 		return false;
 	CUdeviceptr d = gs_cu_stand_mem((CUcontext)r->ctx, p->width * p->elementSize);
 	if (d)
@@ -290,11 +305,12 @@ static CUresult gs_cu_add_node(CUgraph g, const CUgraphNode *dep, size_t ndep,
 			return CUDA_ERROR_NOT_SUPPORTED;
 		CUDA_MEMCPY3D c;
 		gs_cu_copy_params(r, &c);
+		unsigned dead = gs_cu_copy_dead(r, &c);
+		if (dead && !(stand && gs_cu_copy_stand(r, &c, dead)))
+			return CUDA_ERROR_INVALID_VALUE; /* as the driver would say */
 		CUresult st = R->cuGraphAddMemcpyNode(out, g, dep, ndep, &c, (CUcontext)r->ctx);
-		if (st != CUDA_SUCCESS && stand && gs_cu_copy_stand(r, &c)) {
-			st = R->cuGraphAddMemcpyNode(out, g, dep, ndep, &c, (CUcontext)r->ctx);
+		if (dead)
 			*stand = st == CUDA_SUCCESS;
-		}
 		return st;
 	}
 	if (r->kind == GS_REC_SET) {
@@ -302,11 +318,12 @@ static CUresult gs_cu_add_node(CUgraph g, const CUgraphNode *dep, size_t ndep,
 			return CUDA_ERROR_NOT_SUPPORTED;
 		CUDA_MEMSET_NODE_PARAMS p;
 		gs_cu_set_params(r, &p);
+		bool dead = gs_cu_dead(p.dst);
+		if (dead && !(stand && gs_cu_set_stand(r, &p)))
+			return CUDA_ERROR_INVALID_VALUE; /* as the driver would say */
 		CUresult st = R->cuGraphAddMemsetNode(out, g, dep, ndep, &p, (CUcontext)r->ctx);
-		if (st != CUDA_SUCCESS && stand && gs_cu_set_stand(r, &p)) {
-			st = R->cuGraphAddMemsetNode(out, g, dep, ndep, &p, (CUcontext)r->ctx);
+		if (dead)
 			*stand = st == CUDA_SUCCESS;
-		}
 		return st;
 	}
 	if (r->kind == GS_REC_MARK) {

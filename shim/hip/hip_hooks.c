@@ -40,9 +40,19 @@
 	}
 
 #define GS_WRAP_HAND(c, ret, name, params, args)
-#define GS_CALL_E(name, args) return gs_hip_real.name args
-#define GS_CALL_P(name, args) return gs_hip_real.name args
-#define GS_CALL_V(name, args)                                                 \
+/* A call that frees memory (reason FREE) runs while no graph is being
+ * built (gs_engine_free_begin); the test is on a constant. */
+#define GS_CALL_E(c, name, args)                                              \
+	do {                                                                  \
+		if (GS_CAT(GS_FLUSH_, GS_C_REASON c) != GS_FLUSH_FREE)        \
+			return gs_hip_real.name args;                         \
+		bool gs_on_ = !gs_bypass_ && gs_engine_free_begin();          \
+		hipError_t gs_r_ = gs_hip_real.name args;                     \
+		gs_engine_free_end(gs_on_);                                   \
+		return gs_r_;                                                 \
+	} while (0)
+#define GS_CALL_P(c, name, args) return gs_hip_real.name args
+#define GS_CALL_V(c, name, args)                                              \
 	do {                                                                  \
 		gs_hip_real.name args;                                        \
 		return;                                                       \
@@ -57,7 +67,7 @@
 		if (!gs_bypass_) {                                            \
 			GS_CAT(GS_PRE_, GS_C_KIND c)(c, name)                 \
 		}                                                             \
-		GS_CAT(GS_CALL_, GS_C_RK c)(name, args);                      \
+		GS_CAT(GS_CALL_, GS_C_RK c)(c, name, args);                   \
 	}
 
 #define GS_HOOK(c, ret, name, params, args) GS_CAT(GS_WRAP_, GS_C_IMPL c)(c, ret, name, params, args)

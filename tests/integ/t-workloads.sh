@@ -132,6 +132,13 @@ run decode-copies 95 -- $D --copies
 # addresses in turn (a library's per-call workspace, MAGMA's in
 # torch.linalg): the driver refuses a node on the freed one.
 run decode-workspace 85 -- $D --workspace
+# The same while each instantiation takes 5 ms: the program frees a step's
+# workspace while the builder makes a graph with copies on it.  A graph must
+# not be instantiated after memory under one of its nodes was freed (on an
+# H100 cuGraphInstantiate spun forever there, one run in two or three);
+# the simulator aborts where it happens, as it did here without the lock
+# that keeps frees and builds apart (gs_build.c, gs_build_mem).
+run decode-workspace-slowbuild 85 GS_SIM_INSTANTIATE_US=5000 -- $k/decode --check --steps 100 --workspace --pingpong
 run decode-branch 90 -- $D --branch
 run decode-threads 90 -- $D --threads 2
 run decode-everything 50 -- $D --pingpong --two-streams --copies --branch --threads 2

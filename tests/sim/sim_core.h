@@ -281,6 +281,10 @@ typedef struct gs_sim_node {
 	gs_sim_work_t work;
 	struct gs_sim_node **deps;
 	size_t ndeps;
+	/* A copy's or memset's pointers that were device or pinned memory when
+	 * the node was made (NULL otherwise): they must still be when the graph
+	 * is instantiated (gs_sim_exec_create). */
+	const void *live[2];
 } gs_sim_node_t;
 
 typedef struct gs_sim_graph {

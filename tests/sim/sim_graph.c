@@ -6,6 +6,7 @@
  * holds it, so parameter changes only affect later launches and an exec
  * can be destroyed while a launch is in flight.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -152,6 +153,38 @@ void gs_sim_graph_destroy(gs_sim_graph_t *g)
 	free(g);
 }
 
+/* Remember which of a copy's or memset's pointers lie in memory a free can end. */
+static void node_note_live(gs_sim_node_t *nd)
+{
+	const void *p[2] = { NULL, NULL };
+	if (nd->work.kind == GS_SIM_W_COPY)
+		p[0] = nd->work.u.copy.dst, p[1] = nd->work.u.copy.src;
+	else if (nd->work.kind == GS_SIM_W_SET)
+		p[0] = nd->work.u.set.dst;
+	for (int i = 0; i < 2; i++)
+		nd->live[i] = p[i] && gs_sim_mem_kind(p[i], NULL, NULL, NULL, NULL) != GS_SIM_M_PAGEABLE ? p[i]
+														 : NULL;
+}
+
+/*
+ * A graph instantiated after memory under one of its copy or memset nodes
+ * was freed: on an H100 (driver 580) cuGraphInstantiate could spin forever
+ * there (graphshim's builder, `decode --check --workspace`).  What a real
+ * driver may do silently, this one makes loud: the run aborts.
+ */
+static void check_live(const gs_sim_graph_t *g)
+{
+	for (size_t i = 0; i < g->n; i++)
+		for (int k = 0; k < 2; k++)
+			if (g->nodes[i]->live[k] &&
+			    gs_sim_mem_kind(g->nodes[i]->live[k], NULL, NULL, NULL, NULL) == GS_SIM_M_PAGEABLE) {
+				fprintf(stderr, "sim: a graph instantiated with node %zu's %s on memory freed "
+					"since the node was made (a real driver may hang there)\n",
+					i, g->nodes[i]->work.kind == GS_SIM_W_SET ? "memset" : "copy");
+				abort();
+			}
+}
+
 gs_sim_err_t gs_sim_graph_add(gs_sim_node_t **out, gs_sim_graph_t *g, int type,
 			      gs_sim_work_t *w, gs_sim_node_t *const *deps, size_t ndeps)
 {
@@ -186,6 +219,7 @@ gs_sim_err_t gs_sim_graph_add(gs_sim_node_t **out, gs_sim_graph_t *g, int type,
 	nd->type = w->kind;
 	nd->work = *w;
 	nd->ndeps = ndeps;
+	node_note_live(nd);
 	g->nodes[g->n++] = nd;
 	GS_SIM_PT(pthread_mutex_unlock(&g->mu));
 	gs_sim_reg_add(nd, GS_SIM_H_NODE);
@@ -318,6 +352,7 @@ gs_sim_err_t gs_sim_exec_create(gs_sim_exec_t **out, gs_sim_graph_t *g)
 	if (!x)
 		return GS_SIM_ENOMEM;
 	GS_SIM_PT(pthread_mutex_lock(&g->mu));
+	check_live(g);
 	size_t n = g->n;
 	x->n = n;
 	gs_sim_exec_ver_t *v = ver_new(n);

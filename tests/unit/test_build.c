@@ -99,20 +99,57 @@ static bool builds_began(int n)
 	return false;
 }
 
-Test(build, a_module_unloaded_while_building)
+/* A 16-launch step seen twice: its graph is being built (100 ms) on return. */
+static void a_build_under_way(void)
 {
-	/* The unload reaches the driver only after the forget returns, and a
-	 * graph being built may hold the module's functions: it must be done. */
 	tb_start("GRAPHSHIM_ASYNC_BUILD", "1", "GRAPHSHIM_PERIOD", "0", NULL);
 	tb.build_sleep_ms = 100;
 	step(16);
 	step(16);
 	cr_assert(builds_began(1));
+}
+
+Test(build, a_module_unloaded_while_building)
+{
+	/* The unload reaches the driver only after the forget returns, and a
+	 * graph being built may hold the module's functions: it must be done. */
+	a_build_under_way();
 	gs_engine_forget_funcs("cuModuleUnload");
 	cr_expect_eq(__atomic_load_n(&tb.builds_done, __ATOMIC_ACQUIRE), 1,
 		     "a build was still running when the module was forgotten");
 	cr_expect_eq(tb.live_graphs, 0, "the cancelled sequence's graph was released");
 	cr_expect_eq(gs_stats.graphs, 0);
+	tb_check();
+}
+
+Test(build, a_free_waits_for_the_build_in_progress)
+{
+	/* A graph whose copy or memset lies on memory freed between its nodes
+	 * and its instantiation: an H100's cuGraphInstantiate spun forever. */
+	a_build_under_way();
+	bool on = gs_engine_free_begin();
+	cr_expect(on);
+	cr_expect_eq(__atomic_load_n(&tb.builds_done, __ATOMIC_ACQUIRE), 1,
+		     "a free went ahead while a graph was being built");
+	gs_engine_free_end(on);
+	gs_build_wait();
+	step(16);
+	cr_expect_eq(gs_stats.replays, 1, "the graph built is used");
+	tb_check();
+}
+
+Test(build, a_build_waits_for_a_free_in_progress)
+{
+	tb_start("GRAPHSHIM_ASYNC_BUILD", "1", "GRAPHSHIM_PERIOD", "0", NULL);
+	bool on = gs_engine_free_begin();
+	step(16);
+	step(16); /* queued: the builder takes it and waits */
+	usleep(50 * 1000);
+	cr_expect_eq(__atomic_load_n(&tb.builds_done, __ATOMIC_ACQUIRE), 0,
+		     "a graph was built while the application freed memory");
+	gs_engine_free_end(on);
+	gs_build_wait();
+	cr_expect_eq(tb.builds, 1);
 	tb_check();
 }
 
