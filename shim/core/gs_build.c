@@ -13,6 +13,7 @@
 
 #include <sched.h>
 #include <stdlib.h>
+#include <time.h>
 
 static pthread_mutex_t gs_build_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t gs_build_cv = PTHREAD_COND_INITIALIZER;   /* work queued */
@@ -33,6 +34,22 @@ static pthread_t gs_build_thread;
  * need nothing: no free runs during them.
  */
 static pthread_mutex_t gs_build_mem = PTHREAD_MUTEX_INITIALIZER;
+
+/*
+ * A build is a few driver calls that return in milliseconds, but a driver
+ * can fail to return: on an H100 cuGraphInstantiate spun forever on a graph
+ * with a node on freed memory (gs_build_mem), and the program hung at its
+ * next module unload, which waits for the build in progress, with nothing
+ * said.  So a wait for the builder that lasts says so, once a build, and
+ * no wait goes on past gs_build_leave_ms of one build: the program goes on
+ * (the job was cancelled, or at the exit is left to the builder, which is
+ * left behind), and graphshim's statistics are written.  The build in
+ * progress: when it began (gs_clock_ns) and its records.
+ */
+static uint64_t gs_build_began;
+static uint32_t gs_build_recs;
+static uint64_t gs_build_told; /* gs_build_began of the build reported last */
+static unsigned gs_build_warn_ms = 5000, gs_build_leave_ms = 30000;
 
 /*
  * GRAPHSHIM_BUILD_SCHED.  The builder wakes when a launch call queues a
@@ -78,6 +95,8 @@ static void *gs_build_main(void *arg)
 		if (!gs_build_head)
 			gs_build_tail = NULL;
 		gs_build_busy = true;
+		gs_build_began = gs_clock_ns();
+		gs_build_recs = q->n;
 		pthread_mutex_unlock(&gs_build_lock);
 
 		/*
@@ -153,11 +172,81 @@ bool gs_build_submit(gs_seq_t *q)
 	return false;
 }
 
+/*
+ * How long the build in progress has been going, in ms (0: none); said once
+ * a build when a wait has lasted gs_build_warn_ms.  Build lock held.
+ */
+static uint64_t gs_build_age(void)
+{
+	if (!gs_build_busy)
+		return 0;
+	uint64_t ms = (gs_clock_ns() - gs_build_began) / 1000000u;
+	if (ms >= gs_build_warn_ms && gs_build_told != gs_build_began) {
+		gs_build_told = gs_build_began;
+		gs_log(GS_LOG_WARN, "waiting for the builder, which has been building a graph of %u "
+		       "operations for %llu ms, inside the driver; if the driver never returns, the "
+		       "program hangs here: please report it, and run with GRAPHSHIM_ENABLE=0 meanwhile",
+		       (unsigned)gs_build_recs, (unsigned long long)ms);
+	}
+	return ms;
+}
+
+/* 100 ms from now, for a timed wait: a long wait looks at the build that often. */
+static void gs_build_deadline(struct timespec *ts)
+{
+	clock_gettime(CLOCK_REALTIME, ts);
+	ts->tv_nsec += 100 * 1000000L;
+	if (ts->tv_nsec >= 1000000000L)
+		ts->tv_sec++, ts->tv_nsec -= 1000000000L;
+}
+
+/* What each wait for the builder waits for; build lock held. */
+static bool gs_build_more_wait(void)
+{
+	return gs_build_running && ((gs_build_head && !gs_build_paused) || gs_build_busy);
+}
+
+static bool gs_build_more_pause(void)
+{
+	return gs_build_busy;
+}
+
+static bool gs_build_more_stop(void)
+{
+	return gs_build_head || gs_build_busy;
+}
+
+/*
+ * Wait on gs_build_idle while more(), build lock held: true once more() is
+ * false, false when the build in progress has gone on for
+ * gs_build_leave_ms (a builder stuck in the driver is not waited for: the
+ * program goes on, where it would hang; its job was cancelled or, at the
+ * exit, is left to it).
+ */
+static bool gs_build_await(bool (*more)(void))
+{
+	while (more()) {
+		if (gs_build_age() >= gs_build_leave_ms)
+			return false;
+		struct timespec ts;
+		gs_build_deadline(&ts);
+		pthread_cond_timedwait(&gs_build_idle, &gs_build_lock, &ts);
+	}
+	return true;
+}
+
 void gs_build_wait(void)
 {
 	pthread_mutex_lock(&gs_build_lock);
-	while (gs_build_running && ((gs_build_head && !gs_build_paused) || gs_build_busy))
-		pthread_cond_wait(&gs_build_idle, &gs_build_lock);
+	gs_build_await(gs_build_more_wait);
+	pthread_mutex_unlock(&gs_build_lock);
+}
+
+void gs_build_patience(unsigned warn_ms, unsigned leave_ms)
+{
+	pthread_mutex_lock(&gs_build_lock);
+	gs_build_warn_ms = warn_ms;
+	gs_build_leave_ms = leave_ms;
 	pthread_mutex_unlock(&gs_build_lock);
 }
 
@@ -170,8 +259,7 @@ void gs_build_pause(void)
 {
 	pthread_mutex_lock(&gs_build_lock);
 	gs_build_paused++;
-	while (gs_build_busy)
-		pthread_cond_wait(&gs_build_idle, &gs_build_lock);
+	gs_build_await(gs_build_more_pause);
 	pthread_mutex_unlock(&gs_build_lock);
 }
 
@@ -183,30 +271,54 @@ void gs_build_resume(void)
 	pthread_mutex_unlock(&gs_build_lock);
 }
 
-void gs_build_stop(void)
+bool gs_build_stop(void)
 {
 	pthread_mutex_lock(&gs_build_lock);
 	if (!gs_build_running) {
 		pthread_mutex_unlock(&gs_build_lock);
-		return;
+		return false;
 	}
 	gs_build_quit = true;
 	pthread_cond_signal(&gs_build_cv);
+	bool drained = gs_build_await(gs_build_more_stop); /* it drains the queue first */
+	uint64_t ms = (gs_clock_ns() - gs_build_began) / 1000000u;
 	pthread_mutex_unlock(&gs_build_lock);
-	pthread_join(gs_build_thread, NULL); /* it drains the queue first */
+	if (!drained) {
+		gs_log(GS_LOG_WARN, "the builder has been inside the driver for %llu ms, building a graph "
+		       "of %u operations: leaving it behind (its graphs are not released)",
+		       (unsigned long long)ms, (unsigned)gs_build_recs);
+		pthread_detach(gs_build_thread);
+	} else {
+		pthread_join(gs_build_thread, NULL);
+	}
 	pthread_mutex_lock(&gs_build_lock);
 	gs_build_running = false;
 	pthread_mutex_unlock(&gs_build_lock);
+	return !drained;
 }
 
-void gs_build_free_enter(void)
+bool gs_build_free_enter(void)
 {
-	pthread_mutex_lock(&gs_build_mem);
+	if (pthread_mutex_trylock(&gs_build_mem) == 0)
+		return true;
+	for (;;) {
+		pthread_mutex_lock(&gs_build_lock);
+		uint64_t ms = gs_build_age();
+		pthread_mutex_unlock(&gs_build_lock);
+		/* A builder stuck this long in the driver is past freeing under it. */
+		if (ms >= gs_build_leave_ms)
+			return false;
+		struct timespec ts;
+		gs_build_deadline(&ts);
+		if (pthread_mutex_timedlock(&gs_build_mem, &ts) == 0)
+			return true;
+	}
 }
 
-void gs_build_free_leave(void)
+void gs_build_free_leave(bool locked)
 {
-	pthread_mutex_unlock(&gs_build_mem);
+	if (locked)
+		pthread_mutex_unlock(&gs_build_mem);
 }
 
 void gs_build_forget(void)

@@ -471,16 +471,12 @@ void gs_engine_forget_funcs(const char *api)
 
 bool gs_engine_free_begin(void)
 {
-	if (!gs_engine_active())
-		return false;
-	gs_build_free_enter();
-	return true;
+	return gs_engine_active() && gs_build_free_enter();
 }
 
 void gs_engine_free_end(bool on)
 {
-	if (on)
-		gs_build_free_leave();
+	gs_build_free_leave(on);
 }
 
 void gs_engine_stream_destroy(uintptr_t handle, void *ctx, const char *api)
@@ -815,7 +811,9 @@ void gs_engine_fini(void)
 	gs_idle_stop(); /* before the streams go */
 	gs_engine_flush_all(GS_FLUSH_EXIT, "exit");
 	gs_event_reset(false); /* nothing is held now */
-	gs_build_stop(); /* graphs being built are published or freed first */
+	/* Graphs being built are published or freed first; a builder stuck in
+	 * the driver is left behind with every stream it may touch. */
+	bool left = gs_build_stop();
 	__atomic_store_n(&gs_hot.active, false, __ATOMIC_RELEASE);
 	bool used = gs_engine_used();
 	if (used)
@@ -826,7 +824,8 @@ void gs_engine_fini(void)
 		gs_trace_close();
 	else
 		gs_trace_discard(); /* no GPU call: nothing to say, nothing left behind */
-	gs_stream_free_all();
+	if (!left)
+		gs_stream_free_all();
 	gs_inited = false; /* a test may start the engine again */
 	__atomic_store_n(&gs_engine_fin, 2, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&gs_init_lock);

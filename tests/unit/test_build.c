@@ -3,7 +3,9 @@
 #include "gs_testbe.h"
 
 #include <criterion/criterion.h>
+#include <criterion/redirect.h>
 #include <sched.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -99,11 +101,16 @@ static bool builds_began(int n)
 	return false;
 }
 
-/* A 16-launch step seen twice: its graph is being built (100 ms) on return. */
-static void a_build_under_way(void)
+/*
+ * A 16-launch step seen twice: its graph is being built (for ms) on return.
+ * Waits for the builder stop waiting for a build after leave_ms (and say so
+ * after 50 ms).
+ */
+static void a_build_under_way(int ms, unsigned leave_ms)
 {
 	tb_start("GRAPHSHIM_ASYNC_BUILD", "1", "GRAPHSHIM_PERIOD", "0", NULL);
-	tb.build_sleep_ms = 100;
+	gs_build_patience(50, leave_ms);
+	tb.build_sleep_ms = ms;
 	step(16);
 	step(16);
 	cr_assert(builds_began(1));
@@ -113,7 +120,7 @@ Test(build, a_module_unloaded_while_building)
 {
 	/* The unload reaches the driver only after the forget returns, and a
 	 * graph being built may hold the module's functions: it must be done. */
-	a_build_under_way();
+	a_build_under_way(100, 30000);
 	gs_engine_forget_funcs("cuModuleUnload");
 	cr_expect_eq(__atomic_load_n(&tb.builds_done, __ATOMIC_ACQUIRE), 1,
 		     "a build was still running when the module was forgotten");
@@ -126,7 +133,7 @@ Test(build, a_free_waits_for_the_build_in_progress)
 {
 	/* A graph whose copy or memset lies on memory freed between its nodes
 	 * and its instantiation: an H100's cuGraphInstantiate spun forever. */
-	a_build_under_way();
+	a_build_under_way(100, 30000);
 	bool on = gs_engine_free_begin();
 	cr_expect(on);
 	cr_expect_eq(__atomic_load_n(&tb.builds_done, __ATOMIC_ACQUIRE), 1,
@@ -150,6 +157,86 @@ Test(build, a_build_waits_for_a_free_in_progress)
 	gs_engine_free_end(on);
 	gs_build_wait();
 	cr_expect_eq(tb.builds, 1);
+	tb_check();
+}
+
+/* What this process wrote to stderr so far (redirected by the test). */
+static void stderr_text(char *buf, size_t len)
+{
+	fflush(stderr);
+	FILE *f = cr_get_redirected_stderr();
+	size_t n = fread(buf, 1, len - 1, f);
+	buf[n] = '\0';
+}
+
+Test(build, an_exit_leaves_a_builder_stuck_in_the_driver_behind, .init = cr_redirect_stderr)
+{
+	/* A driver call that does not return (cuGraphInstantiate spun so on an
+	 * H100): the exit says so and ends instead of waiting for ever. */
+	a_build_under_way(1500, 200);
+	double t0 = now_ms();
+	gs_engine_fini();
+	double dt = now_ms() - t0;
+	cr_expect_lt(dt, 1000.0, "the exit waited %.0f ms for a builder stuck in the driver", dt);
+	cr_expect_eq(__atomic_load_n(&tb.builds_done, __ATOMIC_ACQUIRE), 0);
+	/* It comes back later, to what was left to it: nothing was freed. */
+	for (int i = 0; i < 400 && !__atomic_load_n(&tb.builds_done, __ATOMIC_ACQUIRE); i++)
+		usleep(10 * 1000);
+	cr_expect_eq(__atomic_load_n(&tb.builds_done, __ATOMIC_ACQUIRE), 1);
+	usleep(50 * 1000); /* its thread ends */
+	char err[4096];
+	stderr_text(err, sizeof(err));
+	cr_expect(strstr(err, "waiting for the builder, which has been building a graph of 16") != NULL,
+		  "no word of the wait: %s", err);
+	cr_expect(strstr(err, "leaving it behind") != NULL, "no word of leaving it: %s", err);
+}
+
+Test(build, a_free_goes_on_past_a_builder_stuck_in_the_driver, .init = cr_redirect_stderr)
+{
+	a_build_under_way(1000, 200);
+	double t0 = now_ms();
+	bool on = gs_engine_free_begin();
+	double dt = now_ms() - t0;
+	cr_expect_not(on, "the free took the lock of a build still in progress");
+	cr_expect(dt >= 150.0 && dt < 800.0, "the free waited %.0f ms", dt);
+	gs_engine_free_end(on);
+	gs_build_patience(50, 10000);
+	gs_build_wait(); /* the build does end */
+	cr_expect_eq(__atomic_load_n(&tb.builds_done, __ATOMIC_ACQUIRE), 1);
+	char err[4096];
+	stderr_text(err, sizeof(err));
+	cr_expect(strstr(err, "waiting for the builder") != NULL, "no word of the wait: %s", err);
+	/* The lock is free again: the next free takes it at once. */
+	on = gs_engine_free_begin();
+	cr_expect(on);
+	gs_engine_free_end(on);
+	tb_check();
+}
+
+Test(build, a_module_unload_goes_on_past_a_builder_stuck_in_the_driver)
+{
+	/* Its job is cancelled, and the builder frees it when it returns. */
+	a_build_under_way(800, 200);
+	double t0 = now_ms();
+	gs_engine_forget_funcs("cuModuleUnload");
+	double dt = now_ms() - t0;
+	cr_expect(dt < 600.0, "the unload waited %.0f ms for a builder stuck in the driver", dt);
+	gs_build_patience(50, 10000);
+	gs_build_wait();
+	cr_expect_eq(tb.live_graphs, 0, "the cancelled sequence's graph was released");
+	cr_expect_eq(gs_stats.graphs, 0);
+}
+
+Test(build, a_long_wait_for_the_builder_is_reported_once, .init = cr_redirect_stderr)
+{
+	a_build_under_way(400, 10000);
+	gs_build_wait(); /* waits the whole build, under the limit */
+	cr_expect_eq(__atomic_load_n(&tb.builds_done, __ATOMIC_ACQUIRE), 1);
+	char err[4096];
+	stderr_text(err, sizeof(err));
+	const char *first = strstr(err, "waiting for the builder");
+	cr_expect(first != NULL, "no word of the wait: %s", err);
+	cr_expect(first == NULL || strstr(first + 1, "waiting for the builder") == NULL, "said twice: %s", err);
 	tb_check();
 }
 
