@@ -21,9 +21,10 @@
 #define FW_BLOCK 256     /* threads a block, as the kernels expect */
 #define FW_MAX_ROTATE 64 /* scratch buffers at most */
 #define FW_VOCAB 64      /* the token's argmax runs over x[0, min(FW_VOCAB, D)) */
+#define FW_MAX_SIDES 16  /* --side-streams at most */
 
 typedef struct fw_cfg {
-	long layers, dim, tokens, rotate, readback_every, chunk, ctx, seed;
+	long layers, dim, tokens, rotate, readback_every, chunk, ctx, seed, sides;
 	bool events, grow, two_streams, kv_copy, set_attr, readback_async, time, graph;
 	const char *out;
 } fw_cfg_t;
@@ -36,6 +37,7 @@ typedef struct fw {
 	fw_cfg_t c;
 	fw_fns_t f;
 	CUstream s, s2;
+	CUstream side[FW_MAX_SIDES];  /* --side-streams */
 	CUevent ev_layer, ev_a, ev_b;
 	CUdeviceptr x, h, y, W, kv, E, flag, tok;
 	CUdeviceptr t[FW_MAX_ROTATE]; /* the scratch rotation */
@@ -49,7 +51,8 @@ static void fw_usage(void)
 	fprintf(stderr,
 		"usage: fwstep [--layers L] [--dim D] [--tokens N] [--ctx C] [--chunk K]\n"
 		"              [--rotate N] [--readback-every R] [--events|--no-events]\n"
-		"              [--grow|--no-grow] [--two-streams] [--kv-copy] [--set-attr]\n"
+		"              [--grow|--no-grow] [--two-streams] [--side-streams N]\n"
+		"              [--kv-copy] [--set-attr]\n"
 		"              [--readback sync|async] [--seed S] [--out FILE] [--time]\n"
 		"              [--explicit-graph]\n"
 		"  --tokens N          steps, one token each (also --steps; default 200)\n"
@@ -60,6 +63,12 @@ static void fw_usage(void)
 		"  --no-events         no event record + query after each layer\n"
 		"  --no-grow           attention grid fixed at ceil(C/K), not ceil((pos+1)/K)\n"
 		"  --two-streams       the KV append on a side stream, joined by events\n"
+		"  --side-streams N    each layer forked over N side streams (2-16) and joined\n"
+		"                      again, as cuDNN's RNNs do: every side waits on one event\n"
+		"                      recorded on the stream, the first runs the projection,\n"
+		"                      the second the append after it (an event between), and\n"
+		"                      each records that same event again, the stream waiting\n"
+		"                      after each record\n"
 		"  --kv-copy           the KV append as cuMemcpyDtoDAsync, not a kernel\n"
 		"  --set-attr          the attention's dynamic shared memory limit set before\n"
 		"                      each of its launches, as flash attention does (CUDA)\n"
@@ -105,6 +114,8 @@ static void fw_parse(fw_cfg_t *c, int argc, char **argv)
 			c->grow = argv[i][2] == 'g';
 		else if (strcmp(argv[i], "--two-streams") == 0)
 			c->two_streams = true;
+		else if (gs_wl_opt(argc, argv, &i, "--side-streams", &v))
+			c->sides = gs_wl_arg_long("--side-streams", v, 2, FW_MAX_SIDES);
 		else if (strcmp(argv[i], "--kv-copy") == 0)
 			c->kv_copy = true;
 		else if (strcmp(argv[i], "--set-attr") == 0)
@@ -176,6 +187,29 @@ static void fw_append(fw_t *w, CUstream s, CUdeviceptr kv, CUdeviceptr *t, int p
 	}
 }
 
+/*
+ * The projection and the append forked over the side streams and joined
+ * again, as cuDNN's RNNs spread a step (docs/limits.md, "Several streams in
+ * one step"): every side waits on an event recorded on the stream; the
+ * first side projects, the second appends after it (an event between); each
+ * side records the fork's event again, and the stream waits after each.
+ */
+static void fw_sides(fw_t *w, void **pm, CUdeviceptr kv, CUdeviceptr *t, int pos)
+{
+	long n = w->c.sides;
+	GS_CHECK(cuEventRecord(w->ev_a, w->s));
+	for (long k = 0; k < n; k++)
+		GS_CHECK(cuStreamWaitEvent(w->side[k], w->ev_a, 0));
+	fw_launch(w->f.matvec, fw_blocks(w->c.dim), w->side[0], pm);
+	GS_CHECK(cuEventRecord(w->ev_b, w->side[0]));
+	GS_CHECK(cuStreamWaitEvent(w->side[1], w->ev_b, 0));
+	fw_append(w, w->side[1], kv, t, pos);
+	for (long k = 0; k < n; k++) {
+		GS_CHECK(cuEventRecord(w->ev_a, w->side[k]));
+		GS_CHECK(cuStreamWaitEvent(w->s, w->ev_a, 0));
+	}
+}
+
 /* One layer at position pos; l picks the layer's weights and cache. */
 static void fw_layer(fw_t *w, long l, int pos)
 {
@@ -191,8 +225,10 @@ static void fw_layer(fw_t *w, long l, int pos)
 	void *pn[] = { &w->h, &w->y, &w->x, &D };
 	fw_launch(w->f.norm, 1, w->s, pn);
 	void *pm[] = { t, &Wl, &w->h, &D };
-	fw_launch(w->f.matvec, fw_blocks(D), w->s, pm);
-	if (c->two_streams) {
+	if (c->sides) {
+		fw_sides(w, pm, kv, t, pos);
+	} else if (c->two_streams) {
+		fw_launch(w->f.matvec, fw_blocks(D), w->s, pm);
 		/* The append on the side stream, as a copy stream would. */
 		GS_CHECK(cuEventRecord(w->ev_a, w->s));
 		GS_CHECK(cuStreamWaitEvent(w->s2, w->ev_a, 0));
@@ -200,6 +236,7 @@ static void fw_layer(fw_t *w, long l, int pos)
 		GS_CHECK(cuEventRecord(w->ev_b, w->s2));
 		GS_CHECK(cuStreamWaitEvent(w->s, w->ev_b, 0));
 	} else {
+		fw_launch(w->f.matvec, fw_blocks(D), w->s, pm);
 		fw_append(w, w->s, kv, t, pos);
 	}
 	void *pa[] = { &w->y, t, &kv, &pos, &chunk, &D };
@@ -275,6 +312,8 @@ static void fw_setup(fw_t *w)
 	w->tok = fw_words(1, NULL);
 	GS_CHECK(cuStreamCreate(&w->s, CU_STREAM_NON_BLOCKING));
 	GS_CHECK(cuStreamCreate(&w->s2, CU_STREAM_NON_BLOCKING));
+	for (long k = 0; k < c->sides; k++)
+		GS_CHECK(cuStreamCreate(&w->side[k], CU_STREAM_NON_BLOCKING));
 	GS_CHECK(cuEventCreate(&w->ev_layer, CU_EVENT_DISABLE_TIMING));
 	GS_CHECK(cuEventCreate(&w->ev_a, CU_EVENT_DISABLE_TIMING));
 	GS_CHECK(cuEventCreate(&w->ev_b, CU_EVENT_DISABLE_TIMING));
@@ -313,9 +352,9 @@ static void fw_report(const fw_cfg_t *c, gs_wl_timer_t *tm)
 	char label[320];
 	snprintf(label, sizeof(label),
 		 "fwstep mode=%s L=%ld D=%ld ctx=%ld chunk=%ld rotate=%ld readback_every=%ld "
-		 "events=%d grow=%d two_streams=%d kv_copy=%d set_attr=%d readback=%s",
+		 "events=%d grow=%d two_streams=%d sides=%ld kv_copy=%d set_attr=%d readback=%s",
 		 c->graph ? "graph" : "eager", c->layers, c->dim, c->ctx, c->chunk, c->rotate,
-		 c->readback_every, c->events, c->grow, c->two_streams, c->kv_copy, c->set_attr,
+		 c->readback_every, c->events, c->grow, c->two_streams, c->sides, c->kv_copy, c->set_attr,
 		 c->readback_async ? "async" : "sync");
 	gs_wl_timer_report(tm, label);
 }

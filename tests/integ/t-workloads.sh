@@ -144,15 +144,18 @@ run decode-threads 90 -- $D --threads 2
 run decode-everything 50 -- $D --pingpong --two-streams --copies --branch --threads 2
 # fwstep: a step issued as a framework issues it (kernels/README.md).  At
 # this size graphshim replays today: all on 85%, no events 91%, no rotation
-# 85%, no growth 86%, two streams 0%, kv-copy 85%, static 98%.  The minimums
-# sit a few points under (0 where nothing replays yet), to be raised with
-# the learner.
+# 85%, no growth 86%, two streams 77%, kv-copy 85%, static 98%, side streams
+# 56% (the main stream's part: the sides' one launch between marks each goes
+# cold; docs/limits.md, "Several streams in one step").  The minimums sit
+# a few points under (0 where nothing replays yet), to be raised with the
+# learner.
 F="$k/fwstep --layers 4 --dim 32 --ctx 64 --tokens 100"
 run fwstep 80 -- $F
 run fwstep-no-events 85 -- $F --no-events
 run fwstep-no-rotation 80 -- $F --rotate 1
 run fwstep-no-grow 80 -- $F --no-grow
 run fwstep-two-streams 0 -- $F --two-streams
+run fwstep-side-streams 50 -- $F --side-streams 12
 run fwstep-kv-copy 80 -- $F --kv-copy
 # Flash attention's habit: the attention's shared memory limit set before
 # each of its launches (no held launch exceeds it, so nothing is flushed).

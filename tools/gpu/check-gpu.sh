@@ -83,6 +83,7 @@ fwstep-noevents|-|$F --no-events
 fwstep-norotate|-|$F --rotate 1
 fwstep-nogrow|-|$F --no-grow
 fwstep-twostreams|-|$F --two-streams
+fwstep-sidestreams|-|$F --side-streams 12
 fwstep-kvcopy|-|$F --kv-copy
 fwstep-setattr|-|$F --set-attr
 fwstep-static|-|$FS
