@@ -76,6 +76,13 @@ run decode-copies + -- $D --copies
 # A workspace freed after each step: the HIP backend makes no stand-ins, so
 # a node on the freed one is refused and runs eagerly; identical either way.
 run decode-workspace + -- $D --workspace
+# The same while each instantiation takes 5 ms, the program freeing a
+# workspace every step: hipFree takes the builder's lock as cuMemFree does.
+# (The simulator aborts where a graph is instantiated with a node on memory
+# freed since it was made; here the HIP backend's nodes on the workspace are
+# refused before that could happen: without the lock it passed 6 runs of 6.
+# t-workloads.sh has the case that fails without it.)
+run decode-workspace-slowbuild + GS_SIM_INSTANTIATE_US=5000 -- "$k/decode-hip" --check --steps 100 --workspace --pingpong
 run decode-branch + -- $D --branch
 run decode-threads + -- $D --threads 2
 run decode-everything + -- $D --pingpong --two-streams --copies --branch --threads 2
