@@ -16,9 +16,11 @@
  * blocks are checked and a context's slot whose block went is freed, so a
  * program that makes and destroys many contexts (the fuzzer's runner) has
  * stand-ins in each.
- * Graph builds only look it up.  Allocating on the builder instead hung
- * `decode --check --workspace` on an H100 in three runs of five (and one
- * crashed); why was not found.  Elements are taken only while no capture is
+ * Graph builds only look it up (no allocation on the builder).  The hang
+ * once blamed on allocating it there was the driver spinning in
+ * cuGraphInstantiate on a graph with a node on freed memory, which no build
+ * makes now (cu_ops.c, gs_build.c: the twenty-seventh session in
+ * docs/performance.md).  Elements are taken only while no capture is
  * open anywhere (gs_cu_elements_ok), so the allocation falls outside the
  * application's captures but for one another thread begins at that moment,
  * once per thread and context.
