@@ -20,6 +20,7 @@
 #                       stays within the device tool's 10 minutes); real.sh's
 #                       budget GS_REAL_BUDGET defaults to that limit less 90 s, for
 #                       the round and counting runs under way when it runs out
+#   GS_ALL_HANGS=N      runs of the hang probe after check-gpu (default 8; 0: none)
 #   GS_ALL_COSTS=0      skip the costs stage (tools/gpu/costs.c: what a launch, a
 #                       node patch and a graph launch cost this driver's host;
 #                       a few seconds, its lines join the table)
@@ -121,6 +122,16 @@ if [ "${GS_ALL_COSTS:-1}" != 0 ]; then
 fi
 if [ "${GS_ALL_REAL:-0}" != only ]; then
 	stage check-gpu "${GS_T_CHECK:-170}" bash "$SRC/tools/gpu/check-gpu.sh"
+	# A hang that comes one run in a few (the builder spinning in the driver,
+	# twenty-seventh session) passes one check-gpu run as often as not: the
+	# workload that showed it, GS_ALL_HANGS times (0: skipped) with a 5 s limit.
+	if [ "${GS_ALL_HANGS:-8}" -gt 0 ]; then
+		stage hangs 120 env LD_PRELOAD="$SRC/.libs/libgraphshim.so" \
+			sh "$SRC/tools/gpu/hang-probe.sh" "${GS_ALL_HANGS:-8}" 5 \
+			"$SRC/kernels/decode" --check --steps 200 --workspace
+		echo "hangs: $(tail -n 1 "$LOG/hangs.log" | sed 's/^hang-probe: //')" \
+			"(decode --check --steps 200 --workspace, 5 s limit; tools/gpu/hang-probe.sh)" >>"$GS_TABLE"
+	fi
 	stage bench "${GS_T_BENCH:-330}" bash "$SRC/tools/gpu/bench.sh"
 fi
 # The real-program suite: its table joins the others (GS_TABLE), its
