@@ -16,7 +16,7 @@
 static const int gs_sig_list[] = {SIGINT, SIGTERM, SIGHUP};
 #define GS_SIG_N ((int)GS_ARRAY_SIZE(gs_sig_list))
 
-volatile sig_atomic_t gs_sig_deferred;
+__thread volatile sig_atomic_t gs_sig_deferred GS_TLS_IE;
 __thread int gs_sig_holds GS_TLS_IE;
 
 static gs_sig_sigaction_fn gs_sig_real;
@@ -136,6 +136,7 @@ void gs_sig_install(bool (*on_term)(int sig))
 void gs_sig_child(void)
 {
 	gs_sig_holds = 0; /* the parent's locks are not this process's */
+	gs_sig_deferred = 0;
 	__atomic_store_n(&gs_sig_passive, 1, __ATOMIC_RELEASE);
 }
 

@@ -20,7 +20,12 @@
  * exit-time writing); nor does the handler write while its thread holds a
  * stream (gs_sig_hold).  Then the signal is deferred: gs_sig_deferred is set,
  * and that code raises it again as it leaves (gs_sig_resume).  Nothing in
- * the handler ever waits on a lock the interrupted code may hold.
+ * the handler ever waits on a lock the interrupted code may hold.  The
+ * deferral is the thread's own: only the thread the signal interrupted
+ * raises it again.  (It was one flag for the process once, and the idle
+ * watchdog, which blocks every signal and holds streams too, took a
+ * SIGTERM deferred on the application's thread and raised it on itself,
+ * where it stayed pending for ever: the program ran on.)
  *
  * An ignored signal stays ignored in the kernel (so that it stays ignored
  * across exec, as the application expects).  A forked child keeps the
@@ -33,8 +38,8 @@
 
 #include "gs_common.h"
 
-/* Non-zero while a signal waits for code inside graphshim to finish. */
-extern volatile sig_atomic_t gs_sig_deferred;
+/* Non-zero while a signal waits for this thread's code inside graphshim to finish. */
+extern __thread volatile sig_atomic_t gs_sig_deferred GS_TLS_IE;
 
 /* Raise the deferred signal again (the handler then runs outside graphshim). */
 void gs_sig_resume(void);

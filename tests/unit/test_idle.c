@@ -5,8 +5,12 @@
  * milliseconds.
  */
 #include <criterion/criterion.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <time.h>
 
+#include "gs_sig.h"
 #include "gs_testbe.h"
 
 static const uintptr_t F[] = {0xf1, 0xf2, 0xf3, 0xf4, 0xf5, 0xf6, 0xf7, 0xf8};
@@ -337,4 +341,51 @@ Test(idle, a_forced_replay_keeps_replaying_through_moving_waits)
 	step_waiting(1u << 2);
 	cr_expect_eq(gs_stats.flush_by[GS_FLUSH_IDLE], 5);
 	tb_check();
+}
+
+/*
+ * A terminating signal deferred on the application's thread (it held a
+ * stream) is raised again by that thread alone.  The watchdog holds streams
+ * too, with every signal blocked: when the deferral was one flag for the
+ * process, the watchdog's release took it and raised the signal on itself,
+ * where it stayed pending, and the program ran on (t-outputs' "SIGTERM
+ * inside a launch" hung so in CI).
+ */
+static bool sig_term_now(int sig)
+{
+	(void)sig;
+	return false; /* nothing to write: end now */
+}
+
+static atomic_int sig_cycles;
+
+/* As the watchdog: every signal blocked, a stream held and released over and over. */
+static void *sig_blocked_holder(void *arg)
+{
+	(void)arg;
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, NULL);
+	for (;;) {
+		gs_sig_hold();
+		gs_sig_release();
+		atomic_fetch_add(&sig_cycles, 1);
+		nap_us(100);
+	}
+	return NULL;
+}
+
+Test(idle, a_signal_deferred_on_one_thread_is_not_taken_by_the_watchdogs, .signal = SIGTERM)
+{
+	gs_sig_install(sig_term_now);
+	pthread_t t;
+	cr_assert_eq(pthread_create(&t, NULL, sig_blocked_holder, NULL), 0);
+	gs_sig_hold();
+	pthread_kill(pthread_self(), SIGTERM); /* deferred: this thread holds */
+	int seen = atomic_load(&sig_cycles);
+	while (atomic_load(&sig_cycles) < seen + 20)
+		nap_us(100);
+	gs_sig_release(); /* raises it again, here: the process ends */
+	nap_us(200 * 1000);
+	cr_assert_fail("SIGTERM was lost: the process ran on");
 }
