@@ -281,7 +281,7 @@ bool gs_build_stop(void)
 	gs_build_quit = true;
 	pthread_cond_signal(&gs_build_cv);
 	bool drained = gs_build_await(gs_build_more_stop); /* it drains the queue first */
-	uint64_t ms = (gs_clock_ns() - gs_build_began) / 1000000u;
+	uint64_t ms = drained ? 0 : gs_build_age();
 	pthread_mutex_unlock(&gs_build_lock);
 	if (!drained) {
 		gs_log(GS_LOG_WARN, "the builder has been inside the driver for %llu ms, building a graph "

@@ -235,20 +235,22 @@ static void gs_cu_set_params(const gs_rec_t *r, CUDA_MEMSET_NODE_PARAMS *p)
 
 /*
  * Whether a copy's or memset's device pointer is dead now is asked before
- * the node is added: the driver refuses it, and on an H100 (driver 580) a
- * graph that had one refused add of a memset on freed memory, then the same
- * memset added again on a stand-in, could make cuGraphInstantiate spin
- * forever on the builder (`decode --check --workspace`, one run in two or
- * three).  A node on dead memory is never offered to the driver.
+ * the node is added: the driver refuses it, and on an H100 (driver 580)
+ * cuGraphInstantiate spun forever on the builder (`decode --check
+ * --workspace`, one run in three) on a graph that had one refused add of a
+ * memset on freed memory and the same memset added again on a stand-in, or
+ * whose node's memory was freed before the instantiation (gs_build.c keeps
+ * frees and builds apart); which of the two was not told apart.  A node on
+ * dead memory is never offered to the driver.
  */
 
 /* Dead device pointers of the copy: bit 0 its destination, bit 1 its source. */
-static unsigned gs_cu_copy_dead(const gs_rec_t *r, const CUDA_MEMCPY3D *c)
+static unsigned gs_cu_copy_dead(const CUDA_MEMCPY3D *c)
 {
 	unsigned dead = 0;
-	if (c->dstMemoryType == CU_MEMORYTYPE_DEVICE && gs_cu_dead((CUdeviceptr)gs_rec_u64(r, 0)))
+	if (c->dstMemoryType == CU_MEMORYTYPE_DEVICE && gs_cu_dead(c->dstDevice))
 		dead |= 1;
-	if (c->srcMemoryType == CU_MEMORYTYPE_DEVICE && gs_cu_dead((CUdeviceptr)gs_rec_u64(r, 8)))
+	if (c->srcMemoryType == CU_MEMORYTYPE_DEVICE && gs_cu_dead(c->srcDevice))
 		dead |= 2;
 	return dead;
 }
@@ -305,7 +307,7 @@ static CUresult gs_cu_add_node(CUgraph g, const CUgraphNode *dep, size_t ndep,
 			return CUDA_ERROR_NOT_SUPPORTED;
 		CUDA_MEMCPY3D c;
 		gs_cu_copy_params(r, &c);
-		unsigned dead = gs_cu_copy_dead(r, &c);
+		unsigned dead = gs_cu_copy_dead(&c);
 		if (dead && !(stand && gs_cu_copy_stand(r, &c, dead)))
 			return CUDA_ERROR_INVALID_VALUE; /* as the driver would say */
 		CUresult st = R->cuGraphAddMemcpyNode(out, g, dep, ndep, &c, (CUcontext)r->ctx);

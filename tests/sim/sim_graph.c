@@ -153,6 +153,12 @@ void gs_sim_graph_destroy(gs_sim_graph_t *g)
 	free(g);
 }
 
+/* Whether p lies in device or pinned memory (a free can end it). */
+static bool mem_live(const void *p)
+{
+	return gs_sim_mem_kind(p, NULL, NULL, NULL, NULL) != GS_SIM_M_PAGEABLE;
+}
+
 /* Remember which of a copy's or memset's pointers lie in memory a free can end. */
 static void node_note_live(gs_sim_node_t *nd)
 {
@@ -162,8 +168,7 @@ static void node_note_live(gs_sim_node_t *nd)
 	else if (nd->work.kind == GS_SIM_W_SET)
 		p[0] = nd->work.u.set.dst;
 	for (int i = 0; i < 2; i++)
-		nd->live[i] = p[i] && gs_sim_mem_kind(p[i], NULL, NULL, NULL, NULL) != GS_SIM_M_PAGEABLE ? p[i]
-														 : NULL;
+		nd->live[i] = p[i] && mem_live(p[i]) ? p[i] : NULL;
 }
 
 /*
@@ -176,8 +181,7 @@ static void check_live(const gs_sim_graph_t *g)
 {
 	for (size_t i = 0; i < g->n; i++)
 		for (int k = 0; k < 2; k++)
-			if (g->nodes[i]->live[k] &&
-			    gs_sim_mem_kind(g->nodes[i]->live[k], NULL, NULL, NULL, NULL) == GS_SIM_M_PAGEABLE) {
+			if (g->nodes[i]->live[k] && !mem_live(g->nodes[i]->live[k])) {
 				fprintf(stderr, "sim: a graph instantiated with node %zu's %s on memory freed "
 					"since the node was made (a real driver may hang there)\n",
 					i, g->nodes[i]->work.kind == GS_SIM_W_SET ? "memset" : "copy");
