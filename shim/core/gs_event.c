@@ -25,7 +25,7 @@ bool gs_event_any(void)
 	return __atomic_load_n(&gs_event_n, __ATOMIC_ACQUIRE) != 0;
 }
 
-bool gs_event_hold(uint64_t ev, gs_stream_t *s)
+bool gs_event_hold(uint64_t ev, gs_stream_t *s, bool record)
 {
 	bool full = false;
 	pthread_mutex_lock(&gs_event_lock);
@@ -34,9 +34,11 @@ bool gs_event_hold(uint64_t ev, gs_stream_t *s)
 		i++;
 	if (i < gs_event_n) {
 		gs_event_tab[i].count++;
-		gs_event_tab[i].queried = false; /* a new record: its first query is to come */
+		if (record)
+			gs_event_tab[i].queried = false; /* a new record: its first query is to come */
 	} else if (gs_event_n < GS_EVENT_MAX) {
-		gs_event_tab[i] = (gs_event_ent_t){ev, s, 1, false};
+		/* A wait alone is no record held: a query submits it (queried). */
+		gs_event_tab[i] = (gs_event_ent_t){ev, s, 1, !record};
 		__atomic_store_n(&gs_event_n, gs_event_n + 1, __ATOMIC_RELEASE);
 	} else {
 		full = true;

@@ -1,8 +1,9 @@
 /*
- * Events whose record a stream holds.  Inside a replayed chunk an event
- * record is submitted after the chunk's graph (gs_replay.c, "absorbed
- * marks"), so from the application's call until then the event does not
- * yet carry that record.  Whatever would observe or change it meanwhile (a
+ * Events whose record, or a wait on which, a stream holds.  Inside a
+ * replayed chunk an event record is submitted after the chunk's graph
+ * (gs_replay.c, "absorbed marks"), so from the application's call until
+ * then the event does not yet carry that record; a wait goes before the
+ * graph, and must go before the event is recorded again.  Whatever would observe or change it meanwhile (a
  * query, another stream's wait or record, elapsed time, destroying it, an
  * application graph) first has the holding stream submit what it holds
  * (gs_engine_event_use).  The table is exact: a record is held only if it
@@ -19,8 +20,15 @@ typedef struct gs_stream gs_stream_t;
 /* Records held at once, at most: past it a record goes at its call. */
 #define GS_EVENT_MAX 128
 
-/* Enter event ev as held by s (again, if it is already); true when the table is full. */
-bool gs_event_hold(uint64_t ev, gs_stream_t *s);
+/*
+ * Enter event ev as held by s (again, if it is already); true when the table
+ * is full.  `record`: s holds a record of ev.  Otherwise s holds a wait on
+ * ev, which must reach the driver before any later record of ev does (the
+ * wait names the record before it, not a later one): a record of ev by
+ * another stream has s submit first, as for a held record; a query is not
+ * answered for it (the event's state is its last record's, held by nobody).
+ */
+bool gs_event_hold(uint64_t ev, gs_stream_t *s, bool record);
 /* Its record went to the driver. */
 void gs_event_unhold(uint64_t ev, gs_stream_t *s);
 /* The stream holding ev's record, NULL when none does. */

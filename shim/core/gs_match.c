@@ -77,10 +77,17 @@ bool gs_match_defer(gs_stream_t *s, gs_rec_t *r)
 		return false;
 	if (gs_rec_is_record(r)) {
 		/* An event another stream waits on goes at its call (gs_arm.c cut its chunk). */
-		if (gs_event_crosses(gs_rec_event(r)) || gs_event_hold(gs_rec_event(r), s))
+		if (gs_event_crosses(gs_rec_event(r)) || gs_event_hold(gs_rec_event(r), s, true))
 			return false;
-		r->held_ev = GS_HELD_EVENT;
+	} else if (gs_event_hold(gs_rec_event(r), s, false)) {
+		/* Held, a wait must go before any later record of its event
+		 * (gs_event.h): a wait held unknown to the table let another
+		 * stream record the event again first, and the wait then named
+		 * that record, not the one before it (fwstep --side-streams
+		 * under GRAPHSHIM_ABSORB: results changed). */
+		return false;
 	}
+	r->held_ev = GS_HELD_EVENT;
 	return true;
 }
 

@@ -156,6 +156,10 @@ run fwstep-no-rotation 80 -- $F --rotate 1
 run fwstep-no-grow 80 -- $F --no-grow
 run fwstep-two-streams 0 -- $F --two-streams
 run fwstep-side-streams 50 -- $F --side-streams 12
+# Absorbed marks (experimental, off by default): the sides record the event
+# the main stream's held waits name (a held wait must go before the event
+# is recorded again).
+run fwstep-side-streams-absorb 0 GRAPHSHIM_ABSORB=1 -- $F --side-streams 12
 run fwstep-kv-copy 80 -- $F --kv-copy
 # Flash attention's habit: the attention's shared memory limit set before
 # each of its launches (no held launch exceeds it, so nothing is flushed).
