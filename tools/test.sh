@@ -69,7 +69,7 @@ if $san; then
 	# Not the Criterion unit tests: Criterion cannot start under TSan (its
 	# inheritable arena fails to map); the engine's threads are exercised
 	# through the preloaded programs instead.
-	export GS_INTEG_ONLY="decode-threads decode-everything"
+	export GS_INTEG_ONLY="decode-threads decode-everything decode-everything-adopt"
 	sanitized tsan thread TESTS="tests/sim/t_threads tests/integ/t-workloads.sh \
 		tests/reliability/t-threads.sh tests/reliability/t-lifecycle.sh"
 fi

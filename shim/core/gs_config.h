@@ -70,6 +70,8 @@
 	  "while several learned steps still match, replay the chunks they all share")       \
 	X(absorb, "GRAPHSHIM_ABSORB", BOOL, 0, 0, 1,                                          \
 	  "event records and waits inside a replayed chunk go with its graph instead of cutting it (experimental)") \
+	X(adopt, "GRAPHSHIM_ADOPT", BOOL, 0, 0, 1,                                            \
+	  "a side stream that waits on another stream's event has its work issued on that stream, so one stream's step holds both (experimental; CUDA)") \
 	X(check_order, "GRAPHSHIM_CHECK_ORDER", BOOL, 0, 0, 1,                                \
 	  "abort when a stream's record is submitted out of its order or twice (a testing aid)") \
 	X(hip_max_patches, "GRAPHSHIM_HIP_MAX_PATCHES", INT, 1000, 0, 1000000000,             \
@@ -130,6 +132,7 @@ typedef struct gs_config {
 	bool speculate;
 	bool share;
 	bool absorb;
+	bool adopt;
 	bool check_order;
 	long long hip_max_patches;
 	int gate; /* gs_gate_mode_t */

@@ -479,6 +479,16 @@ void gs_engine_free_end(bool on)
 	gs_build_free_leave(on);
 }
 
+bool gs_engine_event_origin(uint64_t ev, uintptr_t *handle, void **ctx)
+{
+	const gs_stream_t *s = gs_engine_active() ? gs_event_recorder(ev) : NULL;
+	if (!s)
+		return false;
+	*handle = __atomic_load_n(&s->key.handle, __ATOMIC_RELAXED);
+	*ctx = __atomic_load_n(&s->key.ctx, __ATOMIC_RELAXED);
+	return *handle != 0;
+}
+
 void gs_engine_stream_destroy(uintptr_t handle, void *ctx, const char *api)
 {
 	if (!gs_engine_active())

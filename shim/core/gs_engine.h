@@ -127,6 +127,14 @@ bool gs_engine_event_query(uint64_t ev, const char *api);
 void gs_engine_stream_destroy(uintptr_t handle, void *ctx, const char *api);
 
 /*
+ * The stream that last recorded event ev, as the engine saw it: its handle
+ * and context; false when none is known.  A hint for a backend choosing a
+ * stream to adopt a side stream into (GRAPHSHIM_ADOPT): any answer leaves
+ * the order correct, a wrong one only costs concurrency.
+ */
+bool gs_engine_event_origin(uint64_t ev, uintptr_t *handle, void **ctx);
+
+/*
  * The application began or ended its own stream capture.  While any capture
  * is active the engine holds nothing and learns nothing (work it held could
  * not join the capture, and work it replayed would escape it).

@@ -136,6 +136,13 @@ void gs_event_waited(uint64_t ev, const gs_stream_t *s)
 		__atomic_store_n(&gs_event_cross_ev[i], ev, __ATOMIC_RELAXED);
 }
 
+const gs_stream_t *gs_event_recorder(uint64_t ev)
+{
+	uint32_t i = gs_event_slot(ev);
+	const gs_stream_t *by = __atomic_load_n(&gs_event_rec_by[i], __ATOMIC_RELAXED);
+	return __atomic_load_n(&gs_event_rec_ev[i], __ATOMIC_RELAXED) == ev ? by : NULL;
+}
+
 bool gs_event_crosses(uint64_t ev)
 {
 	return __atomic_load_n(&gs_event_cross_ev[gs_event_slot(ev)], __ATOMIC_RELAXED) == ev;

@@ -57,6 +57,9 @@ void gs_event_recorded(uint64_t ev, const gs_stream_t *s);
 void gs_event_waited(uint64_t ev, const gs_stream_t *s);
 /* Whether ev has been seen crossing streams. */
 bool gs_event_crosses(uint64_t ev);
+/* The stream that last recorded ev, as far as the table of records knows
+ * (a hint: another event of the same slot may have replaced it); NULL. */
+const gs_stream_t *gs_event_recorder(uint64_t ev);
 
 /* Forget every entry (the end of the engine; `child`: in a forked child, where the lock may be taken). */
 void gs_event_reset(bool child);

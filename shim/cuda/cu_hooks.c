@@ -36,6 +36,26 @@ gs_cu_real_t gs_cu_real;
 		return r_;                                                  \
 	} while (0)
 
+/*
+ * The stream argument's adoption scope (cu_adopt.c): a hook that makes a
+ * stream-ordered call on its stream argument makes it where that stream's
+ * work goes.  The table names the argument (0 when there is none); calls
+ * that set a stream's own attributes (reason STREAM) are not redirected.
+ * A stream memory operation or external semaphore (reason EVENT in class
+ * ALL) may wait for work that follows it elsewhere: its stream takes its
+ * own work back first.
+ */
+#define GS_CU_ADOPT_ARG_0(why, name)
+#define GS_CU_ADOPT_ARG_dst(why, name)
+#define GS_CU_ADOPT_ARG_hStream(why, name) GS_CU_ADOPT_ARG(hStream, why, name)
+#define GS_CU_ADOPT_ARG_stream(why, name) GS_CU_ADOPT_ARG(stream, why, name)
+#define GS_CU_ADOPT_ARG(s, why, name)                                       \
+	if (GS_FLUSH_##why == GS_FLUSH_EVENT)                               \
+		gs_cu_adopt_release((s), #name);                            \
+	CUstream gs_cu_nothing_ = NULL;                                     \
+	GS_CU_ADOPT_SCOPE_OF(*(GS_FLUSH_##why != GS_FLUSH_STREAM ? &(s) : &gs_cu_nothing_), \
+			     GS_FLUSH_##why != GS_FLUSH_STREAM)
+
 #define GS_CU_WRAP_HARMLESS(why, ret, name, base, params, args, strm, pt)   \
 	ret gs_cu_w_##name params                                           \
 	{                                                                   \
@@ -51,6 +71,7 @@ gs_cu_real_t gs_cu_real;
 		GS_CU_READY();                                              \
 		if (GS_UNLIKELY(!gs_cu_real.name))                          \
 			return gs_cu_missing(GS_CU_IDX_##name);             \
+		GS_CU_ADOPT_ARG_##strm(why, name);                          \
 		/* During a capture nothing is held: no flush, no query. */ \
 		if (gs_cu_elements_ok())                                    \
 			gs_cu_flush_stream(strm, pt, GS_FLUSH_##why, #name); \
@@ -65,6 +86,7 @@ gs_cu_real_t gs_cu_real;
 			return gs_cu_missing(GS_CU_IDX_##name);             \
 		if (gs_cu_engine_ok())                                      \
 			gs_cu_flush_all(GS_FLUSH_##why, #name);             \
+		GS_CU_ADOPT_ARG_##strm(why, name);                          \
 		GS_CU_FREE_CALL(why, name, args);                           \
 	}
 

@@ -116,6 +116,11 @@ static void gs_cu_init_once(void)
 		if (!failed)
 			next = GS_CU_ON;
 	}
+	if (next == GS_CU_ON && gs_config.adopt) {
+		/* Every launch takes the full path, which redirects (cu_adopt.c). */
+		gs_cu_lane.adopt = true;
+		pthread_atfork(NULL, NULL, gs_cu_adopt_forget);
+	}
 	__atomic_store_n(&gs_cu_lane.state, next, __ATOMIC_RELEASE);
 }
 

@@ -14,6 +14,7 @@
 /* Every exported name is defined as itself, so cuda.h's renames must go. */
 #include "cu_api_undef.h"
 
+#include "gs_config.h"
 #include "gs_engine.h"
 #include "gs_log.h"
 
@@ -98,6 +99,7 @@ typedef struct gs_cu_lane {
 	gs_cu_pfn_cuLaunchKernel launch[2];
 	gs_cu_pfn_cuLaunchKernelEx launch_ex[2];
 	gs_cu_pfn_cuCtxGetCurrent ctx_get;
+	bool adopt; /* GRAPHSHIM_ADOPT: the lane takes nothing (cu_adopt.c) */
 } gs_cu_lane_t;
 extern gs_cu_lane_t gs_cu_lane;
 /* Copy the launch entry points from gs_cu_real into gs_cu_lane. */
@@ -154,6 +156,35 @@ void gs_cu_streams_clear(void);
 
 /* The calling thread's current context (NULL when none). */
 CUcontext gs_cu_ctx_current(void);
+
+/* ---- adopted side streams (cu_adopt.c, GRAPHSHIM_ADOPT) ------------------- */
+
+/* At a wait of stream t on ev: adopt t into the stream that recorded ev, where it may. */
+void gs_cu_adopt_try(CUstream t, int pt, CUevent ev);
+/*
+ * A hook's stream, redirected to where its work goes (*s replaced), with the
+ * adoption table read-locked until the scope ends: declare it with
+ * GS_CU_ADOPT_SCOPE at the top of every hook that makes a stream-ordered call.
+ */
+typedef struct gs_cu_adopt_scope {
+	bool locked;
+} gs_cu_adopt_scope_t;
+gs_cu_adopt_scope_t gs_cu_adopt_enter(CUstream *s, bool work);
+void gs_cu_adopt_leave(gs_cu_adopt_scope_t *g);
+#define GS_CU_ADOPT_SCOPE_OF(s, work)                                           \
+	gs_cu_adopt_scope_t gs_cu_adopt_g_ __attribute__((cleanup(gs_cu_adopt_leave))) = \
+		gs_cu_adopt_enter(&(s), (work))
+/* ... for a call that issues work on the stream (anything but an event record or wait). */
+#define GS_CU_ADOPT_SCOPE(s) GS_CU_ADOPT_SCOPE_OF(s, true)
+/* Before a call that may depend on t's concurrency (a stream memory
+ * operation, an external semaphore): t takes its own work back. */
+void gs_cu_adopt_release(CUstream t, const char *api);
+/* t is being destroyed: streams adopted into it take their work back, and t's entry goes. */
+void gs_cu_adopt_destroyed(CUstream t, const char *api);
+/* Before the application's own capture: every adopted stream takes its work back. */
+void gs_cu_adopt_release_all(const char *api);
+/* In a forked child: no stream is adopted. */
+void gs_cu_adopt_forget(void);
 
 /* ---- stand-ins (cu_stand.c) ----------------------------------------------- */
 

@@ -283,9 +283,10 @@ CUresult gs_cu_x_cuLaunchKernel(int pt, CUfunction f, unsigned int gx, unsigned 
 	o.u.k.s = s;
 	o.u.k.kp = kp;
 	o.u.k.extra = extra;
+	GS_CU_ADOPT_SCOPE(o.u.k.s);
 	if (!gs_cu_elements_ok())
 		return gs_cu_orig_call(&o);
-	return gs_cu_kernel(&o, f, o.u.k.grid, o.u.k.block, shmem, s, kp, extra,
+	return gs_cu_kernel(&o, f, o.u.k.grid, o.u.k.block, shmem, o.u.k.s, kp, extra,
 			    pt ? "cuLaunchKernel_ptsz" : "cuLaunchKernel", NULL);
 }
 
@@ -298,6 +299,16 @@ CUresult gs_cu_x_cuLaunchKernelEx(int pt, const CUlaunchConfig *cfg, CUfunction 
 	o.u.k.f = f;
 	o.u.k.kp = kp;
 	o.u.k.extra = extra;
+	/* An adopted stream's launch goes where its work goes: a copy of the
+	 * configuration names that stream. */
+	CUlaunchConfig moved;
+	CUstream hs = cfg ? cfg->hStream : NULL;
+	GS_CU_ADOPT_SCOPE(hs);
+	if (cfg && hs != cfg->hStream) {
+		moved = *cfg;
+		moved.hStream = hs;
+		o.u.k.cfg = cfg = &moved;
+	}
 	if (!gs_cu_elements_ok() || !cfg)
 		return gs_cu_orig_call(&o);
 	const char *api = pt ? "cuLaunchKernelEx_ptsz" : "cuLaunchKernelEx";
@@ -334,7 +345,7 @@ static inline __attribute__((always_inline)) bool gs_cu_lane_take(int pt, CUstre
 								   uint64_t key)
 {
 	if (GS_UNLIKELY(__atomic_load_n(&gs_cu_lane.state, __ATOMIC_ACQUIRE) != GS_CU_ON) ||
-	    gs_cu_depth || !f)
+	    gs_cu_depth || !f || gs_cu_lane.adopt)
 		return false;
 	if (!s)
 		s = pt ? CU_STREAM_PER_THREAD : CU_STREAM_LEGACY;
@@ -507,6 +518,7 @@ static CUresult gs_cu_copy(gs_cu_orig_t *o, const char *api)
 		o.u.c.src = sexpr;                                                  \
 		o.u.c.n = n;                                                        \
 		o.u.c.s = s;                                                        \
+		GS_CU_ADOPT_SCOPE(o.u.c.s);                                         \
 		if (!gs_cu_elements_ok())                                           \
 			return gs_cu_orig_call(&o);                                 \
 		return gs_cu_copy(&o, pt ? #name "_ptsz" : #name);                  \
@@ -556,6 +568,7 @@ static CUresult gs_cu_set(gs_cu_orig_t *o, const char *api)
 		o.u.m.dst = dst;                                                    \
 		o.u.m.n = n;                                                        \
 		o.u.m.s = s;                                                        \
+		GS_CU_ADOPT_SCOPE(o.u.m.s);                                         \
 		if (!gs_cu_elements_ok())                                           \
 			return gs_cu_orig_call(&o);                                 \
 		return gs_cu_set(&o, pt ? #name "_ptsz" : #name);                   \
@@ -606,6 +619,9 @@ static CUresult gs_cu_mark(gs_cu_orig_t *o, const char *api)
 	o.u.e.ev = ev_;                                                      \
 	o.u.e.s = s_;                                                        \
 	o.u.e.flags = flags_;                                                \
+	if (which_ == GS_CU_MARK_WAIT && gs_cu_lane.adopt && gs_cu_engine_ok()) \
+		gs_cu_adopt_try(o.u.e.s, pt, o.u.e.ev);                      \
+	GS_CU_ADOPT_SCOPE_OF(o.u.e.s, false);                                \
 	if (!gs_cu_elements_ok())                                            \
 		return gs_cu_orig_call(&o);                                  \
 	return gs_cu_mark(&o, pt ? name "_ptsz" : name)

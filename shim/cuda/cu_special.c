@@ -18,6 +18,7 @@ static CUresult gs_cu_stream_destroy(CUstream s, gs_cu_pfn_cuStreamDestroy_v2 fn
 			gs_cu_depth++;
 			gs_engine_stream_destroy((uintptr_t)s, ctx, api);
 			gs_cu_depth--;
+			gs_cu_adopt_destroyed(s, api);
 		}
 		gs_cu_stream_forget(s);
 	}
@@ -49,6 +50,9 @@ static bool gs_cu_capture_begin(const char *api)
 		return false;
 	gs_cu_depth++;
 	gs_engine_flush_all(GS_FLUSH_CAPTURE, api);
+	gs_cu_depth--;
+	gs_cu_adopt_release_all(api); /* the capture sees its streams as the program made them */
+	gs_cu_depth++;
 	gs_engine_capture_begin(api);
 	gs_cu_depth--;
 	__atomic_add_fetch(&gs_cu_captures, 1, __ATOMIC_RELAXED);
@@ -234,6 +238,7 @@ CUresult gs_cu_x_cuGraphLaunch(int pt, CUgraphExec g, CUstream s)
 	GS_CU_READY();
 	if (GS_UNLIKELY(!fn))
 		return gs_cu_missing(pt ? GS_CU_IDX_cuGraphLaunch_ptsz : GS_CU_IDX_cuGraphLaunch);
+	GS_CU_ADOPT_SCOPE(s);
 	if (gs_cu_elements_ok()) {
 		gs_cu_event_use(NULL, "cuGraphLaunch");
 		gs_cu_flush_stream(s, pt, GS_FLUSH_OTHER, "cuGraphLaunch");

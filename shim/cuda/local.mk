@@ -13,6 +13,7 @@ GS_CUDA_SOURCES = \
 	shim/cuda/cu_launch.c \
 	shim/cuda/cu_attrs.c \
 	shim/cuda/cu_special.c \
+	shim/cuda/cu_adopt.c \
 	shim/cuda/cu_stand.c \
 	shim/cuda/cu_ops.c
 

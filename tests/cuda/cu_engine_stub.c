@@ -13,6 +13,8 @@
 
 gs_stub_t gs_stub;
 gs_hot_t gs_hot;
+/* The backend reads a few settings (GRAPHSHIM_ADOPT); zero: every default off. */
+gs_config_t gs_config;
 /* The backend counts boundaries and unreadable layouts into the statistics. */
 gs_stats_t gs_stats;
 _Thread_local gs_lane_cache_t gs_lane_cache GS_TLS_IE;
@@ -129,6 +131,14 @@ bool gs_engine_free_begin(void)
 void gs_engine_free_end(bool on)
 {
 	(void)on;
+}
+
+bool gs_engine_event_origin(uint64_t ev, uintptr_t *handle, void **ctx)
+{
+	(void)ev;
+	*handle = gs_stub.origin;
+	*ctx = gs_stub.origin_ctx;
+	return gs_stub.origin != 0;
 }
 
 void gs_engine_stream_destroy(uintptr_t handle, void *ctx, const char *api)

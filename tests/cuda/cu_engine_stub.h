@@ -18,6 +18,8 @@ typedef struct gs_stub {
 	gs_flush_reason_t why;
 	const char *api;
 	gs_rec_t *last; /* copy of the last launched record */
+	uintptr_t origin; /* gs_engine_event_origin's answer for every event (0: none) */
+	void *origin_ctx;
 } gs_stub_t;
 
 extern gs_stub_t gs_stub;

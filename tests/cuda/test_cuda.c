@@ -392,6 +392,176 @@ Test(cuda, pass_through_uses_callers_arguments_and_status)
 	cr_expect_eq(gs_stub.last->flags & GS_CU_RF_PERTHREAD, GS_CU_RF_PERTHREAD);
 }
 
+/* ---- adopted side streams (cu_adopt.c) ---- */
+
+#define EV_APP ((CUevent)0x7100)
+#define EV_JOIN ((CUevent)0x7700)
+static struct {
+	int records, waits, syncs;
+	CUstream rec_s, wait_s, sync_s;
+	CUevent rec_e, wait_e;
+} A;
+static CUresult a_record(CUevent e, CUstream s)
+{
+	A.records++, A.rec_s = s, A.rec_e = e;
+	return CUDA_SUCCESS;
+}
+static CUresult a_wait(CUstream s, CUevent e, unsigned f)
+{
+	A.waits++, A.wait_s = s, A.wait_e = e;
+	return CUDA_SUCCESS;
+}
+static CUresult a_sync(CUstream s)
+{
+	A.syncs++, A.sync_s = s;
+	return CUDA_SUCCESS;
+}
+static CUresult a_create(CUevent *e, unsigned f)
+{
+	*e = EV_JOIN;
+	return CUDA_SUCCESS;
+}
+static CUresult a_destroy(CUevent e) { return CUDA_SUCCESS; }
+static CUresult a_wait_value(CUstream s, CUdeviceptr p, cuuint32_t v, unsigned f)
+{
+	A.syncs++, A.sync_s = s;
+	return CUDA_SUCCESS;
+}
+
+static void adopt_setup(void)
+{
+	setup();
+	memset(&A, 0, sizeof(A));
+	gs_config.adopt = true;
+	gs_cu_lane.adopt = true;
+	gs_cu_real.cuEventRecord = a_record;
+	gs_cu_real.cuStreamWaitEvent = a_wait;
+	gs_cu_real.cuStreamSynchronize = a_sync;
+	gs_cu_real.cuStreamWaitValue32_v2 = a_wait_value;
+	gs_cu_real.cuEventCreate = a_create;
+	gs_cu_real.cuEventDestroy_v2 = a_destroy;
+	gs_stub.passthru = true; /* marks and launches reach the driver through the ops */
+}
+
+static void adopt_teardown(void)
+{
+	gs_cu_adopt_forget();
+	gs_config.adopt = false;
+	gs_cu_lane.adopt = false;
+}
+
+/* The application's wait of t on EV_APP, last recorded on `origin`; true when t was adopted. */
+static bool adopt_wait(CUstream t, CUstream origin)
+{
+	uint64_t before = gs_stats.adopted;
+	gs_stub.origin = (uintptr_t)origin;
+	gs_stub.origin_ctx = CTX;
+	cr_assert_eq(cuStreamWaitEvent(t, EV_APP, 0), CUDA_SUCCESS);
+	return gs_stats.adopted > before;
+}
+
+/* A fork of t from `origin` joined again before `origin` did anything else, then a fork again. */
+static bool adopt_fork(CUstream t, CUstream origin)
+{
+	bool a = adopt_wait(t, origin);
+	return a || (!adopt_wait(origin, t) && adopt_wait(t, origin));
+}
+
+Test(cuda, a_side_stream_is_adopted_into_the_stream_it_waits_on, .init = adopt_setup,
+     .fini = adopt_teardown)
+{
+	int a = 1, c = 2;
+	double b = 3;
+	void *kp[] = { &a, &b, &c };
+	cr_expect_not(adopt_wait(S_NB, S_BLK), "a first fork is only noted");
+	cr_expect_not(adopt_wait(S_BLK, S_NB), "and its join, with no work of the root's between");
+	cr_assert(adopt_wait(S_NB, S_BLK), "the next fork of a non-blocking stream from a blocking one");
+	cr_expect_eq(A.records, 1, "its work so far is joined: an event of graphshim's on it...");
+	cr_expect_eq(A.rec_s, S_NB);
+	cr_expect_eq(A.rec_e, EV_JOIN);
+	cr_expect_eq(A.waits, 4, "...which the root waits on; then the application's wait");
+	cr_expect_eq(A.wait_s, S_BLK, "the application's wait is made on the root");
+	cr_expect_eq(A.wait_e, EV_APP);
+	cr_expect_eq(gs_stub.handle, (uintptr_t)S_BLK, "the engine saw it on the root");
+
+	cuLaunchKernel(FN_A, 3, 1, 1, 32, 1, 1, 0, S_NB, kp, NULL);
+	cr_expect_eq(gs_stub.handle, (uintptr_t)S_BLK, "a launch on the side stream is the root's");
+	cr_expect_eq(L.s, S_BLK, "and reaches the driver there");
+	CUlaunchConfig cfg = { .gridDimX = 5, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 32,
+			       .blockDimY = 1, .blockDimZ = 1, .hStream = S_NB };
+	cuLaunchKernelEx(&cfg, FN_A, kp, NULL);
+	cr_expect_eq(L.s, S_BLK, "cuLaunchKernelEx's too");
+	cr_expect_eq(cfg.hStream, S_NB, "the caller's configuration is left as it was");
+	cuEventRecord(EV_APP, S_NB);
+	cr_expect_eq(A.rec_s, S_BLK, "a record on it is made on the root");
+	cuStreamSynchronize(S_NB);
+	cr_expect_eq(A.sync_s, S_BLK, "a synchronization of it waits for the root");
+	cr_expect_not(adopt_wait(S_NB, S_BLK), "adopted once");
+
+	cuStreamWaitValue32_v2(S_NB, 0xd0000000u, 1, 0);
+	cr_expect_eq(A.rec_s, S_BLK, "a wait on a value: the root records its tail...");
+	cr_expect_eq(A.wait_s, S_NB, "...which the side stream waits on, taking its work back");
+	cr_expect_eq(A.sync_s, S_NB, "and the wait on the value is made on the side stream");
+	cuLaunchKernel(FN_A, 3, 1, 1, 32, 1, 1, 0, S_NB, kp, NULL);
+	cr_expect_eq(L.s, S_NB, "its launches are its own again");
+}
+
+Test(cuda, an_adopted_stream_takes_its_work_back_when_its_root_goes_or_a_capture_begins,
+     .init = adopt_setup, .fini = adopt_teardown)
+{
+	int a = 1, c = 2;
+	double b = 3;
+	void *kp[] = { &a, &b, &c };
+	gs_cu_real.cuStreamDestroy_v2 = s_generic_stream;
+	cr_assert(adopt_fork(S_NB, S_BLK));
+	cr_expect_eq(cuStreamDestroy_v2(S_BLK), CUDA_SUCCESS);
+	cr_expect_eq(A.rec_s, S_BLK, "the root's tail recorded before it goes");
+	cr_expect_eq(A.wait_s, S_NB, "and waited on by the side stream");
+	cuLaunchKernel(FN_A, 3, 1, 1, 32, 1, 1, 0, S_NB, kp, NULL);
+	cr_expect_eq(L.s, S_NB);
+
+	cr_assert(adopt_fork(S_NB, S_BLK));
+	cr_expect_eq(cuStreamBeginCapture_v2(S_BLK, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
+	cr_expect_eq(A.wait_s, S_NB, "a capture sees the streams as the program made them");
+	cuLaunchKernel(FN_A, 3, 1, 1, 32, 1, 1, 0, S_NB, kp, NULL);
+	cr_expect_eq(L.s, S_NB);
+	cr_expect_not(adopt_fork(S_NB, S_BLK), "nothing is adopted during a capture");
+}
+
+Test(cuda, a_stream_is_adopted_only_where_no_ordering_is_lost, .init = adopt_setup,
+     .fini = adopt_teardown)
+{
+	int a = 1, c = 2;
+	double b = 3;
+	void *kp[] = { &a, &b, &c };
+	cr_expect_not(adopt_fork(S_BLK, S_NB),
+		      "a blocking stream into a non-blocking one would lose the legacy stream's order");
+	cr_expect_not(adopt_fork(CU_STREAM_LEGACY, S_NB), "the default streams are never adopted");
+	cr_expect_not(adopt_fork(CU_STREAM_PER_THREAD, S_NB));
+	cr_expect_not(adopt_fork(S_NB, S_NB), "nor a stream into itself");
+	gs_cu_adopt_forget();
+	gs_stub.origin_ctx = (void *)0x2000;
+	gs_stub.origin = (uintptr_t)S_BLK;
+	for (int i = 0; i < 3; i++) {
+		cuStreamWaitEvent(S_NB, EV_APP, 0);
+		gs_stub.origin = (uintptr_t)(i % 2 ? S_BLK : S_NB);
+	}
+	cr_expect_eq(gs_stats.adopted, 0, "nor across contexts");
+	gs_cu_adopt_forget();
+	cr_expect_not(adopt_wait(S_NB, S_BLK));
+	cuLaunchKernel(FN_A, 3, 1, 1, 32, 1, 1, 0, S_BLK, kp, NULL);
+	cr_expect_not(adopt_wait(S_BLK, S_NB), "the root worked while its side did: spoilt");
+	cr_expect_not(adopt_fork(S_NB, S_BLK), "a stream that works beside its root stays apart");
+	gs_cu_adopt_forget();
+	cr_expect(adopt_fork(S_NB, S_BLK));
+	cr_expect_not(adopt_fork(S_BLK, CU_STREAM_LEGACY), "a stream others are adopted into is not adopted");
+	gs_cu_adopt_forget();
+	cr_expect(adopt_fork(S_NB, CU_STREAM_LEGACY), "a non-blocking stream into the legacy one");
+	gs_config.adopt = false;
+	gs_cu_adopt_forget();
+	cr_expect_not(adopt_fork(S_BLK, CU_STREAM_LEGACY), "off: nothing");
+}
+
 Test(cuda, cold_streams_pass_the_callers_call_with_no_record)
 {
 	int a = 1, c = 2;

@@ -639,6 +639,72 @@ static void gen_branch_loop(gen_t *g)
 	}
 }
 
+/*
+ * A FORK LOOP: a step forked from stream S onto one to three side streams
+ * and joined again, as cuDNN's RNNs and prefetching programs do: S records
+ * an event, each side waits on it, runs up to two launches (the first at
+ * least one), and records an event S then waits on: the same event again (cuDNN reuses one) or one
+ * event a side.  Launches on S before the fork and after the join, the
+ * step ended by a sync of S, a read-back or nothing, 8-24 times.  What
+ * graphshim's adoption of side streams (GRAPHSHIM_ADOPT) and absorbed
+ * marks (GRAPHSHIM_ABSORB) are for: an event recorded again while a wait
+ * on it is held, waits on an event S recorded itself.
+ */
+static void gen_fork_loop(gen_t *g)
+{
+	int S = rn(&g->r, 3) ? FZ_S_L + (int)(rn(&g->r, 2) * FZ_S_SH) : FZ_S_OWN;
+	int nside = 1 + (int)rn(&g->r, 3), side[3], n = 0;
+	for (int s = FZ_S_OWN; s < FZ_NS && n < nside; s++)
+		if (s != S)
+			side[n++] = s;
+	if (n < nside && S != FZ_S_SH)
+		side[n++] = FZ_S_SH;
+	nside = n;
+	bool same = rn(&g->r, 2); /* one event for every join, as cuDNN */
+	uint8_t fork = (uint8_t)rn(&g->r, FZ_NEV);
+	fz_op_t pre = gen_node_launch(g, S), post = gen_node_launch(g, S);
+	fz_op_t work[3][2];
+	int nwork[3];
+	/* Sides with no work record the event again at once, as most of
+	 * cuDNN's do: a record that completes before an earlier side's. */
+	for (int j = 0; j < nside; j++) {
+		nwork[j] = j == 0 ? 1 + (int)rn(&g->r, 2) : (int)rn(&g->r, 3);
+		for (int w = 0; w < nwork[j]; w++)
+			work[j][w] = gen_node_launch(g, side[j]);
+	}
+	unsigned e = rn(&g->r, 3);
+	g->loop++;
+	int reps = 8 + (int)rn(&g->r, 17);
+	for (int it = 0; it < reps; it++) {
+		emit(g, pre, it);
+		fz_op_t rec = op_new(FZ_K_EVREC, S);
+		rec.ev = fork;
+		emit(g, rec, it);
+		for (int j = 0; j < nside; j++) {
+			fz_op_t w = op_new(FZ_K_EVWAIT, side[j]);
+			w.ev = fork;
+			emit(g, w, it);
+		}
+		for (int j = 0; j < nside; j++) {
+			for (int w = 0; w < nwork[j]; w++)
+				emit(g, work[j][w], it);
+			uint8_t join = same ? fork : (uint8_t)((fork + 1 + j) % FZ_NEV);
+			fz_op_t r = op_new(FZ_K_EVREC, side[j]), w = op_new(FZ_K_EVWAIT, S);
+			r.ev = w.ev = join;
+			emit(g, r, it);
+			emit(g, w, it);
+		}
+		emit(g, post, it);
+		if (e == 0)
+			emit(g, op_new(FZ_K_SSYNC, S), it);
+		else if (e == 1) {
+			fz_op_t h = op_new(FZ_K_HREAD, S);
+			h.b[0] = (int8_t)pick_hostbuf(g, false);
+			emit(g, h, it);
+		}
+	}
+}
+
 static void gen_legacy_loop(gen_t *g)
 {
 	int B = -1;
@@ -686,8 +752,10 @@ static void gen_thread(gen_t *g, int t)
 	int blocks = t ? 1 + (int)rn(&g->r, 4) : 3 + (int)rn(&g->r, 6);
 	for (int i = 0; i < blocks; i++) {
 		unsigned x = rn(&g->r, 100);
-		if (x < 40) {
+		if (x < 33) {
 			gen_loop(g);
+		} else if (x < 40) {
+			gen_fork_loop(g);
 		} else if (x < 45) {
 			gen_branch_loop(g);
 		} else if (x < 53) {

@@ -160,6 +160,13 @@ run fwstep-side-streams 50 -- $F --side-streams 12
 # the main stream's held waits name (a held wait must go before the event
 # is recorded again).
 run fwstep-side-streams-absorb 0 GRAPHSHIM_ABSORB=1 -- $F --side-streams 12
+# Side streams adopted into the stream they fork from, event records and
+# waits absorbed into its chunks (both experimental, off by default): the
+# forked step replays as the single-stream one does (94% on the simulator).
+AD="GRAPHSHIM_ADOPT=1 GRAPHSHIM_ABSORB=1"
+run fwstep-side-streams-adopt 90 $AD -- $F --side-streams 12
+run fwstep-two-streams-adopt 90 $AD -- $F --two-streams
+run decode-everything-adopt 50 $AD -- $D --pingpong --two-streams --copies --branch --threads 2
 run fwstep-kv-copy 80 -- $F --kv-copy
 # Flash attention's habit: the attention's shared memory limit set before
 # each of its launches (no held launch exceeds it, so nothing is flushed).

@@ -84,6 +84,8 @@ fwstep-norotate|-|$F --rotate 1
 fwstep-nogrow|-|$F --no-grow
 fwstep-twostreams|-|$F --two-streams
 fwstep-sidestreams|-|$F --side-streams 12
+fwstep-sides-adopt|-|env GRAPHSHIM_ADOPT=1 GRAPHSHIM_ABSORB=1 $F --side-streams 12
+fwstep-twostr-adopt|-|env GRAPHSHIM_ADOPT=1 GRAPHSHIM_ABSORB=1 $F --two-streams
 fwstep-kvcopy|-|$F --kv-copy
 fwstep-setattr|-|$F --set-attr
 fwstep-static|-|$FS
