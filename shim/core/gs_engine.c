@@ -349,7 +349,9 @@ int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec
 	if (!gs_engine_active() || __atomic_load_n(&gs_hot.capturing, __ATOMIC_ACQUIRE) ||
 	    (sflags & GS_STREAM_PASSTHRU) || !(s = gs_stream_get(handle, ctx, sflags))) {
 		if (mark && gs_engine_active()) {
-			if (!gs_rec_is_record(rec))
+			if (gs_rec_is_record(rec))
+				gs_event_recorded(gs_rec_event(rec), NULL); /* recorded where no stream is kept */
+			else
 				gs_event_waited(gs_rec_event(rec), NULL);
 			gs_engine_event_used(NULL, gs_rec_event(rec), api);
 		}
@@ -374,8 +376,12 @@ int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec
 			      __atomic_load_n(&s->lane.cold, __ATOMIC_RELAXED));
 	if (mark && __atomic_load_n(&s->lane.cold, __ATOMIC_RELAXED)) {
 		/* A cold stream keeps no records: the mark ends its segment, as
-		 * any boundary does there. */
-		if (!gs_rec_is_record(rec))
+		 * any boundary does there.  Who recorded an event last is noted
+		 * all the same (gs_event.h): a cold side stream's record is what
+		 * its root's next wait names. */
+		if (gs_rec_is_record(rec))
+			gs_event_recorded(gs_rec_event(rec), s);
+		else
 			gs_event_waited(gs_rec_event(rec), s);
 		gs_engine_flush_locked(s, GS_FLUSH_EVENT, api, true);
 		int rc = gs_backend->submit(rec, handle);

@@ -37,6 +37,27 @@ static void step(uintptr_t s, unsigned n, uint64_t a1)
 	tb_sync(s, 0);
 }
 
+/*
+ * Who recorded an event last is noted on a cold stream too: a side stream
+ * goes cold between its marks, and its root's wait on the event it records
+ * must name it (GRAPHSHIM_ADOPT's forks are told by it, cu_adopt.c).
+ */
+Test(cold, a_cold_streams_record_is_the_events_last)
+{
+	start_cold(S1, 0, NULL, NULL);
+	uintptr_t h = 0;
+	void *ctx = (void *)1;
+	tb_mark(BLK, 300, 1);
+	cr_assert(gs_engine_event_origin(300, &h, &ctx));
+	cr_expect_eq(h, BLK);
+	tb_mark(S1, 300, 1);
+	cr_assert(gs_engine_event_origin(300, &h, &ctx), "recorded by a cold stream");
+	cr_expect_eq(h, S1);
+	cr_expect_null(ctx);
+	tb_mark(S1, 301, 2);
+	cr_expect_not(gs_engine_event_origin(301, &h, &ctx), "a wait records nothing");
+}
+
 Test(cold, a_stream_goes_cold_after_segments_that_did_not_repeat)
 {
 	tb_start("GRAPHSHIM_COLD_AFTER", "4", "GRAPHSHIM_PERIOD_AFTER", "1000", NULL);
