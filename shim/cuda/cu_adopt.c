@@ -19,12 +19,14 @@
  * does; a record of an event on T completes after R's work up to it (later,
  * never earlier); a synchronization or query of T waits for or looks at R,
  * which holds all of T's work.  What is lost is concurrency between T and
- * R, which CUDA never promised.  Three things could depend on it and end
- * the adoption first (T is joined back: T waits on an event recorded on
- * R): a wait on a value or an external semaphore (a stream memory
- * operation), which could wait for later work on R; the application's own
- * capture, which must see its streams as the program made them; and T's
- * destruction.  T is adopted only where that adds no ordering the driver
+ * R, which CUDA never promised.  The adoption ends first (T is joined
+ * back: T waits on an event recorded on R) at a wait on a value or an
+ * external semaphore (a stream memory operation), which could wait for
+ * later work on R; at the application's own capture, which must see its
+ * streams as the program made them; at R's destruction; and at a
+ * context's teardown, which destroys streams with no cuStreamDestroy (a
+ * handle may come back as another stream's).  T's destruction drops its
+ * entry.  T is adopted only where that adds no ordering the driver
  * would not otherwise give it: T blocking only when R is the legacy stream
  * or blocking too; never the default streams; R and T in one context, with
  * no capture in progress.
@@ -300,6 +302,11 @@ void gs_cu_adopt_release_all(const char *api)
 		if (!gs_cu_adopt_end(&gs_cu_adopt_tab[i], api))
 			i++;
 	pthread_rwlock_unlock(&gs_cu_adopt_lock);
+	/* The forks seen so far may be of streams about to go (a context's
+	 * teardown destroys them with no cuStreamDestroy): seen again. */
+	pthread_mutex_lock(&gs_cu_fork_lock);
+	gs_cu_nforks = 0;
+	pthread_mutex_unlock(&gs_cu_fork_lock);
 }
 
 void gs_cu_adopt_forget(void)

@@ -104,6 +104,9 @@ gs_cu_real_t gs_cu_real;
 			gs_cu_depth++;                                      \
 			gs_engine_forget_funcs(#name);                      \
 			gs_cu_depth--;                                      \
+			/* Joined back while their context lives. */        \
+			if (GS_FLUSH_##why == GS_FLUSH_CONTEXT)             \
+				gs_cu_adopt_release_all(#name);             \
 		}                                                           \
 		ret r_ = gs_cu_real.name args;                              \
 		gs_cu_forget();                                             \

@@ -181,7 +181,8 @@ void gs_cu_adopt_leave(gs_cu_adopt_scope_t *g);
 void gs_cu_adopt_release(CUstream t, const char *api);
 /* t is being destroyed: streams adopted into it take their work back, and t's entry goes. */
 void gs_cu_adopt_destroyed(CUstream t, const char *api);
-/* Before the application's own capture: every adopted stream takes its work back. */
+/* Before the application's own capture, or a context's teardown: every adopted
+ * stream takes its work back, and the forks seen are forgotten. */
 void gs_cu_adopt_release_all(const char *api);
 /* In a forked child: no stream is adopted. */
 void gs_cu_adopt_forget(void);

@@ -528,6 +528,29 @@ Test(cuda, an_adopted_stream_takes_its_work_back_when_its_root_goes_or_a_capture
 	cr_expect_not(adopt_fork(S_NB, S_BLK), "nothing is adopted during a capture");
 }
 
+static CUresult a_ctx_destroy(CUcontext c) { return CUDA_SUCCESS; }
+
+/* A context's teardown destroys its streams with no cuStreamDestroy, and a
+ * handle may come back as another stream's: adopted streams are joined
+ * back while the context lives. */
+Test(cuda, a_contexts_teardown_gives_adopted_streams_their_work_back, .init = adopt_setup,
+     .fini = adopt_teardown)
+{
+	int a = 1, c = 2;
+	double b = 3;
+	void *kp[] = { &a, &b, &c };
+	gs_cu_real.cuCtxDestroy_v2 = a_ctx_destroy;
+	cr_assert(adopt_fork(S_NB, S_BLK));
+	A.records = A.waits = 0;
+	cr_expect_eq(cuCtxDestroy_v2(CTX), CUDA_SUCCESS);
+	cr_expect_eq(A.records, 1, "the root's tail recorded before the context goes");
+	cr_expect_eq(A.rec_s, S_BLK);
+	cr_expect_eq(A.wait_s, S_NB, "and waited on by the side stream");
+	cuLaunchKernel(FN_A, 3, 1, 1, 32, 1, 1, 0, S_NB, kp, NULL);
+	cr_expect_eq(L.s, S_NB, "a stream of that handle is its own");
+	cr_expect_not(adopt_wait(S_NB, S_BLK), "and its forks are seen anew");
+}
+
 Test(cuda, a_stream_is_adopted_only_where_no_ordering_is_lost, .init = adopt_setup,
      .fini = adopt_teardown)
 {
