@@ -101,12 +101,14 @@ gs_cu_real_t gs_cu_real;
 		if (GS_UNLIKELY(!gs_cu_real.name))                          \
 			return gs_cu_missing(GS_CU_IDX_##name);             \
 		if (gs_cu_engine_ok()) {                                    \
+			/* Joined back while their context lives, and    \
+			 * before the engine forgets every stream (a join  \
+			 * flushes its root: after, it made a new state). */ \
+			if (GS_FLUSH_##why == GS_FLUSH_CONTEXT)             \
+				gs_cu_adopt_release_all(#name);             \
 			gs_cu_depth++;                                      \
 			gs_engine_forget_funcs(#name);                      \
 			gs_cu_depth--;                                      \
-			/* Joined back while their context lives. */        \
-			if (GS_FLUSH_##why == GS_FLUSH_CONTEXT)             \
-				gs_cu_adopt_release_all(#name);             \
 		}                                                           \
 		ret r_ = gs_cu_real.name args;                              \
 		gs_cu_forget();                                             \

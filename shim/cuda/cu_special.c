@@ -15,10 +15,14 @@ static CUresult gs_cu_stream_destroy(CUstream s, gs_cu_pfn_cuStreamDestroy_v2 fn
 	if (s && s != CU_STREAM_LEGACY && s != CU_STREAM_PER_THREAD) {
 		if (gs_cu_engine_ok()) {
 			CUcontext ctx = gs_cu_ctx_current();
+			/* First: its adopted streams' joins flush its state, which
+			 * the engine's destroy then drops (in this order, or the
+			 * flush made a new state, left behind with s's flags for
+			 * the next stream given s's handle). */
+			gs_cu_adopt_destroyed(s, api);
 			gs_cu_depth++;
 			gs_engine_stream_destroy((uintptr_t)s, ctx, api);
 			gs_cu_depth--;
-			gs_cu_adopt_destroyed(s, api);
 		}
 		gs_cu_stream_forget(s);
 	}

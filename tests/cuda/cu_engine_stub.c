@@ -90,6 +90,7 @@ void gs_engine_flush_stream(uintptr_t handle, void *ctx, unsigned sflags,
 			    gs_flush_reason_t why, const char *api)
 {
 	gs_stub.flush_stream++;
+	gs_stub.last_call = 'f';
 	gs_stub.handle = handle;
 	gs_stub.sflags = sflags;
 	gs_stub.why = why;
@@ -99,6 +100,7 @@ void gs_engine_flush_stream(uintptr_t handle, void *ctx, unsigned sflags,
 void gs_engine_flush_all(gs_flush_reason_t why, const char *api)
 {
 	gs_stub.flush_all++;
+	gs_stub.last_call = 'a';
 	gs_stub.why = why;
 	gs_stub.api = api;
 }
@@ -144,6 +146,7 @@ bool gs_engine_event_origin(uint64_t ev, uintptr_t *handle, void **ctx)
 void gs_engine_stream_destroy(uintptr_t handle, void *ctx, const char *api)
 {
 	gs_stub.destroyed++;
+	gs_stub.last_call = 'd';
 	gs_stub.handle = handle;
 }
 

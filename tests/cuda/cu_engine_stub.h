@@ -18,6 +18,7 @@ typedef struct gs_stub {
 	gs_flush_reason_t why;
 	const char *api;
 	gs_rec_t *last; /* copy of the last launched record */
+	char last_call;   /* 'f': gs_engine_flush_stream, 'a': _flush_all, 'd': _stream_destroy */
 	uintptr_t origin; /* gs_engine_event_origin's answer for every event (0: none) */
 	void *origin_ctx;
 } gs_stub_t;

@@ -517,6 +517,9 @@ Test(cuda, an_adopted_stream_takes_its_work_back_when_its_root_goes_or_a_capture
 	cr_expect_eq(cuStreamDestroy_v2(S_BLK), CUDA_SUCCESS);
 	cr_expect_eq(A.rec_s, S_BLK, "the root's tail recorded before it goes");
 	cr_expect_eq(A.wait_s, S_NB, "and waited on by the side stream");
+	cr_expect_eq(gs_stub.last_call, 'd',
+		     "the engine drops the root's state after the join flushed it, not before "
+		     "(a flush after made a new state, with the root's flags, for its handle's next stream)");
 	cuLaunchKernel(FN_A, 3, 1, 1, 32, 1, 1, 0, S_NB, kp, NULL);
 	cr_expect_eq(L.s, S_NB);
 
@@ -546,6 +549,7 @@ Test(cuda, a_contexts_teardown_gives_adopted_streams_their_work_back, .init = ad
 	cr_expect_eq(A.records, 1, "the root's tail recorded before the context goes");
 	cr_expect_eq(A.rec_s, S_BLK);
 	cr_expect_eq(A.wait_s, S_NB, "and waited on by the side stream");
+	cr_expect_eq(gs_stub.last_call, 'a', "before the engine forgets every stream, not after");
 	cuLaunchKernel(FN_A, 3, 1, 1, 32, 1, 1, 0, S_NB, kp, NULL);
 	cr_expect_eq(L.s, S_NB, "a stream of that handle is its own");
 	cr_expect_not(adopt_wait(S_NB, S_BLK), "and its forks are seen anew");

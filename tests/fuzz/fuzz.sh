@@ -96,8 +96,9 @@ shrink_max=${FUZZ_SHRINK_MAX:-2}
 # (GRAPHSHIM_ABSORB, experimental, off by default).  With FUZZ_ADOPT=1 two
 # of them also adopt side streams into the stream they fork from
 # (GRAPHSHIM_ADOPT, experimental): not in make check's sample, because
-# adoption diverged once in about 12,000 programs at 3f4afce and the cause
-# is not found (docs/limits.md); long runs for it set FUZZ_ADOPT=1.
+# adoption diverged about once in 16,000 adopting programs until its last
+# fix, and 96,000 programs since are not yet many (docs/limits.md); long
+# runs for it set FUZZ_ADOPT=1.
 # GRAPHSHIM_CHECK_ORDER: a record submitted out of its stream's order or
 # twice aborts the run (a divergence) even where the digests come out equal.
 common="GRAPHSHIM_LEARN_REPS=2 GRAPHSHIM_MIN_SEQ=2 GRAPHSHIM_LOG=error GRAPHSHIM_CHECK_ORDER=1"
