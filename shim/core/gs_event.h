@@ -3,9 +3,10 @@
  * replayed chunk an event record is submitted after the chunk's graph
  * (gs_replay.c, "absorbed marks"), so from the application's call until
  * then the event does not yet carry that record; a wait goes before the
- * graph, and must go before the event is recorded again.  Whatever would observe or change it meanwhile (a
- * query, another stream's wait or record, elapsed time, destroying it, an
- * application graph) first has the holding stream submit what it holds
+ * graph, and must go before the event is recorded again.  Whatever would
+ * observe or change it meanwhile (a query, another stream's wait or
+ * record, elapsed time, destroying it, an application graph) first has
+ * the holding stream submit what it holds
  * (gs_engine_event_use).  The table is exact: a record is held only if it
  * was entered here; when the table is full it is submitted at its call.
  * The table's lock is a leaf: no stream lock is taken while it is held.

@@ -47,7 +47,7 @@
  * redirection to its return, and adopting or releasing takes the write
  * lock, so no call on T from another thread falls between a join and the
  * table's change.  All of it only with GRAPHSHIM_ADOPT=1; otherwise one
- * load of the configuration a call.
+ * load of the lane's flag a call (gs_cu_adopt_enter, inline).
  */
 #include "cu_internal.h"
 #include "gs_stats.h"
@@ -128,6 +128,14 @@ static bool gs_cu_adopt_join(CUevent ev, CUstream first, CUstream later)
 	       gs_cu_real.cuStreamWaitEvent(later, ev, 0) == CUDA_SUCCESS;
 }
 
+/* Entry e goes: its join event with it (the last entry takes its place).  Write lock held. */
+static void gs_cu_adopt_drop(gs_cu_adoptee_t *e)
+{
+	if (gs_cu_real.cuEventDestroy_v2)
+		gs_cu_real.cuEventDestroy_v2(e->join);
+	*e = gs_cu_adopt_tab[--gs_cu_adopt_n];
+}
+
 /*
  * Entry e ends: T waits for what R holds of its work, and takes its own
  * work back.  The engine's held work on R is submitted first.  Write lock
@@ -145,9 +153,7 @@ static bool gs_cu_adopt_end(gs_cu_adoptee_t *e, const char *api)
 			    "(the join failed): its work stays on the stream it was adopted into");
 		return false;
 	}
-	if (gs_cu_real.cuEventDestroy_v2)
-		gs_cu_real.cuEventDestroy_v2(e->join);
-	*e = gs_cu_adopt_tab[--gs_cu_adopt_n];
+	gs_cu_adopt_drop(e);
 	return true;
 }
 
@@ -227,7 +233,7 @@ void gs_cu_adopt_try(CUstream t, int pt, CUevent ev)
 	pthread_rwlock_unlock(&gs_cu_adopt_lock);
 }
 
-gs_cu_adopt_scope_t gs_cu_adopt_enter(CUstream *s, bool work)
+gs_cu_adopt_scope_t gs_cu_adopt_enter_on(CUstream *s, bool work)
 {
 	gs_cu_adopt_scope_t g = { false };
 	if (!gs_config.adopt)
@@ -247,10 +253,9 @@ gs_cu_adopt_scope_t gs_cu_adopt_enter(CUstream *s, bool work)
 	return g;
 }
 
-void gs_cu_adopt_leave(gs_cu_adopt_scope_t *g)
+void gs_cu_adopt_unlock(void)
 {
-	if (g->locked)
-		pthread_rwlock_unlock(&gs_cu_adopt_lock);
+	pthread_rwlock_unlock(&gs_cu_adopt_lock);
 }
 
 void gs_cu_adopt_release(CUstream t, const char *api)
@@ -284,12 +289,8 @@ void gs_cu_adopt_destroyed(CUstream s, const char *api)
 	}
 	pthread_mutex_unlock(&gs_cu_fork_lock);
 	gs_cu_adoptee_t *e = gs_cu_adoptee(s);
-	if (e) {
-		/* Nothing of s's own is on s to join: drop the entry only. */
-		if (gs_cu_real.cuEventDestroy_v2)
-			gs_cu_real.cuEventDestroy_v2(e->join);
-		*e = gs_cu_adopt_tab[--gs_cu_adopt_n];
-	}
+	if (e)
+		gs_cu_adopt_drop(e); /* nothing of s's own is on s to join */
 	pthread_rwlock_unlock(&gs_cu_adopt_lock);
 }
 

@@ -169,8 +169,21 @@ void gs_cu_adopt_try(CUstream t, int pt, CUevent ev);
 typedef struct gs_cu_adopt_scope {
 	bool locked;
 } gs_cu_adopt_scope_t;
-gs_cu_adopt_scope_t gs_cu_adopt_enter(CUstream *s, bool work);
-void gs_cu_adopt_leave(gs_cu_adopt_scope_t *g);
+gs_cu_adopt_scope_t gs_cu_adopt_enter_on(CUstream *s, bool work);
+void gs_cu_adopt_unlock(void);
+/* Inline: with adoption off (the lane's flag, set once at start-up) every
+ * stream hook pays one load, not two calls. */
+static inline gs_cu_adopt_scope_t gs_cu_adopt_enter(CUstream *s, bool work)
+{
+	if (GS_LIKELY(!gs_cu_lane.adopt))
+		return (gs_cu_adopt_scope_t){ false };
+	return gs_cu_adopt_enter_on(s, work);
+}
+static inline void gs_cu_adopt_leave(gs_cu_adopt_scope_t *g)
+{
+	if (g->locked)
+		gs_cu_adopt_unlock();
+}
 #define GS_CU_ADOPT_SCOPE_OF(s, work)                                           \
 	gs_cu_adopt_scope_t gs_cu_adopt_g_ __attribute__((cleanup(gs_cu_adopt_leave))) = \
 		gs_cu_adopt_enter(&(s), (work))
