@@ -26,6 +26,7 @@
 typedef struct fw_cfg {
 	long layers, dim, tokens, rotate, readback_every, chunk, ctx, seed, sides;
 	bool events, grow, two_streams, kv_copy, set_attr, readback_async, time, graph;
+	bool fresh; /* --fresh-events */
 	const char *out;
 } fw_cfg_t;
 
@@ -69,6 +70,9 @@ static void fw_usage(void)
 		"                      the second the append after it (an event between), and\n"
 		"                      each records that same event again, the stream waiting\n"
 		"                      after each record\n"
+		"  --fresh-events      with --two-streams or --side-streams, every join and fork\n"
+		"                      records a new event, destroyed after the waits on it, as\n"
+		"                      torch's wait_stream makes and drops one each time\n"
 		"  --kv-copy           the KV append as cuMemcpyDtoDAsync, not a kernel\n"
 		"  --set-attr          the attention's dynamic shared memory limit set before\n"
 		"                      each of its launches, as flash attention does (CUDA)\n"
@@ -112,6 +116,8 @@ static void fw_parse(fw_cfg_t *c, int argc, char **argv)
 			c->events = argv[i][2] == 'e';
 		else if (strcmp(argv[i], "--grow") == 0 || strcmp(argv[i], "--no-grow") == 0)
 			c->grow = argv[i][2] == 'g';
+		else if (strcmp(argv[i], "--fresh-events") == 0)
+			c->fresh = true;
 		else if (strcmp(argv[i], "--two-streams") == 0)
 			c->two_streams = true;
 		else if (gs_wl_opt(argc, argv, &i, "--side-streams", &v))
@@ -194,19 +200,40 @@ static void fw_append(fw_t *w, CUstream s, CUdeviceptr kv, CUdeviceptr *t, int p
  * first side projects, the second appends after it (an event between); each
  * side records the fork's event again, and the stream waits after each.
  */
+/*
+ * Record an event on stream s for a join or fork: ev, or with --fresh-events
+ * a new event, which the caller drops (fw_drop) after the waits on it.
+ */
+static CUevent fw_record(fw_t *w, CUevent ev, CUstream s)
+{
+	if (w->c.fresh)
+		GS_CHECK(cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING));
+	GS_CHECK(cuEventRecord(ev, s));
+	return ev;
+}
+
+static void fw_drop(const fw_t *w, CUevent ev)
+{
+	if (w->c.fresh)
+		GS_CHECK(cuEventDestroy(ev));
+}
+
 static void fw_sides(fw_t *w, void **pm, CUdeviceptr kv, CUdeviceptr *t, int pos)
 {
 	long n = w->c.sides;
-	GS_CHECK(cuEventRecord(w->ev_a, w->s));
+	CUevent a = fw_record(w, w->ev_a, w->s);
 	for (long k = 0; k < n; k++)
-		GS_CHECK(cuStreamWaitEvent(w->side[k], w->ev_a, 0));
+		GS_CHECK(cuStreamWaitEvent(w->side[k], a, 0));
+	fw_drop(w, a);
 	fw_launch(w->f.matvec, fw_blocks(w->c.dim), w->side[0], pm);
-	GS_CHECK(cuEventRecord(w->ev_b, w->side[0]));
-	GS_CHECK(cuStreamWaitEvent(w->side[1], w->ev_b, 0));
+	CUevent b = fw_record(w, w->ev_b, w->side[0]);
+	GS_CHECK(cuStreamWaitEvent(w->side[1], b, 0));
+	fw_drop(w, b);
 	fw_append(w, w->side[1], kv, t, pos);
 	for (long k = 0; k < n; k++) {
-		GS_CHECK(cuEventRecord(w->ev_a, w->side[k]));
-		GS_CHECK(cuStreamWaitEvent(w->s, w->ev_a, 0));
+		a = fw_record(w, w->ev_a, w->side[k]);
+		GS_CHECK(cuStreamWaitEvent(w->s, a, 0));
+		fw_drop(w, a);
 	}
 }
 
@@ -230,11 +257,13 @@ static void fw_layer(fw_t *w, long l, int pos)
 	} else if (c->two_streams) {
 		fw_launch(w->f.matvec, fw_blocks(D), w->s, pm);
 		/* The append on the side stream, as a copy stream would. */
-		GS_CHECK(cuEventRecord(w->ev_a, w->s));
-		GS_CHECK(cuStreamWaitEvent(w->s2, w->ev_a, 0));
+		CUevent a = fw_record(w, w->ev_a, w->s);
+		GS_CHECK(cuStreamWaitEvent(w->s2, a, 0));
+		fw_drop(w, a);
 		fw_append(w, w->s2, kv, t, pos);
-		GS_CHECK(cuEventRecord(w->ev_b, w->s2));
-		GS_CHECK(cuStreamWaitEvent(w->s, w->ev_b, 0));
+		CUevent b = fw_record(w, w->ev_b, w->s2);
+		GS_CHECK(cuStreamWaitEvent(w->s, b, 0));
+		fw_drop(w, b);
 	} else {
 		fw_launch(w->f.matvec, fw_blocks(D), w->s, pm);
 		fw_append(w, w->s, kv, t, pos);
@@ -352,9 +381,9 @@ static void fw_report(const fw_cfg_t *c, gs_wl_timer_t *tm)
 	char label[320];
 	snprintf(label, sizeof(label),
 		 "fwstep mode=%s L=%ld D=%ld ctx=%ld chunk=%ld rotate=%ld readback_every=%ld "
-		 "events=%d grow=%d two_streams=%d sides=%ld kv_copy=%d set_attr=%d readback=%s",
+		 "events=%d grow=%d two_streams=%d sides=%ld fresh=%d kv_copy=%d set_attr=%d readback=%s",
 		 c->graph ? "graph" : "eager", c->layers, c->dim, c->ctx, c->chunk, c->rotate,
-		 c->readback_every, c->events, c->grow, c->two_streams, c->sides, c->kv_copy, c->set_attr,
+		 c->readback_every, c->events, c->grow, c->two_streams, c->sides, c->fresh, c->kv_copy, c->set_attr,
 		 c->readback_async ? "async" : "sync");
 	gs_wl_timer_report(tm, label);
 }

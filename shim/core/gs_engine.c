@@ -307,11 +307,7 @@ static void gs_engine_event_used(const gs_stream_t *self, uint64_t ev, const cha
 	if (GS_LIKELY(!gs_event_any()))
 		return;
 	gs_stream_t *hs[GS_EVENT_MAX]; /* every holder: none may be left out */
-	size_t n = 0;
-	if (ev)
-		n = (hs[0] = gs_event_holder(ev)) != NULL;
-	else
-		n = gs_event_holders(hs, sizeof(hs) / sizeof(hs[0]));
+	size_t n = gs_event_holders(ev, hs, sizeof(hs) / sizeof(hs[0]));
 	for (size_t i = 0; i < n; i++)
 		if (hs[i] != self)
 			gs_engine_event_free(hs[i], api);
@@ -333,6 +329,18 @@ void gs_engine_event_use(uint64_t ev, const char *api)
 {
 	if (gs_engine_active())
 		gs_engine_event_used(NULL, ev, api);
+}
+
+bool gs_engine_event_destroy(uint64_t ev, const char *api)
+{
+	if (!gs_engine_active() || GS_LIKELY(!gs_event_any()))
+		return false;
+	if (gs_backend->event_destroy && gs_event_destroy(ev)) {
+		GS_STAT_INC(destroys_deferred);
+		return true;
+	}
+	gs_engine_event_used(NULL, ev, api);
+	return false;
 }
 
 int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec, const char *api)

@@ -123,6 +123,17 @@ void gs_engine_event_use(uint64_t ev, const char *api);
  */
 bool gs_engine_event_query(uint64_t ev, const char *api);
 
+/*
+ * The application destroys event ev: true when a stream holds a record of
+ * it or a wait on it, and the engine destroys it once they have gone to the
+ * driver (gs_event_destroy; the backend's event_destroy), so the backend
+ * returns success without calling the vendor; otherwise as
+ * gs_engine_event_use, and the backend destroys it now.  Destroying an
+ * event with work pending is legal: the vendor releases it when that work
+ * completes, and nothing the program can still do names it.
+ */
+bool gs_engine_event_destroy(uint64_t ev, const char *api);
+
 /* Flush and forget a stream that is being destroyed. */
 void gs_engine_stream_destroy(uintptr_t handle, void *ctx, const char *api);
 

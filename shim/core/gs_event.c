@@ -12,8 +12,10 @@
 typedef struct gs_event_ent {
 	uint64_t ev;
 	gs_stream_t *s;
-	uint32_t count;
-	bool queried;
+	uint32_t records; /* held records of ev by s */
+	uint32_t waits;   /* held waits on ev by s */
+	bool queried;     /* the latest held record has been queried */
+	bool destroy;     /* the application destroyed ev (gs_event_destroy) */
 } gs_event_ent_t;
 
 static pthread_mutex_t gs_event_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -32,47 +34,73 @@ bool gs_event_hold(uint64_t ev, gs_stream_t *s, bool record)
 	uint32_t i = 0;
 	while (i < gs_event_n && (gs_event_tab[i].ev != ev || gs_event_tab[i].s != s))
 		i++;
-	if (i < gs_event_n) {
-		gs_event_tab[i].count++;
-		if (record)
-			gs_event_tab[i].queried = false; /* a new record: its first query is to come */
-	} else if (gs_event_n < GS_EVENT_MAX) {
-		/* A wait alone is no record held: a query submits it (queried). */
-		gs_event_tab[i] = (gs_event_ent_t){ev, s, 1, !record};
-		__atomic_store_n(&gs_event_n, gs_event_n + 1, __ATOMIC_RELEASE);
-	} else {
-		full = true;
+	if (i == gs_event_n) {
+		if (gs_event_n < GS_EVENT_MAX) {
+			gs_event_tab[i] = (gs_event_ent_t){.ev = ev, .s = s};
+			__atomic_store_n(&gs_event_n, gs_event_n + 1, __ATOMIC_RELEASE);
+		} else {
+			full = true;
+		}
+	}
+	if (!full && record) {
+		gs_event_tab[i].records++;
+		gs_event_tab[i].queried = false; /* a new record: its first query is to come */
+	} else if (!full) {
+		gs_event_tab[i].waits++;
 	}
 	pthread_mutex_unlock(&gs_event_lock);
 	return full;
 }
 
-void gs_event_unhold(uint64_t ev, gs_stream_t *s)
+/* Whether an entry other than `but` names ev. */
+static bool gs_event_named(uint64_t ev, uint32_t but)
 {
+	for (uint32_t k = 0; k < gs_event_n; k++)
+		if (k != but && gs_event_tab[k].ev == ev)
+			return true;
+	return false;
+}
+
+bool gs_event_unhold(uint64_t ev, gs_stream_t *s, bool record)
+{
+	bool destroy = false;
 	pthread_mutex_lock(&gs_event_lock);
 	for (uint32_t i = 0; i < gs_event_n; i++) {
-		if (gs_event_tab[i].ev != ev || gs_event_tab[i].s != s)
+		gs_event_ent_t *e = &gs_event_tab[i];
+		if (e->ev != ev || e->s != s || !(record ? e->records : e->waits))
 			continue;
-		if (!--gs_event_tab[i].count) {
-			gs_event_tab[i] = gs_event_tab[gs_event_n - 1];
+		if (record)
+			e->records--;
+		else
+			e->waits--;
+		if (!e->records && !e->waits) {
+			destroy = e->destroy && !gs_event_named(ev, i);
+			*e = gs_event_tab[gs_event_n - 1];
 			__atomic_store_n(&gs_event_n, gs_event_n - 1, __ATOMIC_RELEASE);
 		}
 		break;
 	}
 	pthread_mutex_unlock(&gs_event_lock);
+	return destroy;
+}
+
+bool gs_event_destroy(uint64_t ev)
+{
+	bool held = false;
+	if (!gs_event_any())
+		return false;
+	pthread_mutex_lock(&gs_event_lock);
+	for (uint32_t i = 0; i < gs_event_n; i++)
+		if (gs_event_tab[i].ev == ev)
+			held = gs_event_tab[i].destroy = true;
+	pthread_mutex_unlock(&gs_event_lock);
+	return held;
 }
 
 gs_stream_t *gs_event_holder(uint64_t ev)
 {
 	gs_stream_t *s = NULL;
-	if (!gs_event_any())
-		return NULL;
-	pthread_mutex_lock(&gs_event_lock);
-	for (uint32_t i = 0; i < gs_event_n && !s; i++)
-		if (gs_event_tab[i].ev == ev)
-			s = gs_event_tab[i].s;
-	pthread_mutex_unlock(&gs_event_lock);
-	return s;
+	return gs_event_holders(ev, &s, 1) ? s : NULL;
 }
 
 bool gs_event_first_query(uint64_t ev)
@@ -82,7 +110,7 @@ bool gs_event_first_query(uint64_t ev)
 		return false;
 	pthread_mutex_lock(&gs_event_lock);
 	for (uint32_t i = 0; i < gs_event_n; i++)
-		if (gs_event_tab[i].ev == ev) {
+		if (gs_event_tab[i].ev == ev && gs_event_tab[i].records) {
 			first = !gs_event_tab[i].queried;
 			gs_event_tab[i].queried = true;
 			break;
@@ -91,13 +119,15 @@ bool gs_event_first_query(uint64_t ev)
 	return first;
 }
 
-size_t gs_event_holders(gs_stream_t **out, size_t max)
+size_t gs_event_holders(uint64_t ev, gs_stream_t **out, size_t max)
 {
 	size_t n = 0;
 	if (!gs_event_any())
 		return 0;
 	pthread_mutex_lock(&gs_event_lock);
 	for (uint32_t i = 0; i < gs_event_n && n < max; i++) {
+		if (ev && gs_event_tab[i].ev != ev)
+			continue;
 		size_t k = 0;
 		while (k < n && out[k] != gs_event_tab[i].s)
 			k++;

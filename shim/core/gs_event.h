@@ -30,19 +30,32 @@ typedef struct gs_stream gs_stream_t;
  * answered for it (the event's state is its last record's, held by nobody).
  */
 bool gs_event_hold(uint64_t ev, gs_stream_t *s, bool record);
-/* Its record went to the driver. */
-void gs_event_unhold(uint64_t ev, gs_stream_t *s);
-/* The stream holding ev's record, NULL when none does. */
+/*
+ * s's held record (`record`) or wait on ev went to the driver.  True when
+ * that was the last held use of ev and the application has destroyed it
+ * meanwhile (gs_event_destroy): the caller destroys it now.
+ */
+bool gs_event_unhold(uint64_t ev, gs_stream_t *s, bool record);
+/* A stream holding a record of or a wait on ev, NULL when none does. */
 gs_stream_t *gs_event_holder(uint64_t ev);
 /*
- * A query of ev finds its record held, and for the first time since it was
+ * The application destroys ev.  True when a stream holds a record of it or
+ * a wait on it: the destruction is deferred until the last of them goes to
+ * the driver (gs_event_unhold says when), as the driver itself defers
+ * releasing an event whose record is still to complete.  Until then the
+ * handle cannot be handed out again, so no new event is taken for it.
+ */
+bool gs_event_destroy(uint64_t ev);
+/*
+ * A query of ev finds a record of it held, and for the first time since it was
  * held: the answer is "not ready", which is the truth (the work before the
  * record is not even submitted), and nothing need be submitted for it.  A
  * second query (a program spinning on it) submits first.
  */
 bool gs_event_first_query(uint64_t ev);
-/* Up to max distinct streams holding any record (GS_EVENT_MAX covers them all); returns how many. */
-size_t gs_event_holders(gs_stream_t **out, size_t max);
+/* Up to max distinct streams holding a record of or a wait on ev (any event: ev 0;
+ * GS_EVENT_MAX covers them all); returns how many. */
+size_t gs_event_holders(uint64_t ev, gs_stream_t **out, size_t max);
 /* Whether any record is held (one relaxed load: the fast path of every check). */
 bool gs_event_any(void);
 /*

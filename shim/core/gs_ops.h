@@ -74,6 +74,14 @@ typedef struct gs_ops {
 	 * May be left NULL.
 	 */
 	const char *(*func_name)(const gs_rec_t *rec);
+
+	/*
+	 * Destroy an event the application destroyed while a stream held a
+	 * record of it or a wait on it (gs_engine_event_destroy), now that
+	 * the last of them went to the vendor.  May be left NULL: such a
+	 * destruction then has the holders submit first.
+	 */
+	void (*event_destroy)(uint64_t ev);
 } gs_ops_t;
 
 /*
@@ -95,6 +103,7 @@ typedef struct gs_ops {
 		.timer_read = prefix##timer_read,                             \
 		.timer_destroy = prefix##timer_destroy,                       \
 		.func_name = prefix##func_name,                               \
+		.event_destroy = prefix##event_destroy,                       \
 	}
 
 /*

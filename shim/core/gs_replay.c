@@ -20,13 +20,16 @@
 #include <stdio.h>
 
 /*
- * Submit a held mark on the stream, now: its event's hold ends (a record
- * absorbed into a chunk) and, when its own call is in progress, the status
- * goes to that call (gs_engine_launch; gs_replay_mark_sent).  A wait sent
- * before its chunk's graph is not sent again.
+ * A held mark went to the driver, or (a wait its chunk's graph covers)
+ * need not: its event's hold ends, and when its own call is in progress
+ * the status goes to that call (gs_engine_launch).  A wait sent before
+ * its chunk's graph is not sent again (gs_replay_mark).
  */
 static void gs_replay_mark_sent(gs_stream_t *s, gs_rec_t *r, int rc)
 {
+	if (r->held_ev == GS_HELD_EVENT &&
+	    gs_event_unhold(gs_rec_event(r), s, gs_rec_is_record(r)))
+		gs_backend->event_destroy(gs_rec_event(r)); /* destroyed meanwhile (gs_event_destroy) */
 	r->held_ev = GS_HELD_SENT;
 	if (r == s->match.inflight) {
 		s->match.inflight_sent = true;
@@ -42,10 +45,7 @@ static void gs_replay_mark(gs_stream_t *s, gs_rec_t *r)
 {
 	if (r->held_ev == GS_HELD_SENT)
 		return;
-	int rc = gs_backend->submit(r, s->key.handle);
-	if (r->held_ev == GS_HELD_EVENT)
-		gs_event_unhold(gs_rec_event(r), s);
-	gs_replay_mark_sent(s, r, rc);
+	gs_replay_mark_sent(s, r, gs_backend->submit(r, s->key.handle));
 }
 
 /*

@@ -58,6 +58,7 @@
 	X(idle_cuts, "places a chunk ends because the program waited there without a call, four replayed passes in a row") \
 	X(idle_eager, "times a sequence went eager until its next re-check: its replayed passes kept waiting for the idle watchdog") \
 	X(event_not_ready, "event queries answered not ready: the event's record was held with its chunk, not yet submitted") \
+	X(destroys_deferred, "event destructions deferred until a held record of the event, or wait on it, went to the driver") \
 	X(adopted, "side streams whose work went to the stream they waited on (GRAPHSHIM_ADOPT)") \
 	X(order_errors, "records submitted out of their stream's order or a second time (a bug: always 0)")
 

@@ -574,15 +574,15 @@ typedef struct gs_cu_timer {
 	CUevent ev[2];
 } gs_cu_timer_t;
 
+static void gs_cu_event_destroy(uint64_t ev);
+
 static void gs_cu_timer_destroy(void *timer)
 {
 	gs_cu_timer_t *t = timer;
-	const gs_cu_real_t *R = &gs_cu_real;
-	gs_cu_pfn_cuEventDestroy_v2 destroy = R->cuEventDestroy_v2 ? R->cuEventDestroy_v2 : R->cuEventDestroy;
 	bool pushed = gs_cu_ctx_enter(t->ctx);
 	for (int i = 0; i < 2; i++)
-		if (t->ev[i] && destroy)
-			destroy(t->ev[i]);
+		if (t->ev[i])
+			gs_cu_event_destroy((uint64_t)(uintptr_t)t->ev[i]);
 	gs_cu_ctx_leave(pushed);
 	free(t);
 }
@@ -633,6 +633,15 @@ static int gs_cu_timer_read(void *timer, uint64_t *ns)
 					      : R->cuEventElapsedTime(&ms, t->ev[0], t->ev[1]);
 	gs_cu_ctx_leave(pushed);
 	return gs_ops_timer_read_result((int)st, CUDA_ERROR_NOT_READY, ms, ns);
+}
+
+/* An event the application destroyed while it was held (gs_ops.h). */
+static void gs_cu_event_destroy(uint64_t ev)
+{
+	const gs_cu_real_t *R = &gs_cu_real;
+	gs_cu_pfn_cuEventDestroy_v2 destroy = R->cuEventDestroy_v2 ? R->cuEventDestroy_v2 : R->cuEventDestroy;
+	if (destroy)
+		destroy((CUevent)(uintptr_t)ev);
 }
 
 const gs_ops_t gs_cu_ops = GS_OPS_TABLE("cuda", gs_cu_);

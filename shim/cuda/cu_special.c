@@ -208,17 +208,30 @@ CUresult gs_cu_x_cuEventQuery(int pt, CUevent ev)
 	return gs_cu_real.cuEventQuery(ev);
 }
 
-CUresult gs_cu_x_cuEventDestroy(int pt, CUevent ev)
-{
-	(void)pt;
-	GS_CU_EVENT_CALL(cuEventDestroy, gs_cu_event_use(ev, "cuEventDestroy"), (ev));
-}
-
-CUresult gs_cu_x_cuEventDestroy_v2(int pt, CUevent ev)
-{
-	(void)pt;
-	GS_CU_EVENT_CALL(cuEventDestroy_v2, gs_cu_event_use(ev, "cuEventDestroy_v2"), (ev));
-}
+/*
+ * An event destroyed while a stream holds a record of it or a wait on it
+ * is destroyed when they have gone (gs_engine_event_destroy): torch makes
+ * and drops an event for each wait_stream, which would otherwise end the
+ * match in progress every time.
+ */
+#define GS_CU_EVENT_DESTROY(name)                                            \
+	CUresult gs_cu_x_##name(int pt, CUevent ev)                          \
+	{                                                                    \
+		(void)pt;                                                    \
+		GS_CU_READY();                                               \
+		if (GS_UNLIKELY(!gs_cu_real.name))                           \
+			return gs_cu_missing(GS_CU_IDX_##name);              \
+		if (ev && gs_cu_engine_ok()) {                               \
+			gs_cu_depth++;                                       \
+			bool later = gs_engine_event_destroy((uint64_t)(uintptr_t)ev, #name); \
+			gs_cu_depth--;                                       \
+			if (later)                                           \
+				return CUDA_SUCCESS;                         \
+		}                                                            \
+		return gs_cu_real.name(ev);                                  \
+	}
+GS_CU_EVENT_DESTROY(cuEventDestroy)
+GS_CU_EVENT_DESTROY(cuEventDestroy_v2)
 
 #define GS_CU_ELAPSED(name)                                                  \
 	CUresult gs_cu_x_##name(int pt, float *ms, CUevent a, CUevent b)     \

@@ -476,7 +476,13 @@ GS_EXPORT hipError_t hipEventQuery(hipEvent_t ev)
 
 GS_EXPORT hipError_t hipEventDestroy(hipEvent_t ev)
 {
-	GS_HIP_EVENT_CALL(hipEventDestroy, gs_hip_event_use(ev, false, "hipEventDestroy"), (ev));
+	/* Held: destroyed once its holders submit (gs_engine_event_destroy). */
+	if (!gs_hip_bypass() && ev && gs_engine_active() &&
+	    gs_engine_event_destroy((uintptr_t)ev, "hipEventDestroy"))
+		return hipSuccess;
+	if (GS_UNLIKELY(!gs_hip_real.hipEventDestroy))
+		return hipErrorNotSupported;
+	return gs_hip_real.hipEventDestroy(ev);
 }
 
 GS_EXPORT hipError_t hipEventElapsedTime(float *ms, hipEvent_t a, hipEvent_t b)

@@ -119,6 +119,13 @@ bool gs_engine_event_query(uint64_t ev, const char *api)
 	return false;
 }
 
+bool gs_engine_event_destroy(uint64_t ev, const char *api)
+{
+	(void)ev;
+	(void)api;
+	return false;
+}
+
 void gs_engine_forget_funcs(const char *api)
 {
 	gs_engine_flush_all(GS_FLUSH_MODULE, api);

@@ -648,7 +648,11 @@ static void gen_branch_loop(gen_t *g)
  * step ended by a sync of S, a read-back or nothing, 8-24 times.  What
  * graphshim's adoption of side streams (GRAPHSHIM_ADOPT) and absorbed
  * marks (GRAPHSHIM_ABSORB) are for: an event recorded again while a wait
- * on it is held, waits on an event S recorded itself.
+ * on it is held, waits on an event S recorded itself.  In half the loops
+ * (from the seed and the loop's number, no draw: the programs of earlier
+ * seeds are unchanged) every record is of a new event, whose slot's old
+ * event is then destroyed, as torch's wait_stream makes and drops one: a
+ * destruction while a record of the old event or a wait on it is held.
  */
 static void gen_fork_loop(gen_t *g)
 {
@@ -675,10 +679,12 @@ static void gen_fork_loop(gen_t *g)
 	unsigned e = rn(&g->r, 3);
 	g->loop++;
 	int reps = 8 + (int)rn(&g->r, 17);
+	uint8_t fresh = (uint8_t)((mix64(g->p->seed + g->loop) >> 7) & 1);
 	for (int it = 0; it < reps; it++) {
 		emit(g, pre, it);
 		fz_op_t rec = op_new(FZ_K_EVREC, S);
 		rec.ev = fork;
+		rec.sub = fresh;
 		emit(g, rec, it);
 		for (int j = 0; j < nside; j++) {
 			fz_op_t w = op_new(FZ_K_EVWAIT, side[j]);
@@ -691,6 +697,7 @@ static void gen_fork_loop(gen_t *g)
 			uint8_t join = same ? fork : (uint8_t)((fork + 1 + j) % FZ_NEV);
 			fz_op_t r = op_new(FZ_K_EVREC, side[j]), w = op_new(FZ_K_EVWAIT, S);
 			r.ev = w.ev = join;
+			r.sub = fresh;
 			emit(g, r, it);
 			emit(g, w, it);
 		}
@@ -1145,7 +1152,8 @@ void fz_op_format(const fz_op_t *op, char *out, size_t size)
 		break;
 	case FZ_K_EVREC:
 	case FZ_K_EVWAIT:
-		snprintf(out, size, "%s %s%s e%d on %s", head, fz_kind_names[op->kind], via, op->ev, st);
+		snprintf(out, size, "%s %s%s%s e%d on %s", head, fz_kind_names[op->kind], via,
+			 op->kind == FZ_K_EVREC && op->sub ? " (a new event)" : "", op->ev, st);
 		break;
 	case FZ_K_EVQUERY:
 	case FZ_K_EVSYNC:

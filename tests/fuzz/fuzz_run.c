@@ -447,9 +447,21 @@ static void exec_op(fz_thr_t *th, const fz_op_t *op, int at)
 		r = tab ? tab->hostfn(h, fz_hostfn, a) : cuLaunchHostFunc(h, fz_hostfn, a);
 		break;
 	}
-	case FZ_K_EVREC:
-		r = tab ? tab->ev_record(th->ev[op->ev], h) : cuEventRecord(th->ev[op->ev], h);
+	case FZ_K_EVREC: {
+		CUevent ev = th->ev[op->ev];
+		if (op->sub) { /* a new event in the slot; the old one destroyed after the record */
+			r = cuEventCreate(&ev, op->ev % 2 ? CU_EVENT_DISABLE_TIMING : 0);
+			if (r)
+				break;
+		}
+		r = tab ? tab->ev_record(ev, h) : cuEventRecord(ev, h);
+		if (op->sub) {
+			CUresult d = cuEventDestroy(th->ev[op->ev]);
+			th->ev[op->ev] = ev;
+			r = r ? r : d;
+		}
 		break;
+	}
 	case FZ_K_EVWAIT:
 		r = tab ? tab->wait_event(h, th->ev[op->ev], 0) : cuStreamWaitEvent(h, th->ev[op->ev], 0);
 		break;

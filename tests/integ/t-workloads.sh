@@ -167,6 +167,12 @@ AD="GRAPHSHIM_ADOPT=1 GRAPHSHIM_ABSORB=1"
 run fwstep-side-streams-adopt 90 $AD -- $F --side-streams 12
 run fwstep-two-streams-adopt 90 $AD -- $F --two-streams
 run decode-everything-adopt 50 $AD -- $D --pingpong --two-streams --copies --branch --threads 2
+# A new event for every fork and join, dropped after its waits (torch's
+# wait_stream): destroying a held event waits for its holder, not a flush
+# (before: 0% replayed adopted, 8-17% absorbed; twotower 0.15 on an H200).
+run fwstep-two-streams-fresh-adopt 90 $AD -- $F --two-streams --fresh-events
+run fwstep-side-streams-fresh-adopt 90 $AD -- $F --side-streams 12 --fresh-events
+run fwstep-side-streams-fresh-absorb 50 GRAPHSHIM_ABSORB=1 -- $F --side-streams 12 --fresh-events
 run fwstep-kv-copy 80 -- $F --kv-copy
 # Flash attention's habit: the attention's shared memory limit set before
 # each of its launches (no held launch exceeds it, so nothing is flushed).

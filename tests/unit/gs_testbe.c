@@ -218,9 +218,17 @@ static const char *tb_func_name(const gs_rec_t *r)
 	return name;
 }
 
+/* A held event the program destroyed, destroyed now: logged as TB_EVENT_DESTROYED. */
+static void tb_event_destroy(uint64_t ev)
+{
+	cr_assert_lt(tb.nexec, TB_MAX_EXEC);
+	tb.exec[tb.nexec] = (tb_exec_t){.func = TB_EVENT_DESTROYED, .a0 = ev};
+	__atomic_store_n(&tb.nexec, tb.nexec + 1, __ATOMIC_RELEASE);
+}
+
 const gs_ops_t tb_ops = {"test", tb_submit, tb_build, tb_glaunch, tb_patch, tb_destroy,
 			 tb_timer_create, tb_timer_mark, tb_timer_read, tb_timer_destroy,
-			 tb_func_name};
+			 tb_func_name, tb_event_destroy};
 
 /* The gate's host clock in tests: the GPU clock, as for a program whose host
  * waits for the GPU every step (tests of a host-bound program set their own). */

@@ -75,6 +75,9 @@ int tb_launch_on(uintptr_t stream, unsigned sflags, uintptr_t func, uint64_t a0,
 /* A copy record (dst, src) of `bytes`. */
 int tb_copy(uintptr_t stream, uint64_t dst, uint64_t src, uint64_t bytes);
 
+/* An event destroyed by the engine after its holders submitted (gs_ops_t.event_destroy):
+ * logged with a0 the event. */
+#define TB_EVENT_DESTROYED ((uintptr_t)0xde57)
 /* A mark (an event record or wait, `which` its kind) of `event`; it runs as TB_MARK. */
 #define TB_MARK ((uintptr_t)0xe7e7)
 int tb_mark(uintptr_t stream, uint64_t event, uint64_t which);

@@ -252,3 +252,124 @@ Test(marks, a_held_record_that_fails_later_keeps_the_order)
 		}
 	tb_check();
 }
+
+/* Move execution-log entry i (an engine-made one) out, so tb_check compares the program's. */
+static void drop_exec(size_t i)
+{
+	memmove(&tb.exec[i], &tb.exec[i + 1], (tb.nexec - i - 1) * sizeof(tb.exec[0]));
+	tb.nexec--;
+}
+
+Test(marks, a_held_event_destroyed_goes_after_its_record_and_the_match_goes_on)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_ABSORB", "1", NULL);
+	for (int i = 0; i < 6; i++)
+		step(i, (uint64_t)i, true);
+	cr_expect(!gs_engine_event_destroy(100, "destroy"), "nothing holds it: destroyed at its call");
+	/* A replayed step whose recorded event the program drops at once (torch's wait_stream). */
+	uint64_t r0 = gs_stats.replayed, fl = gs_stats.flushes;
+	tb_launch(S, F[0], 0, 6);
+	tb_launch(S, F[1], 1, 6);
+	tb_mark(S, 100, 1);
+	size_t before = tb.nexec;
+	cr_expect(gs_engine_event_destroy(100, "destroy"), "held: destroyed when its record has gone");
+	cr_expect_eq(tb.nexec, before, "nothing submitted at the destruction");
+	tb_launch(S, F[2], 2, 6);
+	tb_launch(S, F[3], 3, 0);
+	tb_mark(S, 7, 2);
+	tb_launch(S, F[4], 4, 0);
+	tb_launch(S, F[5], 5, 0);
+	tb_sync(S, 0);
+	cr_expect_eq(gs_stats.replayed - r0, 6, "the step replayed whole");
+	cr_expect_eq(gs_stats.flushes, fl, "no flush");
+	size_t rec = mark_ran_at(100, 2), gone = SIZE_MAX;
+	for (size_t i = 0; i < tb.nexec; i++)
+		if (tb.exec[i].func == TB_EVENT_DESTROYED) {
+			cr_expect_eq(gone, SIZE_MAX, "destroyed once");
+			gone = i;
+			cr_expect_eq(tb.exec[i].a0, 100);
+		}
+	cr_assert_eq(gone, rec + 1, "destroyed right after its record ran (%zu, %zu)", gone, rec);
+	cr_expect(!gs_event_any());
+	drop_exec(gone);
+	tb_check();
+}
+
+/*
+ * tb_check for a program whose waits a graph may cover (not run at all):
+ * the launches ran as issued, in order, and every record ran.
+ */
+static void check_covered(void)
+{
+	gs_engine_flush_all(GS_FLUSH_SYNC, "check");
+	cr_assert_eq(gs_stats.order_errors, 0);
+	size_t j = 0, records = 0, ran_records = 0;
+	for (size_t i = 0; i < tb.nissued; i++) {
+		const tb_exec_t *b = &tb.issued[i];
+		if (b->func == TB_MARK) {
+			records += b->a1 == 1;
+			continue;
+		}
+		while (j < tb.nexec && tb.exec[j].func == TB_MARK)
+			ran_records += tb.exec[j++].a1 == 1;
+		cr_assert_lt(j, tb.nexec, "launch %zu never ran", i);
+		cr_assert(tb.exec[j].func == b->func && tb.exec[j].a0 == b->a0 && tb.exec[j].a1 == b->a1,
+			  "launch %zu out of order", i);
+		j++;
+	}
+	for (; j < tb.nexec; j++)
+		ran_records += tb.exec[j].func == TB_MARK && tb.exec[j].a1 == 1;
+	cr_expect_eq(ran_records, records, "every record ran");
+}
+
+/* F0, a record of `ev`, F1, a wait on it (the same stream's), F2 F3; a sync. */
+static void same_stream_step(uint64_t arg, uint64_t ev)
+{
+	tb_launch(S, F[0], 0, arg);
+	tb_mark(S, ev, 1);
+	tb_launch(S, F[1], 1, arg);
+	tb_mark(S, ev, 2);
+	tb_launch(S, F[2], 2, 0);
+	tb_launch(S, F[3], 3, 0);
+	tb_sync(S, 0);
+}
+
+Test(marks, a_wait_its_chunk_covers_holds_its_event_no_longer)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_ABSORB", "1", NULL);
+	for (int i = 0; i < 6; i++)
+		same_stream_step((uint64_t)i, 300);
+	cr_expect_gt(gs_stats.replayed, 0);
+	/* Its graph did the wait: nothing is held after the sync, so the first
+	 * query of the event asks the driver (it is complete), and destroying
+	 * it is not deferred. */
+	cr_expect(!gs_event_any(), "no hold left behind");
+	cr_expect(!gs_engine_event_query(300, "query"));
+	cr_expect(!gs_engine_event_destroy(300, "destroy"));
+	check_covered();
+}
+
+Test(marks, a_destroyed_event_held_by_a_record_and_a_wait_goes_after_both)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_ABSORB", "1", NULL);
+	for (int i = 0; i < 6; i++)
+		same_stream_step((uint64_t)i, 400 + (uint64_t)i);
+	/* Replaying: the record of 406 and the wait on it are held; destroyed. */
+	tb_launch(S, F[0], 0, 6);
+	tb_mark(S, 406, 1);
+	tb_launch(S, F[1], 1, 6);
+	tb_mark(S, 406, 2);
+	cr_expect(gs_engine_event_destroy(406, "destroy"));
+	tb_launch(S, F[2], 2, 0);
+	tb_launch(S, F[3], 3, 0);
+	tb_sync(S, 0);
+	size_t gone = SIZE_MAX, rec = mark_ran_at(406, 0);
+	for (size_t i = 0; i < tb.nexec; i++)
+		if (tb.exec[i].func == TB_EVENT_DESTROYED)
+			gone = i;
+	cr_assert_neq(gone, SIZE_MAX, "destroyed");
+	cr_expect_gt(gone, rec, "after its record");
+	cr_expect(!gs_event_any());
+	drop_exec(gone);
+	check_covered();
+}

@@ -86,6 +86,7 @@ fwstep-twostreams|-|$F --two-streams
 fwstep-sidestreams|-|$F --side-streams 12
 fwstep-sides-adopt|-|env GRAPHSHIM_ADOPT=1 GRAPHSHIM_ABSORB=1 $F --side-streams 12
 fwstep-twostr-adopt|-|env GRAPHSHIM_ADOPT=1 GRAPHSHIM_ABSORB=1 $F --two-streams
+fwstep-fresh-adopt|-|env GRAPHSHIM_ADOPT=1 GRAPHSHIM_ABSORB=1 $F --two-streams --fresh-events
 fwstep-kvcopy|-|$F --kv-copy
 fwstep-setattr|-|$F --set-attr
 fwstep-static|-|$FS
