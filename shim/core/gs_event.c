@@ -162,8 +162,14 @@ void gs_event_waited(uint64_t ev, const gs_stream_t *s)
 	if (__atomic_load_n(&gs_event_rec_ev[i], __ATOMIC_RELAXED) != ev)
 		return;
 	const gs_stream_t *by = __atomic_load_n(&gs_event_rec_by[i], __ATOMIC_RELAXED);
-	if (by && by != s && __atomic_load_n(&gs_event_cross_ev[i], __ATOMIC_RELAXED) != ev)
+	if (by == s) {
+		/* The stream waits on its own record: no longer crossing (an
+		 * adopted side stream's join, recorded and waited on by its root). */
+		if (__atomic_load_n(&gs_event_cross_ev[i], __ATOMIC_RELAXED) == ev)
+			__atomic_store_n(&gs_event_cross_ev[i], 0, __ATOMIC_RELAXED);
+	} else if (by && __atomic_load_n(&gs_event_cross_ev[i], __ATOMIC_RELAXED) != ev) {
 		__atomic_store_n(&gs_event_cross_ev[i], ev, __ATOMIC_RELAXED);
+	}
 }
 
 const gs_stream_t *gs_event_recorder(uint64_t ev)

@@ -67,7 +67,8 @@ bool gs_event_any(void);
  */
 /* Stream s recorded ev (a mark). */
 void gs_event_recorded(uint64_t ev, const gs_stream_t *s);
-/* Stream s waits on ev: ev crosses streams when another stream recorded it last. */
+/* Stream s waits on ev: ev crosses streams when another stream recorded it
+ * last, and no longer when s itself did. */
 void gs_event_waited(uint64_t ev, const gs_stream_t *s);
 /* Whether ev has been seen crossing streams. */
 bool gs_event_crosses(uint64_t ev);
