@@ -22,11 +22,13 @@
 #define FW_MAX_ROTATE 64 /* scratch buffers at most */
 #define FW_VOCAB 64      /* the token's argmax runs over x[0, min(FW_VOCAB, D)) */
 #define FW_MAX_SIDES 16  /* --side-streams at most */
+#define FW_MAX_TAIL 16   /* --tail-records at most */
 
 typedef struct fw_cfg {
 	long layers, dim, tokens, rotate, readback_every, chunk, ctx, seed, sides;
 	bool events, grow, two_streams, kv_copy, set_attr, readback_async, time, graph;
 	bool fresh; /* --fresh-events */
+	long tail, pause_us; /* --tail-records, --pause-us */
 	const char *out;
 } fw_cfg_t;
 
@@ -40,6 +42,7 @@ typedef struct fw {
 	CUstream s, s2;
 	CUstream side[FW_MAX_SIDES];  /* --side-streams */
 	CUevent ev_layer, ev_a, ev_b;
+	CUevent tail[FW_MAX_TAIL]; /* --tail-records */
 	CUdeviceptr x, h, y, W, kv, E, flag, tok;
 	CUdeviceptr t[FW_MAX_ROTATE]; /* the scratch rotation */
 	long turn;                    /* layers issued so far: picks the scratch buffer */
@@ -73,6 +76,11 @@ static void fw_usage(void)
 		"  --fresh-events      with --two-streams or --side-streams, every join and fork\n"
 		"                      records a new event, destroyed after the waits on it, as\n"
 		"                      torch's wait_stream makes and drops one each time\n"
+		"  --tail-records N    after each token's read-back, N events recorded on the\n"
+		"                      stream and queried before the next token (a caching\n"
+		"                      allocator freeing blocks record_stream()ed to it; 0-16)\n"
+		"  --pause-us U        U microseconds of host work before each token (a server\n"
+		"                      preparing the next request)\n"
 		"  --kv-copy           the KV append as cuMemcpyDtoDAsync, not a kernel\n"
 		"  --set-attr          the attention's dynamic shared memory limit set before\n"
 		"                      each of its launches, as flash attention does (CUDA)\n"
@@ -116,6 +124,10 @@ static void fw_parse(fw_cfg_t *c, int argc, char **argv)
 			c->events = argv[i][2] == 'e';
 		else if (strcmp(argv[i], "--grow") == 0 || strcmp(argv[i], "--no-grow") == 0)
 			c->grow = argv[i][2] == 'g';
+		else if (gs_wl_opt(argc, argv, &i, "--tail-records", &v))
+			c->tail = gs_wl_arg_long("--tail-records", v, 0, FW_MAX_TAIL);
+		else if (gs_wl_opt(argc, argv, &i, "--pause-us", &v))
+			c->pause_us = gs_wl_arg_long("--pause-us", v, 0, 10000000);
 		else if (strcmp(argv[i], "--fresh-events") == 0)
 			c->fresh = true;
 		else if (strcmp(argv[i], "--two-streams") == 0)
@@ -160,6 +172,14 @@ static CUresult fw_query(CUevent e)
 {
 	CUresult r = cuEventQuery(e);
 	return r == CUDA_ERROR_NOT_READY ? CUDA_SUCCESS : r;
+}
+
+/* Host work for us microseconds, between tokens. */
+static void fw_pause(long us)
+{
+	uint64_t until = gs_wl_now_ns() + (uint64_t)us * 1000u;
+	while (us > 0 && gs_wl_now_ns() < until)
+		;
 }
 
 /*
@@ -344,6 +364,8 @@ static void fw_setup(fw_t *w)
 	for (long k = 0; k < c->sides; k++)
 		GS_CHECK(cuStreamCreate(&w->side[k], CU_STREAM_NON_BLOCKING));
 	GS_CHECK(cuEventCreate(&w->ev_layer, CU_EVENT_DISABLE_TIMING));
+	for (long e = 0; e < w->c.tail; e++)
+		GS_CHECK(cuEventCreate(&w->tail[e], CU_EVENT_DISABLE_TIMING));
 	GS_CHECK(cuEventCreate(&w->ev_a, CU_EVENT_DISABLE_TIMING));
 	GS_CHECK(cuEventCreate(&w->ev_b, CU_EVENT_DISABLE_TIMING));
 	size_t nflags = c->readback_every > 0 ? (size_t)(c->layers / c->readback_every) : 0;
@@ -381,9 +403,9 @@ static void fw_report(const fw_cfg_t *c, gs_wl_timer_t *tm)
 	char label[320];
 	snprintf(label, sizeof(label),
 		 "fwstep mode=%s L=%ld D=%ld ctx=%ld chunk=%ld rotate=%ld readback_every=%ld "
-		 "events=%d grow=%d two_streams=%d sides=%ld fresh=%d kv_copy=%d set_attr=%d readback=%s",
+		 "events=%d grow=%d two_streams=%d sides=%ld fresh=%d tail=%ld pause_us=%ld kv_copy=%d set_attr=%d readback=%s",
 		 c->graph ? "graph" : "eager", c->layers, c->dim, c->ctx, c->chunk, c->rotate,
-		 c->readback_every, c->events, c->grow, c->two_streams, c->sides, c->fresh, c->kv_copy, c->set_attr,
+		 c->readback_every, c->events, c->grow, c->two_streams, c->sides, c->fresh, c->tail, c->pause_us, c->kv_copy, c->set_attr,
 		 c->readback_async ? "async" : "sync");
 	gs_wl_timer_report(tm, label);
 }
@@ -424,12 +446,17 @@ int main(int argc, char **argv)
 	uint64_t t0 = gs_wl_now_ns();
 	for (long k = 0; k < w.c.tokens; k++) {
 		int pos = (int)(k % w.c.ctx);
+		fw_pause(w.c.pause_us);
 		gs_wl_timer_start(&tm);
+		for (long e = 0; e < w.c.tail; e++)
+			GS_CHECK(fw_query(w.tail[e]));
 		if (w.c.graph)
 			GS_CHECK(cuGraphLaunch(exec[pos], w.s));
 		else
 			fw_step(&w, pos);
 		w.toks[k] = fw_read(&w, w.tok);
+		for (long e = 0; e < w.c.tail; e++)
+			GS_CHECK(cuEventRecord(w.tail[e], w.s));
 		gs_wl_timer_stop(&tm);
 	}
 	GS_CHECK(cuStreamSynchronize(w.s));
@@ -442,6 +469,8 @@ int main(int argc, char **argv)
 	for (long p = 0; p < ngraphs; p++)
 		GS_CHECK(cuGraphExecDestroy(exec[p]));
 	free(exec);
+	for (long e = 0; e < w.c.tail; e++)
+		GS_CHECK(cuEventDestroy(w.tail[e]));
 	GS_CHECK(cuEventDestroy(w.ev_layer));
 	GS_CHECK(cuEventDestroy(w.ev_a));
 	GS_CHECK(cuEventDestroy(w.ev_b));

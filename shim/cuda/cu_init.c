@@ -120,9 +120,8 @@ static void gs_cu_init_once(void)
 		/* Every launch takes the full path, which redirects (cu_adopt.c). */
 		gs_cu_lane.adopt = true;
 		pthread_atfork(NULL, NULL, gs_cu_adopt_forget);
-		gs_log(GS_LOG_WARN, "GRAPHSHIM_ADOPT=1 is experimental: not measured on a GPU, and "
-		       "until its last fix it changed a fuzz program's results about once in 16,000 "
-		       "(docs/limits.md)");
+		gs_log(GS_LOG_WARN, "GRAPHSHIM_ADOPT=1 is experimental: it can replay less where side "
+		       "streams fork and join around host pauses (docs/limits.md)");
 	}
 	__atomic_store_n(&gs_cu_lane.state, next, __ATOMIC_RELEASE);
 }

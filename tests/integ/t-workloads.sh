@@ -173,6 +173,10 @@ run decode-everything-adopt 50 $AD -- $D --pingpong --two-streams --copies --bra
 run fwstep-two-streams-fresh-adopt 90 $AD -- $F --two-streams --fresh-events
 run fwstep-side-streams-fresh-adopt 90 $AD -- $F --side-streams 12 --fresh-events
 run fwstep-side-streams-fresh-absorb 50 GRAPHSHIM_ABSORB=1 -- $F --side-streams 12 --fresh-events
+# And an allocator's events recorded after each token's read-back and
+# queried before the next, with host work between tokens (twotower's shape;
+# on an H200 twotower adopted fell to 0.57-0.91 steady, not reproduced here).
+run fwstep-two-streams-tail-adopt 85 $AD -- $F --two-streams --fresh-events --tail-records 8 --pause-us 3000
 run fwstep-kv-copy 80 -- $F --kv-copy
 # Flash attention's habit: the attention's shared memory limit set before
 # each of its launches (no held launch exceeds it, so nothing is flushed).
