@@ -30,6 +30,17 @@ static void step(int i, uint64_t arg, bool sync)
 		tb_sync(S, 0);
 }
 
+/* The rest of a step after its record (F2 F3, the wait, F4 F5) and the sync. */
+static void step_rest(uint64_t arg)
+{
+	tb_launch(S, F[2], 2, arg);
+	tb_launch(S, F[3], 3, 0);
+	tb_mark(S, 7, 2);
+	tb_launch(S, F[4], 4, 0);
+	tb_launch(S, F[5], 5, 0);
+	tb_sync(S, 0);
+}
+
 /* Where record k of stream S's issue order ran, in the execution log. */
 static size_t ran_at(size_t k)
 {
@@ -155,12 +166,7 @@ Test(marks, a_failed_mark_reaches_the_caller_and_ends_no_order)
 	tb.fail_submit_at = tb.submits + 1;
 	cr_expect_eq(tb_mark(S, 100, 1), 99, "the driver's status reaches the application");
 	tb.fail_submit_at = 0;
-	tb_launch(S, F[2], 2, 4);
-	tb_launch(S, F[3], 3, 0);
-	tb_mark(S, 7, 2);
-	tb_launch(S, F[4], 4, 0);
-	tb_launch(S, F[5], 5, 0);
-	tb_sync(S, 0);
+	step_rest(4);
 	/* What did run ran in order (the failed mark never ran). */
 	tb.nissued--; /* tb_check compares with the issue log: drop the failed mark */
 	for (size_t i = tb.nissued - 5; i < tb.nissued; i++)
@@ -211,12 +217,7 @@ Test(marks, a_use_of_a_held_event_submits_it_first)
 	gs_engine_event_use(100, "query");
 	cr_expect_eq(mark_ran_at(100, 2), before + 2, "F0 F1, then the record, ran at the query");
 	cr_expect(gs_event_holder(100) == NULL);
-	tb_launch(S, F[2], 2, 6);
-	tb_launch(S, F[3], 3, 0);
-	tb_mark(S, 7, 2);
-	tb_launch(S, F[4], 4, 0);
-	tb_launch(S, F[5], 5, 0);
-	tb_sync(S, 0);
+	step_rest(6);
 	tb_check();
 	/* The step's match went on: the next one replays whole again. */
 	uint64_t r0 = gs_stats.replayed;
@@ -274,12 +275,7 @@ Test(marks, a_held_event_destroyed_goes_after_its_record_and_the_match_goes_on)
 	size_t before = tb.nexec;
 	cr_expect(gs_engine_event_destroy(100, "destroy"), "held: destroyed when its record has gone");
 	cr_expect_eq(tb.nexec, before, "nothing submitted at the destruction");
-	tb_launch(S, F[2], 2, 6);
-	tb_launch(S, F[3], 3, 0);
-	tb_mark(S, 7, 2);
-	tb_launch(S, F[4], 4, 0);
-	tb_launch(S, F[5], 5, 0);
-	tb_sync(S, 0);
+	step_rest(6);
 	cr_expect_eq(gs_stats.replayed - r0, 6, "the step replayed whole");
 	cr_expect_eq(gs_stats.flushes, fl, "no flush");
 	size_t rec = mark_ran_at(100, 2), gone = SIZE_MAX;
