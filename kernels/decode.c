@@ -34,6 +34,11 @@ typedef struct dec {
 	int id;
 	CUstream s, s2;
 	CUevent fork, join;
+	/* --prefetch: the copy stream, its events, the staged value, its log */
+	CUstream s3;
+	CUevent pf_ready, pf_free;
+	int *pf_host; /* two pinned slots */
+	CUdeviceptr pf_dev, pf_log;
 	dec_act_t act[2];
 	CUdeviceptr kc, vc, pos, tok, hist;
 	int *toks;      /* tokens read back, one a step */
@@ -49,7 +54,7 @@ static void decode_usage(void)
 		"              [--steps N] [--seed S] [--out FILE] [--time] [--check]\n"
 		"              [--no-readback] [--readback sync|async] [--explicit-graph]\n"
 		"              [--pos-arg] [--pingpong] [--two-streams] [--copies] [--workspace]\n"
-		"              [--branch] [--branch-late] [--branch-k K] [--threads T]\n"
+		"              [--branch] [--branch-late] [--branch-k K] [--threads T] [--prefetch]\n"
 		"  --no-readback   no read-back and no sync inside the loop (one at the end)\n"
 		"  --readback      sync: cuMemcpyDtoH on blocking streams (default);\n"
 		"                  async: cuMemcpyDtoHAsync + cuStreamSynchronize\n"
@@ -63,6 +68,9 @@ static void decode_usage(void)
 		"  --branch        after a token t at step s with (t+s) %% K == 0, an extra kernel\n"
 		"  --branch-late   --branch with the extra kernel after the final layernorm, not\n"
 		"                  after the embedding: two steps alike but for their last launches\n"
+		"  --prefetch      a copy stream stages each step's input one step ahead, as a\n"
+		"                  data loader's prefetcher does: the step waits for it, logs it\n"
+		"                  and records an event the next staging copy waits on\n"
 		"  --threads T     T host threads, each an independent decoder\n"
 		"  --check         small sizes by default; compare with the CPU reference\n");
 	exit(1);
@@ -117,6 +125,8 @@ static void decode_parse(dec_cfg_t *c, int argc, char **argv)
 			c->pingpong = true;
 		else if (strcmp(argv[i], "--two-streams") == 0)
 			c->two_streams = true;
+		else if (strcmp(argv[i], "--prefetch") == 0)
+			c->prefetch = true;
 		else if (strcmp(argv[i], "--copies") == 0)
 			c->copies = true;
 		else if (strcmp(argv[i], "--workspace") == 0)
@@ -148,6 +158,10 @@ static void decode_parse(dec_cfg_t *c, int argc, char **argv)
 	long hd = c->dim / c->heads;
 	if (c->dim % c->heads != 0 || hd % 2 != 0 || hd > 1024) {
 		fprintf(stderr, "decode: --dim must be --heads times an even head size <= 1024\n");
+		exit(1);
+	}
+	if (c->prefetch && (c->no_readback || c->graph)) {
+		fprintf(stderr, "decode: --prefetch needs the read-back and no --explicit-graph\n");
 		exit(1);
 	}
 	if (c->branch && c->no_readback) {
@@ -282,6 +296,27 @@ static void dec_step(dec_t *d, long step, bool extra)
 #undef W_AT
 }
 
+/*
+ * --prefetch, at a step's start: the stream waits for the value staged in
+ * the step before (a crossing wait), logs it, and records that it is done
+ * with the staging buffer (a crossing record); the copy stream then waits
+ * for that, stages the next value from a pinned slot and records it ready.
+ * The slot written now was last read by the copy of two steps ago, which
+ * the stream waited for before its read-back, so the host may write it.
+ */
+static void dec_prefetch(dec_t *d, long step)
+{
+	if (step > 0)
+		GS_CHECK(cuStreamWaitEvent(d->s, d->pf_ready, 0));
+	GS_CHECK(cuMemcpyDtoDAsync(d->pf_log + (size_t)step * sizeof(int), d->pf_dev, sizeof(int), d->s));
+	GS_CHECK(cuEventRecord(d->pf_free, d->s));
+	int *slot = &d->pf_host[(step + 1) & 1];
+	*slot = (int)(step * 7 + 1);
+	GS_CHECK(cuStreamWaitEvent(d->s3, d->pf_free, 0));
+	GS_CHECK(cuMemcpyHtoDAsync(d->pf_dev, slot, sizeof(int), d->s3));
+	GS_CHECK(cuEventRecord(d->pf_ready, d->s3));
+}
+
 static CUdeviceptr dec_zeros(size_t bytes, const void *zeros)
 {
 	CUdeviceptr p = gs_wl_alloc(bytes);
@@ -303,6 +338,15 @@ static void dec_setup(dec_t *d, int id, const void *zeros)
 	GS_CHECK(cuStreamCreate(&d->s2, sflags));
 	GS_CHECK(cuEventCreate(&d->fork, CU_EVENT_DISABLE_TIMING));
 	GS_CHECK(cuEventCreate(&d->join, CU_EVENT_DISABLE_TIMING));
+	if (c->prefetch) {
+		GS_CHECK(cuStreamCreate(&d->s3, sflags));
+		GS_CHECK(cuEventCreate(&d->pf_ready, CU_EVENT_DISABLE_TIMING));
+		GS_CHECK(cuEventCreate(&d->pf_free, CU_EVENT_DISABLE_TIMING));
+		GS_CHECK(cuMemHostAlloc((void **)&d->pf_host, 2 * sizeof(int), 0));
+		d->pf_host[0] = d->pf_host[1] = 0;
+		d->pf_dev = dec_zeros(sizeof(int), zeros);
+		d->pf_log = dec_zeros((size_t)c->steps * sizeof(int), zeros);
+	}
 	for (int k = 0; k < (c->pingpong ? 2 : 1); k++) {
 		dec_act_t *a = &d->act[k];
 		a->x = dec_zeros(D * fs, zeros);
@@ -376,6 +420,8 @@ static void *dec_run(void *arg)
 		if (c->workspace) /* the attention output and the residual's copy */
 			for (int k = 0; k < (c->pingpong ? 2 : 1); k++)
 				d->act[k].att = ws, d->act[k].xres = ws + wsz / 2;
+		if (c->prefetch)
+			dec_prefetch(d, step);
 		if (c->graph)
 			GS_CHECK(cuGraphLaunch(d->exec[key], d->s));
 		else
@@ -433,6 +479,8 @@ static void dec_output(dec_t *d, gs_wl_out_t *o)
 	gs_wl_out_device(o, d->hist, (size_t)c->steps * sizeof(int));
 	gs_wl_out_device(o, d->tok, sizeof(int));
 	gs_wl_out_device(o, d->pos, sizeof(int));
+	if (c->prefetch)
+		gs_wl_out_device(o, d->pf_log, (size_t)c->steps * sizeof(int));
 	for (int k = 0; k < (c->pingpong ? 2 : 1); k++) {
 		gs_wl_out_device(o, d->act[k].x, D * fs);
 		gs_wl_out_device(o, d->act[k].logits, (size_t)c->vocab * fs);

@@ -13,7 +13,7 @@ typedef struct dec_cfg {
 	long layers, dim, heads, ctx, vocab, steps, seed, threads, branch_k;
 	const char *out;
 	bool time, no_readback, readback_async, pos_arg, pingpong, two_streams;
-	bool copies, workspace, branch, branch_late, graph, check;
+	bool copies, workspace, branch, branch_late, graph, check, prefetch;
 } dec_cfg_t;
 
 /* Offsets, in floats, into the one weight buffer. */

@@ -52,6 +52,7 @@ typedef hipCtx_t CUcontext;
 #define cuMemcpyHtoD(d, s, n) hipMemcpyHtoD((d), (void *)(s), (n))
 #define cuMemcpyDtoH hipMemcpyDtoH
 #define cuMemcpyDtoHAsync hipMemcpyDtoHAsync
+#define cuMemcpyHtoDAsync(d, s, n, st) hipMemcpyHtoDAsync((d), (void *)(s), (n), (st))
 #define cuMemcpyDtoDAsync hipMemcpyDtoDAsync
 #define cuMemsetD32Async hipMemsetD32Async
 #define cuStreamCreate hipStreamCreateWithFlags

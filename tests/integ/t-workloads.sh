@@ -177,6 +177,14 @@ run fwstep-side-streams-fresh-absorb 50 GRAPHSHIM_ABSORB=1 -- $F --side-streams 
 # queried before the next, with host work between tokens (twotower's shape;
 # on an H200 twotower adopted fell to 0.57-0.91 steady, not reproduced here).
 run fwstep-two-streams-tail-adopt 85 $AD -- $F --two-streams --fresh-events --tail-records 8 --pause-us 3000
+# A copy stream staging each step's input one step ahead (a data loader's
+# prefetcher): the step logs the staged value to a new place every step, a
+# one-launch chunk before the event record that frees the staging buffer.
+# Without absorbed marks that chunk's drift retires the step (4% replayed);
+# with them the record is inside the chunk and one patch pays (96%).
+run decode-prefetch 0 -- $D --prefetch
+run decode-prefetch-absorb 90 GRAPHSHIM_ABSORB=1 -- $D --prefetch
+run decode-prefetch-adopt 90 $AD -- $D --prefetch --two-streams --branch-late
 run fwstep-kv-copy 80 -- $F --kv-copy
 # Flash attention's habit: the attention's shared memory limit set before
 # each of its launches (no held launch exceeds it, so nothing is flushed).

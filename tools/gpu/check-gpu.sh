@@ -66,6 +66,8 @@ decode-check-workspace|-|$K/decode --check --steps $STEPS --workspace
 decode-posarg|-|$D --pos-arg
 decode-noreadback-posarg|-|$D --no-readback --pos-arg
 decode-twostreams|-|$D --two-streams
+decode-prefetch|-|$D --prefetch
+decode-prefetch-absorb|-|env GRAPHSHIM_ABSORB=1 $D --prefetch
 decode-branch|-|$D --branch
 decode-branch-late|-|$D --branch-late
 decode-branch-late-noshare|-|env GRAPHSHIM_SHARE=0 $D --branch-late
