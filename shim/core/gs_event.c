@@ -34,19 +34,19 @@ bool gs_event_hold(uint64_t ev, gs_stream_t *s, bool record)
 	uint32_t i = 0;
 	while (i < gs_event_n && (gs_event_tab[i].ev != ev || gs_event_tab[i].s != s))
 		i++;
-	if (i == gs_event_n) {
-		if (gs_event_n < GS_EVENT_MAX) {
+	if (i == gs_event_n && gs_event_n == GS_EVENT_MAX) {
+		full = true;
+	} else {
+		if (i == gs_event_n) {
 			gs_event_tab[i] = (gs_event_ent_t){.ev = ev, .s = s};
 			__atomic_store_n(&gs_event_n, gs_event_n + 1, __ATOMIC_RELEASE);
-		} else {
-			full = true;
 		}
-	}
-	if (!full && record) {
-		gs_event_tab[i].records++;
-		gs_event_tab[i].queried = false; /* a new record: its first query is to come */
-	} else if (!full) {
-		gs_event_tab[i].waits++;
+		if (record) {
+			gs_event_tab[i].records++;
+			gs_event_tab[i].queried = false; /* a new record: its first query is to come */
+		} else {
+			gs_event_tab[i].waits++;
+		}
 	}
 	pthread_mutex_unlock(&gs_event_lock);
 	return full;
@@ -95,12 +95,6 @@ bool gs_event_destroy(uint64_t ev)
 			held = gs_event_tab[i].destroy = true;
 	pthread_mutex_unlock(&gs_event_lock);
 	return held;
-}
-
-gs_stream_t *gs_event_holder(uint64_t ev)
-{
-	gs_stream_t *s = NULL;
-	return gs_event_holders(ev, &s, 1) ? s : NULL;
 }
 
 bool gs_event_first_query(uint64_t ev)

@@ -36,8 +36,6 @@ bool gs_event_hold(uint64_t ev, gs_stream_t *s, bool record);
  * meanwhile (gs_event_destroy): the caller destroys it now.
  */
 bool gs_event_unhold(uint64_t ev, gs_stream_t *s, bool record);
-/* A stream holding a record of or a wait on ev, NULL when none does. */
-gs_stream_t *gs_event_holder(uint64_t ev);
 /*
  * The application destroys ev.  True when a stream holds a record of it or
  * a wait on it: the destruction is deferred until the last of them goes to

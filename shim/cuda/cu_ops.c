@@ -574,7 +574,15 @@ typedef struct gs_cu_timer {
 	CUevent ev[2];
 } gs_cu_timer_t;
 
-static void gs_cu_event_destroy(uint64_t ev);
+/* An event the application destroyed while it was held (gs_ops.h), and
+ * the gate's timer events. */
+static void gs_cu_event_destroy(uint64_t ev)
+{
+	const gs_cu_real_t *R = &gs_cu_real;
+	gs_cu_pfn_cuEventDestroy_v2 destroy = R->cuEventDestroy_v2 ? R->cuEventDestroy_v2 : R->cuEventDestroy;
+	if (destroy)
+		destroy((CUevent)(uintptr_t)ev);
+}
 
 static void gs_cu_timer_destroy(void *timer)
 {
@@ -633,15 +641,6 @@ static int gs_cu_timer_read(void *timer, uint64_t *ns)
 					      : R->cuEventElapsedTime(&ms, t->ev[0], t->ev[1]);
 	gs_cu_ctx_leave(pushed);
 	return gs_ops_timer_read_result((int)st, CUDA_ERROR_NOT_READY, ms, ns);
-}
-
-/* An event the application destroyed while it was held (gs_ops.h). */
-static void gs_cu_event_destroy(uint64_t ev)
-{
-	const gs_cu_real_t *R = &gs_cu_real;
-	gs_cu_pfn_cuEventDestroy_v2 destroy = R->cuEventDestroy_v2 ? R->cuEventDestroy_v2 : R->cuEventDestroy;
-	if (destroy)
-		destroy((CUevent)(uintptr_t)ev);
 }
 
 const gs_ops_t gs_cu_ops = GS_OPS_TABLE("cuda", gs_cu_);

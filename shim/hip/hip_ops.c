@@ -436,7 +436,13 @@ static void gs_hip_graph_destroy(void *graph)
 	gs_hip_graph_free(g);
 }
 
-static void gs_hip_event_destroy(uint64_t ev);
+/* An event the application destroyed while it was held (gs_ops.h), and
+ * the gate's timer events. */
+static void gs_hip_event_destroy(uint64_t ev)
+{
+	if (gs_hip_real.hipEventDestroy)
+		GS_HIP_REALV(gs_hip_real.hipEventDestroy((hipEvent_t)(uintptr_t)ev));
+}
 
 /* The gate's GPU timers: two timing events (one device per process here). */
 typedef struct gs_hip_timer {
@@ -495,13 +501,6 @@ static const char *gs_hip_func_name(const gs_rec_t *r)
 	if (!r || r->kind != GS_REC_KERNEL || !r->func)
 		return NULL;
 	return gs_hip_name_of(r->func);
-}
-
-/* An event the application destroyed while it was held (gs_ops.h). */
-static void gs_hip_event_destroy(uint64_t ev)
-{
-	if (gs_hip_real.hipEventDestroy)
-		GS_HIP_REALV(gs_hip_real.hipEventDestroy((hipEvent_t)(uintptr_t)ev));
 }
 
 const gs_ops_t gs_hip_ops = GS_OPS_TABLE("hip", gs_hip_);
