@@ -28,6 +28,7 @@ typedef struct fw_cfg {
 	long layers, dim, tokens, rotate, readback_every, chunk, ctx, seed, sides;
 	bool events, grow, two_streams, kv_copy, set_attr, readback_async, time, graph;
 	bool fresh; /* --fresh-events */
+	bool copy_stream, poll; /* --copy-stream, --poll */
 	long tail, pause_us; /* --tail-records, --pause-us */
 	const char *out;
 } fw_cfg_t;
@@ -39,11 +40,13 @@ typedef struct fw_fns {
 typedef struct fw {
 	fw_cfg_t c;
 	fw_fns_t f;
-	CUstream s, s2;
+	CUstream s, s2, s3; /* s3: --copy-stream */
 	CUstream side[FW_MAX_SIDES];  /* --side-streams */
 	CUevent ev_layer, ev_a, ev_b;
 	CUevent tail[FW_MAX_TAIL]; /* --tail-records */
 	CUdeviceptr x, h, y, W, kv, E, flag, tok;
+	CUdeviceptr staged;           /* --copy-stream: the token's position, staged */
+	int *positions;               /* --copy-stream: what it stages, one a token */
 	CUdeviceptr t[FW_MAX_ROTATE]; /* the scratch rotation */
 	long turn;                    /* layers issued so far: picks the scratch buffer */
 	unsigned *toks, *flags;       /* every value read back, in order */
@@ -79,6 +82,14 @@ static void fw_usage(void)
 		"  --tail-records N    after each token's read-back, N events recorded on the\n"
 		"                      stream and queried before the next token (a caching\n"
 		"                      allocator freeing blocks record_stream()ed to it; 0-16)\n"
+		"  --poll              with --tail-records, the tail events are queried again\n"
+		"                      before each layer, up to the first not ready (a caching\n"
+		"                      allocator polling its pending frees at each allocation)\n"
+		"  --copy-stream       a third stream stages each token's position (a copy from\n"
+		"                      the host) and records an event the stream waits on before\n"
+		"                      the token, as a data loader's copy stream does; with\n"
+		"                      --fresh-events a new event each token, whose handle the\n"
+		"                      driver may hand out again to a fork or join\n"
 		"  --pause-us U        U microseconds of host work before each token (a server\n"
 		"                      preparing the next request)\n"
 		"  --kv-copy           the KV append as cuMemcpyDtoDAsync, not a kernel\n"
@@ -130,6 +141,10 @@ static void fw_parse(fw_cfg_t *c, int argc, char **argv)
 			c->pause_us = gs_wl_arg_long("--pause-us", v, 0, 10000000);
 		else if (strcmp(argv[i], "--fresh-events") == 0)
 			c->fresh = true;
+		else if (strcmp(argv[i], "--poll") == 0)
+			c->poll = true;
+		else if (strcmp(argv[i], "--copy-stream") == 0)
+			c->copy_stream = true;
 		else if (strcmp(argv[i], "--two-streams") == 0)
 			c->two_streams = true;
 		else if (gs_wl_opt(argc, argv, &i, "--side-streams", &v))
@@ -172,6 +187,17 @@ static CUresult fw_query(CUevent e)
 {
 	CUresult r = cuEventQuery(e);
 	return r == CUDA_ERROR_NOT_READY ? CUDA_SUCCESS : r;
+}
+
+/* --poll: the tail events queried in order up to the first not ready. */
+static void fw_poll(const fw_t *w)
+{
+	for (long e = 0; e < w->c.tail; e++) {
+		CUresult r = cuEventQuery(w->tail[e]);
+		if (r == CUDA_ERROR_NOT_READY)
+			return;
+		GS_CHECK(r);
+	}
 }
 
 /* Host work for us microseconds, between tokens. */
@@ -257,6 +283,20 @@ static void fw_sides(fw_t *w, void **pm, CUdeviceptr kv, CUdeviceptr *t, int pos
 	}
 }
 
+/*
+ * --copy-stream: token k's position staged on the copy stream, which
+ * records an event (a new one with --fresh-events, dropped after the wait)
+ * that the stream waits on before the token.
+ */
+static void fw_stage(fw_t *w, long k, int pos)
+{
+	w->positions[k] = pos;
+	GS_CHECK(cuMemcpyHtoDAsync(w->staged, &w->positions[k], sizeof(int), w->s3));
+	CUevent e = fw_record(w, w->ev_b, w->s3);
+	GS_CHECK(cuStreamWaitEvent(w->s, e, 0));
+	fw_drop(w, e);
+}
+
 /* One layer at position pos; l picks the layer's weights and cache. */
 static void fw_layer(fw_t *w, long l, int pos)
 {
@@ -269,6 +309,8 @@ static void fw_layer(fw_t *w, long l, int pos)
 	long span = c->grow ? pos + 1 : c->ctx;
 	unsigned grid = (unsigned)((span + chunk - 1) / chunk);
 
+	if (c->poll)
+		fw_poll(w);
 	void *pn[] = { &w->h, &w->y, &w->x, &D };
 	fw_launch(w->f.norm, 1, w->s, pn);
 	void *pm[] = { t, &Wl, &w->h, &D };
@@ -361,6 +403,8 @@ static void fw_setup(fw_t *w)
 	w->tok = fw_words(1, NULL);
 	GS_CHECK(cuStreamCreate(&w->s, CU_STREAM_NON_BLOCKING));
 	GS_CHECK(cuStreamCreate(&w->s2, CU_STREAM_NON_BLOCKING));
+	GS_CHECK(cuStreamCreate(&w->s3, CU_STREAM_NON_BLOCKING));
+	w->staged = fw_words(1, NULL);
 	for (long k = 0; k < c->sides; k++)
 		GS_CHECK(cuStreamCreate(&w->side[k], CU_STREAM_NON_BLOCKING));
 	GS_CHECK(cuEventCreate(&w->ev_layer, CU_EVENT_DISABLE_TIMING));
@@ -371,7 +415,8 @@ static void fw_setup(fw_t *w)
 	size_t nflags = c->readback_every > 0 ? (size_t)(c->layers / c->readback_every) : 0;
 	w->toks = calloc((size_t)c->tokens, sizeof(unsigned));
 	w->flags = calloc((size_t)c->tokens * nflags + 1, sizeof(unsigned));
-	if (w->toks == NULL || w->flags == NULL) {
+	w->positions = calloc((size_t)c->tokens, sizeof(int));
+	if (w->toks == NULL || w->flags == NULL || w->positions == NULL) {
 		perror("calloc");
 		exit(2);
 	}
@@ -395,6 +440,8 @@ static void fw_output(fw_t *w)
 	gs_wl_out_device(&o, w->kv, (size_t)c->layers * (size_t)c->ctx * row);
 	gs_wl_out_device(&o, w->tok, sizeof(unsigned));
 	gs_wl_out_device(&o, w->flag, sizeof(unsigned));
+	if (c->copy_stream)
+		gs_wl_out_device(&o, w->staged, sizeof(int));
 	gs_wl_out_close(&o);
 }
 
@@ -403,9 +450,11 @@ static void fw_report(const fw_cfg_t *c, gs_wl_timer_t *tm)
 	char label[320];
 	snprintf(label, sizeof(label),
 		 "fwstep mode=%s L=%ld D=%ld ctx=%ld chunk=%ld rotate=%ld readback_every=%ld "
-		 "events=%d grow=%d two_streams=%d sides=%ld fresh=%d tail=%ld pause_us=%ld kv_copy=%d set_attr=%d readback=%s",
+		 "events=%d grow=%d two_streams=%d sides=%ld fresh=%d tail=%ld poll=%d copy_stream=%d "
+		 "pause_us=%ld kv_copy=%d set_attr=%d readback=%s",
 		 c->graph ? "graph" : "eager", c->layers, c->dim, c->ctx, c->chunk, c->rotate,
-		 c->readback_every, c->events, c->grow, c->two_streams, c->sides, c->fresh, c->tail, c->pause_us, c->kv_copy, c->set_attr,
+		 c->readback_every, c->events, c->grow, c->two_streams, c->sides, c->fresh, c->tail, c->poll,
+		 c->copy_stream, c->pause_us, c->kv_copy, c->set_attr,
 		 c->readback_async ? "async" : "sync");
 	gs_wl_timer_report(tm, label);
 }
@@ -450,6 +499,8 @@ int main(int argc, char **argv)
 		gs_wl_timer_start(&tm);
 		for (long e = 0; e < w.c.tail; e++)
 			GS_CHECK(fw_query(w.tail[e]));
+		if (w.c.copy_stream)
+			fw_stage(&w, k, pos);
 		if (w.c.graph)
 			GS_CHECK(cuGraphLaunch(exec[pos], w.s));
 		else
@@ -461,6 +512,7 @@ int main(int argc, char **argv)
 	}
 	GS_CHECK(cuStreamSynchronize(w.s));
 	GS_CHECK(cuStreamSynchronize(w.s2));
+	GS_CHECK(cuStreamSynchronize(w.s3));
 	gs_wl_timer_wall(&tm, gs_wl_now_ns() - t0);
 	if (w.c.time)
 		fw_report(&w.c, &tm);
@@ -476,6 +528,7 @@ int main(int argc, char **argv)
 	GS_CHECK(cuEventDestroy(w.ev_b));
 	GS_CHECK(cuStreamDestroy(w.s));
 	GS_CHECK(cuStreamDestroy(w.s2));
+	GS_CHECK(cuStreamDestroy(w.s3));
 	CUdeviceptr bufs[] = { w.x, w.h, w.y, w.W, w.kv, w.E, w.flag, w.tok };
 	for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
 		GS_CHECK(cuMemFree(bufs[i]));
@@ -485,5 +538,6 @@ int main(int argc, char **argv)
 	gs_wl_timer_free(&tm);
 	free(w.toks);
 	free(w.flags);
+	free(w.positions);
 	return 0;
 }

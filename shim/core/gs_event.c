@@ -5,6 +5,7 @@
  * linear table is enough and its size bounds the work of a check.
  */
 #include "gs_event.h"
+#include "gs_stream.h"
 
 #include <pthread.h>
 #include <string.h>
@@ -15,6 +16,8 @@ typedef struct gs_event_ent {
 	uint32_t records; /* held records of ev by s */
 	uint32_t waits;   /* held waits on ev by s */
 	bool queried;     /* the latest held record has been queried */
+	uint8_t spins;    /* queries answered "not ready" since s last held a record */
+	uint32_t qstamp;  /* s->match.stamp when a query was last answered "not ready" */
 	bool destroy;     /* the application destroyed ev (gs_event_destroy) */
 } gs_event_ent_t;
 
@@ -97,18 +100,36 @@ bool gs_event_destroy(uint64_t ev)
 	return held;
 }
 
+/*
+ * Queries of a held record answered "not ready" in a row while its holder
+ * holds nothing more: an allocator polls at every allocation, and
+ * allocations come back to back; a program spinning on the event waits
+ * this many answers longer.
+ */
+#define GS_EVENT_SPINS 4
+
 bool gs_event_first_query(uint64_t ev)
 {
 	bool first = false;
 	if (!gs_event_any())
 		return false;
 	pthread_mutex_lock(&gs_event_lock);
-	for (uint32_t i = 0; i < gs_event_n; i++)
-		if (gs_event_tab[i].ev == ev && gs_event_tab[i].records) {
-			first = !gs_event_tab[i].queried;
-			gs_event_tab[i].queried = true;
-			break;
-		}
+	for (uint32_t i = 0; i < gs_event_n; i++) {
+		gs_event_ent_t *e = &gs_event_tab[i];
+		if (e->ev != ev || !e->records)
+			continue;
+		/* The holder's count of held records, read as the idle watchdog
+		 * reads it: moved since the last answer, the stream has gone on
+		 * towards its chunk's end. */
+		uint32_t stamp = __atomic_load_n(&e->s->match.stamp, __ATOMIC_RELAXED);
+		if (!e->queried || stamp != e->qstamp)
+			e->spins = 0;
+		first = e->spins < GS_EVENT_SPINS;
+		e->spins += first;
+		e->queried = true;
+		e->qstamp = stamp;
+		break;
+	}
 	pthread_mutex_unlock(&gs_event_lock);
 	return first;
 }

@@ -45,10 +45,13 @@ bool gs_event_unhold(uint64_t ev, gs_stream_t *s, bool record);
  */
 bool gs_event_destroy(uint64_t ev);
 /*
- * A query of ev finds a record of it held, and for the first time since it was
- * held: the answer is "not ready", which is the truth (the work before the
- * record is not even submitted), and nothing need be submitted for it.  A
- * second query (a program spinning on it) submits first.
+ * A query of ev finds a record of it held, and one of the first few since
+ * it was held or since its holder last held another record: the answer is
+ * "not ready", which is the truth (the work before the record is not even
+ * submitted), and nothing need be submitted for it.  The holder's chunk,
+ * at most GRAPHSHIM_CHUNK_MAX records, ends after a bounded number of
+ * them, so that answer cannot go on for ever.  Past those few queries
+ * with no progress (a program spinning on it), the caller submits first.
  */
 bool gs_event_first_query(uint64_t ev);
 /* Up to max distinct streams holding a record of or a wait on ev (any event: ev 0;

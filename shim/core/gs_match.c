@@ -76,8 +76,16 @@ bool gs_match_defer(gs_stream_t *s, gs_rec_t *r)
 	if (!gs_config.absorb || s->match.submitted >= s->match.nheld)
 		return false;
 	if (gs_rec_is_record(r)) {
-		/* An event another stream waits on goes at its call (gs_arm.c cut its chunk). */
-		if (gs_event_crosses(gs_rec_event(r)) || gs_event_hold(gs_rec_event(r), s, true))
+		/*
+		 * Held as learned, even where its event has crossed streams since
+		 * (the arm cut the chunks of those that crossed then, gs_arm.c):
+		 * the driver hands a destroyed event's handle out again, so one
+		 * handle is a copy stream's in one use and the stream's own in
+		 * the next (torch's wait_stream; twotower adopted released 2,101
+		 * launches a run when such records went at their call).  A wait
+		 * by another stream finds it in the table and has s submit.
+		 */
+		if (gs_event_hold(gs_rec_event(r), s, true))
 			return false;
 	} else if (gs_event_hold(gs_rec_event(r), s, false)) {
 		/* Held, a wait must go before any later record of its event

@@ -177,6 +177,18 @@ run fwstep-side-streams-fresh-absorb 50 GRAPHSHIM_ABSORB=1 -- $F --side-streams 
 # queried before the next, with host work between tokens (twotower's shape;
 # on an H200 twotower adopted fell to 0.57-0.91 steady, not reproduced here).
 run fwstep-two-streams-tail-adopt 85 $AD -- $F --two-streams --fresh-events --tail-records 8 --pause-us 3000
+# twotower's shape, found in its trace: a copy stream's event handle, which
+# crossed streams, handed out again for a fork adopted into the stream; its
+# record, learned inside a chunk, went at its call and sent the rest of the
+# chunk eagerly (67% replayed here, 0.90 steady on an H200; now 93%).
+run fwstep-copy-stream-adopt 90 $AD -- $F --two-streams --fresh-events --copy-stream
+run fwstep-copy-sides-adopt 90 $AD -- $F --side-streams 4 --fresh-events --copy-stream
+# train-loader's: the allocator's records held at a step's start and polled
+# at each allocation; the second poll submitted them (47% replayed here;
+# now a held record is not ready while its holder goes on, and for a few
+# polls back to back, 94%).
+run fwstep-poll-absorb 90 GRAPHSHIM_ABSORB=1 -- $F --tail-records 4 --poll
+run fwstep-poll-copy-adopt 90 $AD -- $F --two-streams --fresh-events --copy-stream --tail-records 4 --poll
 # A copy stream staging each step's input one step ahead (a data loader's
 # prefetcher): the step logs the staged value to a new place every step, a
 # one-launch chunk before the event record that frees the staging buffer.

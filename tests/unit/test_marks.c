@@ -431,3 +431,76 @@ Test(marks, a_wait_submits_every_stream_that_holds_its_event)
 	tb_check();
 	cr_expect(!gs_event_any());
 }
+
+/*
+ * An event handle crossed streams once (a copy stream recorded it, S waited
+ * on it) and is then used by S alone again, recorded and waited on in a
+ * step learned without a cut there: the record is held with its chunk, as
+ * learned, and the step replays whole.  The driver hands a destroyed
+ * event's handle out again, so torch's wait_stream events and a copy
+ * stream's share handles (twotower adopted on an H200: 2,101 launches
+ * released a run, 4 without adoption).  Held, the record is still in the
+ * table: had another stream waited on it, that wait would have had S
+ * submit first.
+ */
+Test(marks, a_record_the_plan_did_not_cut_is_held_though_its_event_crossed_before)
+{
+	const uintptr_t C = 0x5c;
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_ABSORB", "1", NULL);
+	for (int i = 0; i < 6; i++)
+		same_stream_step((uint64_t)i, 500);
+	/* The handle crosses: C records it, S waits on it, between two steps. */
+	tb_launch(C, F[6], 0, 0);
+	tb_mark(C, 500, 1);
+	tb_mark(S, 500, 2);
+	tb_sync(C, 0);
+	tb_sync(S, 0);
+	uint64_t r0 = gs_stats.replayed, rel0 = gs_stats.released;
+	same_stream_step(6, 500);
+	cr_expect_eq(gs_stats.replayed - r0, 4, "the step replays whole: %llu",
+		     (unsigned long long)(gs_stats.replayed - r0));
+	cr_expect_eq(gs_stats.released - rel0, 0, "nothing released");
+	drop_covered_waits();
+	tb_check();
+	cr_expect(!gs_event_any());
+}
+
+/*
+ * A held record's query is answered "not ready" without the driver while
+ * its holder goes on holding records (an allocator polling once a layer:
+ * train-loader adopted flushed its step at the second poll, 26 times a
+ * run), and for a few polls back to back; past those, a query with no
+ * progress submits first, so a program spinning on it is not kept waiting.
+ */
+Test(marks, a_held_record_is_not_ready_while_its_holder_goes_on)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_ABSORB", "1", NULL);
+	for (int i = 0; i < 6; i++)
+		step(i, (uint64_t)i, true);
+	tb_launch(S, F[0], 0, 6);
+	tb_launch(S, F[1], 1, 6);
+	tb_mark(S, 100, 1);
+	size_t before = tb.nexec;
+	cr_expect(gs_engine_event_query(100, "query"), "the first query: not ready");
+	tb_launch(S, F[2], 2, 6);
+	cr_expect(gs_engine_event_query(100, "query"), "the holder went on: not ready again");
+	cr_expect_eq(tb.nexec, before, "nothing submitted");
+	cr_expect(held(100));
+	/* Polls back to back (GS_EVENT_SPINS: four answers without progress). */
+	for (int k = 0; k < 3; k++)
+		cr_expect(gs_engine_event_query(100, "query"), "poll %d without progress: not ready", k);
+	cr_expect_eq(tb.nexec, before, "nothing submitted");
+	cr_expect(!gs_engine_event_query(100, "query"), "still no progress: the driver answers");
+	cr_expect(!held(100));
+	cr_expect_eq(mark_ran_at(100, 2), before + 2, "F0 F1, then the record, ran at that query");
+	tb_launch(S, F[3], 3, 0);
+	tb_mark(S, 7, 2);
+	tb_launch(S, F[4], 4, 0);
+	tb_launch(S, F[5], 5, 0);
+	tb_sync(S, 0);
+	tb_check();
+	uint64_t r0 = gs_stats.replayed;
+	step(7, 7, true);
+	cr_expect_eq(gs_stats.replayed - r0, 6, "the next step replays whole");
+	tb_check();
+}

@@ -89,6 +89,8 @@ fwstep-sidestreams|-|$F --side-streams 12
 fwstep-sides-adopt|-|env GRAPHSHIM_ADOPT=1 GRAPHSHIM_ABSORB=1 $F --side-streams 12
 fwstep-twostr-adopt|-|env GRAPHSHIM_ADOPT=1 GRAPHSHIM_ABSORB=1 $F --two-streams
 fwstep-fresh-adopt|-|env GRAPHSHIM_ADOPT=1 GRAPHSHIM_ABSORB=1 $F --two-streams --fresh-events
+fwstep-copy-adopt|-|env GRAPHSHIM_ADOPT=1 GRAPHSHIM_ABSORB=1 $F --two-streams --fresh-events --copy-stream
+fwstep-poll-absorb|-|env GRAPHSHIM_ABSORB=1 $F --tail-records 4 --poll
 fwstep-kvcopy|-|$F --kv-copy
 fwstep-setattr|-|$F --set-attr
 fwstep-static|-|$FS
