@@ -65,15 +65,31 @@ typedef struct gs_cu_adoptee {
 
 /*
  * Work issued on each stream (launches, copies, memsets, anything but event
- * records and waits), direct-mapped by handle; a slot shared by two streams
- * counts both, which can only make a fork look spoilt.
+ * records and waits), in an open-addressed table keyed by handle, entered
+ * lock-free at a stream's first work and never removed.  Exact: a
+ * direct-mapped table made two streams share a count one run in three (a
+ * dozen streams in 256 slots, by their addresses), which made cuDNN's
+ * forks look spoilt and left rnn-lstm unadopted in some runs and not
+ * others.  A stream that finds no room in GS_CU_WORK_PROBES slots counts
+ * in the last, shared one, which can only make a fork look spoilt.
  */
-#define GS_CU_WORK_SLOTS 256u
-static uint64_t gs_cu_work[GS_CU_WORK_SLOTS];
+#define GS_CU_WORK_SLOTS 1024u
+#define GS_CU_WORK_PROBES 16u
+static CUstream gs_cu_work_key[GS_CU_WORK_SLOTS];
+static uint64_t gs_cu_work[GS_CU_WORK_SLOTS + 1];
 
 static unsigned gs_cu_work_slot(CUstream s)
 {
-	return (unsigned)gs_mix64((uintptr_t)s) & (GS_CU_WORK_SLOTS - 1);
+	unsigned i = (unsigned)gs_mix64((uintptr_t)s) & (GS_CU_WORK_SLOTS - 1);
+	for (unsigned n = 0; n < GS_CU_WORK_PROBES; n++, i = (i + 1) & (GS_CU_WORK_SLOTS - 1)) {
+		CUstream k = __atomic_load_n(&gs_cu_work_key[i], __ATOMIC_ACQUIRE);
+		if (k == s)
+			return i;
+		if (!k && (__atomic_compare_exchange_n(&gs_cu_work_key[i], &k, s, false, __ATOMIC_ACQ_REL,
+						       __ATOMIC_ACQUIRE) || k == s))
+			return i;
+	}
+	return GS_CU_WORK_SLOTS;
 }
 
 /* Forks seen of streams not adopted (yet): where T forked from, and how they ended. */

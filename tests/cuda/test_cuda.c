@@ -589,6 +589,26 @@ Test(cuda, a_stream_is_adopted_only_where_no_ordering_is_lost, .init = adopt_set
 	cr_expect_not(adopt_fork(S_BLK, CU_STREAM_LEGACY), "off: nothing");
 }
 
+/*
+ * Work on a third stream between a fork and its join is not the root's: the
+ * counts of work are kept per stream exactly.  Z is picked to share the
+ * root's slot of the direct-mapped table they were once kept in, where
+ * Z's launch spoilt the fork (rnn-lstm went unadopted in some runs).
+ */
+Test(cuda, another_streams_work_never_spoils_a_fork, .init = adopt_setup, .fini = adopt_teardown)
+{
+	int a = 1, c = 2;
+	double b = 3;
+	void *kp[] = { &a, &b, &c };
+	uintptr_t z = 0x9100;
+	while (((gs_mix64(z) ^ gs_mix64((uintptr_t)S_BLK)) & 255) != 0)
+		z += 0x10;
+	cr_expect_not(adopt_wait(S_NB, S_BLK), "a first fork is only noted");
+	cr_expect_eq(cuLaunchKernel(FN_A, 3, 1, 1, 32, 1, 1, 0, (CUstream)z, kp, NULL), CUDA_SUCCESS);
+	cr_expect_not(adopt_wait(S_BLK, S_NB), "its join");
+	cr_expect(adopt_wait(S_NB, S_BLK), "closed: the third stream's launch was not the root's work");
+}
+
 Test(cuda, cold_streams_pass_the_callers_call_with_no_record)
 {
 	int a = 1, c = 2;
