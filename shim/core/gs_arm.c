@@ -19,19 +19,20 @@
 #include <sys/resource.h>
 
 /*
- * Whether record r cuts its sequence's chunks: a chunk of its own, with no
- * graph, submitted eagerly at its place.  A mark does, at its own call:
- * without GRAPHSHIM_ABSORB every mark; with it, only the record of an event
- * that crosses streams (gs_event.h), which another stream would otherwise
- * find held.  So does a record the vendor would not take as a graph node
- * (gs_arm_replan).
+ * Whether record r cuts its sequence q's chunks: a chunk of its own, with
+ * no graph, submitted eagerly at its place.  A mark does, at its own call,
+ * on a stream that does not absorb marks; on one that does
+ * (gs_stream_absorbs: GRAPHSHIM_ABSORB, or side streams adopted into it),
+ * only the record of an event that crosses streams (gs_event.h), which
+ * another stream would otherwise find held.  So does a record the vendor
+ * would not take as a graph node (gs_arm_replan).
  */
-static bool gs_arm_cuts(const gs_rec_t *r)
+static bool gs_arm_cuts(const gs_seq_t *q, const gs_rec_t *r)
 {
 	if (r->refused)
 		return true;
 	return gs_rec_is_mark(r) &&
-	       (!gs_config.absorb || (gs_rec_is_record(r) && gs_event_crosses(gs_rec_event(r))));
+	       (!gs_stream_absorbs(q->owner) || (gs_rec_is_record(r) && gs_event_crosses(gs_rec_event(r))));
 }
 
 /* Replayed passes in a row that wait at one place before a chunk ends there (gs_arm_waited). */
@@ -41,9 +42,9 @@ static bool gs_arm_cuts(const gs_rec_t *r)
  * Whether a chunk ends right after record r, which is not a chunk of its
  * own: the program waits there without a call (gs_arm_waited).
  */
-static bool gs_arm_ends(const gs_rec_t *r)
+static bool gs_arm_ends(const gs_seq_t *q, const gs_rec_t *r)
 {
-	return r->waits >= GS_ARM_CUT_AFTER && !gs_arm_cuts(r);
+	return r->waits >= GS_ARM_CUT_AFTER && !gs_arm_cuts(q, r);
 }
 
 /*
@@ -55,7 +56,7 @@ static bool gs_arm_split(gs_seq_t *q)
 {
 	uint32_t extra = 0;
 	for (uint32_t i = 0; i < q->n; i++)
-		extra += gs_arm_cuts(q->recs[i]) ? 2 : gs_arm_ends(q->recs[i]);
+		extra += gs_arm_cuts(q, q->recs[i]) ? 2 : gs_arm_ends(q, q->recs[i]);
 	if (!extra)
 		return false;
 	uint32_t *end = calloc(q->nchunks + (size_t)extra, sizeof(*end));
@@ -64,12 +65,12 @@ static bool gs_arm_split(gs_seq_t *q)
 	uint32_t k = 0, at = 0; /* at: where the chunk being cut began */
 	for (uint32_t j = 0; j < q->nchunks; j++) {
 		for (uint32_t i = gs_seq_chunk_begin(q, j); i < q->chunk_end[j]; i++) {
-			if (gs_arm_ends(q->recs[i])) {
+			if (gs_arm_ends(q, q->recs[i])) {
 				if (i + 1 < q->chunk_end[j])
 					end[k++] = at = i + 1;
 				continue;
 			}
-			if (!gs_arm_cuts(q->recs[i]))
+			if (!gs_arm_cuts(q, q->recs[i]))
 				continue;
 			if (i > at)
 				end[k++] = i;
@@ -347,7 +348,7 @@ void gs_arm_recut(gs_stream_t *s, gs_seq_t *q)
 	if (q->state != GS_SEQ_ARMED)
 		return;
 	for (uint32_t i = 0; i + 1 < q->n; i++)
-		if (gs_arm_ends(q->recs[i]) && !gs_arm_chunk_ends_at(q, i + 1)) {
+		if (gs_arm_ends(q, q->recs[i]) && !gs_arm_chunk_ends_at(q, i + 1)) {
 			gs_arm_again(s, q);
 			return;
 		}

@@ -69,9 +69,9 @@
 	X(share, "GRAPHSHIM_SHARE", BOOL, 1, 0, 1,                                            \
 	  "while several learned steps still match, replay the chunks they all share")       \
 	X(absorb, "GRAPHSHIM_ABSORB", BOOL, 0, 0, 1,                                          \
-	  "event records and waits inside a replayed chunk go with its graph instead of cutting it (experimental)") \
-	X(adopt, "GRAPHSHIM_ADOPT", BOOL, 0, 0, 1,                                            \
-	  "a side stream that waits on another stream's event has its work issued on that stream, so one stream's step holds both (experimental; CUDA)") \
+	  "event records and waits inside a replayed chunk go with its graph instead of cutting it, on every stream (streams with adopted sides always do)") \
+	X(adopt, "GRAPHSHIM_ADOPT", BOOL, 1, 0, 1,                                            \
+	  "a side stream forked from another stream and joined again has its work issued on that stream, so one stream's step holds both (CUDA)") \
 	X(check_order, "GRAPHSHIM_CHECK_ORDER", BOOL, 0, 0, 1,                                \
 	  "abort when a stream's record is submitted out of its order or twice (a testing aid)") \
 	X(hip_max_patches, "GRAPHSHIM_HIP_MAX_PATCHES", INT, 1000, 0, 1000000000,             \

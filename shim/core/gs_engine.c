@@ -190,6 +190,15 @@ void gs_engine_flush_stream(uintptr_t handle, void *ctx, unsigned sflags, gs_flu
 		gs_engine_flush_one(s, why, api, true);
 }
 
+void gs_engine_stream_absorb(uintptr_t handle, void *ctx, unsigned sflags)
+{
+	if (!gs_engine_active() || (sflags & GS_STREAM_PASSTHRU))
+		return;
+	gs_stream_t *s = gs_stream_get(handle, ctx, sflags);
+	if (s)
+		__atomic_store_n(&s->absorbs, true, __ATOMIC_RELAXED);
+}
+
 void gs_engine_flush_all(gs_flush_reason_t why, const char *api)
 {
 	if (!gs_engine_active())

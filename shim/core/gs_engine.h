@@ -78,6 +78,13 @@ bool gs_engine_cold(uintptr_t handle, void *ctx, unsigned sflags, uint64_t key);
 void gs_engine_flush_stream(uintptr_t handle, void *ctx, unsigned sflags,
 			    gs_flush_reason_t why, const char *api);
 
+/*
+ * Side streams were adopted into this stream (the backend's adoption): from
+ * now on it absorbs event records and waits into its chunks
+ * (gs_stream_absorbs), as its steps are full of its sides' forks and joins.
+ */
+void gs_engine_stream_absorb(uintptr_t handle, void *ctx, unsigned sflags);
+
 /* Submit the held work of every stream and end every learning segment. */
 void gs_engine_flush_all(gs_flush_reason_t why, const char *api);
 

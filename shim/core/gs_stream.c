@@ -56,6 +56,7 @@ static gs_stream_t *gs_stream_new(gs_skey_t key, unsigned flags)
 		s->cold.fresh = 0;
 		s->pass.trial = NULL;
 		s->pass.prior_n = 0;
+		__atomic_store_n(&s->absorbs, false, __ATOMIC_RELAXED);
 		pthread_mutex_unlock(&s->lock);
 		return s;
 	}

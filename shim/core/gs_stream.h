@@ -60,8 +60,21 @@ struct gs_stream {
 	gs_period_t period;
 	uint64_t sent;   /* the position after the last record submitted (gs_stream_sent) */
 	uint32_t idle_seen; /* match.stamp at the idle watchdog's last look (its thread's only) */
+	bool absorbs;    /* side streams were adopted into it: marks absorbed (gs_stream_absorbs) */
 	UT_hash_handle hh;
 };
+
+/*
+ * Whether s absorbs event records and waits into its chunks (gs_arm.c,
+ * gs_match_defer): everywhere under GRAPHSHIM_ABSORB=1, and on a stream
+ * side streams were adopted into (gs_engine_stream_absorb), whose step
+ * is full of its sides' forks and joins.  Read without the lock (the
+ * builder arms too): a stale answer only moves a cut.
+ */
+static inline bool gs_stream_absorbs(const gs_stream_t *s)
+{
+	return gs_config.absorb || (s && __atomic_load_n(&s->absorbs, __ATOMIC_RELAXED));
+}
 
 /* The state whose lane l is (its first member). */
 static inline gs_stream_t *gs_stream_of(gs_lane_t *l)

@@ -1,6 +1,6 @@
 /*
  * Side streams adopted into the stream they fork from (GRAPHSHIM_ADOPT,
- * experimental, off by default).
+ * on by default).
  *
  * cuDNN's RNNs, and programs that fork work onto side streams and join it
  * again with events, spread one step over several streams; the engine
@@ -43,11 +43,26 @@
  * prefetches while R computes, or two streams that work side by side,
  * stay apart.
  *
+ * A stream R adopted into absorbs event records and waits into its chunks
+ * from then on (gs_engine_stream_absorb): its step is full of its sides'
+ * forks and joins, which would otherwise cut it into pieces of a launch or
+ * two.  Other streams cut at marks as before.
+ *
+ * Armed lazily: until a stream first waits on another stream's event,
+ * nothing can be adopted and nothing is counted, and launches keep the
+ * cold lane (gs_cu_lane.adopt false: one load a call).  That first wait
+ * arms it (the lane stops taking launches, every call counts its work)
+ * and is not itself noted as a fork; forks are noted from the next such
+ * wait on, so a fork is judged on counts taken wholly after arming, but
+ * for a launch of another thread's that was already past the lane's check
+ * when it armed, which the program did not order against the fork either.
+ * The cost once armed: 15-30 ns a launch on the fake driver of tests/cuda
+ * (tools/bench-hook.sh), against some 3.5 us of a real launch.
+ *
  * Concurrency: every hook that takes a stream holds a read lock from the
  * redirection to its return, and adopting or releasing takes the write
  * lock, so no call on T from another thread falls between a join and the
- * table's change.  All of it only with GRAPHSHIM_ADOPT=1; otherwise one
- * load of the lane's flag a call (gs_cu_adopt_enter, inline).
+ * table's change.
  */
 #include "cu_internal.h"
 #include "gs_stats.h"
@@ -191,6 +206,14 @@ void gs_cu_adopt_try(CUstream t, int pt, CUevent ev)
 	CUcontext ctx = gs_cu_ctx_current();
 	if (!ctx || ctx != (CUcontext)octx)
 		return;
+	if (!__atomic_load_n(&gs_cu_lane.adopt, __ATOMIC_ACQUIRE)) {
+		/* The first wait across streams arms adoption: from here on
+		 * every call counts its stream's work, and forks are noted from
+		 * the next such wait. */
+		__atomic_store_n(&gs_cu_lane.adopt, true, __ATOMIC_RELEASE);
+		gs_log(GS_LOG_DEBUG, "cuda: a stream waits on another's event: adoption armed");
+		return;
+	}
 	/*
 	 * t waits on root's event: the join of a fork of root's from t (root
 	 * the side there), and a fork of t from root.
@@ -240,6 +263,9 @@ void gs_cu_adopt_try(CUstream t, int pt, CUevent ev)
 		gs_cu_flush_stream(t, pt, GS_FLUSH_STREAM, "adopt");
 		if (gs_cu_adopt_join(join, t, root)) {
 			gs_cu_adopt_tab[gs_cu_adopt_n++] = (gs_cu_adoptee_t){ t, root, ctx, join };
+			gs_cu_depth++;
+			gs_engine_stream_absorb(rs.handle, ctx, rs.sflags);
+			gs_cu_depth--;
 			GS_STAT_INC(adopted);
 			gs_log(GS_LOG_DEBUG, "cuda: stream %p adopted into %p", (void *)t, (void *)root);
 		} else if (gs_cu_real.cuEventDestroy_v2) {

@@ -117,11 +117,8 @@ static void gs_cu_init_once(void)
 			next = GS_CU_ON;
 	}
 	if (next == GS_CU_ON && gs_config.adopt) {
-		/* Every launch takes the full path, which redirects (cu_adopt.c). */
-		gs_cu_lane.adopt = true;
+		/* Armed at the first wait of a stream on another's event (cu_adopt.c). */
 		pthread_atfork(NULL, NULL, gs_cu_adopt_forget);
-		gs_log(GS_LOG_WARN, "GRAPHSHIM_ADOPT=1 is experimental: it can replay less where side "
-		       "streams fork and join around host pauses (docs/limits.md)");
 	}
 	__atomic_store_n(&gs_cu_lane.state, next, __ATOMIC_RELEASE);
 }

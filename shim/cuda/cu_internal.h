@@ -99,7 +99,7 @@ typedef struct gs_cu_lane {
 	gs_cu_pfn_cuLaunchKernel launch[2];
 	gs_cu_pfn_cuLaunchKernelEx launch_ex[2];
 	gs_cu_pfn_cuCtxGetCurrent ctx_get;
-	bool adopt; /* GRAPHSHIM_ADOPT: the lane takes nothing (cu_adopt.c) */
+	bool adopt; /* adoption armed: the lane takes nothing (cu_adopt.c; atomic) */
 } gs_cu_lane_t;
 extern gs_cu_lane_t gs_cu_lane;
 /* Copy the launch entry points from gs_cu_real into gs_cu_lane. */
@@ -171,11 +171,12 @@ typedef struct gs_cu_adopt_scope {
 } gs_cu_adopt_scope_t;
 gs_cu_adopt_scope_t gs_cu_adopt_enter_on(CUstream *s, bool work);
 void gs_cu_adopt_unlock(void);
-/* Inline: with adoption off (the lane's flag, set once at start-up) every
- * stream hook pays one load, not two calls. */
+/* Inline: with adoption not armed (the lane's flag, set once, at the first
+ * wait of a stream on another's event) every stream hook pays one load,
+ * not two calls. */
 static inline gs_cu_adopt_scope_t gs_cu_adopt_enter(CUstream *s, bool work)
 {
-	if (GS_LIKELY(!gs_cu_lane.adopt))
+	if (GS_LIKELY(!__atomic_load_n(&gs_cu_lane.adopt, __ATOMIC_RELAXED)))
 		return (gs_cu_adopt_scope_t){ false };
 	return gs_cu_adopt_enter_on(s, work);
 }

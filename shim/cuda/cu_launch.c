@@ -345,7 +345,7 @@ static inline __attribute__((always_inline)) bool gs_cu_lane_take(int pt, CUstre
 								   uint64_t key)
 {
 	if (GS_UNLIKELY(__atomic_load_n(&gs_cu_lane.state, __ATOMIC_ACQUIRE) != GS_CU_ON) ||
-	    gs_cu_depth || !f || gs_cu_lane.adopt)
+	    gs_cu_depth || !f || __atomic_load_n(&gs_cu_lane.adopt, __ATOMIC_RELAXED))
 		return false;
 	if (!s)
 		s = pt ? CU_STREAM_PER_THREAD : CU_STREAM_LEGACY;
@@ -619,7 +619,7 @@ static CUresult gs_cu_mark(gs_cu_orig_t *o, const char *api)
 	o.u.e.ev = ev_;                                                      \
 	o.u.e.s = s_;                                                        \
 	o.u.e.flags = flags_;                                                \
-	if (which_ == GS_CU_MARK_WAIT && gs_cu_lane.adopt && gs_cu_engine_ok()) \
+	if (which_ == GS_CU_MARK_WAIT && gs_config.adopt && gs_cu_engine_ok()) \
 		gs_cu_adopt_try(o.u.e.s, pt, o.u.e.ev);                      \
 	GS_CU_ADOPT_SCOPE_OF(o.u.e.s, false);                                \
 	if (!gs_cu_elements_ok())                                            \

@@ -86,6 +86,11 @@ bool gs_engine_cold(uintptr_t handle, void *ctx, unsigned sflags, uint64_t key)
 
 
 
+void gs_engine_stream_absorb(uintptr_t handle, void *ctx, unsigned sflags)
+{
+	gs_stub.absorbs = handle;
+}
+
 void gs_engine_flush_stream(uintptr_t handle, void *ctx, unsigned sflags,
 			    gs_flush_reason_t why, const char *api)
 {

@@ -21,6 +21,7 @@ typedef struct gs_stub {
 	char last_call;   /* 'f': gs_engine_flush_stream, 'a': _flush_all, 'd': _stream_destroy */
 	uintptr_t origin; /* gs_engine_event_origin's answer for every event (0: none) */
 	void *origin_ctx;
+	uintptr_t absorbs; /* the last stream gs_engine_stream_absorb was told of */
 } gs_stub_t;
 
 extern gs_stub_t gs_stub;

@@ -475,7 +475,9 @@ Test(cuda, a_side_stream_is_adopted_into_the_stream_it_waits_on, .init = adopt_s
 	void *kp[] = { &a, &b, &c };
 	cr_expect_not(adopt_wait(S_NB, S_BLK), "a first fork is only noted");
 	cr_expect_not(adopt_wait(S_BLK, S_NB), "and its join, with no work of the root's between");
+	cr_expect_eq(gs_stub.absorbs, 0);
 	cr_assert(adopt_wait(S_NB, S_BLK), "the next fork of a non-blocking stream from a blocking one");
+	cr_expect_eq(gs_stub.absorbs, (uintptr_t)S_BLK, "the root absorbs its sides' marks from now on");
 	cr_expect_eq(A.records, 1, "its work so far is joined: an event of graphshim's on it...");
 	cr_expect_eq(A.rec_s, S_NB);
 	cr_expect_eq(A.rec_e, EV_JOIN);
@@ -587,6 +589,30 @@ Test(cuda, a_stream_is_adopted_only_where_no_ordering_is_lost, .init = adopt_set
 	gs_config.adopt = false;
 	gs_cu_adopt_forget();
 	cr_expect_not(adopt_fork(S_BLK, CU_STREAM_LEGACY), "off: nothing");
+}
+
+/*
+ * Adoption arms at the first wait of one stream on another's event: until
+ * then launches keep the cold lane and nothing is counted; that wait is
+ * not noted as a fork, the next ones are.
+ */
+Test(cuda, adoption_arms_at_the_first_wait_across_streams, .init = adopt_setup,
+     .fini = adopt_teardown)
+{
+	gs_cu_lane.adopt = false;
+	cr_expect_not(adopt_wait(S_NB, S_NB), "a stream's wait on its own record");
+	cr_expect_not(gs_cu_lane.adopt, "arms nothing");
+	cr_expect_not(adopt_wait(S_NB, S_BLK));
+	cr_expect(gs_cu_lane.adopt, "a wait across streams arms it");
+	cr_expect_not(adopt_wait(S_NB, S_BLK), "the next fork is noted");
+	cr_expect_not(adopt_wait(S_BLK, S_NB), "and its join, closed");
+	cr_expect(adopt_wait(S_NB, S_BLK), "adopted at the fork after");
+	gs_config.adopt = false;
+	gs_cu_lane.adopt = false;
+	gs_cu_adopt_forget();
+	for (int i = 0; i < 4; i++)
+		cr_expect_not(adopt_wait(S_NB, S_BLK) || adopt_wait(S_BLK, S_NB), "off: nothing");
+	cr_expect_not(gs_cu_lane.adopt, "and nothing armed");
 }
 
 /*

@@ -92,30 +92,32 @@ shrink_max=${FUZZ_SHRINK_MAX:-2}
 # kernel delay), at places no program chooses; in one of them two replayed
 # passes in a row that waited for it send a sequence eagerly until its
 # re-check (GRAPHSHIM_IDLE_EAGER=2).
-# Three batches absorb event records and waits into chunks
-# (GRAPHSHIM_ABSORB, experimental, off by default), and two of them also
-# adopt side streams into the stream they fork from (GRAPHSHIM_ADOPT,
-# experimental, off by default; FUZZ_ADOPT=0 leaves it out).  Out of make
-# check's sample while it diverged (about once in 16,000 adopting programs,
-# then 7 batches in 48 with the crossing flag cleared: docs/limits.md); back
-# since the held-event table's bugs were fixed and 200,000 adopting
-# programs ran without a divergence.
+# Three batches absorb event records and waits into chunks on every stream
+# (GRAPHSHIM_ABSORB, off by default), two of them adopting side streams
+# into the stream they fork from as well (GRAPHSHIM_ADOPT, on by default
+# since the thirtieth session: a stream adopted into absorbs alone); two
+# more adopt as the defaults do, and two never adopt (GRAPHSHIM_ADOPT=0).
+# FUZZ_ADOPT=0: no batch adopts.  Adoption was out of make check's sample
+# while it diverged (about once in 16,000 adopting programs, then 7
+# batches in 48 with the crossing flag cleared: docs/limits.md); back since
+# the held-event table's bugs were fixed and 200,000 adopting programs ran
+# without a divergence.
 # GRAPHSHIM_CHECK_ORDER: a record submitted out of its stream's order or
 # twice aborts the run (a divergence) even where the digests come out equal.
 common="GRAPHSHIM_LEARN_REPS=2 GRAPHSHIM_MIN_SEQ=2 GRAPHSHIM_LOG=error GRAPHSHIM_CHECK_ORDER=1"
 # Period detection from a segment's 3rd launch (programs are short), except
 # in the batches that set a later start, fed from the history when it comes.
 per_after="GRAPHSHIM_PERIOD_AFTER=3"
-adopt=""
-[ "${FUZZ_ADOPT:-1}" = 1 ] && adopt=" GRAPHSHIM_ADOPT=1"
+adopt=" GRAPHSHIM_ADOPT=1" noadopt=" GRAPHSHIM_ADOPT=0" dflt=""
+[ "${FUZZ_ADOPT:-1}" = 1 ] || adopt=$noadopt dflt=$noadopt
 settings() {
 	case $(( $1 % 6 )) in
 	0) echo "GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_CHUNK_FIRST=1 GRAPHSHIM_GATE_AFTER=1 GRAPHSHIM_GATE_SAMPLES=1 GRAPHSHIM_GATE_RECHECK=4 GRAPHSHIM_COLD_AFTER=1 GRAPHSHIM_IDLE_US=20 GRAPHSHIM_ABSORB=1$adopt" ;;
-	1) echo "GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_CHUNK_FIRST=2 GRAPHSHIM_MISMATCH_LIMIT=1 GRAPHSHIM_COOLDOWN=1 GRAPHSHIM_GATE=replay GS_SIM_REFUSE_NODES=copy,memset" ;;
-	2) echo "GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_CHUNK_FIRST=4 GRAPHSHIM_PATCH_COST=0 GRAPHSHIM_GRAPH_COST=0 GRAPHSHIM_GATE=eager" ;;
+	1) echo "GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_CHUNK_FIRST=2 GRAPHSHIM_MISMATCH_LIMIT=1 GRAPHSHIM_COOLDOWN=1 GRAPHSHIM_GATE=replay GS_SIM_REFUSE_NODES=copy,memset$dflt" ;;
+	2) echo "GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_CHUNK_FIRST=4 GRAPHSHIM_PATCH_COST=0 GRAPHSHIM_GRAPH_COST=0 GRAPHSHIM_GATE=eager$noadopt" ;;
 	3) echo "GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_CHUNK_FIRST=8 GRAPHSHIM_PATCH_COST=5 GRAPHSHIM_MISMATCH_LIMIT=8 GRAPHSHIM_CHUNK_MAX=8 GRAPHSHIM_PERIOD_AFTER=40 GRAPHSHIM_COLD_AFTER=2 GRAPHSHIM_IDLE_US=20 GRAPHSHIM_IDLE_EAGER=2 GRAPHSHIM_ABSORB=1$adopt" ;;
-	4) echo "GRAPHSHIM_ASYNC_BUILD=1 GRAPHSHIM_CHUNK_FIRST=3 GRAPHSHIM_COOLDOWN=1 GRAPHSHIM_FORGIVE=0 GRAPHSHIM_COLD_AFTER=2 GRAPHSHIM_SHARE=0 GS_SIM_INSTANTIATE_US=100 GS_SIM_REFUSE_NODES=memset GS_SIM_REFUSE_AT=instantiate" ;;
-	5) echo "GRAPHSHIM_ASYNC_BUILD=1 GRAPHSHIM_CHUNK_FIRST=6 GRAPHSHIM_PERIOD=0 GRAPHSHIM_MAX_SEQS=4 GRAPHSHIM_MISMATCH_LIMIT=2 GRAPHSHIM_COLD_AFTER=1 GS_SIM_FAIL_NODE_PATCH=61* GRAPHSHIM_IDLE_US=20 GS_SIM_GRAPH_CREATE_US=20 GRAPHSHIM_ABSORB=1" ;;
+	4) echo "GRAPHSHIM_ASYNC_BUILD=1 GRAPHSHIM_CHUNK_FIRST=3 GRAPHSHIM_COOLDOWN=1 GRAPHSHIM_FORGIVE=0 GRAPHSHIM_COLD_AFTER=2 GRAPHSHIM_SHARE=0 GS_SIM_INSTANTIATE_US=100 GS_SIM_REFUSE_NODES=memset GS_SIM_REFUSE_AT=instantiate$dflt" ;;
+	5) echo "GRAPHSHIM_ASYNC_BUILD=1 GRAPHSHIM_CHUNK_FIRST=6 GRAPHSHIM_PERIOD=0 GRAPHSHIM_MAX_SEQS=4 GRAPHSHIM_MISMATCH_LIMIT=2 GRAPHSHIM_COLD_AFTER=1 GS_SIM_FAIL_NODE_PATCH=61* GRAPHSHIM_IDLE_US=20 GS_SIM_GRAPH_CREATE_US=20 GRAPHSHIM_ABSORB=1$noadopt" ;;
 	esac
 }
 

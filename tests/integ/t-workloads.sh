@@ -154,15 +154,19 @@ run fwstep 80 -- $F
 run fwstep-no-events 85 -- $F --no-events
 run fwstep-no-rotation 80 -- $F --rotate 1
 run fwstep-no-grow 80 -- $F --no-grow
-run fwstep-two-streams 0 -- $F --two-streams
-run fwstep-side-streams 50 -- $F --side-streams 12
-# Absorbed marks (experimental, off by default): the sides record the event
-# the main stream's held waits name (a held wait must go before the event
-# is recorded again).
-run fwstep-side-streams-absorb 0 GRAPHSHIM_ABSORB=1 -- $F --side-streams 12
-# Side streams adopted into the stream they fork from, event records and
-# waits absorbed into its chunks (both experimental, off by default): the
-# forked step replays as the single-stream one does (94% on the simulator).
+# Side streams adopted into the stream they fork from, which absorbs event
+# records and waits into its chunks (the default since the thirtieth
+# session): the forked step replays as the single-stream one does (94%;
+# 77% and 60% with GRAPHSHIM_ADOPT=0).
+run fwstep-two-streams 90 -- $F --two-streams
+run fwstep-side-streams 90 -- $F --side-streams 12
+run fwstep-two-streams-noadopt 0 GRAPHSHIM_ADOPT=0 -- $F --two-streams
+run fwstep-side-streams-noadopt 50 GRAPHSHIM_ADOPT=0 -- $F --side-streams 12
+# Absorbed marks on every stream without adoption (off by default): the
+# sides record the event the main stream's held waits name (a held wait
+# must go before the event is recorded again).
+run fwstep-side-streams-absorb 0 GRAPHSHIM_ADOPT=0 GRAPHSHIM_ABSORB=1 -- $F --side-streams 12
+# Adopting with absorbed marks on every stream.
 AD="GRAPHSHIM_ADOPT=1 GRAPHSHIM_ABSORB=1"
 run fwstep-side-streams-adopt 90 $AD -- $F --side-streams 12
 run fwstep-two-streams-adopt 90 $AD -- $F --two-streams
@@ -172,7 +176,7 @@ run decode-everything-adopt 50 $AD -- $D --pingpong --two-streams --copies --bra
 # (before: 0% replayed adopted, 8-17% absorbed; twotower 0.15 on an H200).
 run fwstep-two-streams-fresh-adopt 90 $AD -- $F --two-streams --fresh-events
 run fwstep-side-streams-fresh-adopt 90 $AD -- $F --side-streams 12 --fresh-events
-run fwstep-side-streams-fresh-absorb 50 GRAPHSHIM_ABSORB=1 -- $F --side-streams 12 --fresh-events
+run fwstep-side-streams-fresh-absorb 50 GRAPHSHIM_ADOPT=0 GRAPHSHIM_ABSORB=1 -- $F --side-streams 12 --fresh-events
 # And an allocator's events recorded after each token's read-back and
 # queried before the next, with host work between tokens (twotower's shape;
 # on an H200 twotower adopted fell to 0.57-0.91 steady, not reproduced here).
@@ -193,9 +197,11 @@ run fwstep-poll-copy-adopt 90 $AD -- $F --two-streams --fresh-events --copy-stre
 # prefetcher): the step logs the staged value to a new place every step, a
 # one-launch chunk before the event record that frees the staging buffer.
 # Without absorbed marks that chunk's drift retires the step (4% replayed);
-# with them the record is inside the chunk and one patch pays (96%).
-run decode-prefetch 0 -- $D --prefetch
-run decode-prefetch-absorb 90 GRAPHSHIM_ABSORB=1 -- $D --prefetch
+# with them the record is inside the chunk and one patch pays (96%); by
+# default the copy stream, forked and joined, is adopted (98%).
+run decode-prefetch 90 -- $D --prefetch
+run decode-prefetch-noadopt 0 GRAPHSHIM_ADOPT=0 -- $D --prefetch
+run decode-prefetch-absorb 90 GRAPHSHIM_ADOPT=0 GRAPHSHIM_ABSORB=1 -- $D --prefetch
 run decode-prefetch-adopt 90 $AD -- $D --prefetch --two-streams --branch-late
 run fwstep-kv-copy 80 -- $F --kv-copy
 # Flash attention's habit: the attention's shared memory limit set before

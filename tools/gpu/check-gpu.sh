@@ -86,6 +86,7 @@ fwstep-norotate|-|$F --rotate 1
 fwstep-nogrow|-|$F --no-grow
 fwstep-twostreams|-|$F --two-streams
 fwstep-sidestreams|-|$F --side-streams 12
+fwstep-sides-noadopt|-|env GRAPHSHIM_ADOPT=0 $F --side-streams 12
 fwstep-sides-adopt|-|env GRAPHSHIM_ADOPT=1 GRAPHSHIM_ABSORB=1 $F --side-streams 12
 fwstep-twostr-adopt|-|env GRAPHSHIM_ADOPT=1 GRAPHSHIM_ABSORB=1 $F --two-streams
 fwstep-fresh-adopt|-|env GRAPHSHIM_ADOPT=1 GRAPHSHIM_ABSORB=1 $F --two-streams --fresh-events
