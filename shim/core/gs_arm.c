@@ -24,7 +24,8 @@
  * on a stream that does not absorb marks; on one that does
  * (gs_stream_absorbs: GRAPHSHIM_ABSORB, or side streams adopted into it),
  * only the record of an event that crosses streams (gs_event.h), which
- * another stream would otherwise find held.  So does a record the vendor
+ * another stream would otherwise find held, and a mark of an event shared
+ * with another process (gs_event_shared).  So does a record the vendor
  * would not take as a graph node (gs_arm_replan).
  */
 static bool gs_arm_cuts(const gs_seq_t *q, const gs_rec_t *r)
@@ -32,7 +33,8 @@ static bool gs_arm_cuts(const gs_seq_t *q, const gs_rec_t *r)
 	if (r->refused)
 		return true;
 	return gs_rec_is_mark(r) &&
-	       (!gs_stream_absorbs(q->owner) || (gs_rec_is_record(r) && gs_event_crosses(gs_rec_event(r))));
+	       (!gs_stream_absorbs(q->owner) || gs_event_shared(gs_rec_event(r)) ||
+		(gs_rec_is_record(r) && gs_event_crosses(gs_rec_event(r))));
 }
 
 /* Replayed passes in a row that wait at one place before a chunk ends there (gs_arm_waited). */

@@ -72,6 +72,8 @@
 	  "event records and waits inside a replayed chunk go with its graph instead of cutting it, on every stream (streams with adopted sides always do)") \
 	X(adopt, "GRAPHSHIM_ADOPT", BOOL, 1, 0, 1,                                            \
 	  "a side stream forked from another stream and joined again has its work issued on that stream, so one stream's step holds both (CUDA)") \
+	X(adopt_grace_us, "GRAPHSHIM_ADOPT_GRACE_US", INT, 100000, 0, 1000000000,            \
+	  "after adoption is armed (the first wait of a stream on another's event), how long before forks are noted") \
 	X(check_order, "GRAPHSHIM_CHECK_ORDER", BOOL, 0, 0, 1,                                \
 	  "abort when a stream's record is submitted out of its order or twice (a testing aid)") \
 	X(hip_max_patches, "GRAPHSHIM_HIP_MAX_PATCHES", INT, 1000, 0, 1000000000,             \
@@ -133,6 +135,7 @@ typedef struct gs_config {
 	bool share;
 	bool absorb;
 	bool adopt;
+	long long adopt_grace_us;
 	bool check_order;
 	long long hip_max_patches;
 	int gate; /* gs_gate_mode_t */

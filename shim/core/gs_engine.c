@@ -334,6 +334,14 @@ bool gs_engine_event_query(uint64_t ev, const char *api)
 	return false;
 }
 
+void gs_engine_event_share(uint64_t ev, const char *api)
+{
+	if (!gs_engine_active())
+		return;
+	gs_event_share(ev);
+	gs_engine_event_used(NULL, ev, api);
+}
+
 void gs_engine_event_use(uint64_t ev, const char *api)
 {
 	if (gs_engine_active())

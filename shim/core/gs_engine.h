@@ -85,6 +85,13 @@ void gs_engine_flush_stream(uintptr_t handle, void *ctx, unsigned sflags,
  */
 void gs_engine_stream_absorb(uintptr_t handle, void *ctx, unsigned sflags);
 
+/*
+ * Event ev is shared with another process (its IPC handle is taken): what
+ * holds it submits, and no record of or wait on it is held from now on
+ * (gs_event_share).
+ */
+void gs_engine_event_share(uint64_t ev, const char *api);
+
 /* Submit the held work of every stream and end every learning segment. */
 void gs_engine_flush_all(gs_flush_reason_t why, const char *api);
 

@@ -199,11 +199,42 @@ bool gs_event_crosses(uint64_t ev)
 	return __atomic_load_n(&gs_event_cross_ev[gs_event_slot(ev)], __ATOMIC_RELAXED) == ev;
 }
 
+static uint64_t gs_event_shared_ev[GS_EVENT_SHARED_MAX];
+static uint32_t gs_event_nshared; /* entries in use; GS_EVENT_SHARED_MAX + 1: the table overflowed */
+
+void gs_event_share(uint64_t ev)
+{
+	pthread_mutex_lock(&gs_event_lock);
+	uint32_t n = gs_event_nshared, i = 0;
+	while (i < n && i < GS_EVENT_SHARED_MAX && gs_event_shared_ev[i] != ev)
+		i++;
+	if (i == n && n < GS_EVENT_SHARED_MAX)
+		__atomic_store_n(&gs_event_shared_ev[n], ev, __ATOMIC_RELAXED);
+	if (i == n && n <= GS_EVENT_SHARED_MAX)
+		__atomic_store_n(&gs_event_nshared, n + 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&gs_event_lock);
+}
+
+bool gs_event_shared(uint64_t ev)
+{
+	uint32_t n = __atomic_load_n(&gs_event_nshared, __ATOMIC_ACQUIRE);
+	if (GS_LIKELY(!n))
+		return false;
+	if (n > GS_EVENT_SHARED_MAX)
+		return true;
+	for (uint32_t i = 0; i < n; i++)
+		if (__atomic_load_n(&gs_event_shared_ev[i], __ATOMIC_RELAXED) == ev)
+			return true;
+	return false;
+}
+
 void gs_event_reset(bool child)
 {
 	memset(gs_event_rec_ev, 0, sizeof(gs_event_rec_ev));
 	memset(gs_event_rec_by, 0, sizeof(gs_event_rec_by));
 	memset(gs_event_cross_ev, 0, sizeof(gs_event_cross_ev));
+	memset(gs_event_shared_ev, 0, sizeof(gs_event_shared_ev));
+	__atomic_store_n(&gs_event_nshared, 0, __ATOMIC_RELEASE);
 	if (child) {
 		pthread_mutex_init(&gs_event_lock, NULL); /* its holder may be a parent's thread */
 		gs_event_n = 0;

@@ -77,6 +77,17 @@ bool gs_event_crosses(uint64_t ev);
  * (a hint: another event of the same slot may have replaced it); NULL. */
 const gs_stream_t *gs_event_recorder(uint64_t ev);
 
+/*
+ * Events shared with another process (cuIpcGetEventHandle): that process
+ * waits on or queries them where this one cannot see, so a record of or a
+ * wait on one is never held (gs_match_defer) and cuts its chunk (gs_arm.c).
+ * Exact for the first GS_EVENT_SHARED_MAX; past them every event counts as
+ * shared (nothing is absorbed any more: slower, never wrong).
+ */
+#define GS_EVENT_SHARED_MAX 64
+void gs_event_share(uint64_t ev);
+bool gs_event_shared(uint64_t ev);
+
 /* Forget every entry (the end of the engine; `child`: in a forked child, where the lock may be taken). */
 void gs_event_reset(bool child);
 

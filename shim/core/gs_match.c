@@ -73,7 +73,8 @@ bool gs_match_defer(gs_stream_t *s, gs_rec_t *r)
 {
 	/* Held records all go, in order, with a chunk's graph or eagerly: a
 	 * mark among them may wait for them too, whichever candidate wins. */
-	if (!gs_stream_absorbs(s) || s->match.submitted >= s->match.nheld)
+	if (!gs_stream_absorbs(s) || s->match.submitted >= s->match.nheld ||
+	    gs_event_shared(gs_rec_event(r)))
 		return false;
 	if (gs_rec_is_record(r)) {
 		/*

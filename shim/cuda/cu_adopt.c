@@ -51,20 +51,25 @@
  * Armed lazily: until a stream first waits on another stream's event,
  * nothing can be adopted and nothing is counted, and launches keep the
  * cold lane (gs_cu_lane.adopt false: one load a call).  That first wait
- * arms it (the lane stops taking launches, every call counts its work)
- * and is not itself noted as a fork; forks are noted from the next such
- * wait on, so a fork is judged on counts taken wholly after arming, but
- * for a launch of another thread's that was already past the lane's check
- * when it armed, which the program did not order against the fork either.
- * The cost once armed: 15-30 ns a launch on the fake driver of tests/cuda
- * (tools/bench-hook.sh), against some 3.5 us of a real launch.
+ * arms it (the lane stops taking launches, every call takes the read lock
+ * and counts its work) and is not itself noted as a fork; nor is any for
+ * GRAPHSHIM_ADOPT_GRACE_US (100 ms) after it.  A call another thread made
+ * just before arming read "not armed", took no lock and counted nothing;
+ * were T adopted before such a call on T reached the driver, it would land
+ * on T after the join, and T's next call, made on R, would not wait for
+ * it.  The grace makes that need a thread stalled for 100 ms between the
+ * flag's load and the driver; it does not make it impossible.  Forks are
+ * judged on counts taken after the grace.  The cost once armed: 15-30 ns
+ * a launch on the fake driver of tests/cuda (tools/bench-hook.sh), against
+ * some 3.5 us of a real launch.
  *
- * Concurrency: every hook that takes a stream holds a read lock from the
- * redirection to its return, and adopting or releasing takes the write
- * lock, so no call on T from another thread falls between a join and the
- * table's change.
+ * Concurrency: once armed, every hook that takes a stream holds a read
+ * lock from the redirection to its return, and adopting or releasing
+ * takes the write lock, so no call on T from another thread falls between
+ * a join and the table's change (but for the calls of the grace above).
  */
 #include "cu_internal.h"
+#include "gs_clock.h"
 #include "gs_stats.h"
 
 #include <pthread.h>
@@ -188,6 +193,14 @@ static bool gs_cu_adopt_end(gs_cu_adoptee_t *e, const char *api)
 	return true;
 }
 
+/*
+ * When adoption was armed.  For GRAPHSHIM_ADOPT_GRACE_US after it no fork
+ * is noted: a call of another thread's that read "not armed" just before
+ * took no lock and counted no work, and it has long reached the driver
+ * when the grace ends.
+ */
+static uint64_t gs_cu_armed_ns;
+
 void gs_cu_adopt_try(CUstream t, int pt, CUevent ev)
 {
 	if (!gs_config.adopt || !ev || gs_engine_capturing())
@@ -208,12 +221,16 @@ void gs_cu_adopt_try(CUstream t, int pt, CUevent ev)
 		return;
 	if (!__atomic_load_n(&gs_cu_lane.adopt, __ATOMIC_ACQUIRE)) {
 		/* The first wait across streams arms adoption: from here on
-		 * every call counts its stream's work, and forks are noted from
-		 * the next such wait. */
+		 * every call counts its stream's work, and forks are noted
+		 * from the first such wait after the grace. */
+		__atomic_store_n(&gs_cu_armed_ns, gs_clock_ns(), __ATOMIC_RELAXED);
 		__atomic_store_n(&gs_cu_lane.adopt, true, __ATOMIC_RELEASE);
 		gs_log(GS_LOG_DEBUG, "cuda: a stream waits on another's event: adoption armed");
 		return;
 	}
+	if (gs_clock_ns() - __atomic_load_n(&gs_cu_armed_ns, __ATOMIC_RELAXED) <
+	    (uint64_t)gs_config.adopt_grace_us * 1000u)
+		return;
 	/*
 	 * t waits on root's event: the join of a fork of root's from t (root
 	 * the side there), and a fork of t from root.

@@ -230,6 +230,8 @@ void gs_cu_flush_stream(CUstream s, int pt, gs_flush_reason_t why, const char *a
 void gs_cu_flush_all(gs_flush_reason_t why, const char *api);
 /* Before a call that observes or changes ev (NULL: any event): gs_engine_event_use. */
 void gs_cu_event_use(CUevent ev, const char *api);
+/* Event ev is shared with another process: never held from now on (gs_engine_event_share). */
+void gs_cu_event_share(CUevent ev, const char *api);
 /* Drop cached function layouts and stream flags (handles may be reused). */
 void gs_cu_forget(void);
 

@@ -315,7 +315,17 @@ CUresult gs_cu_x_cuLaunchKernelEx(int pt, const CUlaunchConfig *cfg, CUfunction 
 	const gs_cu_attrs_t *at = NULL;
 	unsigned bad = 0;
 	if (cfg->numAttrs && gs_cu_attrs_get(cfg->attrs, cfg->numAttrs, &at, &bad)) {
-		/* No graph node can carry it: the trace names the attribute. */
+		/* No graph node can carry it: the trace names the attribute.  An
+		 * event the launch records is a use of that event: a stream
+		 * holding a record of it, or a wait on it, submits first, or
+		 * its older record would land after this one (gs_event.h). */
+		for (unsigned i = 0; i < cfg->numAttrs && cfg->attrs; i++) {
+			const CUlaunchAttribute *a = &cfg->attrs[i];
+			if (a->id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT)
+				gs_cu_event_use(a->value.programmaticEvent.event, api);
+			else if (a->id == CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT)
+				gs_cu_event_use(a->value.launchCompletionEvent.event, api);
+		}
 		gs_cu_sref_t sr;
 		gs_cu_stream_ref(cfg->hStream, pt, &sr);
 		return gs_cu_boundary(&o, &sr, gs_cu_ctx_current(), GS_FLUSH_ATTR,

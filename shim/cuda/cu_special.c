@@ -246,7 +246,7 @@ GS_CU_ELAPSED(cuEventElapsedTime_v2)
 CUresult gs_cu_x_cuIpcGetEventHandle(int pt, CUipcEventHandle *h, CUevent ev)
 {
 	(void)pt;
-	GS_CU_EVENT_CALL(cuIpcGetEventHandle, gs_cu_event_use(ev, "cuIpcGetEventHandle"), (h, ev));
+	GS_CU_EVENT_CALL(cuIpcGetEventHandle, gs_cu_event_share(ev, "cuIpcGetEventHandle"), (h, ev));
 }
 
 CUresult gs_cu_x_cuGraphLaunch(int pt, CUgraphExec g, CUstream s)

@@ -121,6 +121,15 @@ void gs_cu_flush_stream(CUstream s, int pt, gs_flush_reason_t why, const char *a
 	gs_cu_depth--;
 }
 
+void gs_cu_event_share(CUevent ev, const char *api)
+{
+	if (!gs_cu_engine_ok())
+		return;
+	gs_cu_depth++;
+	gs_engine_event_share((uint64_t)(uintptr_t)ev, api);
+	gs_cu_depth--;
+}
+
 void gs_cu_event_use(CUevent ev, const char *api)
 {
 	if (!gs_cu_engine_ok())

@@ -105,8 +105,15 @@ static hipError_t gs_hip_ext_launch(const gs_hip_orig_t *o, const char *name)
 	if (gs_hip_bypass() || !gs_engine_active())
 		return gs_hip_call_orig(o);
 	uint32_t grid[3];
-	if (o->k.start || o->k.stop || o->k.flags || gs_hip_ext_grid(o->k.g, o->k.b, grid))
+	if (o->k.start || o->k.stop || o->k.flags || gs_hip_ext_grid(o->k.g, o->k.b, grid)) {
+		/* The events the launch records: a stream holding a record of
+		 * either (or a wait on it) submits first (gs_event.h). */
+		if (o->k.start)
+			gs_engine_event_use((uintptr_t)o->k.start, name);
+		if (o->k.stop)
+			gs_engine_event_use((uintptr_t)o->k.stop, name);
 		return gs_hip_boundary(o, gs_hip_stream_key(o->stream, 0), name);
+	}
 	return gs_hip_kernel(o, o->k.f, GS_HIP_F_EXT, grid, o->k.b, o->k.shmem, o->stream, 0,
 			     o->k.params, o->k.extra, name);
 }
@@ -458,6 +465,15 @@ static bool gs_hip_event_use(hipEvent_t ev, bool any, const char *name)
 	return bypass;
 }
 
+/* Sharing an event with another process: never held from now on (gs_engine_event_share). */
+static bool gs_hip_event_share(hipEvent_t ev, const char *name)
+{
+	bool bypass = gs_hip_bypass();
+	if (!bypass && gs_engine_active() && ev)
+		gs_engine_event_share((uintptr_t)ev, name);
+	return bypass;
+}
+
 #define GS_HIP_EVENT_CALL(name, use, call)                                   \
 	use;                                                                 \
 	if (GS_UNLIKELY(!gs_hip_real.name))                                  \
@@ -495,7 +511,7 @@ GS_EXPORT hipError_t hipEventElapsedTime(float *ms, hipEvent_t a, hipEvent_t b)
 
 GS_EXPORT hipError_t hipIpcGetEventHandle(hipIpcEventHandle_t *h, hipEvent_t ev)
 {
-	GS_HIP_EVENT_CALL(hipIpcGetEventHandle, gs_hip_event_use(ev, false, "hipIpcGetEventHandle"),
+	GS_HIP_EVENT_CALL(hipIpcGetEventHandle, gs_hip_event_share(ev, "hipIpcGetEventHandle"),
 			  (h, ev));
 }
 

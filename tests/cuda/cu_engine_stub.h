@@ -22,6 +22,8 @@ typedef struct gs_stub {
 	uintptr_t origin; /* gs_engine_event_origin's answer for every event (0: none) */
 	void *origin_ctx;
 	uintptr_t absorbs; /* the last stream gs_engine_stream_absorb was told of */
+	uint64_t used[4];  /* the events of gs_engine_event_use's first calls */
+	int nused;
 } gs_stub_t;
 
 extern gs_stub_t gs_stub;

@@ -337,6 +337,33 @@ Test(cuda, record_from_extra_buffer)
 	cr_expect_eq(L.s, S_BLK);
 }
 
+/*
+ * A launch that records an event through its attributes is a use of that
+ * event: a stream holding a record of it (or a wait on it) submits first,
+ * or its older record would reach the driver after the launch's (a
+ * reviewer's simulator program: cuEventSynchronize returned before the
+ * launch had run, adopted, by default).
+ */
+Test(cuda, a_launch_recording_an_event_uses_it_first)
+{
+	int a = 1, c = 2;
+	double b = 3;
+	void *kp[] = { &a, &b, &c };
+	CUlaunchAttribute attr[2] = { { .id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT },
+				      { .id = CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT } };
+	attr[0].value.programmaticEvent.event = (CUevent)0x7301;
+	attr[1].value.launchCompletionEvent.event = (CUevent)0x7302;
+	CUlaunchConfig cfg = { .gridDimX = 1, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 1,
+			       .blockDimY = 1, .blockDimZ = 1, .hStream = S_NB,
+			       .attrs = attr, .numAttrs = 2 };
+	cr_expect_eq(cuLaunchKernelEx(&cfg, FN_A, kp, NULL), CUDA_SUCCESS);
+	cr_expect_eq(gs_stub.nused, 2, "both events used");
+	cr_expect_eq(gs_stub.used[0], 0x7301);
+	cr_expect_eq(gs_stub.used[1], 0x7302);
+	cr_expect_eq(gs_stub.why, GS_FLUSH_ATTR, "and the launch is a boundary");
+	cr_expect_eq(L.calls, 1);
+}
+
 Test(cuda, extra_with_unknown_option_passes_through)
 {
 	void *extra[] = { (void *)0x77, NULL, CU_LAUNCH_PARAM_END };
@@ -433,6 +460,7 @@ static void adopt_setup(void)
 	setup();
 	memset(&A, 0, sizeof(A));
 	gs_config.adopt = true;
+	gs_config.adopt_grace_us = 0;
 	gs_cu_lane.adopt = true;
 	gs_cu_real.cuEventRecord = a_record;
 	gs_cu_real.cuStreamWaitEvent = a_wait;
@@ -594,19 +622,40 @@ Test(cuda, a_stream_is_adopted_only_where_no_ordering_is_lost, .init = adopt_set
 /*
  * Adoption arms at the first wait of one stream on another's event: until
  * then launches keep the cold lane and nothing is counted; that wait is
- * not noted as a fork, the next ones are.
+ * not noted as a fork, nor any for GRAPHSHIM_ADOPT_GRACE_US after it.
  */
 Test(cuda, adoption_arms_at_the_first_wait_across_streams, .init = adopt_setup,
      .fini = adopt_teardown)
 {
+	int a = 1, c = 2;
+	double b = 3;
+	void *kp[] = { &a, &b, &c };
 	gs_cu_lane.adopt = false;
+	gs_stub_lane_open((uintptr_t)S_NB, NULL);
+	cr_expect_eq(cuLaunchKernel(FN_A, 3, 1, 1, 32, 1, 1, 0, S_NB, kp, NULL), CUDA_SUCCESS);
+	cr_expect_eq(gs_stub_lane.len, 2, "not armed: the cold lane takes launches");
 	cr_expect_not(adopt_wait(S_NB, S_NB), "a stream's wait on its own record");
 	cr_expect_not(gs_cu_lane.adopt, "arms nothing");
 	cr_expect_not(adopt_wait(S_NB, S_BLK));
 	cr_expect(gs_cu_lane.adopt, "a wait across streams arms it");
-	cr_expect_not(adopt_wait(S_NB, S_BLK), "the next fork is noted");
+	cuLaunchKernel(FN_A, 3, 1, 1, 32, 1, 1, 0, S_NB, kp, NULL);
+	cr_expect_eq(gs_stub_lane.len, 2, "armed: the lane takes nothing");
+	cr_expect_not(adopt_wait(S_BLK, S_NB), "had the arming wait been a fork, this closed it");
+	cr_expect_not(adopt_wait(S_NB, S_BLK), "not adopted: this fork is the first noted");
 	cr_expect_not(adopt_wait(S_BLK, S_NB), "and its join, closed");
 	cr_expect(adopt_wait(S_NB, S_BLK), "adopted at the fork after");
+	/* Within the grace after arming, no fork is noted. */
+	adopt_teardown();
+	gs_config.adopt = true;
+	gs_config.adopt_grace_us = 60000000; /* a minute */
+	gs_cu_lane.adopt = false;
+	cr_expect_not(adopt_wait(S_NB, S_BLK), "arms");
+	for (int i = 0; i < 3; i++)
+		cr_expect_not(adopt_wait(S_BLK, S_NB) || adopt_wait(S_NB, S_BLK), "in the grace");
+	gs_config.adopt_grace_us = 0;
+	cr_expect_not(adopt_wait(S_BLK, S_NB) || adopt_wait(S_NB, S_BLK), "a fork noted after it");
+	cr_expect_not(adopt_wait(S_BLK, S_NB), "closed");
+	cr_expect(adopt_wait(S_NB, S_BLK), "adopted");
 	gs_config.adopt = false;
 	gs_cu_lane.adopt = false;
 	gs_cu_adopt_forget();

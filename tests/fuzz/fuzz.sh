@@ -104,7 +104,7 @@ shrink_max=${FUZZ_SHRINK_MAX:-2}
 # without a divergence.
 # GRAPHSHIM_CHECK_ORDER: a record submitted out of its stream's order or
 # twice aborts the run (a divergence) even where the digests come out equal.
-common="GRAPHSHIM_LEARN_REPS=2 GRAPHSHIM_MIN_SEQ=2 GRAPHSHIM_LOG=error GRAPHSHIM_CHECK_ORDER=1"
+common="GRAPHSHIM_LEARN_REPS=2 GRAPHSHIM_MIN_SEQ=2 GRAPHSHIM_LOG=error GRAPHSHIM_CHECK_ORDER=1 GRAPHSHIM_ADOPT_GRACE_US=0"
 # Period detection from a segment's 3rd launch (programs are short), except
 # in the batches that set a later start, fed from the history when it comes.
 per_after="GRAPHSHIM_PERIOD_AFTER=3"

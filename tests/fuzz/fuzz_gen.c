@@ -179,8 +179,11 @@ static fz_op_t gen_launch(gen_t *g, int st)
 	op.sub = (uint8_t)rn(&g->r, FZ_NKERN);
 	op.form = x < 45 ? FZ_F_PARAMS : x < 60 ? FZ_F_EXTRA : x < 72 ? FZ_F_EX
 		: x < 87 ? FZ_F_KERNEL : x < 97 ? FZ_F_PROC : FZ_F_EXATTR;
-	if (op.form == FZ_F_EXATTR)
+	if (op.form == FZ_F_EXATTR) {
 		op.ev = (uint8_t)(1 + rn(&g->r, FZ_A_ALL));
+		if ((op.ev & FZ_A_EVENT) && rn(&g->r, 2))
+			op.ev |= (uint8_t)(FZ_A_OWNEV | (rn(&g->r, FZ_NEV) << FZ_A_EVSHIFT));
+	}
 	op.alt = (uint8_t)rn(&g->r, 2);
 	op.b[0] = (int8_t)pick_kbuf(g, -1, -1);
 	if (op.sub == FZ_KN_AXPB || op.sub == FZ_KN_MIX)
@@ -1134,7 +1137,8 @@ void fz_op_format(const fz_op_t *op, char *out, size_t size)
 			 op->form == FZ_F_EXATTR && (op->ev & FZ_A_PRIORITY) ? " +priority" : "",
 			 op->form == FZ_F_EXATTR && (op->ev & FZ_A_CLUSTER) ? " +cluster" : "",
 			 op->form == FZ_F_EXATTR && (op->ev & FZ_A_SERIAL) ? " +serial" : "",
-			 op->form == FZ_F_EXATTR && (op->ev & FZ_A_EVENT) ? " +event" : "");
+			 op->form == FZ_F_EXATTR && (op->ev & FZ_A_EVENT) ?
+				 ((op->ev & FZ_A_OWNEV) ? " +event(own)" : " +event") : "");
 		break;
 	case FZ_K_COPY:
 		snprintf(out, size, "%s COPY %s%s on %s %s[%d] <- %s[%d] x%d", head,

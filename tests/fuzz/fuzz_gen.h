@@ -66,6 +66,12 @@ enum { FZ_F_PARAMS, FZ_F_EXTRA, FZ_F_EX, FZ_F_KERNEL, FZ_F_PROC, FZ_F_EXATTR, FZ
  * graph node and so passes through as a boundary.
  */
 enum { FZ_A_PRIORITY = 1, FZ_A_CLUSTER = 2, FZ_A_SERIAL = 4, FZ_A_EVENT = 8, FZ_A_ALL = 15 };
+/*
+ * With FZ_A_EVENT: the launch records one of the program's own events
+ * (index in bits 5-6), which marks record and wait on too, not an event
+ * of its own that nothing waits on.
+ */
+enum { FZ_A_OWNEV = 16, FZ_A_EVSHIFT = 5 };
 /* Copies (op.sub of COPY): asynchronous, then synchronous. */
 enum { FZ_C_HTOD, FZ_C_DTOH, FZ_C_DTOD, FZ_C_UNI, FZ_C_NASYNC,
        FZ_C_HTOD_S = FZ_C_NASYNC, FZ_C_DTOH_S, FZ_C_DTOD_S, FZ_C_UNI_S, FZ_NCOPY };

@@ -311,7 +311,8 @@ static CUresult do_launch(fz_thr_t *th, const fz_op_t *op)
 		}
 		if (op->form == FZ_F_EXATTR && (op->ev & FZ_A_EVENT)) {
 			attr[na].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT;
-			attr[na].value.programmaticEvent.event = th->pev;
+			attr[na].value.programmaticEvent.event =
+				(op->ev & FZ_A_OWNEV) ? th->ev[(op->ev >> FZ_A_EVSHIFT) % FZ_NEV] : th->pev;
 			attr[na].value.programmaticEvent.flags = 0;
 			attr[na++].value.programmaticEvent.triggerAtBlockStart = 0;
 		}

@@ -19,7 +19,8 @@ export LD_LIBRARY_PATH="$sim${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # Deterministic: graphs are built in the call that completes the learning,
 # and armed sequences replay: the gate's choice follows the simulator's
 # timing, which models no GPU (the gate has its own test, t-gate.sh).
-export GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_OVERWRITE=1 GRAPHSHIM_GATE=replay
+# Adoption from the first closed fork, not 100 ms after it is armed.
+export GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_OVERWRITE=1 GRAPHSHIM_GATE=replay GRAPHSHIM_ADOPT_GRACE_US=0
 fails=0
 stat() { # stat FILE KEY -> the counter's value
 	sed -n "s/.*\"$2\": *\([0-9.]*\).*/\1/p" "$1" | head -n 1

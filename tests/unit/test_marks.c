@@ -504,3 +504,25 @@ Test(marks, a_held_record_is_not_ready_while_its_holder_goes_on)
 	cr_expect_eq(gs_stats.replayed - r0, 6, "the next step replays whole");
 	tb_check();
 }
+
+/*
+ * An event shared with another process (its IPC handle taken) is never
+ * held: that process may wait on it where no table of this one sees.  Its
+ * record goes at its call, after what precedes it.
+ */
+Test(marks, a_record_of_an_event_shared_with_another_process_is_not_held)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_ABSORB", "1", NULL);
+	for (int i = 0; i < 6; i++)
+		step(i, (uint64_t)i, true);
+	gs_engine_event_share(100, "ipc");
+	tb_launch(S, F[0], 0, 6);
+	tb_launch(S, F[1], 1, 6);
+	size_t before = tb.nexec;
+	tb_mark(S, 100, 1);
+	cr_expect(!held(100), "not held");
+	cr_expect_eq(mark_ran_at(100, 2), before + 2, "F0 F1, then the record, at its call");
+	step_rest(6);
+	tb_check();
+	cr_expect(!gs_event_any());
+}
