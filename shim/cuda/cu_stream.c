@@ -121,22 +121,24 @@ void gs_cu_flush_stream(CUstream s, int pt, gs_flush_reason_t why, const char *a
 	gs_cu_depth--;
 }
 
-void gs_cu_event_share(CUevent ev, const char *api)
+/* An engine call about event ev, made from a hook (the depth raised). */
+static void gs_cu_event_call(void (*fn)(uint64_t, const char *), CUevent ev, const char *api)
 {
 	if (!gs_cu_engine_ok())
 		return;
 	gs_cu_depth++;
-	gs_engine_event_share((uint64_t)(uintptr_t)ev, api);
+	fn((uint64_t)(uintptr_t)ev, api);
 	gs_cu_depth--;
+}
+
+void gs_cu_event_share(CUevent ev, const char *api)
+{
+	gs_cu_event_call(gs_engine_event_share, ev, api);
 }
 
 void gs_cu_event_use(CUevent ev, const char *api)
 {
-	if (!gs_cu_engine_ok())
-		return;
-	gs_cu_depth++;
-	gs_engine_event_use((uint64_t)(uintptr_t)ev, api);
-	gs_cu_depth--;
+	gs_cu_event_call(gs_engine_event_use, ev, api);
 }
 
 void gs_cu_flush_all(gs_flush_reason_t why, const char *api)
