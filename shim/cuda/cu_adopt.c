@@ -52,13 +52,16 @@
  * nothing can be adopted and nothing is counted, and launches keep the
  * cold lane (gs_cu_lane.adopt false: one load a call).  That first wait
  * arms it (the lane stops taking launches, every call takes the read lock
- * and counts its work) and is not itself noted as a fork; nor is any for
- * GRAPHSHIM_ADOPT_GRACE_US (100 ms) after it.  A call another thread made
- * just before arming read "not armed", took no lock and counted nothing;
- * were T adopted before such a call on T reached the driver, it would land
- * on T after the join, and T's next call, made on R, would not wait for
- * it.  The grace makes that need a thread stalled for 100 ms between the
- * flag's load and the driver; it does not make it impossible.  Forks are
+ * and counts its work) and is not itself noted as a fork; nor is any
+ * until the grace after it is over.  A call another thread made just
+ * before arming read "not armed", took no lock and counted nothing; were
+ * T adopted before such a call on T reached the driver, it would land on
+ * T after the join, and T's next call, made on R, would not wait for it.
+ * The grace (gs_cu_adopt_graced) ends when every other thread that had
+ * made stream calls has made more since (so the one it had under way has
+ * returned), or after GRAPHSHIM_ADOPT_GRACE_US (100 ms) where one has not
+ * (a thread that never calls again: only then does it rest on time, and a
+ * thread stalled that long inside a call is not excluded).  Forks are
  * judged on counts taken after the grace.  The cost once armed: 15-30 ns
  * a launch on the fake driver of tests/cuda (tools/bench-hook.sh), against
  * some 3.5 us of a real launch.
@@ -66,7 +69,8 @@
  * Concurrency: once armed, every hook that takes a stream holds a read
  * lock from the redirection to its return, and adopting or releasing
  * takes the write lock, so no call on T from another thread falls between
- * a join and the table's change (but for the calls of the grace above).
+ * a join and the table's change (and the grace above covers the calls
+ * made before arming).
  */
 #include "cu_internal.h"
 #include "gs_clock.h"
@@ -194,12 +198,58 @@ static bool gs_cu_adopt_end(gs_cu_adoptee_t *e, const char *api)
 }
 
 /*
- * When adoption was armed.  For GRAPHSHIM_ADOPT_GRACE_US after it no fork
- * is noted: a call of another thread's that read "not armed" just before
- * took no lock and counted no work, and it has long reached the driver
- * when the grace ends.
+ * The grace after arming: no fork is noted until every call another thread
+ * had under way when adoption armed has returned, for such a call read
+ * "not armed", took no lock and counted no work (on T, reaching the
+ * driver after T's join, T's next call, made on R, would not wait for it).
+ * A thread's call has returned once its count is three past the one read
+ * at arming: a launch counts twice (the cold lane's check, then the full
+ * path's), and a count stored may not be seen yet at arming.  A
+ * thread that never calls again, or one with no slot of its own, holds
+ * the grace to GRAPHSHIM_ADOPT_GRACE_US.  Under gs_cu_fork_lock.
  */
+uint64_t gs_cu_calls[GS_CU_THREADS + 1];
+__thread int gs_cu_call_slot GS_TLS_IE = -1;
+static int gs_cu_nthreads;                   /* slots taken */
+static uint64_t gs_cu_armed_calls[GS_CU_THREADS]; /* each slot's count at arming */
+static int gs_cu_armed_n;                    /* slots taken at arming */
 static uint64_t gs_cu_armed_ns;
+static bool gs_cu_grace_over;
+
+int gs_cu_call_register(void)
+{
+	pthread_mutex_lock(&gs_cu_fork_lock);
+	int i = gs_cu_nthreads < GS_CU_THREADS ? gs_cu_nthreads++ : GS_CU_THREADS;
+	pthread_mutex_unlock(&gs_cu_fork_lock);
+	gs_cu_call_slot = i;
+	return i;
+}
+
+/* Arm adoption; gs_cu_fork_lock held. */
+static void gs_cu_adopt_arm(void)
+{
+	gs_cu_armed_ns = gs_clock_ns();
+	gs_cu_grace_over = false;
+	__atomic_store_n(&gs_cu_lane.adopt, true, __ATOMIC_SEQ_CST);
+	gs_cu_armed_n = gs_cu_nthreads;
+	for (int i = 0; i < gs_cu_armed_n; i++)
+		gs_cu_armed_calls[i] = __atomic_load_n(&gs_cu_calls[i], __ATOMIC_SEQ_CST);
+}
+
+/* Whether the grace after arming is over; gs_cu_fork_lock held. */
+static bool gs_cu_adopt_graced(void)
+{
+	if (gs_cu_grace_over)
+		return true;
+	bool over = gs_clock_ns() - gs_cu_armed_ns >= (uint64_t)gs_config.adopt_grace_us * 1000u;
+	if (!over && gs_cu_nthreads < GS_CU_THREADS) {
+		over = true;
+		for (int i = 0; i < gs_cu_armed_n && over; i++)
+			over = i == gs_cu_call_slot ||
+			       __atomic_load_n(&gs_cu_calls[i], __ATOMIC_RELAXED) >= gs_cu_armed_calls[i] + 3;
+	}
+	return gs_cu_grace_over = over;
+}
 
 void gs_cu_adopt_try(CUstream t, int pt, CUevent ev)
 {
@@ -223,13 +273,16 @@ void gs_cu_adopt_try(CUstream t, int pt, CUevent ev)
 		/* The first wait across streams arms adoption: from here on
 		 * every call counts its stream's work, and forks are noted
 		 * from the first such wait after the grace. */
-		__atomic_store_n(&gs_cu_armed_ns, gs_clock_ns(), __ATOMIC_RELAXED);
-		__atomic_store_n(&gs_cu_lane.adopt, true, __ATOMIC_RELEASE);
+		pthread_mutex_lock(&gs_cu_fork_lock);
+		gs_cu_adopt_arm();
+		pthread_mutex_unlock(&gs_cu_fork_lock);
 		gs_log(GS_LOG_DEBUG, "cuda: a stream waits on another's event: adoption armed");
 		return;
 	}
-	if (gs_clock_ns() - __atomic_load_n(&gs_cu_armed_ns, __ATOMIC_RELAXED) <
-	    (uint64_t)gs_config.adopt_grace_us * 1000u)
+	pthread_mutex_lock(&gs_cu_fork_lock);
+	bool graced = gs_cu_adopt_graced();
+	pthread_mutex_unlock(&gs_cu_fork_lock);
+	if (!graced)
 		return;
 	/*
 	 * t waits on root's event: the join of a fork of root's from t (root

@@ -171,11 +171,32 @@ typedef struct gs_cu_adopt_scope {
 } gs_cu_adopt_scope_t;
 gs_cu_adopt_scope_t gs_cu_adopt_enter_on(CUstream *s, bool work);
 void gs_cu_adopt_unlock(void);
+/*
+ * Each thread's count of stream calls (cu_adopt.c, the grace after arming):
+ * its slot of gs_cu_calls, taken at its first (-1: none yet; GS_CU_THREADS:
+ * the shared slot, no room).  Counted before the call reads whether
+ * adoption is armed (twice for a launch that leaves the cold lane), so a
+ * count three past the one seen at arming says the call in flight then
+ * has returned.
+ */
+#define GS_CU_THREADS 256
+extern uint64_t gs_cu_calls[GS_CU_THREADS + 1];
+extern __thread int gs_cu_call_slot GS_TLS_IE;
+int gs_cu_call_register(void);
+static inline void gs_cu_call_note(void)
+{
+	int i = gs_cu_call_slot;
+	if (GS_UNLIKELY(i < 0))
+		i = gs_cu_call_register();
+	__atomic_store_n(&gs_cu_calls[i], __atomic_load_n(&gs_cu_calls[i], __ATOMIC_RELAXED) + 1,
+			 __ATOMIC_RELAXED);
+}
 /* Inline: with adoption not armed (the lane's flag, set once, at the first
  * wait of a stream on another's event) every stream hook pays one load,
  * not two calls. */
 static inline gs_cu_adopt_scope_t gs_cu_adopt_enter(CUstream *s, bool work)
 {
+	gs_cu_call_note();
 	if (GS_LIKELY(!__atomic_load_n(&gs_cu_lane.adopt, __ATOMIC_RELAXED)))
 		return (gs_cu_adopt_scope_t){ false };
 	return gs_cu_adopt_enter_on(s, work);

@@ -355,7 +355,10 @@ static inline __attribute__((always_inline)) bool gs_cu_lane_take(int pt, CUstre
 								   uint64_t key)
 {
 	if (GS_UNLIKELY(__atomic_load_n(&gs_cu_lane.state, __ATOMIC_ACQUIRE) != GS_CU_ON) ||
-	    gs_cu_depth || !f || __atomic_load_n(&gs_cu_lane.adopt, __ATOMIC_RELAXED))
+	    gs_cu_depth || !f)
+		return false;
+	gs_cu_call_note();
+	if (__atomic_load_n(&gs_cu_lane.adopt, __ATOMIC_RELAXED))
 		return false;
 	if (!s)
 		s = pt ? CU_STREAM_PER_THREAD : CU_STREAM_LEGACY;

@@ -6,6 +6,7 @@
  * each kind of hook applies.
  */
 #include <criterion/criterion.h>
+#include <pthread.h>
 
 #include "cu_engine_stub.h"
 #include "gs_stats.h"
@@ -644,17 +645,75 @@ Test(cuda, adoption_arms_at_the_first_wait_across_streams, .init = adopt_setup,
 	cr_expect_not(adopt_wait(S_NB, S_BLK), "not adopted: this fork is the first noted");
 	cr_expect_not(adopt_wait(S_BLK, S_NB), "and its join, closed");
 	cr_expect(adopt_wait(S_NB, S_BLK), "adopted at the fork after");
-	/* Within the grace after arming, no fork is noted. */
-	adopt_teardown();
-	gs_config.adopt = true;
+}
+
+/* Another thread, which launches once each time it is asked (`ask`), until -1. */
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int ask, done;
+} O = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0 };
+
+static void *other_calls(void *unused)
+{
+	(void)unused;
+	pthread_mutex_lock(&O.mu);
+	for (;;) {
+		while (O.ask == O.done)
+			pthread_cond_wait(&O.cv, &O.mu);
+		if (O.ask < 0)
+			break;
+		pthread_mutex_unlock(&O.mu);
+		int a = 1, c = 2;
+		double b = 3;
+		void *kp[] = { &a, &b, &c };
+		cuLaunchKernel(FN_A, 1, 1, 1, 1, 1, 1, 0, S_NB, kp, NULL);
+		pthread_mutex_lock(&O.mu);
+		O.done++;
+		pthread_cond_broadcast(&O.cv);
+	}
+	pthread_mutex_unlock(&O.mu);
+	return NULL;
+}
+
+static void other_thread_calls(void)
+{
+	pthread_mutex_lock(&O.mu);
+	int want = ++O.ask;
+	pthread_cond_broadcast(&O.cv);
+	while (O.done < want)
+		pthread_cond_wait(&O.cv, &O.mu);
+	pthread_mutex_unlock(&O.mu);
+}
+
+/*
+ * The grace after arming: no fork is noted until every other thread that
+ * made stream calls before arming has made more (its count three past the
+ * one at arming: the call it had under way then has returned; a launch
+ * counts twice), or GRAPHSHIM_ADOPT_GRACE_US has passed.
+ */
+Test(cuda, adoption_waits_for_other_threads_calls_after_arming, .init = adopt_setup,
+     .fini = adopt_teardown)
+{
 	gs_config.adopt_grace_us = 60000000; /* a minute */
 	gs_cu_lane.adopt = false;
+	pthread_t th;
+	cr_assert_eq(pthread_create(&th, NULL, other_calls, NULL), 0);
+	other_thread_calls(); /* a thread with a slot, that may have a call under way */
 	cr_expect_not(adopt_wait(S_NB, S_BLK), "arms");
 	for (int i = 0; i < 3; i++)
-		cr_expect_not(adopt_wait(S_BLK, S_NB) || adopt_wait(S_NB, S_BLK), "in the grace");
-	gs_config.adopt_grace_us = 0;
-	cr_expect_not(adopt_wait(S_BLK, S_NB) || adopt_wait(S_NB, S_BLK), "a fork noted after it");
+		cr_expect_not(adopt_wait(S_BLK, S_NB) || adopt_wait(S_NB, S_BLK),
+			      "in the grace: the other thread has not called since");
+	other_thread_calls();
+	cr_expect_not(adopt_wait(S_BLK, S_NB) || adopt_wait(S_NB, S_BLK), "one launch is not enough");
+	other_thread_calls();
+	cr_expect_not(adopt_wait(S_BLK, S_NB) || adopt_wait(S_NB, S_BLK), "a fork noted after two");
 	cr_expect_not(adopt_wait(S_BLK, S_NB), "closed");
+	pthread_mutex_lock(&O.mu);
+	O.ask = -1;
+	pthread_cond_broadcast(&O.cv);
+	pthread_mutex_unlock(&O.mu);
+	pthread_join(th, NULL);
 	cr_expect(adopt_wait(S_NB, S_BLK), "adopted");
 	gs_config.adopt = false;
 	gs_cu_lane.adopt = false;
