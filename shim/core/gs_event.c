@@ -15,9 +15,8 @@ typedef struct gs_event_ent {
 	gs_stream_t *s;
 	uint32_t records; /* held records of ev by s */
 	uint32_t waits;   /* held waits on ev by s */
-	bool queried;     /* the latest held record has been queried */
-	uint8_t spins;    /* queries answered "not ready" since s last held a record */
-	uint32_t qstamp;  /* s->match.stamp when a query was last answered "not ready" */
+	uint8_t spins;    /* queries answered "not ready" since ev's latest record or s's last progress */
+	uint32_t qstamp;  /* s->match.stamp at the last query answered "not ready" */
 	bool destroy;     /* the application destroyed ev (gs_event_destroy) */
 } gs_event_ent_t;
 
@@ -46,7 +45,7 @@ bool gs_event_hold(uint64_t ev, gs_stream_t *s, bool record)
 		}
 		if (record) {
 			gs_event_tab[i].records++;
-			gs_event_tab[i].queried = false; /* a new record: its first query is to come */
+			gs_event_tab[i].spins = 0; /* a new record: its first query is to come */
 		} else {
 			gs_event_tab[i].waits++;
 		}
@@ -122,11 +121,10 @@ bool gs_event_first_query(uint64_t ev)
 		 * reads it: moved since the last answer, the stream has gone on
 		 * towards its chunk's end. */
 		uint32_t stamp = __atomic_load_n(&e->s->match.stamp, __ATOMIC_RELAXED);
-		if (!e->queried || stamp != e->qstamp)
+		if (stamp != e->qstamp)
 			e->spins = 0;
 		first = e->spins < GS_EVENT_SPINS;
 		e->spins += first;
-		e->queried = true;
 		e->qstamp = stamp;
 		break;
 	}
@@ -205,13 +203,13 @@ static uint32_t gs_event_nshared; /* entries in use; GS_EVENT_SHARED_MAX + 1: th
 void gs_event_share(uint64_t ev)
 {
 	pthread_mutex_lock(&gs_event_lock);
-	uint32_t n = gs_event_nshared, i = 0;
-	while (i < n && i < GS_EVENT_SHARED_MAX && gs_event_shared_ev[i] != ev)
-		i++;
-	if (i == n && n < GS_EVENT_SHARED_MAX)
-		__atomic_store_n(&gs_event_shared_ev[n], ev, __ATOMIC_RELAXED);
-	if (i == n && n <= GS_EVENT_SHARED_MAX)
+	if (!gs_event_shared(ev)) {
+		/* Past the table, the count alone says every event is shared. */
+		uint32_t n = gs_event_nshared;
+		if (n < GS_EVENT_SHARED_MAX)
+			__atomic_store_n(&gs_event_shared_ev[n], ev, __ATOMIC_RELAXED);
 		__atomic_store_n(&gs_event_nshared, n + 1, __ATOMIC_RELEASE);
+	}
 	pthread_mutex_unlock(&gs_event_lock);
 }
 

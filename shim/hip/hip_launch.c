@@ -453,25 +453,25 @@ GS_EXPORT hipError_t hipStreamWaitEvent_spt(hipStream_t stream, hipEvent_t event
 /* ---- events whose record a stream may hold (gs_event.h) -------------------- */
 
 /*
- * A query, elapsed time, destroying an event or sharing it with another
- * process first has the stream that holds its record, if any, submit; an
+ * An engine call about event ev (any event: `any`), unless graphshim is
+ * bypassed; returns whether it is.  A query, elapsed time, destroying an
+ * event or sharing it with another process first has the stream that
+ * holds its record, if any, submit (gs_engine_event_use; sharing also
+ * keeps it from being held again, gs_engine_event_share); an
  * application's graph may record or wait on any event.
  */
-static bool gs_hip_event_use(hipEvent_t ev, bool any, const char *name)
+static bool gs_hip_event_call(void (*fn)(uint64_t, const char *), hipEvent_t ev, bool any,
+			      const char *name)
 {
 	bool bypass = gs_hip_bypass(); /* resolves the runtime on first use */
 	if (!bypass && gs_engine_active() && (ev || any))
-		gs_engine_event_use((uintptr_t)ev, name);
+		fn((uintptr_t)ev, name);
 	return bypass;
 }
 
-/* Sharing an event with another process: never held from now on (gs_engine_event_share). */
-static bool gs_hip_event_share(hipEvent_t ev, const char *name)
+static bool gs_hip_event_use(hipEvent_t ev, bool any, const char *name)
 {
-	bool bypass = gs_hip_bypass();
-	if (!bypass && gs_engine_active() && ev)
-		gs_engine_event_share((uintptr_t)ev, name);
-	return bypass;
+	return gs_hip_event_call(gs_engine_event_use, ev, any, name);
 }
 
 #define GS_HIP_EVENT_CALL(name, use, call)                                   \
@@ -511,7 +511,8 @@ GS_EXPORT hipError_t hipEventElapsedTime(float *ms, hipEvent_t a, hipEvent_t b)
 
 GS_EXPORT hipError_t hipIpcGetEventHandle(hipIpcEventHandle_t *h, hipEvent_t ev)
 {
-	GS_HIP_EVENT_CALL(hipIpcGetEventHandle, gs_hip_event_share(ev, "hipIpcGetEventHandle"),
+	GS_HIP_EVENT_CALL(hipIpcGetEventHandle,
+			  gs_hip_event_call(gs_engine_event_share, ev, false, "hipIpcGetEventHandle"),
 			  (h, ev));
 }
 

@@ -623,7 +623,8 @@ Test(cuda, a_stream_is_adopted_only_where_no_ordering_is_lost, .init = adopt_set
 /*
  * Adoption arms at the first wait of one stream on another's event: until
  * then launches keep the cold lane and nothing is counted; that wait is
- * not noted as a fork, nor any for GRAPHSHIM_ADOPT_GRACE_US after it.
+ * not noted as a fork, nor any until the grace after it is over (here at
+ * once: GRAPHSHIM_ADOPT_GRACE_US 0, and no other thread).
  */
 Test(cuda, adoption_arms_at_the_first_wait_across_streams, .init = adopt_setup,
      .fini = adopt_teardown)

@@ -12,16 +12,16 @@
 static const uintptr_t F[] = {0xf1, 0xf2, 0xf3, 0xf4, 0xf5, 0xf6, 0xf7, 0xf8};
 #define S ((uintptr_t)0x5a)
 
-/*
- * One step: F0 F1, a record of one of three events, F2 F3, a wait, F4 F5;
- * then a sync.  `arg`: the first three launches' second argument.
- */
-static void step(int i, uint64_t arg, bool sync)
+/* A step's head, before its record: F0 F1.  `arg`: their second argument. */
+static void step_head(uint64_t arg)
 {
 	tb_launch(S, F[0], 0, arg);
 	tb_launch(S, F[1], 1, arg);
-	tb_mark(S, 100 + (uint64_t)(i % 3), 1); /* an allocator's pool of events */
-	tb_launch(S, F[2], 2, arg);
+}
+
+/* A step's tail after F2: F3, the wait, F4 F5; then a sync, where asked. */
+static void step_tail(bool sync)
+{
 	tb_launch(S, F[3], 3, 0);
 	tb_mark(S, 7, 2);
 	tb_launch(S, F[4], 4, 0);
@@ -30,15 +30,31 @@ static void step(int i, uint64_t arg, bool sync)
 		tb_sync(S, 0);
 }
 
+/*
+ * One step: F0 F1, a record of one of three events, F2 F3, a wait, F4 F5;
+ * then a sync.  `arg`: the first three launches' second argument.
+ */
+static void step(int i, uint64_t arg, bool sync)
+{
+	step_head(arg);
+	tb_mark(S, 100 + (uint64_t)(i % 3), 1); /* an allocator's pool of events */
+	tb_launch(S, F[2], 2, arg);
+	step_tail(sync);
+}
+
 /* The rest of a step after its record (F2 F3, the wait, F4 F5) and the sync. */
 static void step_rest(uint64_t arg)
 {
 	tb_launch(S, F[2], 2, arg);
-	tb_launch(S, F[3], 3, 0);
-	tb_mark(S, 7, 2);
-	tb_launch(S, F[4], 4, 0);
-	tb_launch(S, F[5], 5, 0);
-	tb_sync(S, 0);
+	step_tail(true);
+}
+
+/* Absorbed marks, and six steps: the step is learned and replays. */
+static void absorbing_steps(void)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_ABSORB", "1", NULL);
+	for (int i = 0; i < 6; i++)
+		step(i, (uint64_t)i, true);
 }
 
 /* Whether a stream holds a record of event ev or a wait on it. */
@@ -211,13 +227,10 @@ Test(marks, absorbed_marks_leave_one_graph_a_step)
 
 Test(marks, a_use_of_a_held_event_submits_it_first)
 {
-	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_ABSORB", "1", NULL);
-	for (int i = 0; i < 6; i++)
-		step(i, (uint64_t)i, true);
+	absorbing_steps();
 	/* The next step replays; between its record and the end of its chunk
 	 * an allocator queries the recorded event. */
-	tb_launch(S, F[0], 0, 6);
-	tb_launch(S, F[1], 1, 6);
+	step_head(6);
 	tb_mark(S, 100, 1);
 	cr_expect(held(100), "the record is held with the chunk");
 	size_t before = tb.nexec;
@@ -270,14 +283,11 @@ static void drop_exec(size_t i)
 
 Test(marks, a_held_event_destroyed_goes_after_its_record_and_the_match_goes_on)
 {
-	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_ABSORB", "1", NULL);
-	for (int i = 0; i < 6; i++)
-		step(i, (uint64_t)i, true);
+	absorbing_steps();
 	cr_expect(!gs_engine_event_destroy(100, "destroy"), "nothing holds it: destroyed at its call");
 	/* A replayed step whose recorded event the program drops at once (torch's wait_stream). */
 	uint64_t r0 = gs_stats.replayed, fl = gs_stats.flushes;
-	tb_launch(S, F[0], 0, 6);
-	tb_launch(S, F[1], 1, 6);
+	step_head(6);
 	tb_mark(S, 100, 1);
 	size_t before = tb.nexec;
 	cr_expect(gs_engine_event_destroy(100, "destroy"), "held: destroyed when its record has gone");
@@ -474,11 +484,8 @@ Test(marks, a_record_the_plan_did_not_cut_is_held_though_its_event_crossed_befor
  */
 Test(marks, a_held_record_is_not_ready_while_its_holder_goes_on)
 {
-	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_ABSORB", "1", NULL);
-	for (int i = 0; i < 6; i++)
-		step(i, (uint64_t)i, true);
-	tb_launch(S, F[0], 0, 6);
-	tb_launch(S, F[1], 1, 6);
+	absorbing_steps();
+	step_head(6);
 	tb_mark(S, 100, 1);
 	size_t before = tb.nexec;
 	cr_expect(gs_engine_event_query(100, "query"), "the first query: not ready");
@@ -493,11 +500,7 @@ Test(marks, a_held_record_is_not_ready_while_its_holder_goes_on)
 	cr_expect(!gs_engine_event_query(100, "query"), "still no progress: the driver answers");
 	cr_expect(!held(100));
 	cr_expect_eq(mark_ran_at(100, 2), before + 2, "F0 F1, then the record, ran at that query");
-	tb_launch(S, F[3], 3, 0);
-	tb_mark(S, 7, 2);
-	tb_launch(S, F[4], 4, 0);
-	tb_launch(S, F[5], 5, 0);
-	tb_sync(S, 0);
+	step_tail(true);
 	tb_check();
 	uint64_t r0 = gs_stats.replayed;
 	step(7, 7, true);
@@ -512,12 +515,9 @@ Test(marks, a_held_record_is_not_ready_while_its_holder_goes_on)
  */
 Test(marks, a_record_of_an_event_shared_with_another_process_is_not_held)
 {
-	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_ABSORB", "1", NULL);
-	for (int i = 0; i < 6; i++)
-		step(i, (uint64_t)i, true);
+	absorbing_steps();
 	gs_engine_event_share(100, "ipc");
-	tb_launch(S, F[0], 0, 6);
-	tb_launch(S, F[1], 1, 6);
+	step_head(6);
 	size_t before = tb.nexec;
 	tb_mark(S, 100, 1);
 	cr_expect(!held(100), "not held");
