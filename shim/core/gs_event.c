@@ -151,50 +151,82 @@ size_t gs_event_holders(uint64_t ev, gs_stream_t **out, size_t max)
 	return n;
 }
 
+/*
+ * Who recorded each event last, and whether it crossed streams: an
+ * open-addressed table keyed by event, an entry taken lock-free at an
+ * event's first record or wait and kept (the driver hands handles out
+ * again, so few distinct ones come).  Exact: direct-mapped by handle, two
+ * events in one slot hid each other, and by their addresses that happened
+ * in some runs and not others (fwstep --side-streams 12 --fresh-events
+ * under GRAPHSHIM_ABSORB=1, adopting off: 8% replayed about one run in 200,
+ * 60% otherwise, as the fork's record went uncut).  An event that finds no
+ * room in GS_EVENT_PROBES slots takes its first slot over, as the direct
+ * map did: an entry lost that way only moves a cut.
+ */
 #define GS_EVENT_SEEN 1024u
+#define GS_EVENT_PROBES 16u
 
-static uint64_t gs_event_rec_ev[GS_EVENT_SEEN];
+static uint64_t gs_event_seen_ev[GS_EVENT_SEEN];
 static const gs_stream_t *gs_event_rec_by[GS_EVENT_SEEN];
-static uint64_t gs_event_cross_ev[GS_EVENT_SEEN];
+static bool gs_event_cross[GS_EVENT_SEEN];
 
-static uint32_t gs_event_slot(uint64_t ev)
+/* ev's slot; `make`: entered if absent.  GS_EVENT_SEEN: not there. */
+static uint32_t gs_event_slot(uint64_t ev, bool make)
 {
-	return (uint32_t)((ev * 0x9e3779b97f4a7c15ULL) >> 54) & (GS_EVENT_SEEN - 1);
+	uint32_t home = (uint32_t)((ev * 0x9e3779b97f4a7c15ULL) >> 54) & (GS_EVENT_SEEN - 1), i = home;
+	for (uint32_t n = 0; n < GS_EVENT_PROBES; n++, i = (i + 1) & (GS_EVENT_SEEN - 1)) {
+		uint64_t k = __atomic_load_n(&gs_event_seen_ev[i], __ATOMIC_ACQUIRE);
+		if (k == ev)
+			return i;
+		if (k)
+			continue;
+		if (!make)
+			return GS_EVENT_SEEN;
+		if (__atomic_compare_exchange_n(&gs_event_seen_ev[i], &k, ev, false, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE) || k == ev)
+			return i;
+	}
+	if (!make)
+		return GS_EVENT_SEEN;
+	__atomic_store_n(&gs_event_rec_by[home], NULL, __ATOMIC_RELAXED);
+	__atomic_store_n(&gs_event_cross[home], false, __ATOMIC_RELAXED);
+	__atomic_store_n(&gs_event_seen_ev[home], ev, __ATOMIC_RELEASE);
+	return home;
 }
 
 void gs_event_recorded(uint64_t ev, const gs_stream_t *s)
 {
-	uint32_t i = gs_event_slot(ev);
-	__atomic_store_n(&gs_event_rec_by[i], s, __ATOMIC_RELAXED);
-	__atomic_store_n(&gs_event_rec_ev[i], ev, __ATOMIC_RELAXED);
+	uint32_t i = ev ? gs_event_slot(ev, true) : GS_EVENT_SEEN;
+	if (i < GS_EVENT_SEEN)
+		__atomic_store_n(&gs_event_rec_by[i], s, __ATOMIC_RELAXED);
 }
 
 void gs_event_waited(uint64_t ev, const gs_stream_t *s)
 {
-	uint32_t i = gs_event_slot(ev);
-	if (__atomic_load_n(&gs_event_rec_ev[i], __ATOMIC_RELAXED) != ev)
+	uint32_t i = ev ? gs_event_slot(ev, false) : GS_EVENT_SEEN;
+	if (i == GS_EVENT_SEEN)
 		return;
 	const gs_stream_t *by = __atomic_load_n(&gs_event_rec_by[i], __ATOMIC_RELAXED);
 	if (by == s) {
 		/* The stream waits on its own record: no longer crossing (an
 		 * adopted side stream's join, recorded and waited on by its root). */
-		if (__atomic_load_n(&gs_event_cross_ev[i], __ATOMIC_RELAXED) == ev)
-			__atomic_store_n(&gs_event_cross_ev[i], 0, __ATOMIC_RELAXED);
-	} else if (by && __atomic_load_n(&gs_event_cross_ev[i], __ATOMIC_RELAXED) != ev) {
-		__atomic_store_n(&gs_event_cross_ev[i], ev, __ATOMIC_RELAXED);
+		if (__atomic_load_n(&gs_event_cross[i], __ATOMIC_RELAXED))
+			__atomic_store_n(&gs_event_cross[i], false, __ATOMIC_RELAXED);
+	} else if (by && !__atomic_load_n(&gs_event_cross[i], __ATOMIC_RELAXED)) {
+		__atomic_store_n(&gs_event_cross[i], true, __ATOMIC_RELAXED);
 	}
 }
 
 const gs_stream_t *gs_event_recorder(uint64_t ev)
 {
-	uint32_t i = gs_event_slot(ev);
-	const gs_stream_t *by = __atomic_load_n(&gs_event_rec_by[i], __ATOMIC_RELAXED);
-	return __atomic_load_n(&gs_event_rec_ev[i], __ATOMIC_RELAXED) == ev ? by : NULL;
+	uint32_t i = ev ? gs_event_slot(ev, false) : GS_EVENT_SEEN;
+	return i < GS_EVENT_SEEN ? __atomic_load_n(&gs_event_rec_by[i], __ATOMIC_RELAXED) : NULL;
 }
 
 bool gs_event_crosses(uint64_t ev)
 {
-	return __atomic_load_n(&gs_event_cross_ev[gs_event_slot(ev)], __ATOMIC_RELAXED) == ev;
+	uint32_t i = ev ? gs_event_slot(ev, false) : GS_EVENT_SEEN;
+	return i < GS_EVENT_SEEN && __atomic_load_n(&gs_event_cross[i], __ATOMIC_RELAXED);
 }
 
 static uint64_t gs_event_shared_ev[GS_EVENT_SHARED_MAX];
@@ -228,9 +260,9 @@ bool gs_event_shared(uint64_t ev)
 
 void gs_event_reset(bool child)
 {
-	memset(gs_event_rec_ev, 0, sizeof(gs_event_rec_ev));
+	memset(gs_event_seen_ev, 0, sizeof(gs_event_seen_ev));
 	memset(gs_event_rec_by, 0, sizeof(gs_event_rec_by));
-	memset(gs_event_cross_ev, 0, sizeof(gs_event_cross_ev));
+	memset(gs_event_cross, 0, sizeof(gs_event_cross));
 	memset(gs_event_shared_ev, 0, sizeof(gs_event_shared_ev));
 	__atomic_store_n(&gs_event_nshared, 0, __ATOMIC_RELEASE);
 	if (child) {

@@ -61,10 +61,11 @@ size_t gs_event_holders(uint64_t ev, gs_stream_t **out, size_t max);
 bool gs_event_any(void);
 /*
  * Events that cross streams: recorded on one stream, waited on by another.
- * A record of such an event is not held with a chunk (its chunk is cut
- * there, gs_arm.c): the other stream's wait would find it held and make
- * the whole chunk go eagerly.  Direct-mapped and lock-free: a lost or torn
- * entry only moves a cut, never the order.
+ * A sequence armed with a record of such an event has its chunk cut there
+ * (gs_arm.c): the other stream's wait would find it held and make the
+ * whole chunk go eagerly.  Exact and lock-free, an entry an event's for
+ * good (gs_event.c); an entry lost when the table is crowded only moves a
+ * cut, never the order.
  */
 /* Stream s recorded ev (a mark). */
 void gs_event_recorded(uint64_t ev, const gs_stream_t *s);
@@ -74,7 +75,7 @@ void gs_event_waited(uint64_t ev, const gs_stream_t *s);
 /* Whether ev has been seen crossing streams. */
 bool gs_event_crosses(uint64_t ev);
 /* The stream that last recorded ev, as far as the table of records knows
- * (a hint: another event of the same slot may have replaced it); NULL. */
+ * (a hint: another thread may be recording it); NULL. */
 const gs_stream_t *gs_event_recorder(uint64_t ev);
 
 /*
