@@ -57,6 +57,14 @@ Options for the other loops users write (all off by default):
                 deterministic mode): the forward and the backward run as
                 Inductor's Triton kernels and cuBLAS, launched by Triton's
                 launcher; the loss, the optimizer and the read-back stay eager.
+  --ddp         torch.nn.parallel.DistributedDataParallel over a process
+                group of one rank (init_process_group with a FileStore in a
+                temporary directory; backend nccl on CUDA, gloo on the CPU),
+                as a script written for several GPUs runs on one:
+                gradients are bucketed (--bucket-mb) and all-reduced by
+                NCCL on its own stream as the backward pass produces them
+                (events join it to the compute stream both ways; NCCL's
+                watchdog thread polls its events), then the optimizer.
 
 The task is classification of fixed random inputs into fixed random classes
 with the cross entropy written as -(log_softmax * one_hot).sum(): F.cross_entropy
@@ -227,6 +235,8 @@ def main():
     ap.add_argument("--optim", choices=("adamw", "sgd"), default="adamw")
     ap.add_argument("--fused", action="store_true", help="the optimizer with fused=True")
     ap.add_argument("--compile", action="store_true", help="torch.compile(model), default mode")
+    ap.add_argument("--ddp", action="store_true", help="DistributedDataParallel over one rank")
+    ap.add_argument("--bucket-mb", type=float, default=1.0, help="--ddp: gradient bucket size (MB)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument("--out")
@@ -241,6 +251,16 @@ def main():
 
     torch.manual_seed(a.seed)
     model = Net(a).to(dev)
+    if a.ddp:
+        import tempfile
+        import torch.distributed as dist
+        store_dir = tempfile.mkdtemp(prefix="gs-ddp-")
+        dist.init_process_group("nccl" if dev.type == "cuda" else "gloo",
+                                store=dist.FileStore(os.path.join(store_dir, "store"), 1),
+                                rank=0, world_size=1)
+        model = nn.parallel.DistributedDataParallel(
+            model, device_ids=[dev.index or 0] if dev.type == "cuda" else None,
+            bucket_cap_mb=a.bucket_mb)
     if a.compile:
         # No on-device benchmarking that could pick different kernels (and
         # so different bits) in different processes.
@@ -337,10 +357,15 @@ def main():
             variant += "-%s%s" % (a.optim, "_fused" if a.fused else "")
         if a.compile:
             variant += "-compiled"
+        if a.ddp:
+            variant += "-ddp"
         print("gs-wl: torch_train variant=%s device=%s layers=%d dim=%d batch=%d steps=%d warmup=%d "
               "median_us=%.3f mean_us=%.3f" % (
                   variant, dev.type, a.layers, a.dim, a.batch, len(times), a.warmup,
                   statistics.median(times) * 1e6, statistics.mean(times) * 1e6), flush=True)
+    if a.ddp:
+        import torch.distributed as dist
+        dist.destroy_process_group()
 
 
 if __name__ == "__main__":

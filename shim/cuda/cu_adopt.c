@@ -160,12 +160,13 @@ static bool gs_cu_adopt_is_root(CUstream s)
 	return false;
 }
 
-/* `later` waits for everything issued on `first` so far; true when both calls worked. */
-static bool gs_cu_adopt_join(CUevent ev, CUstream first, CUstream later)
+/* `later` waits for everything issued on `first` so far: CUDA_SUCCESS, or the failing call's status. */
+static CUresult gs_cu_adopt_join(CUevent ev, CUstream first, CUstream later)
 {
-	return gs_cu_real.cuEventRecord && gs_cu_real.cuStreamWaitEvent &&
-	       gs_cu_real.cuEventRecord(ev, first) == CUDA_SUCCESS &&
-	       gs_cu_real.cuStreamWaitEvent(later, ev, 0) == CUDA_SUCCESS;
+	if (!gs_cu_real.cuEventRecord || !gs_cu_real.cuStreamWaitEvent)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	CUresult rc = gs_cu_real.cuEventRecord(ev, first);
+	return rc == CUDA_SUCCESS ? gs_cu_real.cuStreamWaitEvent(later, ev, 0) : rc;
 }
 
 /* Entry e goes: its join event with it (the last entry takes its place).  Write lock held. */
@@ -186,11 +187,21 @@ static bool gs_cu_adopt_end(gs_cu_adoptee_t *e, const char *api)
 {
 	bool pushed = gs_cu_ctx_enter(e->ctx);
 	gs_cu_flush_stream(e->root, 0, GS_FLUSH_STREAM, api);
-	bool ok = gs_cu_adopt_join(e->join, e->root, e->t);
+	CUresult rc = gs_cu_adopt_join(e->join, e->root, e->t);
 	gs_cu_ctx_leave(pushed);
-	if (!ok) {
+	if (rc == CUDA_ERROR_DEINITIALIZED || rc == CUDA_ERROR_CONTEXT_IS_DESTROYED) {
+		/* The process is exiting (the driver shuts down, at its context's
+		 * last release: every adopting program on an H200) or the context
+		 * is gone: no work of either stream can run again. */
+		gs_log(GS_LOG_DEBUG, "cuda: side stream %p dropped at %s (status %d)", (void *)e->t, api,
+		       (int)rc);
+		gs_cu_adopt_drop(e);
+		return true;
+	}
+	if (rc != CUDA_SUCCESS) {
 		gs_log_once(GS_LOG_WARN, "cuda: a side stream could not be given back its own work "
-			    "(the join failed): its work stays on the stream it was adopted into");
+			    "at %s (the join failed, status %d): its work stays on the stream it was "
+			    "adopted into", api, (int)rc);
 		return false;
 	}
 	gs_cu_adopt_drop(e);
@@ -331,7 +342,7 @@ void gs_cu_adopt_try(CUstream t, int pt, CUevent ev)
 	if (join) {
 		/* T's held work first, then T's work so far joined into R. */
 		gs_cu_flush_stream(t, pt, GS_FLUSH_STREAM, "adopt");
-		if (gs_cu_adopt_join(join, t, root)) {
+		if (gs_cu_adopt_join(join, t, root) == CUDA_SUCCESS) {
 			gs_cu_adopt_tab[gs_cu_adopt_n++] = (gs_cu_adoptee_t){ t, root, ctx, join };
 			gs_cu_depth++;
 			gs_engine_stream_absorb(rs.handle, ctx, rs.sflags);
