@@ -21,7 +21,10 @@
 #                     jax, flax, cupy, triton, numba, cuda, and pyg, lightning,
 #                     gpytorch, botorch, e3nn, torchaudio, peft, sentence,
 #                     diffrax, numpyro, cudapy; torch also selects the programs
-#                     of libraries on PyTorch, jax those on JAX)
+#                     of libraries on PyTorch, jax those on JAX); programs
+#                     run in the order of the words that select them (the
+#                     first named get GS_REAL_BUDGET first), the suite's
+#                     order among those one word selects
 #   GS_REAL_MODES     modes to run, of each program's (default: all it has):
 #                     eager graphshim graph (and before, see below)
 #   GS_REAL_ROUNDS    rounds (default 5)
@@ -756,26 +759,38 @@ PYEOF
 PATS=${GS_REAL_PROGRAMS:-*}
 NAMES=$(echo "$SUITE" | cut -d'|' -f1 | tr '\n' ' ')
 matched=0
-while IFS='|' read -r name need flags modes cmd graph cpu; do
-	sel=0
+# The position in GS_REAL_PROGRAMS of the first word that selects entry
+# $1 (framework $2), or nothing: entries run in the order they are asked for
+# (the first ones get the time budget), the suite's order among those one
+# pattern selects.
+sel_index() {
+	local i=0 p
 	set -f # the patterns are for names, not files
 	for p in $PATS; do
+		i=$((i + 1))
 		# shellcheck disable=SC2254
-		case $name in $p) sel=1 ;; esac
+		case $1 in $p) echo $i; set +f; return ;; esac
 		# A word that names an entry (jax, numba, triton) means that entry;
 		# fw:WORD always means the framework's every program.
 		case " $NAMES " in *" $p "*) continue ;; esac
 		p=${p#fw:}
-		[ "$p" = "$need" ] && sel=1
+		[ "$p" = "$2" ] && { echo $i; set +f; return; }
 		# torch also names the programs of the libraries built on it, jax those on JAX.
-		case $p:$need in
+		case $p:$2 in
 		torch:timm | torch:torchdiffeq | torch:pyg | torch:lightning | torch:gpytorch | \
 			torch:botorch | torch:e3nn | torch:torchaudio | torch:peft | torch:sentence | \
-			jax:flax | jax:diffrax | jax:numpyro) sel=1 ;;
+			jax:flax | jax:diffrax | jax:numpyro) echo $i; set +f; return ;;
 		esac
 	done
 	set +f
-	[ $sel = 1 ] || continue
+}
+SELECTED=$(n=0; while IFS='|' read -r name need rest; do
+	n=$((n + 1))
+	i=$(sel_index "$name" "$need")
+	[ -z "$i" ] || printf '%d %d|%s|%s|%s\n' "$i" "$n" "$name" "$need" "$rest"
+done <<<"$SUITE" | sort -n -k1,1 -k2,2 | cut -d' ' -f2- | cut -d'|' -f2-)
+while IFS='|' read -r name need flags modes cmd graph cpu; do
+	[ -n "$name" ] || continue
 	matched=$((matched + 1))
 	if over_budget; then
 		note "$name: skipped: out of time budget (GS_REAL_BUDGET=${BUDGET}s)"
@@ -806,7 +821,7 @@ while IFS='|' read -r name need flags modes cmd graph cpu; do
 	[ "$C_GRAPH" != - ] || C_GRAPH=""
 	C_CPU=$cpu
 	real_one "$name" "$flags" "$modes"
-done <<<"$SUITE"
+done <<<"$SELECTED"
 if [ $matched = 0 ]; then
 	echo "real: GS_REAL_PROGRAMS='$PATS' matches nothing; the suite:"
 	bash "$0" --list
