@@ -52,27 +52,46 @@ static bool gs_arm_ends(const gs_seq_t *q, const gs_rec_t *r)
 /*
  * The chunks planned are split around each record that cuts (they end
  * before it and begin after it) and after each where the program waits;
- * true when memory is short.
+ * true when memory is short.  Each record's part is decided once, first:
+ * whether a record cuts depends on what other threads change without this
+ * stream's lock (an event another stream waits on starts crossing;
+ * adoption makes the owner absorb), and deciding again while writing the
+ * chunk ends wrote past the array sized by the first decisions (a fuzz run
+ * under an oversubscribed CPU: free(): invalid next size).
  */
+enum { GS_ARM_IN, GS_ARM_ENDS, GS_ARM_CUTS }; /* a record's part: its extra chunk ends */
+
+void (*gs_arm_split_seam)(void);
+
 static bool gs_arm_split(gs_seq_t *q)
 {
-	uint32_t extra = 0;
-	for (uint32_t i = 0; i < q->n; i++)
-		extra += gs_arm_cuts(q, q->recs[i]) ? 2 : gs_arm_ends(q, q->recs[i]);
-	if (!extra)
-		return false;
-	uint32_t *end = calloc(q->nchunks + (size_t)extra, sizeof(*end));
-	if (!end)
+	uint8_t *how = malloc(q->n ? q->n : 1);
+	if (!how)
 		return true;
+	uint32_t extra = 0;
+	for (uint32_t i = 0; i < q->n; i++) {
+		if (gs_arm_cuts(q, q->recs[i]))
+			how[i] = GS_ARM_CUTS;
+		else
+			how[i] = q->recs[i]->waits >= GS_ARM_CUT_AFTER ? GS_ARM_ENDS : GS_ARM_IN;
+		extra += how[i];
+	}
+	if (gs_arm_split_seam)
+		gs_arm_split_seam();
+	uint32_t *end = extra ? calloc(q->nchunks + (size_t)extra, sizeof(*end)) : NULL;
+	if (!end) {
+		free(how);
+		return extra != 0;
+	}
 	uint32_t k = 0, at = 0; /* at: where the chunk being cut began */
 	for (uint32_t j = 0; j < q->nchunks; j++) {
 		for (uint32_t i = gs_seq_chunk_begin(q, j); i < q->chunk_end[j]; i++) {
-			if (gs_arm_ends(q, q->recs[i])) {
+			if (how[i] == GS_ARM_ENDS) {
 				if (i + 1 < q->chunk_end[j])
 					end[k++] = at = i + 1;
 				continue;
 			}
-			if (!gs_arm_cuts(q, q->recs[i]))
+			if (how[i] != GS_ARM_CUTS)
 				continue;
 			if (i > at)
 				end[k++] = i;
@@ -81,6 +100,7 @@ static bool gs_arm_split(gs_seq_t *q)
 		if (q->chunk_end[j] > at)
 			end[k++] = at = q->chunk_end[j];
 	}
+	free(how);
 	void **graphs = calloc(k, sizeof(*graphs));
 	if (!graphs) {
 		free(end);

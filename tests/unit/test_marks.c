@@ -4,7 +4,9 @@
  * nodes, and run at their own call after everything before them on the
  * stream, whatever the match is doing.
  */
+#include "gs_arm.h"
 #include "gs_event.h"
+#include "gs_stream.h"
 #include "gs_testbe.h"
 
 #include <criterion/criterion.h>
@@ -525,4 +527,61 @@ Test(marks, a_record_of_an_event_shared_with_another_process_is_not_held)
 	step_rest(6);
 	tb_check();
 	cr_expect(!gs_event_any());
+}
+
+/* The seam's stream that waits on event 600: any stream but S. */
+static const gs_stream_t *waiter_600;
+
+static void cross_600(void)
+{
+	gs_event_waited(600, waiter_600);
+	gs_arm_split_seam = NULL;
+}
+
+/* F0 F1, a record of 600, F2 F3, a record of 601, F4 F5; a sync. */
+static void two_record_step(void)
+{
+	tb_launch(S, F[0], 0, 0);
+	tb_launch(S, F[1], 1, 0);
+	tb_mark(S, 600, 1);
+	tb_launch(S, F[2], 2, 0);
+	tb_launch(S, F[3], 3, 0);
+	tb_mark(S, 601, 1);
+	tb_launch(S, F[4], 4, 0);
+	tb_launch(S, F[5], 5, 0);
+	tb_sync(S, 0);
+}
+
+/*
+ * Whether a record cuts its chunk depends on what other threads change
+ * without the stream's lock: another stream's wait makes its event cross.
+ * A plan decides each record once.  Deciding again while it wrote the
+ * chunk ends found one more cut than it had made room for, and wrote past
+ * the array (a fuzz run, under an oversubscribed CPU: free(): invalid next
+ * size).  Here 601 crosses before the step is learned (its record is a
+ * chunk of its own) and 600 starts crossing while the plan is split: the
+ * plan keeps the cut it decided, two graphs (600's cut comes with the next
+ * plan); deciding again made three, writing five chunk ends where three
+ * fit.
+ */
+Test(marks, a_plan_cuts_as_it_decided_when_an_event_starts_crossing_meanwhile)
+{
+	const uintptr_t C = 0x5c;
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_ABSORB", "1", "GRAPHSHIM_CHUNK_FIRST", "64", NULL);
+	tb_mark(S, 601, 1);
+	tb_mark(C, 601, 2);
+	tb_sync(S, 0);
+	tb_sync(C, 0);
+	waiter_600 = gs_stream_lookup(C, NULL, 0);
+	cr_assert(gs_event_crosses(601) && !gs_event_crosses(600));
+	two_record_step();
+	gs_arm_split_seam = cross_600;
+	two_record_step();
+	cr_assert_null(gs_arm_split_seam, "the step was learned and its plan split");
+	cr_expect(gs_event_crosses(600));
+	cr_expect_eq(tb.builds, 2, "two graphs, around 601's record alone: %zu", (size_t)tb.builds);
+	uint64_t r0 = gs_stats.replayed;
+	two_record_step();
+	cr_expect_eq(gs_stats.replayed - r0, 6, "the next step replays its six launches");
+	tb_check();
 }
