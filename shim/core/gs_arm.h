@@ -26,9 +26,9 @@ enum {
  * (q stays learning).
  */
 bool gs_arm_seq(gs_stream_t *s, gs_seq_t *q, uint64_t from, uint64_t host_ns, unsigned how);
-/* Build q's graphs now (the caller's thread); 0 or the backend's status. */
 /* Tests only: called while a plan is split, after each record's part is decided (NULL in use). */
 extern void (*gs_arm_split_seam)(void);
+/* Build q's graphs now (the caller's thread); 0 or the backend's status. */
 int gs_arm_build(gs_seq_t *q);
 /* Publish what the builder finished for s. */
 void gs_arm_publish(gs_stream_t *s);

@@ -181,7 +181,8 @@ static void gs_cu_adopt_drop(gs_cu_adoptee_t *e)
  * Entry e ends: T waits for what R holds of its work, and takes its own
  * work back.  The engine's held work on R is submitted first.  Write lock
  * held.  A join that fails leaves the entry in place: T's work keeps going
- * to R, which is still correct.
+ * to R, which is still correct; where the driver is shutting down or the
+ * context is gone, the entry goes (true), as nothing of either runs again.
  */
 static bool gs_cu_adopt_end(gs_cu_adoptee_t *e, const char *api)
 {
