@@ -541,8 +541,7 @@ static void cross_600(void)
 /* F0 F1, a record of 600, F2 F3, a record of 601, F4 F5; a sync. */
 static void two_record_step(void)
 {
-	tb_launch(S, F[0], 0, 0);
-	tb_launch(S, F[1], 1, 0);
+	step_head(0);
 	tb_mark(S, 600, 1);
 	tb_launch(S, F[2], 2, 0);
 	tb_launch(S, F[3], 3, 0);
