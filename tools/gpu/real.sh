@@ -759,28 +759,36 @@ PYEOF
 PATS=${GS_REAL_PROGRAMS:-*}
 NAMES=$(echo "$SUITE" | cut -d'|' -f1 | tr '\n' ' ')
 matched=0
+# Whether word $1 of GS_REAL_PROGRAMS selects entry $2 (framework $3).
+selects() {
+	# shellcheck disable=SC2254
+	case $2 in $1) return 0 ;; esac
+	# A word that names an entry (jax, numba, triton) means that entry;
+	# fw:WORD always means the framework's every program.
+	case " $NAMES " in *" $1 "*) return 1 ;; esac
+	local p=${1#fw:}
+	[ "$p" = "$3" ] && return 0
+	# torch also names the programs of the libraries built on it, jax those on JAX.
+	case $p:$3 in
+	torch:timm | torch:torchdiffeq | torch:pyg | torch:lightning | torch:gpytorch | \
+		torch:botorch | torch:e3nn | torch:torchaudio | torch:peft | torch:sentence | \
+		jax:flax | jax:diffrax | jax:numpyro) return 0 ;;
+	esac
+	return 1
+}
 # The position in GS_REAL_PROGRAMS of the first word that selects entry
 # $1 (framework $2), or nothing: entries run in the order they are asked for
 # (the first ones get the time budget), the suite's order among those one
-# pattern selects.
+# word selects.
 sel_index() {
 	local i=0 p
 	set -f # the patterns are for names, not files
 	for p in $PATS; do
 		i=$((i + 1))
-		# shellcheck disable=SC2254
-		case $1 in $p) echo $i; set +f; return ;; esac
-		# A word that names an entry (jax, numba, triton) means that entry;
-		# fw:WORD always means the framework's every program.
-		case " $NAMES " in *" $p "*) continue ;; esac
-		p=${p#fw:}
-		[ "$p" = "$2" ] && { echo $i; set +f; return; }
-		# torch also names the programs of the libraries built on it, jax those on JAX.
-		case $p:$2 in
-		torch:timm | torch:torchdiffeq | torch:pyg | torch:lightning | torch:gpytorch | \
-			torch:botorch | torch:e3nn | torch:torchaudio | torch:peft | torch:sentence | \
-			jax:flax | jax:diffrax | jax:numpyro) echo $i; set +f; return ;;
-		esac
+		if selects "$p" "$1" "$2"; then
+			echo $i
+			break
+		fi
 	done
 	set +f
 }
