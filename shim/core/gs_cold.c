@@ -56,20 +56,22 @@ static void gs_cold_enter(gs_stream_t *s)
 }
 
 /*
- * Keep records again; the next launch begins a segment (pos did not move).
- * Both locks held.
+ * Keep records again; the next launch begins a segment (pos did not move),
+ * at a boundary or not (anchored: gs_segment_t).  Both locks held.
  */
-static void gs_cold_wake(gs_stream_t *s)
+static void gs_cold_wake(gs_stream_t *s, bool anchored)
 {
 	__atomic_store_n(&s->lane.cold, false, __ATOMIC_RELAXED);
 	s->cold.fresh = 0;
 	s->cold.woken = GS_COLD_IDS; /* its next segments may be ones seen while cold (gs_seq_settle) */
 	gs_learn_begin(&s->seg, &s->period, s->pos);
+	s->seg.anchored = anchored;
 	GS_STAT_INC(cold_woken);
 }
 
-/* The end of a cold segment: count its launches, and wake if it repeated.  Both locks held. */
-static void gs_cold_end_locked(gs_stream_t *s)
+/* The end of a cold segment, at a boundary or not (anchored): count its
+ * launches, and wake if it repeated.  Both locks held. */
+static void gs_cold_end_locked(gs_stream_t *s, bool anchored)
 {
 	/* The lane counts nothing itself (no atomics on it); nor does an empty
 	 * segment here (a cold side stream's marks end one at each call). */
@@ -85,7 +87,7 @@ static void gs_cold_end_locked(gs_stream_t *s)
 		uint64_t *slot = &s->cold.ids[id & (GS_COLD_IDS - 1)];
 		if (*slot == id) {
 			*slot = 0;
-			gs_cold_wake(s);
+			gs_cold_wake(s, anchored);
 		} else {
 			*slot = id;
 		}
@@ -99,16 +101,16 @@ static void gs_cold_step(gs_stream_t *s, uint64_t key)
 	s->lane.hash = gs_hash_step(s->lane.hash, key);
 	/* A segment this long needs period detection, which needs records. */
 	if (++s->lane.len >= (uint64_t)gs_config.period_after && gs_config.period) {
-		gs_cold_end_locked(s);
+		gs_cold_end_locked(s, false);
 		if (__atomic_load_n(&s->lane.cold, __ATOMIC_RELAXED))
-			gs_cold_wake(s);
+			gs_cold_wake(s, false);
 	}
 }
 
 void gs_cold_end(gs_stream_t *s)
 {
 	gs_cold_lock(s);
-	gs_cold_end_locked(s);
+	gs_cold_end_locked(s, true);
 	gs_cold_unlock(s);
 }
 
@@ -122,7 +124,7 @@ bool gs_cold_launch(gs_stream_t *s, const gs_rec_t *rec)
 	bool wake = first && gs_match_starts(s, rec, true, cands);
 	gs_cold_lock(s);
 	if (wake)
-		gs_cold_wake(s);
+		gs_cold_wake(s, true);
 	else
 		gs_cold_step(s, rec->shape);
 	gs_cold_unlock(s);

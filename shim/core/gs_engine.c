@@ -450,6 +450,7 @@ int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec
 	r->orig = NULL;
 	s->match.api = NULL;
 	gs_learn_record(s, r, at);
+	gs_learn_long(s);
 	gs_engine_unlock(s);
 	return rc;
 }

@@ -88,6 +88,7 @@ static void gs_learn_period(gs_stream_t *s, const gs_rec_t *r, uint64_t at)
 	if (!q && !(q = gs_seq_add(s, id, len, gs_stream_at(s, from)->shape)))
 		return;
 	gs_seq_periodic(q, (uint64_t)gs_config.learn_reps);
+	s->seg.periodic = true;
 	GS_STAT_INC(periods);
 	gs_trace_learned(s->key.handle, id, len, "period");
 	uint64_t span = at + 1 - s->seg.start;
@@ -136,7 +137,7 @@ void gs_learn_record(gs_stream_t *s, const gs_rec_t *r, uint64_t at)
 	gs_learn_period(s, r, at);
 }
 
-void gs_learn_end(gs_stream_t *s)
+static void gs_learn_finish(gs_stream_t *s, bool keep_period)
 {
 	if (__atomic_load_n(&s->lane.cold, __ATOMIC_RELAXED)) {
 		if (s->seg.owed)
@@ -220,9 +221,49 @@ void gs_learn_end(gs_stream_t *s)
 	if (s->seg.owed)
 		gs_seq_settle(s, spare, seg_id);
 	bool from_other = len ? cut_by_other : s->seg.from_other; /* empty: the same place */
-	gs_learn_begin(&s->seg, &s->period, s->pos);
+	bool period_on = s->seg.period_on, anchored = s->seg.anchored;
+	gs_learn_begin(&s->seg, keep_period ? NULL : &s->period, s->pos);
 	s->seg.from_other = from_other;
+	s->seg.period_on = keep_period && period_on;
+	s->seg.anchored = !keep_period || anchored;
 	gs_cold_ended(s, len, repeated);
+}
+
+void gs_learn_end(gs_stream_t *s)
+{
+	gs_learn_finish(s, false);
+}
+
+/*
+ * A long cut.  A step of more records than the history holds between two
+ * boundaries was never learned: its oldest records are overwritten before
+ * it ends (a deep model's token, thousands of launches between read-backs,
+ * whose layers differ in their weights, so that period detection finds
+ * nothing either).  Such a segment ends where it reaches GRAPHSHIM_MAX_SEQ
+ * records, so the step is learned as pieces of at most that many, each
+ * anchored where the last one ended: the same places every step, since the
+ * count starts at the step's boundary.  A replayed piece ends its match
+ * exactly there, and the next piece begins its segment.
+ *
+ * Period detection goes on across the cut, unreset: it finds periods of up
+ * to GRAPHSHIM_MAX_SEQ records, after two of them, past the cut.  No cut
+ * where a match is under way or anything is held (the segment runs on, as
+ * before), in a segment a period governs (a periodic sequence matches
+ * anywhere: cuts in a never-synchronizing stream would fall at other
+ * places of its period every time, and learn nothing), or on a cold stream
+ * (which keeps no records); and only counted from a boundary (seg.anchored):
+ * a stream that never synchronizes has no step to cut into pieces.
+ */
+void gs_learn_long(gs_stream_t *s)
+{
+	uint64_t len = s->pos - s->seg.start;
+	if (len != (uint64_t)gs_config.max_seq || !s->seg.anchored || s->match.ncands ||
+	    s->match.nheld || s->seg.bad || s->seg.periodic ||
+	    __atomic_load_n(&s->lane.cold, __ATOMIC_RELAXED))
+		return;
+	if (gs_trace_on)
+		gs_trace_segment(s->key.handle, len, s->seg.marks, GS_FLUSH_OTHER, "GRAPHSHIM_MAX_SEQ");
+	gs_learn_finish(s, true);
 }
 
 /*

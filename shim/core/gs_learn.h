@@ -30,12 +30,20 @@ typedef struct gs_segment {
 	 * GRAPHSHIM_PERIOD_AFTER (its tables are allocated then, and the
 	 * segment's earlier records are fed from the history). */
 	bool period_on;
+	/* A periodic sequence was armed or began a match in it: no long cut
+	 * (gs_learn_long) ends it, the period governs the stream. */
+	bool periodic;
+	/* It began at a boundary, or at a long cut of a segment that did: long
+	 * cuts fall at the same places of every step only counted from one.  A
+	 * stream's first segment is not (a stream that never synchronizes is
+	 * never cut), nor one a cold stream woke into for period detection. */
+	bool anchored;
 	/* The sequence a STRUCTURE or CUT mismatch in this segment was charged
 	 * to (0: none), settled when the segment ends (gs_seq_settle). */
 	uint64_t owed;
 } gs_segment_t;
 
-/* A new segment begins at position pos. */
+/* A new segment begins at position pos; period detection anew, but for p NULL. */
 static inline void gs_learn_begin(gs_segment_t *g, gs_period_t *p, uint64_t pos)
 {
 	g->start = pos;
@@ -44,13 +52,20 @@ static inline void gs_learn_begin(gs_segment_t *g, gs_period_t *p, uint64_t pos)
 	g->marks = 0;
 	g->matched = false;
 	g->period_on = false;
+	g->periodic = false;
+	g->anchored = false;
 	g->owed = 0;
 	g->from_other = false;
-	gs_period_reset(p);
+	if (p)
+		gs_period_reset(p);
 }
 
 /* Learning on every record kept at position at: the segment's hash, periods. */
 void gs_learn_record(gs_stream_t *s, const gs_rec_t *r, uint64_t at);
+/* After the record at the stream's last position: end the segment there,
+ * without a boundary, if it reached GRAPHSHIM_MAX_SEQ records with nothing
+ * held (a long cut).  Stream lock held. */
+void gs_learn_long(gs_stream_t *s);
 /* The end of a segment (a boundary): learn it, then start the next one. */
 void gs_learn_end(gs_stream_t *s);
 /* A segment begins with r: build the last one's sequence if r may repeat it. */

@@ -306,6 +306,8 @@ static bool gs_match_start(gs_stream_t *s, gs_rec_t *r, uint64_t at)
 	if (!n)
 		return false;
 	gs_match_clear(s);
+	for (uint32_t i = 0; i < n; i++)
+		s->seg.periodic |= s->match.cands[i]->periodic;
 	s->match.ncands = n;
 	s->match.held_start = at;
 	gs_gate_begin(s, s->match.cands, n);

@@ -118,10 +118,13 @@ run tiny-spin-moves-gate 0 GRAPHSHIM_IDLE_US=2000 GRAPHSHIM_GATE=auto -- "$k/tin
 run tiny-stages 90 -- "$k/tiny" --kernels 40 --steps 200 --stages 24
 run decode 95 -- $D
 # A step longer than GRAPHSHIM_MAX_SEQ between two syncs (260 layers: 4,166
-# launches) is never learned at the default of 4096 (0% replayed: its layers
-# differ in their weights, so no period either); with the limit raised it
-# is learned whole and replays from its third step.
-run decode-long-step 75 GRAPHSHIM_MAX_SEQ=8192 -- "$k/decode" --layers 260 --dim 32 --ctx 64 --vocab 64 --steps 12
+# launches; its layers differ in their weights, so no period either) is
+# learned in pieces cut at the limit from its first boundary on (long cuts;
+# 0% replayed before them), from the fourth step; with the limit raised it
+# is learned whole, from the third.  600 layers: three pieces a step.
+run decode-long-step 75 -- "$k/decode" --layers 260 --dim 32 --ctx 64 --vocab 64 --steps 16
+run decode-long-step-whole 75 GRAPHSHIM_MAX_SEQ=8192 -- "$k/decode" --layers 260 --dim 32 --ctx 64 --vocab 64 --steps 12
+run decode-longer-step 75 -- "$k/decode" --layers 600 --dim 32 --ctx 64 --vocab 64 --steps 16
 # Its steps are 38 launches (198 at full size): period detection, which
 # starts after GRAPHSHIM_PERIOD_AFTER launches without a boundary, is asked
 # to start after about as many steps as at full size.

@@ -274,3 +274,53 @@ Test(learn, the_history_grows_with_the_segments)
 	cr_expect_geq(gs_stats.replayed, 300 * 3);
 	tb_check();
 }
+
+/* One step of `layers` layers of the same 3 kernels with per-layer weights
+ * (no period in it), then a read-back. */
+static void deep_step(uintptr_t s, int layers)
+{
+	for (int layer = 0; layer < layers; layer++)
+		for (int k = 0; k < 3; k++)
+			tb_launch(s, F[k], 100 * (uintptr_t)layer + (uintptr_t)k, 0);
+	sync_stream(s);
+}
+
+Test(learn, a_step_longer_than_the_history_is_learned_in_pieces)
+{
+	/* 13 layers, 39 launches a step, a history of 16: from the first
+	 * boundary on, a step ends at its 16th and 32nd launches (long cuts)
+	 * and at its read-back, three sequences anchored at the same places
+	 * every step.  Before, nothing was learned: its oldest records were
+	 * overwritten before it ended.  The first step, which began no
+	 * boundary, is not cut: it is learned from the second. */
+	tb_start("GRAPHSHIM_MAX_SEQ", "16", "GRAPHSHIM_MIN_SEQ", "3", NULL);
+	for (int i = 0; i < 8; i++)
+		deep_step(S1, 13);
+	cr_expect_eq(tb.builds, 3);
+	gs_seq_info_t info[8];
+	cr_assert_eq(gs_engine_seq_info(info, 8), 3);
+	uint32_t lens = 0;
+	for (int i = 0; i < 3; i++) {
+		cr_expect_leq(info[i].length, 16);
+		cr_expect_not(info[i].periodic);
+		lens += info[i].length;
+	}
+	cr_expect_eq(lens, 39);
+	cr_expect_eq(gs_stats.mismatches, 0);
+	cr_expect_eq(gs_stats.replayed, 39 * 5, "from the fourth step on, replayed %llu",
+		     (unsigned long long)gs_stats.replayed);
+	tb_check();
+}
+
+Test(learn, a_stream_that_never_synchronizes_is_not_cut)
+{
+	/* No boundary, no period (every launch a new argument, like shapes):
+	 * nothing is learned, as before long cuts; pieces cut every 16 launches
+	 * would be alike in shape and replayed with every node patched. */
+	tb_start("GRAPHSHIM_MAX_SEQ", "16", "GRAPHSHIM_PERIOD_AFTER", "3", NULL);
+	for (int i = 0; i < 200; i++)
+		tb_launch(S1, F[0], (uint64_t)i, 0);
+	cr_expect_eq(gs_stats.sequences, 0);
+	cr_expect_eq(tb.builds, 0);
+	tb_check();
+}
