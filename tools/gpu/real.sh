@@ -186,7 +186,7 @@ nanogpt|torch|-|eager graphshim|$PY $R/torch_nanogpt.py|-|--device cpu --steps 2
 nanogpt-chat|torch|-|eager graphshim|$PY $R/torch_nanogpt.py --greedy --readback --dtype bfloat16 --block 128 --tokens 128|-|--device cpu --steps 2 --warmup 1 --tokens 8 --layers 1 --dim 64 --heads 2 --vocab 256 --block 16 --greedy --readback --dtype float32
 train-ddp|torch|-|eager graphshim|$PY $R/torch_train.py --arch mlp --ddp|-|--device cpu --steps 6 --warmup 2 --ddp
 train-ddp-block|torch|-|eager graphshim|$PY $R/torch_train.py --arch block --layers 2 --ddp --bucket-mb 0.25 --amp bf16|-|--device cpu --steps 4 --warmup 1 --batch 4 --seq 8 --ddp --bucket-mb 0.25
-train-deep|torch|-|eager graphshim|$PY $R/torch_train.py --arch block --layers 64 --dim 128 --steps 12 --warmup 3|-|--device cpu --steps 3 --warmup 1 --batch 4 --seq 8 --layers 2
+train-deep|torch|-|eager graphshim|$PY $R/torch_train.py --arch block --layers 64 --dim 32 --steps 20 --warmup 3|-|--device cpu --steps 3 --warmup 1 --batch 4 --seq 8 --layers 2
 serve|torch|-|eager graphshim|$PY $R/torch_serve.py|-|--device cpu --steps 30 --warmup 4 --layers 1 --dim 64 --requests 8 --max-new 12
 serve-fp16|torch|-|eager graphshim|$PY $R/torch_serve.py --dtype float16 --slots 16 --admit 4 --requests 128 --layers 6 --dim 384 --heads 6|-|--device cpu --steps 30 --warmup 4 --layers 1 --dim 64 --requests 8 --max-new 12 --slots 4'
 
