@@ -39,6 +39,8 @@ static void gs_match_clear(gs_stream_t *s)
 	s->match.chunk = 0;
 	s->match.submitted = 0;
 	s->match.pass_clean = true;
+	s->match.graphs = 0;
+	s->match.spared = 0;
 	s->match.idled = false;
 	s->match.unshared = 0;
 	gs_match_held(s, 0);

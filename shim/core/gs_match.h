@@ -35,6 +35,8 @@ typedef struct gs_match {
 	uint32_t chunk; /* next chunk of the sole candidate to submit */
 	uint32_t submitted; /* held records already submitted (graph or eager) */
 	bool pass_clean;/* no mismatch so far in this pass over the sequence */
+	uint32_t graphs;/* chunks of this pass launched as graphs */
+	uint32_t spared;/* 1 + the first drifted record of a chunk too short to patch, or 0 */
 	const char *api;/* the entry point of the launch in progress, for the trace */
 	uint32_t *diffs;/* scratch: indices of records that need a patch */
 	/* The mark whose call is in progress (gs_engine_launch): whoever

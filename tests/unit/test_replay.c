@@ -122,6 +122,32 @@ Test(replay, patch_cost_is_configurable)
 	tb_check();
 }
 
+/*
+ * A chunk too short for any patch (here every chunk: one launch each) that
+ * drifted goes eagerly uncharged (test_idle.c), but a pass that then
+ * launches no graph at all counts its drift once, at its end: a step that
+ * drifts everywhere still retires, and nothing stays held for nothing.
+ */
+Test(replay, drift_in_short_chunks_alone_still_retires)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_MISMATCH_LIMIT", "3", "GRAPHSHIM_CHUNK_FIRST", "1",
+		 "GRAPHSHIM_CHUNK_MAX", "1", NULL);
+	step(4, 0, 0, 0);
+	step(4, 0, 0, 0);
+	cr_assert_eq(tb.builds, 4, "a graph a launch");
+	step(4, 0, 0, 0);
+	cr_expect_eq(gs_stats.replays, 4, "four one-launch graphs while nothing drifts");
+	step(4, 1, 2, 7);
+	cr_expect_eq(gs_stats.replays, 7, "the drifting launch goes eagerly, the other three replay");
+	cr_expect_eq(gs_stats.mismatches, 0);
+	for (int i = 0; i < 3; i++)
+		step(4, 0, 4, 100 + (uint64_t)i);
+	cr_expect_eq(gs_stats.mismatch_by[GS_MISMATCH_DRIFT], 3, "one a pass, at its end");
+	cr_expect_eq(gs_stats.retirements, 1);
+	cr_expect_eq(gs_stats.replays, 7);
+	tb_check();
+}
+
 Test(replay, consecutive_mismatches_retire_the_sequence)
 {
 	learn(4, "3", "0");

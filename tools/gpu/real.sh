@@ -45,7 +45,8 @@
 #                     (graphshim trace summarize --check, into NAME.trace.json.check;
 #                     its events other than launches go to NAME.trace.json.events)
 #   GS_REAL_TRACE=timed  the timed graphshim (and before) runs write one too
-#                     (GRAPHSHIM_TRACE_MAX 300000: the first trials fall early),
+#                     (GRAPHSHIM_TRACE_MAX 300000: the first trials fall early;
+#                     its events other than launches go to .trace.json.events),
 #                     and tools/gpu/gate_trials.py shows each run's trials sample by
 #                     sample (NAME.MODE.ROUND.PID.trace.json.gate; a note per run
 #                     where a first verdict was eager, a sequence was tried twice or
@@ -733,6 +734,9 @@ PYEOF
 	# The timed runs' gate trials (GS_REAL_TRACE=timed), run by run.
 	for t in "$w".graphshim.[0-9]*.trace.json "$w".before.[0-9]*.trace.json; do
 		[ -f "$t" ] || continue
+		# Its events other than launches, as for the counting runs: kept
+		# when the trace itself is too large to bring back.
+		grep -v '"cat":"launch"' "$t" >"$t.events" 2>/dev/null
 		"$PY" "$GS_SRC/tools/gpu/gate_trials.py" "$t" >"$t.gate" 2>&1 || true
 		local gl
 		gl=$(head -n 1 "$t.gate" | sed 's/^[^:]*: //')
