@@ -188,6 +188,10 @@ nanogpt-chat|torch|-|eager graphshim|$PY $R/torch_nanogpt.py --greedy --readback
 train-ddp|torch|-|eager graphshim|$PY $R/torch_train.py --arch mlp --ddp|-|--device cpu --steps 6 --warmup 2 --ddp
 train-ddp-block|torch|-|eager graphshim|$PY $R/torch_train.py --arch block --layers 2 --ddp --bucket-mb 0.25 --amp bf16|-|--device cpu --steps 4 --warmup 1 --batch 4 --seq 8 --ddp --bucket-mb 0.25
 train-deep|torch|-|eager graphshim|$PY $R/torch_train.py --arch block --layers 64 --dim 32 --steps 20 --warmup 3|-|--device cpu --steps 3 --warmup 1 --batch 4 --seq 8 --layers 2
+pinn|torch|-|eager graphshim|$PY $R/torch_pinn.py|-|--device cpu --steps 3 --warmup 1 --points 128 --edge 16 --layers 2
+pinn-lbfgs|torch|-|eager graphshim|$PY $R/torch_pinn.py --optim lbfgs --steps 30|-|--device cpu --steps 3 --warmup 1 --points 128 --edge 16 --layers 2 --optim lbfgs
+detect|torchvision|-|eager graphshim|$PY $R/tv_detect.py|-|--device cpu --steps 2 --warmup 1 --batch 1 --size 160
+detect-ssd|torchvision|-|eager graphshim|$PY $R/tv_detect.py --model ssdlite --batch 4|-|--device cpu --steps 2 --warmup 1 --batch 1 --model ssdlite
 serve|torch|-|eager graphshim|$PY $R/torch_serve.py|-|--device cpu --steps 30 --warmup 4 --layers 1 --dim 64 --requests 8 --max-new 12
 serve-fp16|torch|-|eager graphshim|$PY $R/torch_serve.py --dtype float16 --slots 16 --admit 4 --requests 128 --layers 6 --dim 384 --heads 6|-|--device cpu --steps 30 --warmup 4 --layers 1 --dim 64 --requests 8 --max-new 12 --slots 4'
 
@@ -387,6 +391,7 @@ have() { # have NEED: true when the framework is usable (cached)
 		cupy) code='import cupy; print("cupy", cupy.__version__); assert cupy.cuda.runtime.getDeviceCount() > 0' ;;
 		triton) code='import torch, triton; print("triton", triton.__version__); assert torch.cuda.is_available()' ;;
 		timm) code='import torch, timm, torchvision; print("timm", timm.__version__); assert torch.cuda.is_available()' ;;
+		torchvision) code='import torch, torchvision; print("torchvision", torchvision.__version__); assert torch.cuda.is_available()' ;;
 		torchdiffeq) code='import torch, torchdiffeq; print("torchdiffeq", torchdiffeq.__version__); assert torch.cuda.is_available()' ;;
 		flax) code='import jax, flax, optax; print("flax", flax.__version__); assert jax.devices()[0].platform == "gpu"' ;;
 		numba) code='import numba, numpy; from numba import cuda; print("numba", numba.__version__); assert cuda.is_available()' ;;
