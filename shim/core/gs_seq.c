@@ -335,17 +335,19 @@ void gs_seq_passed(gs_stream_t *s, gs_seq_t *q, bool eager, bool clean)
 	gs_seq_touch(s, q);
 }
 
-static void gs_seq_charge(gs_stream_t *s, gs_seq_t *q)
+static void gs_seq_charge(gs_stream_t *s, gs_seq_t *q, bool by_siblings)
 {
 	q->mismatch_run++;
-	if (q->mismatch_run >= (uint64_t)gs_config.mismatch_limit)
+	if (q->mismatch_run >= (uint64_t)gs_config.mismatch_limit) {
 		gs_seq_retire(s, q);
+		q->by_siblings = by_siblings;
+	}
 }
 
 void gs_seq_mismatch(gs_stream_t *s, gs_seq_t *q)
 {
 	q->mismatches++;
-	gs_seq_charge(s, q);
+	gs_seq_charge(s, q, false);
 }
 
 void gs_seq_owe(gs_stream_t *s, gs_seq_t *q)
@@ -354,6 +356,32 @@ void gs_seq_owe(gs_stream_t *s, gs_seq_t *q)
 	if (s->seg.owed)
 		gs_seq_settle(s, false, 0);
 	s->seg.owed = q->id;
+}
+
+/*
+ * Whether a sibling is a step of its own (gs_seq_settle): learning, armed,
+ * its graphs being built (armed at this very sighting, on the builder
+ * thread), or retired only by its own siblings.  Neither of the last two
+ * counted once, and a family of steps that begin alike (a detector's
+ * post-processing between its syncs, eight of them in a fixed order every
+ * request: torchvision's Faster R-CNN, `detect`) retired one another in
+ * turn: each that came back from its cool-down was charged by the others,
+ * retired, and 0.76 of the steady state replayed, never the whole family.
+ * One that drifted past the cost rule or failed, or that will not learn
+ * again, would end q's matches again and again, and spares nothing.
+ */
+static bool gs_seq_live(const gs_seq_t *sib)
+{
+	switch (sib->state) {
+	case GS_SEQ_LEARNING:
+	case GS_SEQ_BUILDING:
+	case GS_SEQ_ARMED:
+		return true;
+	case GS_SEQ_RETIRED:
+		return sib->by_siblings && sib->cooldown_left > 0; /* and will learn again */
+	default:
+		return false;
+	}
 }
 
 /*
@@ -406,14 +434,13 @@ void gs_seq_settle(gs_stream_t *s, bool sibling, uint64_t seg_id)
 	 * after sixteen passes): steady coverage 0.05.
 	 */
 	gs_seq_t *sib = seg_id ? gs_seq_find(s, seg_id) : NULL;
-	bool live = sib && (sib->seen > 1 || s->cold.woken) && !gs_seq_churning(s) &&
-		    (sib->state == GS_SEQ_LEARNING || sib->state == GS_SEQ_ARMED);
+	bool live = sib && (sib->seen > 1 || s->cold.woken) && !gs_seq_churning(s) && gs_seq_live(sib);
 	if (sibling && gs_config.forgive &&
 	    (!seg_id || live || q->replays + q->eager_passes >= GS_SEQ_SPARE * q->mismatches)) {
 		GS_STAT_INC(forgiven);
 		gs_trace_forgiven(s->key.handle, id, seg_id);
 	} else
-		gs_seq_charge(s, q);
+		gs_seq_charge(s, q, sibling);
 }
 
 void gs_seq_rebake(gs_rec_t **baked, uint32_t k, const gs_rec_t *r)
