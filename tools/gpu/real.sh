@@ -46,7 +46,9 @@
 #                     its events other than launches go to NAME.trace.json.events)
 #   GS_REAL_TRACE=timed  the timed graphshim (and before) runs write one too
 #                     (GRAPHSHIM_TRACE_MAX 300000: the first trials fall early;
-#                     its events other than launches go to .trace.json.events),
+#                     its events other than launches go to .trace.json.events,
+#                     and tools/gpu/losses.py's account of where its steady
+#                     state went eager to .trace.json.losses, noted under 0.95),
 #                     and tools/gpu/gate_trials.py shows each run's trials sample by
 #                     sample (NAME.MODE.ROUND.PID.trace.json.gate; a note per run
 #                     where a first verdict was eager, a sequence was tried twice or
@@ -743,6 +745,15 @@ PYEOF
 		# when the trace itself is too large to bring back.
 		grep -v '"cat":"launch"' "$t" >"$t.events" 2>/dev/null
 		"$PY" "$GS_SRC/tools/gpu/gate_trials.py" "$t" >"$t.gate" 2>&1 || true
+		# Where its steady state went eager: the segment length that lost most.
+		if "$PY" "$GS_SRC/tools/gpu/losses.py" "$t.events" --top 40 >"$t.losses" 2>&1; then
+			local lr
+			lr=$(awk 'NR == 5 { printf "%s segments of %s launches (%s), %s of their %s launches replayed", $3, $1, $2, $5, $4 }' "$t.losses")
+			case $(sed -n '1s/.*(\([01]\.[0-9]*\))$/\1/p' "$t.losses") in
+			0.9[5-9]* | 1.*) ;;
+			*) note "$name: $(basename "$t"): $(sed -n '1s/^[^:]*: //p' "$t.losses"); most lost: $lr (see $(basename "$t").losses)" ;;
+			esac
+		fi
 		local gl
 		gl=$(head -n 1 "$t.gate" | sed 's/^[^:]*: //')
 		case $gl in *"first decision eager: 0; two or more decisions: 0; kept by the watch: 0") ;;
