@@ -37,8 +37,9 @@ static bool gs_arm_cuts(const gs_seq_t *q, const gs_rec_t *r)
 		(gs_rec_is_record(r) && gs_event_crosses(gs_rec_event(r))));
 }
 
-/* Replayed passes in a row that wait at one place before a chunk ends there (gs_arm_waited). */
-#define GS_ARM_CUT_AFTER 4
+/* Replayed passes in a row that wait at one place before a chunk ends there
+ * (gs_arm_waited): GRAPHSHIM_IDLE_CUT. */
+#define GS_ARM_CUT_AFTER ((uint32_t)gs_config.idle_cut)
 
 /*
  * Whether a chunk ends right after record r, which is not a chunk of its
@@ -321,12 +322,16 @@ bool gs_arm_refuse_armed(gs_stream_t *s, gs_seq_t *q)
  * passes in a row, a chunk ends there from then on: the chunk's graph is
  * launched as its last record arrives, before the program waits.  A wait
  * at a place it does not come back to pass after pass (a pause of the
- * interpreter, a page fault) changes nothing.  Four passes, not two, as a
- * precaution: a cut makes shorter chunks, and a short chunk whose launches
- * drift fails the cost rule sooner (nanogpt-chat, whose waits are the
- * host's pauses, made five cuts a run at two; whether that cost it is not
- * resolved, docs/how-it-works.md).  Each cut is one graph launch more a
- * pass; GS_ARM_MAX_CUTS bounds them.
+ * interpreter, a page fault) changes nothing.  Four passes by default, not
+ * two, as a precaution: a cut makes shorter chunks, and a short chunk whose
+ * launches drift fails the cost rule sooner (nanogpt-chat, whose waits are
+ * the host's pauses, made five cuts a run at two; whether that cost it is
+ * not resolved, docs/how-it-works.md).  A lone launch left between two cuts
+ * that drifts no longer charges its sequence (gs_replay.c), and at four a
+ * program that rotates several steps (e3nn-train's four batches) waits for
+ * the watchdog 16 steps before each is cut: GRAPHSHIM_IDLE_CUT is there to
+ * measure two against it.  Each cut is one graph launch more a pass;
+ * GS_ARM_MAX_CUTS bounds them.
  */
 #define GS_ARM_MAX_CUTS 8
 

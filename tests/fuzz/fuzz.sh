@@ -91,7 +91,9 @@ shrink_max=${FUZZ_SHRINK_MAX:-2}
 # stream holding another (another stream's calls, a host function, a
 # kernel delay), at places no program chooses; in one of them two replayed
 # passes in a row that waited for it send a sequence eagerly until its
-# re-check (GRAPHSHIM_IDLE_EAGER=2).
+# re-check (GRAPHSHIM_IDLE_EAGER=2), and in another a single replayed pass
+# that waited at a place cuts a chunk there (GRAPHSHIM_IDLE_CUT=1: cuts
+# and the lone launches between them, planned again, as often as can be).
 # Three batches absorb event records and waits into chunks on every stream
 # (GRAPHSHIM_ABSORB, off by default), two of them adopting side streams
 # into the stream they fork from as well (GRAPHSHIM_ADOPT, on by default
@@ -115,7 +117,7 @@ adopt=" GRAPHSHIM_ADOPT=1" noadopt=" GRAPHSHIM_ADOPT=0" dflt=""
 [ "${FUZZ_ADOPT:-1}" = 1 ] || adopt=$noadopt dflt=$noadopt
 settings() {
 	case $(( $1 % 6 )) in
-	0) echo "GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_CHUNK_FIRST=1 GRAPHSHIM_GATE_AFTER=1 GRAPHSHIM_GATE_SAMPLES=1 GRAPHSHIM_GATE_RECHECK=4 GRAPHSHIM_COLD_AFTER=1 GRAPHSHIM_IDLE_US=20 GRAPHSHIM_ABSORB=1$adopt" ;;
+	0) echo "GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_CHUNK_FIRST=1 GRAPHSHIM_GATE_AFTER=1 GRAPHSHIM_GATE_SAMPLES=1 GRAPHSHIM_GATE_RECHECK=4 GRAPHSHIM_COLD_AFTER=1 GRAPHSHIM_IDLE_US=20 GRAPHSHIM_IDLE_CUT=1 GRAPHSHIM_ABSORB=1$adopt" ;;
 	1) echo "GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_CHUNK_FIRST=2 GRAPHSHIM_MISMATCH_LIMIT=1 GRAPHSHIM_COOLDOWN=1 GRAPHSHIM_GATE=replay GS_SIM_REFUSE_NODES=copy,memset$dflt" ;;
 	2) echo "GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_CHUNK_FIRST=4 GRAPHSHIM_PATCH_COST=0 GRAPHSHIM_GRAPH_COST=0 GRAPHSHIM_GATE=eager GRAPHSHIM_MAX_SEQ=24$noadopt" ;;
 	3) echo "GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_CHUNK_FIRST=8 GRAPHSHIM_PATCH_COST=5 GRAPHSHIM_MISMATCH_LIMIT=8 GRAPHSHIM_CHUNK_MAX=8 GRAPHSHIM_PERIOD_AFTER=40 GRAPHSHIM_COLD_AFTER=2 GRAPHSHIM_IDLE_US=20 GRAPHSHIM_IDLE_EAGER=2 GRAPHSHIM_ABSORB=1$adopt" ;;

@@ -198,6 +198,24 @@ Test(idle, a_lone_launch_after_a_wait_may_drift_without_retiring_its_step)
 	tb_check();
 }
 
+/* GRAPHSHIM_IDLE_CUT 2: the same place cut after two steps that waited there. */
+Test(idle, the_passes_before_a_cut_are_configurable)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_IDLE_US", "2000", "GRAPHSHIM_IDLE_CUT", "2", NULL);
+	step(8);
+	step(8);
+	cr_assert_eq(tb.builds, 1);
+	step_waiting(1u << 2);
+	cr_expect_eq(gs_stats.idle_cuts, 0, "one wait cuts nothing yet");
+	step_waiting(1u << 2);
+	cr_expect_eq(gs_stats.idle_cuts, 1);
+	uint64_t idle = gs_stats.flush_by[GS_FLUSH_IDLE];
+	for (int k = 0; k < 3; k++)
+		step_waiting(1u << 2);
+	cr_expect_eq(gs_stats.flush_by[GS_FLUSH_IDLE], idle, "no wait for the watchdog once cut");
+	tb_check();
+}
+
 /* Two places a step, each cut after four steps that waited there. */
 Test(idle, two_waits_a_step_are_each_cut)
 {
