@@ -595,14 +595,18 @@ static void gen_alternating_loop(gen_t *g)
  * order drawn afresh each round, 3-8 rounds.  Each step is learned and
  * is a candidate of every match that begins alike (more than the eight
  * of the candidates' old bound); the others learning around it, and the
- * steps that turn out alike, retire none.
+ * steps that turn out alike, retire none.  In half of them the order is
+ * drawn once and kept, some steps coming several times a round (a
+ * detector's post-processing, torchvision's Faster R-CNN): siblings armed
+ * while others are still built or retired by them (gs_seq_settle).
  */
 static void gen_branch_loop(gen_t *g)
 {
 	enum { NB = 12 };
 	int X = pick_stream(g), nb = 4 + (int)rn(&g->r, NB - 3), np = 1 + (int)rn(&g->r, 3);
 	fz_op_t pre[3], tail[NB][3];
-	int ntail[NB], order[NB];
+	int ntail[NB], order[2 * NB], norder = nb;
+	bool fixed = rn(&g->r, 2) != 0;
 	g->loop++;
 	for (int j = 0; j < np; j++)
 		pre[j] = gen_node_launch(g, X);
@@ -625,14 +629,24 @@ static void gen_branch_loop(gen_t *g)
 	}
 	int rounds = 3 + (int)rn(&g->r, 6);
 	for (int it = 0; it < rounds; it++) {
-		for (int b = 0; b < nb; b++)
-			order[b] = b;
-		for (int b = nb - 1; b > 0; b--) {
-			int k = (int)rn(&g->r, (unsigned)b + 1), x = order[b];
-			order[b] = order[k];
-			order[k] = x;
+		if (!fixed || it == 0) {
+			for (int b = 0; b < nb; b++)
+				order[b] = b;
+			for (int b = nb - 1; b > 0; b--) {
+				int k = (int)rn(&g->r, (unsigned)b + 1), x = order[b];
+				order[b] = order[k];
+				order[k] = x;
+			}
 		}
-		for (int b = 0; b < nb; b++) {
+		if (fixed && it == 0) /* some steps again, at places drawn once */
+			for (int extra = (int)rn(&g->r, (unsigned)nb + 1); extra > 0; extra--) {
+				int at = (int)rn(&g->r, (unsigned)norder + 1);
+				for (int b = norder; b > at; b--)
+					order[b] = order[b - 1];
+				order[at] = (int)rn(&g->r, (unsigned)nb);
+				norder++;
+			}
+		for (int b = 0; b < norder; b++) {
 			for (int j = 0; j < np; j++)
 				emit(g, pre[j], it);
 			for (int j = 0; j < ntail[order[b]]; j++)
