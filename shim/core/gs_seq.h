@@ -47,7 +47,7 @@ struct gs_seq {
 	uint64_t eager_passes;  /* complete passes submitted eagerly by the gate's choice */
 	gs_gate_t gate;
 	uint32_t mismatch_run;  /* consecutive mismatches; a clean replay resets it */
-	bool by_siblings;       /* retired by the segments of other steps that began like it (gs_seq_settle) */
+	bool by_siblings;       /* the charge that retired it came from another step's segment that began like it (gs_seq_settle) */
 	long long cooldown_left;/* sightings until a retired sequence may learn again */
 	uint64_t retired_at;    /* stream position at retirement */
 	gs_seq_t *prev, *next;  /* LRU list, most recent first */
