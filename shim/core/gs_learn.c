@@ -221,11 +221,12 @@ static void gs_learn_finish(gs_stream_t *s, bool keep_period)
 	if (s->seg.owed)
 		gs_seq_settle(s, spare, seg_id);
 	bool from_other = len ? cut_by_other : s->seg.from_other; /* empty: the same place */
-	bool period_on = s->seg.period_on, anchored = s->seg.anchored;
+	bool period_on = s->seg.period_on;
 	gs_learn_begin(&s->seg, keep_period ? NULL : &s->period, s->pos);
 	s->seg.from_other = from_other;
 	s->seg.period_on = keep_period && period_on;
-	s->seg.anchored = !keep_period || anchored;
+	/* After a boundary, or a long cut, which only an anchored segment takes. */
+	s->seg.anchored = true;
 	gs_cold_ended(s, len, repeated);
 }
 
