@@ -39,6 +39,9 @@ if [ -n "${GS_CARRY_BEFORE:-}" ]; then
 	tar cf "$C/before.tar" -C "$b" .
 	rm -rf "$b"
 	echo "prepare-carry: $C/before.tar is $(git rev-parse --short "$GS_CARRY_BEFORE")"
+else
+	# A before.tar left by an earlier call would silently become mode `before`.
+	rm -f "$C/before.tar"
 fi
 EXCL=$(git rev-parse --git-path info/exclude)
 mkdir -p "$(dirname "$EXCL")"
