@@ -322,16 +322,14 @@ bool gs_arm_refuse_armed(gs_stream_t *s, gs_seq_t *q)
  * passes in a row, a chunk ends there from then on: the chunk's graph is
  * launched as its last record arrives, before the program waits.  A wait
  * at a place it does not come back to pass after pass (a pause of the
- * interpreter, a page fault) changes nothing.  Four passes by default, not
- * two, as a precaution: a cut makes shorter chunks, and a short chunk whose
- * launches drift fails the cost rule sooner (nanogpt-chat, whose waits are
- * the host's pauses, made five cuts a run at two; whether that cost it is
- * not resolved, docs/how-it-works.md).  A lone launch left between two cuts
- * that drifts no longer charges its sequence (gs_replay.c), and at four a
- * program that rotates several steps (e3nn-train's four batches) waits for
- * the watchdog 16 steps before each is cut: GRAPHSHIM_IDLE_CUT is there to
- * measure two against it.  Each cut is one graph launch more a pass;
- * GS_ARM_MAX_CUTS bounds them.
+ * interpreter, a page fault) changes nothing.  Two passes by default
+ * (GRAPHSHIM_IDLE_CUT; four until measured against two on an H200: at four
+ * a program that rotates several steps, e3nn-train's four batches, waits
+ * for the watchdog 16 steps before each is cut, and train-deep sent twice
+ * as many launches eagerly).  A cut makes shorter chunks, and a short chunk
+ * whose launches drift fails the cost rule sooner; a lone launch left
+ * between two cuts that drifts does not charge its sequence (gs_replay.c).
+ * Each cut is one graph launch more a pass; GS_ARM_MAX_CUTS bounds them.
  */
 #define GS_ARM_MAX_CUTS 8
 

@@ -64,7 +64,7 @@
 	  "a stream holding launches with no call for this long has them submitted by the idle watchdog (0: never)") \
 	X(idle_eager, "GRAPHSHIM_IDLE_EAGER", INT, 16, 0, 1000000000,                         \
 	  "replayed passes in a row that wait for the idle watchdog before their sequence goes eager until its next re-check (0: never)") \
-	X(idle_cut, "GRAPHSHIM_IDLE_CUT", INT, 4, 1, 1000000,                                 \
+	X(idle_cut, "GRAPHSHIM_IDLE_CUT", INT, 2, 1, 1000000,                                 \
 	  "replayed passes in a row that wait at one place before a chunk ends there")         \
 	X(speculate, "GRAPHSHIM_SPECULATE", BOOL, 1, 0, 1,                                    \
 	  "start building a step's graphs when its last sighting before learning begins")    \

@@ -55,7 +55,7 @@
 	X(gate_kept, "watched moves that kept a decision to replay without a trial") \
 	X(gate_inherited, "sequences that replay on a like sequence's decision, no trial of their own") \
 	X(interrupted, "matches that went on after another thread's flush submitted their held launches") \
-	X(idle_cuts, "places a chunk ends because the program waited there without a call, four replayed passes in a row") \
+	X(idle_cuts, "places a chunk ends because the program waited there without a call, GRAPHSHIM_IDLE_CUT replayed passes in a row") \
 	X(idle_eager, "times a sequence went eager until its next re-check: its replayed passes kept waiting for the idle watchdog") \
 	X(event_not_ready, "event queries answered not ready: the event's record was held with its chunk, not yet submitted") \
 	X(destroys_deferred, "event destructions deferred until a held record of the event, or wait on it, went to the driver") \

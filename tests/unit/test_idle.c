@@ -145,28 +145,27 @@ static void step_waiting(unsigned waits)
 }
 
 /*
- * A program that waits at the same place every step: the first four waits
+ * A program that waits at the same place every step: the first two waits
  * are the watchdog's (1-2 ms each, the rest of the chunk eager); then a
- * chunk ends there (GS_ARM_CUT_AFTER), its graph goes as its last launch
- * arrives, and the wait costs nothing more.  Every launch still runs once,
- * in order.
+ * chunk ends there (GRAPHSHIM_IDLE_CUT, 2), its graph goes as its last
+ * launch arrives, and the wait costs nothing more.  Every launch still runs
+ * once, in order.
  */
 Test(idle, a_wait_at_one_place_every_step_ends_a_chunk_there)
 {
 	learn_with("2000");
-	for (int k = 0; k < 3; k++)
-		step_waiting(1u << 2);
-	cr_expect_eq(gs_stats.idle_cuts, 0, "three in a row cut nothing yet");
 	step_waiting(1u << 2);
-	cr_expect_eq(gs_stats.flush_by[GS_FLUSH_IDLE], 4);
+	cr_expect_eq(gs_stats.idle_cuts, 0, "one wait cuts nothing yet");
+	step_waiting(1u << 2);
+	cr_expect_eq(gs_stats.flush_by[GS_FLUSH_IDLE], 2);
 	cr_expect_eq(gs_stats.idle_cuts, 1);
 	uint64_t replays = gs_stats.replays;
 	for (int k = 0; k < 5; k++)
 		step_waiting(1u << 2);
-	cr_expect_eq(gs_stats.flush_by[GS_FLUSH_IDLE], 4, "no wait for the watchdog once cut");
+	cr_expect_eq(gs_stats.flush_by[GS_FLUSH_IDLE], 2, "no wait for the watchdog once cut");
 	cr_expect_eq(tb.builds, 3, "built once, then again as two chunks (a graph each)");
 	cr_expect_eq(gs_stats.replays - replays, 10, "two graph launches a step");
-	cr_expect_eq(gs_stats.released, 32, "only the first four steps' chunks went eagerly");
+	cr_expect_eq(gs_stats.released, 16, "only the first two steps' chunks went eagerly");
 	cr_expect_eq(gs_stats.mismatches, 0);
 	tb_check();
 }
@@ -198,25 +197,31 @@ Test(idle, a_lone_launch_after_a_wait_may_drift_without_retiring_its_step)
 	tb_check();
 }
 
-/* GRAPHSHIM_IDLE_CUT 2: the same place cut after two steps that waited there. */
+/*
+ * GRAPHSHIM_IDLE_CUT 4 (the default until the thirty-fourth session): the
+ * same place cut after four steps in a row that waited there; three in a
+ * row, one elsewhere and three again cut nothing.
+ */
 Test(idle, the_passes_before_a_cut_are_configurable)
 {
-	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_IDLE_US", "2000", "GRAPHSHIM_IDLE_CUT", "2", NULL);
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_IDLE_US", "2000", "GRAPHSHIM_IDLE_CUT", "4", NULL);
 	step(8);
 	step(8);
 	cr_assert_eq(tb.builds, 1);
+	for (int k = 0; k < 7; k++)
+		step_waiting(1u << (k == 3 ? 5 : 2));
+	cr_expect_eq(gs_stats.idle_cuts, 0, "no four in a row");
 	step_waiting(1u << 2);
-	cr_expect_eq(gs_stats.idle_cuts, 0, "one wait cuts nothing yet");
-	step_waiting(1u << 2);
-	cr_expect_eq(gs_stats.idle_cuts, 1);
+	cr_expect_eq(gs_stats.idle_cuts, 1, "the fourth in a row");
 	uint64_t idle = gs_stats.flush_by[GS_FLUSH_IDLE];
+	cr_expect_eq(idle, 8);
 	for (int k = 0; k < 3; k++)
 		step_waiting(1u << 2);
 	cr_expect_eq(gs_stats.flush_by[GS_FLUSH_IDLE], idle, "no wait for the watchdog once cut");
 	tb_check();
 }
 
-/* Two places a step, each cut after four steps that waited there. */
+/* Two places a step, each cut after two steps that waited there. */
 Test(idle, two_waits_a_step_are_each_cut)
 {
 	learn_with("2000");
@@ -240,9 +245,9 @@ Test(idle, waits_at_changing_places_cut_nothing)
 	learn_with("2000");
 	for (int k = 0; k < 6; k++)
 		step_waiting(1u << (k % 2 ? 5 : 2));
-	/* Three in a row at one place, one elsewhere, three again: no four in a row. */
+	/* Never two in a row at one place (the default cuts at two). */
 	for (int k = 0; k < 7; k++)
-		step_waiting(1u << (k == 3 ? 5 : 2));
+		step_waiting(1u << (k % 2 ? 5 : 2));
 	cr_expect_eq(gs_stats.idle_cuts, 0);
 	cr_expect_eq(gs_stats.flush_by[GS_FLUSH_IDLE], 13);
 	cr_expect_eq(tb.builds, 1);
