@@ -24,6 +24,7 @@ libgscore_la_SOURCES = \
 	shim/core/gs_arm.h shim/core/gs_arm.c \
 	shim/core/gs_build.h shim/core/gs_build.c \
 	shim/core/gs_idle.h shim/core/gs_idle.c \
+	shim/core/gs_adopt.h shim/core/gs_adopt.c \
 	shim/core/gs_gate.h shim/core/gs_gate.c \
 	shim/core/gs_period.h shim/core/gs_period.c \
 	shim/core/gs_hash.h shim/core/gs_hash.c \
