@@ -31,13 +31,40 @@
 
 /* The engine step of each class, before the real call. */
 #define GS_PRE_HARMLESS(c, name)
-#define GS_PRE_ALL(c, name) gs_engine_flush_all(GS_CAT(GS_FLUSH_, GS_C_REASON c), #name);
+#define GS_PRE_ALL(c, name)                                                   \
+	if (GS_ADOPT_ENDS(name))                                              \
+		gs_hip_adopt_release_all(#name);                              \
+	gs_engine_flush_all(GS_CAT(GS_FLUSH_, GS_C_REASON c), #name);
 #define GS_PRE_STREAM(c, name)                                                \
 	{                                                                     \
 		gs_hip_skey_t gs_k_ = gs_hip_stream_key(GS_C_SARG c, GS_C_SPT c); \
 		gs_engine_flush_stream(gs_k_.handle, gs_k_.ctx, gs_k_.flags,  \
 				       GS_CAT(GS_FLUSH_, GS_C_REASON c), #name); \
 	}
+
+/*
+ * The stream argument's adoption scope (hip_adopt.c): a hook that makes a
+ * stream-ordered call on its stream argument makes it where that stream's
+ * work goes.  The list names the argument (_ when there is none); a call
+ * that sets a stream's own attributes (reason STREAM) is not redirected; a
+ * wait on a value or an external semaphore (reason EVENT) may wait for work
+ * that follows it elsewhere: its stream takes its own work back first.  A
+ * device's reset or a context's end gives every adopted stream its work back.
+ */
+#define GS_ADOPT_ARG__(c, name)
+#define GS_ADOPT_ARG_stream(c, name) GS_ADOPT_ARG(stream, c, name)
+#define GS_ADOPT_ARG_hStream(c, name) GS_ADOPT_ARG(hStream, c, name)
+#define GS_ADOPT_WHY(c) GS_CAT(GS_FLUSH_, GS_C_REASON c)
+#define GS_ADOPT_ARG(s, c, name)                                              \
+	if (!gs_bypass_ && GS_ADOPT_WHY(c) == GS_FLUSH_EVENT)                 \
+		gs_hip_adopt_release((s), GS_C_SPT c, #name);                 \
+	hipStream_t gs_nothing_ = NULL;                                       \
+	GS_HIP_ADOPT_SCOPE_OF(*(GS_ADOPT_WHY(c) != GS_FLUSH_STREAM ? &(s) : &gs_nothing_), \
+			      GS_C_SPT c, GS_ADOPT_WHY(c) != GS_FLUSH_STREAM);
+#define GS_ADOPT_ENDS(name)                                                   \
+	(!__builtin_strcmp(#name, "hipDeviceReset") || !__builtin_strcmp(#name, "hipCtxDestroy") || \
+	 !__builtin_strcmp(#name, "hipDevicePrimaryCtxReset") ||               \
+	 !__builtin_strcmp(#name, "hipDevicePrimaryCtxRelease"))
 
 #define GS_WRAP_HAND(c, ret, name, params, args)
 /* A call that frees memory (reason FREE) runs while no graph is being
@@ -64,6 +91,7 @@
 		bool gs_bypass_ = gs_hip_bypass(); /* resolves on first use */ \
 		if (GS_UNLIKELY(!gs_hip_real.name))                           \
 			GS_CAT(GS_MISSING_, GS_C_RK c)(ret);                  \
+		GS_CAT(GS_ADOPT_ARG_, GS_C_SARG c)(c, name)                   \
 		if (!gs_bypass_) {                                            \
 			GS_CAT(GS_PRE_, GS_C_KIND c)(c, name)                 \
 		}                                                             \

@@ -174,6 +174,36 @@ bool gs_hip_extra_parse(void **extra, const void **image, size_t *size);
 /* Grid from HIP-ext global sizes; true when a global size is not a multiple. */
 bool gs_hip_ext_grid(const uint32_t global[3], const uint32_t local[3], uint32_t grid[3]);
 
+/* ---- adopted side streams (hip_adopt.c, GRAPHSHIM_ADOPT) ------------------ */
+
+/* At a wait of stream t on ev: adopt t into the stream that recorded ev, where it may. */
+void gs_hip_adopt_try(hipStream_t t, int spt, hipEvent_t ev);
+/*
+ * A hook's stream, redirected to where its work goes (*s replaced), with the
+ * adoption table read-locked until the scope ends: declare it with
+ * GS_HIP_ADOPT_SCOPE_OF at the top of every hook that makes a
+ * stream-ordered call (work: it issues work there, not an event record or
+ * wait).  Nothing when adoption is off or the hook is bypassed.
+ */
+typedef struct gs_hip_adopt_scope {
+	bool locked;
+} gs_hip_adopt_scope_t;
+gs_hip_adopt_scope_t gs_hip_adopt_enter(hipStream_t *s, int spt, bool work);
+void gs_hip_adopt_leave(gs_hip_adopt_scope_t *g);
+#define GS_HIP_ADOPT_SCOPE_OF(s, spt, work)                                           \
+	gs_hip_adopt_scope_t gs_hip_adopt_g_ __attribute__((cleanup(gs_hip_adopt_leave))) = \
+		gs_hip_adopt_enter(&(s), (spt), (work))
+/* Before a call that may depend on t's concurrency (a wait on a value or an
+ * external semaphore): t takes its own work back. */
+void gs_hip_adopt_release(hipStream_t t, int spt, const char *api);
+/* s is being destroyed: streams adopted into it take their work back, and s's entry goes. */
+void gs_hip_adopt_destroyed(hipStream_t s, const char *api);
+/* Before the application's own capture, or a device's reset: every adopted
+ * stream takes its work back, and the forks seen are forgotten. */
+void gs_hip_adopt_release_all(const char *api);
+/* In a forked child: no stream is adopted. */
+void gs_hip_adopt_forget(void);
+
 /* GRAPHSHIM_HIP_MAX_PATCHES (validated like gs_config.c). */
 long long gs_hip_max_patches(void);
 

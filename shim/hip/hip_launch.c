@@ -9,6 +9,7 @@
  * local size, pageable or managed host memory) is a boundary: its stream is
  * submitted first and the real function is called with the same arguments.
  */
+#include "gs_config.h"
 #include "hip_internal.h"
 
 static hipError_t gs_hip_boundary_why(const gs_hip_orig_t *o, gs_hip_skey_t k,
@@ -94,9 +95,10 @@ GS_EXPORT hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned int gridDim
 	o.k.shmem = sharedMemBytes;
 	o.k.params = kernelParams;
 	o.k.extra = extra;
+	GS_HIP_ADOPT_SCOPE_OF(o.stream, 0, true);
 	if (gs_hip_bypass() || !gs_engine_active())
 		return gs_hip_call_orig(&o);
-	return gs_hip_kernel(&o, f, GS_HIP_F_MODULE, o.k.g, o.k.b, sharedMemBytes, stream, 0,
+	return gs_hip_kernel(&o, f, GS_HIP_F_MODULE, o.k.g, o.k.b, sharedMemBytes, o.stream, 0,
 			     kernelParams, extra, "hipModuleLaunchKernel");
 }
 
@@ -135,6 +137,7 @@ GS_EXPORT hipError_t hipExtModuleLaunchKernel(hipFunction_t f, uint32_t globalWo
 	o.k.start = startEvent;
 	o.k.stop = stopEvent;
 	o.k.flags = flags;
+	GS_HIP_ADOPT_SCOPE_OF(o.stream, 0, true);
 	return gs_hip_ext_launch(&o, "hipExtModuleLaunchKernel");
 }
 
@@ -156,6 +159,7 @@ GS_EXPORT hipError_t hipHccModuleLaunchKernel(hipFunction_t f, uint32_t globalWo
 	bool bypass = gs_hip_bypass();
 	if (!gs_hip_real.hipHccModuleLaunchKernel)
 		return hipErrorNotSupported;
+	GS_HIP_ADOPT_SCOPE_OF(hStream, 0, true);
 	if (!bypass) {
 		gs_hip_skey_t k = gs_hip_stream_key(hStream, 0);
 		gs_engine_flush_stream(k.handle, k.ctx, k.flags, GS_FLUSH_ATTR, "hipHccModuleLaunchKernel");
@@ -180,6 +184,8 @@ static hipError_t gs_hip_launch(const void *function_address, dim3 numBlocks, di
 	o.l.block = dimBlocks;
 	o.l.args = args;
 	o.l.shmem = sharedMemBytes;
+	GS_HIP_ADOPT_SCOPE_OF(o.stream, spt, true);
+	stream = o.stream;
 	if (gs_hip_bypass() || !gs_engine_active())
 		return gs_hip_call_orig(&o);
 	const char *name = spt ? "hipLaunchKernel_spt" : "hipLaunchKernel";
@@ -295,42 +301,44 @@ static hipError_t gs_hip_copy(const gs_hip_orig_t *o, int spt, const char *name)
 	return gs_hip_hold(r, o, k, name);
 }
 
-#define GS_HIP_COPY_ORIG(API, D, S, N, K, STREAM)                              \
+/* The caller's copy, its stream redirected where an adopted stream's work goes. */
+#define GS_HIP_COPY_ORIG(API, D, S, N, K, STREAM, SPT)                         \
 	gs_hip_orig_t o = {.api = (API), .stream = (STREAM)};                 \
-	o.c.dst = (D), o.c.src = (S), o.c.bytes = (N), o.c.kind = (K)
+	o.c.dst = (D), o.c.src = (S), o.c.bytes = (N), o.c.kind = (K);        \
+	GS_HIP_ADOPT_SCOPE_OF(o.stream, (SPT), true)
 
 GS_EXPORT hipError_t hipMemcpyAsync(void *dst, const void *src, size_t sizeBytes, hipMemcpyKind kind,
 				    hipStream_t stream)
 {
-	GS_HIP_COPY_ORIG(GS_HIP_API_MEMCPY, dst, src, sizeBytes, kind, stream);
+	GS_HIP_COPY_ORIG(GS_HIP_API_MEMCPY, dst, src, sizeBytes, kind, stream, 0);
 	return gs_hip_copy(&o, 0, "hipMemcpyAsync");
 }
 
 GS_EXPORT hipError_t hipMemcpyAsync_spt(void *dst, const void *src, size_t sizeBytes,
 					hipMemcpyKind kind, hipStream_t stream)
 {
-	GS_HIP_COPY_ORIG(GS_HIP_API_MEMCPY_SPT, dst, src, sizeBytes, kind, stream);
+	GS_HIP_COPY_ORIG(GS_HIP_API_MEMCPY_SPT, dst, src, sizeBytes, kind, stream, 1);
 	return gs_hip_copy(&o, 1, "hipMemcpyAsync_spt");
 }
 
 GS_EXPORT hipError_t hipMemcpyHtoDAsync(hipDeviceptr_t dst, void *src, size_t sizeBytes,
 					hipStream_t stream)
 {
-	GS_HIP_COPY_ORIG(GS_HIP_API_HTOD, dst, src, sizeBytes, hipMemcpyHostToDevice, stream);
+	GS_HIP_COPY_ORIG(GS_HIP_API_HTOD, dst, src, sizeBytes, hipMemcpyHostToDevice, stream, 0);
 	return gs_hip_copy(&o, 0, "hipMemcpyHtoDAsync");
 }
 
 GS_EXPORT hipError_t hipMemcpyDtoHAsync(void *dst, hipDeviceptr_t src, size_t sizeBytes,
 					hipStream_t stream)
 {
-	GS_HIP_COPY_ORIG(GS_HIP_API_DTOH, dst, src, sizeBytes, hipMemcpyDeviceToHost, stream);
+	GS_HIP_COPY_ORIG(GS_HIP_API_DTOH, dst, src, sizeBytes, hipMemcpyDeviceToHost, stream, 0);
 	return gs_hip_copy(&o, 0, "hipMemcpyDtoHAsync");
 }
 
 GS_EXPORT hipError_t hipMemcpyDtoDAsync(hipDeviceptr_t dst, hipDeviceptr_t src, size_t sizeBytes,
 					hipStream_t stream)
 {
-	GS_HIP_COPY_ORIG(GS_HIP_API_DTOD, dst, src, sizeBytes, hipMemcpyDeviceToDevice, stream);
+	GS_HIP_COPY_ORIG(GS_HIP_API_DTOD, dst, src, sizeBytes, hipMemcpyDeviceToDevice, stream, 0);
 	return gs_hip_copy(&o, 0, "hipMemcpyDtoDAsync");
 }
 
@@ -356,7 +364,8 @@ static hipError_t gs_hip_set(const gs_hip_orig_t *o, unsigned flag, unsigned esi
 
 #define GS_HIP_SET_ORIG(API, D, V, N, STREAM)                                  \
 	gs_hip_orig_t o = {.api = (API), .stream = (STREAM)};                 \
-	o.s.dst = (D), o.s.value = (V), o.s.count = (N)
+	o.s.dst = (D), o.s.value = (V), o.s.count = (N);                      \
+	GS_HIP_ADOPT_SCOPE_OF(o.stream, 0, true)
 
 GS_EXPORT hipError_t hipMemsetAsync(void *dst, int value, size_t sizeBytes, hipStream_t stream)
 {
@@ -433,6 +442,7 @@ GS_EXPORT hipError_t hipEventRecord(hipEvent_t event, hipStream_t stream)
 {
 	gs_hip_orig_t o = {.api = GS_HIP_API_EVRECORD, .stream = stream};
 	o.e.ev = event;
+	GS_HIP_ADOPT_SCOPE_OF(o.stream, 0, false);
 	return gs_hip_mark(&o, 0, GS_HIP_MARK_RECORD, "hipEventRecord");
 }
 
@@ -440,6 +450,9 @@ GS_EXPORT hipError_t hipStreamWaitEvent(hipStream_t stream, hipEvent_t event, un
 {
 	gs_hip_orig_t o = {.api = GS_HIP_API_WAIT, .stream = stream};
 	o.e.ev = event, o.e.flags = flags;
+	if (gs_config.adopt && !gs_hip_bypass() && gs_engine_active())
+		gs_hip_adopt_try(stream, 0, event);
+	GS_HIP_ADOPT_SCOPE_OF(o.stream, 0, false);
 	return gs_hip_mark(&o, 0, GS_HIP_MARK_WAIT, "hipStreamWaitEvent");
 }
 
@@ -447,6 +460,9 @@ GS_EXPORT hipError_t hipStreamWaitEvent_spt(hipStream_t stream, hipEvent_t event
 {
 	gs_hip_orig_t o = {.api = GS_HIP_API_WAIT_SPT, .stream = stream};
 	o.e.ev = event, o.e.flags = flags;
+	if (gs_config.adopt && !gs_hip_bypass() && gs_engine_active())
+		gs_hip_adopt_try(stream, 1, event);
+	GS_HIP_ADOPT_SCOPE_OF(o.stream, 1, false);
 	return gs_hip_mark(&o, 1, GS_HIP_MARK_WAIT, "hipStreamWaitEvent_spt");
 }
 
@@ -518,6 +534,7 @@ GS_EXPORT hipError_t hipIpcGetEventHandle(hipIpcEventHandle_t *h, hipEvent_t ev)
 
 GS_EXPORT hipError_t hipGraphLaunch(hipGraphExec_t g, hipStream_t stream)
 {
+	GS_HIP_ADOPT_SCOPE_OF(stream, 0, true);
 	if (!gs_hip_event_use(NULL, true, "hipGraphLaunch")) {
 		gs_hip_skey_t k = gs_hip_stream_key(stream, 0);
 		gs_engine_flush_stream(k.handle, k.ctx, k.flags, GS_FLUSH_OTHER, "hipGraphLaunch");

@@ -89,6 +89,8 @@ static void gs_hip_init_once(void)
 		return;
 	}
 	gs_hip_failed = gs_engine_init(&gs_hip_ops);
+	if (!gs_hip_failed && gs_config.adopt)
+		pthread_atfork(NULL, NULL, gs_hip_adopt_forget);
 }
 
 bool gs_hip_init(void)

@@ -103,6 +103,9 @@ GS_EXPORT hipError_t hipStreamDestroy(hipStream_t stream)
 		return gs_hip_real.hipStreamDestroy ? gs_hip_real.hipStreamDestroy(stream) : hipErrorNotSupported;
 	if (stream && stream != hipStreamPerThread) {
 		gs_hip_skey_t k = gs_hip_stream_key(stream, 0);
+		/* First: its adopted streams' joins flush its state, which the
+		 * engine's destroy then drops. */
+		gs_hip_adopt_destroyed(stream, "hipStreamDestroy");
 		gs_engine_stream_destroy(k.handle, k.ctx, "hipStreamDestroy");
 		gs_hip_stream_forget(stream);
 	}
@@ -115,6 +118,8 @@ GS_EXPORT hipError_t hipStreamBeginCapture(hipStream_t stream, hipStreamCaptureM
 		return gs_hip_real.hipStreamBeginCapture ? gs_hip_real.hipStreamBeginCapture(stream, mode)
 							 : hipErrorNotSupported;
 	/* Stop holding before the capture starts, so nothing held can miss it. */
+	/* The capture sees its streams as the program made them. */
+	gs_hip_adopt_release_all("hipStreamBeginCapture");
 	gs_engine_capture_begin("hipStreamBeginCapture"); /* flushes everything first */
 	hipError_t rc = GS_HIP_REAL(gs_hip_real.hipStreamBeginCapture(stream, mode));
 	if (rc != hipSuccess)

@@ -8,7 +8,7 @@ libgship_la_SOURCES = \
 	shim/hip/hip_internal.h shim/hip/hip_api.def shim/hip/hip_decls_extra.h \
 	shim/hip/hip_real.c shim/hip/hip_hooks.c shim/hip/hip_stream.c \
 	shim/hip/hip_launch.c shim/hip/hip_module.c shim/hip/hip_extra.c \
-	shim/hip/hip_ops.c \
+	shim/hip/hip_ops.c shim/hip/hip_adopt.c \
 	shim/hip/hip_codeobj.h shim/hip/hip_codeobj.c
 libgship_la_LIBADD = -lelf -lmsgpackc
 GS_BACKEND_LIBS += libgship.la

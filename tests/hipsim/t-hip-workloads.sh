@@ -87,6 +87,20 @@ run decode-branch + -- $D --branch
 run decode-threads + -- $D --threads 2
 run decode-everything + -- $D --pingpong --two-streams --copies --branch --threads 2
 run nrepeat 0 -- "$k/nrepeat-hip" --steps 200
+# A step forked onto side streams and joined with events: adopted into the
+# stream it forks from (hip_adopt.c, on by default), it replays as one
+# stream's step (94%; 60% and 77% with GRAPHSHIM_ADOPT=0, which the ADOPT
+# runs check it must beat).
+F="$k/fwstep-hip --layers 4 --dim 32 --ctx 64 --tokens 100"
+[ -e "$k/fwstep-hip" ] && [ -e "$k/fwstep.sim.so" ] && {
+	run fwstep-side-streams 90 -- $F --side-streams 12
+	run fwstep-two-streams 90 -- $F --two-streams
+	run fwstep-side-streams-fresh 90 -- $F --side-streams 12 --fresh-events
+	run fwstep-copy-stream 90 -- $F --two-streams --fresh-events --copy-stream
+	run fwstep-side-streams-noadopt 50 GRAPHSHIM_ADOPT=0 -- $F --side-streams 12
+	run fwstep-two-streams-noadopt 50 GRAPHSHIM_ADOPT=0 -- $F --two-streams
+	run decode-everything-absorb + GRAPHSHIM_ABSORB=1 -- $D --pingpong --two-streams --copies --branch --threads 2
+}
 # extra buffers with drifting values (patched), ext launches, memsets,
 # device and pinned copies; a non-multiple ext launch every third step.
 run forms + -- "$b/tests/hipsim/t_hip_forms" --steps 200
