@@ -117,7 +117,14 @@ static bool gs_arm_split(gs_seq_t *q)
 
 /*
  * Cut q into chunks, one graph each.  From the front: GRAPHSHIM_CHUNK_FIRST
- * launches, doubling up to GRAPHSHIM_CHUNK_MAX, so the GPU starts early.
+ * launches, each chunk GRAPHSHIM_CHUNK_GROWTH times the one before (twice
+ * by default) up to GRAPHSHIM_CHUNK_MAX, so the GPU starts early.  The GPU
+ * starts a chunk only once the host has issued all of it: where the GPU
+ * takes longer per launch than the host but less than the growth times as
+ * long, it waits at each boundary of the ramp for the host to issue a
+ * chunk longer than the one it ran (hostwork --kernels 512 --host-us 10 on
+ * an H200: replayed 0.89x eager at doubling; docs/performance.md,
+ * thirty-fourth session).
  * When the host took longer than GRAPHSHIM_HOST_BOUND_US per launch while
  * the sequence was learned (an interpreter between launches), the GPU keeps
  * up with the host and only the last chunk's work is left after the last
@@ -125,6 +132,13 @@ static bool gs_arm_split(gs_seq_t *q)
  * GRAPHSHIM_CHUNK_LAST.  A piece shorter than half its planned size joins
  * its neighbour towards the middle.
  */
+/* The front chunk after one of f launches: GRAPHSHIM_CHUNK_GROWTH times as long, at most max. */
+static uint32_t gs_arm_grow(uint32_t f, uint32_t max)
+{
+	double g = (double)f * gs_config.chunk_growth;
+	return g < (double)max ? (uint32_t)g : max;
+}
+
 static bool gs_arm_plan(gs_seq_t *q)
 {
 	uint32_t max = (uint32_t)gs_config.chunk_max;
@@ -154,7 +168,7 @@ static bool gs_arm_plan(gs_seq_t *q)
 		else
 			front[nf++] = take;
 		rem -= take;
-		f = f * 2 < max ? f * 2 : max;
+		f = gs_arm_grow(f, max);
 		if (!tail || !rem)
 			continue;
 		take = b < rem ? b : rem;

@@ -42,6 +42,44 @@ Test(chunks, the_first_chunk_runs_before_the_step_is_complete)
 	tb_check();
 }
 
+/*
+ * GRAPHSHIM_CHUNK_GROWTH: each chunk from the front 1.5 times the one
+ * before (8, 12, 18, 27, 35 for 100 launches), so the GPU does not wait for
+ * the host to issue a chunk twice as long as the one it ran; 1: every chunk
+ * the first's size.
+ */
+Test(chunks, the_growth_of_front_chunks_is_configurable)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_CHUNK_FIRST", "8", "GRAPHSHIM_CHUNK_MAX", "64",
+		 "GRAPHSHIM_CHUNK_GROWTH", "1.5", NULL);
+	step(100, -1, -1);
+	step(100, -1, -1);
+	cr_assert_eq(tb.builds, 5);
+	size_t before = tb.nexec;
+	launches(0, 19);
+	cr_expect_eq(tb.nexec, before + 8, "only the first chunk (8) has gone");
+	launches(19, 20);
+	cr_expect_eq(tb.nexec, before + 20, "the second chunk (12) went at its last launch");
+	launches(20, 100);
+	cr_expect_eq(gs_stats.replays, 5);
+	cr_expect_eq(gs_stats.replayed, 100);
+	gs_engine_flush_stream(S1, NULL, 0, GS_FLUSH_SYNC, "sync");
+	tb_check();
+}
+
+Test(chunks, a_growth_of_one_keeps_every_chunk_the_first_size)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_CHUNK_FIRST", "8", "GRAPHSHIM_CHUNK_MAX", "64",
+		 "GRAPHSHIM_CHUNK_GROWTH", "1", NULL);
+	step(64, -1, -1);
+	step(64, -1, -1);
+	cr_assert_eq(tb.builds, 8, "eight chunks of 8");
+	step(64, -1, -1);
+	cr_expect_eq(gs_stats.replays, 8);
+	cr_expect_eq(gs_stats.replayed, 64);
+	tb_check();
+}
+
 Test(chunks, divergence_after_launched_chunks_keeps_order)
 {
 	learn100();
