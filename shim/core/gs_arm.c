@@ -117,25 +117,32 @@ static bool gs_arm_split(gs_seq_t *q)
 
 /*
  * Cut q into chunks, one graph each.  From the front: GRAPHSHIM_CHUNK_FIRST
- * launches, each chunk GRAPHSHIM_CHUNK_GROWTH times the one before (twice
- * by default) up to GRAPHSHIM_CHUNK_MAX, so the GPU starts early.  The GPU
- * starts a chunk only once the host has issued all of it: where the GPU
- * takes longer per launch than the host but less than the growth times as
- * long, it waits at each boundary of the ramp for the host to issue a
- * chunk longer than the one it ran (hostwork --kernels 512 --host-us 10 on
- * an H200: replayed 0.89x eager at doubling; docs/performance.md,
- * thirty-fourth session).
- * When the host took longer than GRAPHSHIM_HOST_BOUND_US per launch while
- * the sequence was learned (an interpreter between launches), the GPU keeps
- * up with the host and only the last chunk's work is left after the last
- * launch; so chunks also shrink towards the end, halving down to
- * GRAPHSHIM_CHUNK_LAST.  A piece shorter than half its planned size joins
- * its neighbour towards the middle.
+ * launches, each chunk longer than the one before up to GRAPHSHIM_CHUNK_MAX,
+ * so the GPU starts early.  When the host took longer than
+ * GRAPHSHIM_HOST_BOUND_US per launch while the sequence was learned (an
+ * interpreter between launches), the GPU keeps up with the host and only
+ * the last chunk's work is left after the last launch; so chunks also
+ * shrink towards the end, halving down to GRAPHSHIM_CHUNK_LAST.  A piece
+ * shorter than half its planned size joins its neighbour towards the
+ * middle.
+ *
+ * How much longer: twice, where the host is fast (its held launches cost
+ * it a fraction of the GPU's time: nothing to wait for); where it is slow,
+ * GRAPHSHIM_CHUNK_GROWTH (1.5).  The GPU starts a chunk only once the host
+ * has issued all of it, so where the GPU takes longer per launch than the
+ * host but less than the growth times as long it waits at each boundary of
+ * the ramp for the host to issue a chunk longer than the one it ran, and
+ * the longest front chunk's GPU work can outlast the shrinking tail's
+ * launches.  hostwork --kernels 512 --host-us 10, forced replay on an H200
+ * (docs/performance.md, thirty-fourth session): with the GPU at about 1.2x
+ * the host's time a launch, 0.89x eager doubling, 0.99x at 1.5, 1.01x at
+ * 1.25; with the GPU faster than the host, 1.08x doubling and 1.24x at 1.5.
  */
-/* The front chunk after one of f launches: GRAPHSHIM_CHUNK_GROWTH times as long, at most max. */
-static uint32_t gs_arm_grow(uint32_t f, uint32_t max)
+/* The front chunk after one of f launches: twice as long, or GRAPHSHIM_CHUNK_GROWTH
+ * times where the host is slow (tail); at most max. */
+static uint32_t gs_arm_grow(uint32_t f, uint32_t max, bool tail)
 {
-	double g = (double)f * gs_config.chunk_growth;
+	double g = (double)f * (tail ? gs_config.chunk_growth : 2.0);
 	return g < (double)max ? (uint32_t)g : max;
 }
 
@@ -168,7 +175,7 @@ static bool gs_arm_plan(gs_seq_t *q)
 		else
 			front[nf++] = take;
 		rem -= take;
-		f = gs_arm_grow(f, max);
+		f = gs_arm_grow(f, max, tail);
 		if (!tail || !rem)
 			continue;
 		take = b < rem ? b : rem;

@@ -18,7 +18,7 @@ gs_config_t gs_config = {
 	.enable = true, .learn_reps = 2, .min_seq = 3, .max_seq = 4096, .max_seqs = 64,
 	.max_nodes = 65536, .period = true, .period_after = 1024, .mismatch_limit = 3, .cooldown = 16,
 	.forgive = true,
-	.patch_cost = 0.25, .graph_cost = 1.0, .chunk_first = 32, .chunk_growth = 2.0, .chunk_max = 512,
+	.patch_cost = 0.25, .graph_cost = 1.0, .chunk_first = 32, .chunk_growth = 1.5, .chunk_max = 512,
 	.chunk_last = 8, .host_bound_us = 6.0, .async_build = true,
 	.build_sched = GS_BUILD_SCHED_BATCH, .idle_us = 2000, .idle_eager = 16, .idle_cut = 2,
 	.speculate = true, .share = true,

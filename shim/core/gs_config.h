@@ -50,8 +50,8 @@
 	  "fixed cost of one graph launch, in eager launches")                               \
 	X(chunk_first, "GRAPHSHIM_CHUNK_FIRST", INT, 32, 1, 1000000,                          \
 	  "launches in the first graph of a chunked replay (later ones grow)")              \
-	X(chunk_growth, "GRAPHSHIM_CHUNK_GROWTH", REAL, 2.0, 1.0, 16.0,                         \
-	  "how much longer each chunk from the front is than the one before, up to the most")  \
+	X(chunk_growth, "GRAPHSHIM_CHUNK_GROWTH", REAL, 1.5, 1.0, 16.0,                         \
+	  "how much longer each chunk from the front is than the one before where the host is slow (else twice)") \
 	X(chunk_max, "GRAPHSHIM_CHUNK_MAX", INT, 512, 1, 1000000,                             \
 	  "most launches in one chunk of a replay")                                          \
 	X(chunk_last, "GRAPHSHIM_CHUNK_LAST", INT, 8, 1, 1000000,                             \

@@ -43,40 +43,58 @@ Test(chunks, the_first_chunk_runs_before_the_step_is_complete)
 }
 
 /*
- * GRAPHSHIM_CHUNK_GROWTH: each chunk from the front 1.5 times the one
- * before (8, 12, 18, 27, 35 for 100 launches), so the GPU does not wait for
- * the host to issue a chunk twice as long as the one it ran; 1: every chunk
- * the first's size.
+ * GRAPHSHIM_CHUNK_GROWTH, where the host is slow (GRAPHSHIM_HOST_BOUND_US 0:
+ * any host): each chunk from the front 1.5 times the one before, so the GPU
+ * does not wait for the host to issue a chunk twice as long as the one it
+ * ran.  100 launches: 8, 12, 24 (the last front piece, 6, joined) from the
+ * front, 32, 16, 8 from the back; doubling, the second chunk would end at 24.
  */
 Test(chunks, the_growth_of_front_chunks_is_configurable)
 {
 	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_CHUNK_FIRST", "8", "GRAPHSHIM_CHUNK_MAX", "64",
-		 "GRAPHSHIM_CHUNK_GROWTH", "1.5", NULL);
+		 "GRAPHSHIM_HOST_BOUND_US", "0", "GRAPHSHIM_CHUNK_GROWTH", "1.5", NULL);
 	step(100, -1, -1);
 	step(100, -1, -1);
-	cr_assert_eq(tb.builds, 5);
+	cr_assert_eq(tb.builds, 6);
 	size_t before = tb.nexec;
 	launches(0, 19);
 	cr_expect_eq(tb.nexec, before + 8, "only the first chunk (8) has gone");
 	launches(19, 20);
-	cr_expect_eq(tb.nexec, before + 20, "the second chunk (12) went at its last launch");
+	cr_expect_eq(tb.nexec, before + 20, "the second (12) went at its last launch");
 	launches(20, 100);
-	cr_expect_eq(gs_stats.replays, 5);
+	cr_expect_eq(gs_stats.replays, 6);
 	cr_expect_eq(gs_stats.replayed, 100);
 	gs_engine_flush_stream(S1, NULL, 0, GS_FLUSH_SYNC, "sync");
 	tb_check();
 }
 
-Test(chunks, a_growth_of_one_keeps_every_chunk_the_first_size)
+/* A growth of 1: every front chunk the first's size (8, 8, 8 from the front). */
+Test(chunks, a_growth_of_one_keeps_every_front_chunk_the_first_size)
 {
 	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_CHUNK_FIRST", "8", "GRAPHSHIM_CHUNK_MAX", "64",
-		 "GRAPHSHIM_CHUNK_GROWTH", "1", NULL);
+		 "GRAPHSHIM_HOST_BOUND_US", "0", "GRAPHSHIM_CHUNK_GROWTH", "1", NULL);
 	step(64, -1, -1);
 	step(64, -1, -1);
-	cr_assert_eq(tb.builds, 8, "eight chunks of 8");
-	step(64, -1, -1);
-	cr_expect_eq(gs_stats.replays, 8);
+	size_t before = tb.nexec;
+	launches(0, 16);
+	cr_expect_eq(tb.nexec, before + 16, "two chunks of 8");
+	launches(16, 24);
+	cr_expect_eq(tb.nexec, before + 24, "and a third");
+	launches(24, 64);
 	cr_expect_eq(gs_stats.replayed, 64);
+	gs_engine_flush_stream(S1, NULL, 0, GS_FLUSH_SYNC, "sync");
+	tb_check();
+}
+
+/* Where the host is fast, chunks double whatever the setting (the C
+ * workloads: nothing for the GPU to wait for, and fewer graph launches). */
+Test(chunks, a_fast_host_doubles_whatever_the_growth)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_CHUNK_FIRST", "8", "GRAPHSHIM_CHUNK_MAX", "32",
+		 "GRAPHSHIM_HOST_BOUND_US", "1000000", "GRAPHSHIM_CHUNK_GROWTH", "1.5", NULL);
+	step(100, -1, -1);
+	step(100, -1, -1);
+	cr_expect_eq(tb.builds, 4, "8, 16, 32, 44 as with the default");
 	tb_check();
 }
 
