@@ -139,10 +139,13 @@ static bool gs_arm_split(gs_seq_t *q)
  * 1.25; with the GPU faster than the host, 1.08x doubling and 1.24x at 1.5.
  */
 /* The front chunk after one of f launches: twice as long, or GRAPHSHIM_CHUNK_GROWTH
- * times where the host is slow (tail); at most max. */
+ * times where the host is slow (tail), and at least one launch longer unless
+ * that is 1 (1.5 times a chunk of 1 is still 1); at most max. */
 static uint32_t gs_arm_grow(uint32_t f, uint32_t max, bool tail)
 {
-	double g = (double)f * (tail ? gs_config.chunk_growth : 2.0);
+	double k = tail ? gs_config.chunk_growth : 2.0, g = (double)f * k;
+	if (k > 1.0 && g < (double)f + 1.0)
+		g = (double)f + 1.0;
 	return g < (double)max ? (uint32_t)g : max;
 }
 

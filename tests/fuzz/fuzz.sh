@@ -104,10 +104,10 @@ shrink_max=${FUZZ_SHRINK_MAX:-2}
 # batches in 48 with the crossing flag cleared: docs/limits.md); back since
 # the held-event table's bugs were fixed and 200,000 adopting programs ran
 # without a divergence.
-# Two batches plan every sequence as a slow host's (GRAPHSHIM_HOST_BOUND_US=0:
+# Three batches plan every sequence as a slow host's (GRAPHSHIM_HOST_BOUND_US=0:
 # chunks shrink towards the end, and grow from the front by
-# GRAPHSHIM_CHUNK_GROWTH, 1.5 in one and 1 in the other), which the
-# simulator's fast launches otherwise never are.
+# GRAPHSHIM_CHUNK_GROWTH: 1.5 from a first chunk of 1 and of 2, and 1), which
+# the simulator's fast launches otherwise never are.
 # Two batches keep a short history (GRAPHSHIM_MAX_SEQ 24 and 12, one of
 # them with no period detection): a segment that reaches it with nothing
 # held ends there (a long cut), at places inside the programs' steps.
@@ -121,7 +121,7 @@ adopt=" GRAPHSHIM_ADOPT=1" noadopt=" GRAPHSHIM_ADOPT=0" dflt=""
 [ "${FUZZ_ADOPT:-1}" = 1 ] || adopt=$noadopt dflt=$noadopt
 settings() {
 	case $(( $1 % 6 )) in
-	0) echo "GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_CHUNK_FIRST=1 GRAPHSHIM_GATE_AFTER=1 GRAPHSHIM_GATE_SAMPLES=1 GRAPHSHIM_GATE_RECHECK=4 GRAPHSHIM_COLD_AFTER=1 GRAPHSHIM_IDLE_US=20 GRAPHSHIM_IDLE_CUT=1 GRAPHSHIM_ABSORB=1$adopt" ;;
+	0) echo "GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_CHUNK_FIRST=1 GRAPHSHIM_GATE_AFTER=1 GRAPHSHIM_GATE_SAMPLES=1 GRAPHSHIM_GATE_RECHECK=4 GRAPHSHIM_COLD_AFTER=1 GRAPHSHIM_IDLE_US=20 GRAPHSHIM_IDLE_CUT=1 GRAPHSHIM_ABSORB=1 GRAPHSHIM_HOST_BOUND_US=0$adopt" ;;
 	1) echo "GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_CHUNK_FIRST=2 GRAPHSHIM_MISMATCH_LIMIT=1 GRAPHSHIM_COOLDOWN=1 GRAPHSHIM_GATE=replay GS_SIM_REFUSE_NODES=copy,memset GRAPHSHIM_HOST_BOUND_US=0$dflt" ;;
 	2) echo "GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_CHUNK_FIRST=4 GRAPHSHIM_PATCH_COST=0 GRAPHSHIM_GRAPH_COST=0 GRAPHSHIM_GATE=eager GRAPHSHIM_MAX_SEQ=24$noadopt" ;;
 	3) echo "GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_CHUNK_FIRST=8 GRAPHSHIM_PATCH_COST=5 GRAPHSHIM_MISMATCH_LIMIT=8 GRAPHSHIM_CHUNK_MAX=8 GRAPHSHIM_PERIOD_AFTER=40 GRAPHSHIM_COLD_AFTER=2 GRAPHSHIM_IDLE_US=20 GRAPHSHIM_IDLE_EAGER=2 GRAPHSHIM_ABSORB=1$adopt" ;;

@@ -86,6 +86,25 @@ Test(chunks, a_growth_of_one_keeps_every_front_chunk_the_first_size)
 	tb_check();
 }
 
+/* Growth 1.5 from a first chunk of 1 still grows (1, 2, 3, 4 from the front,
+ * 8, 4, 2, 1 from the back for 25 launches), where 1.5 times 1 rounded down
+ * would have kept every front chunk 1 launch long (4 of 6 gone at the 6th). */
+Test(chunks, a_first_chunk_of_one_still_grows)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_CHUNK_FIRST", "1", "GRAPHSHIM_CHUNK_MAX", "64",
+		 "GRAPHSHIM_CHUNK_LAST", "1", "GRAPHSHIM_HOST_BOUND_US", "0", NULL);
+	step(25, -1, -1);
+	step(25, -1, -1);
+	cr_expect_eq(tb.builds, 8);
+	size_t before = tb.nexec;
+	launches(0, 6);
+	cr_expect_eq(tb.nexec, before + 6, "chunks of 1, 2 and 3 gone");
+	launches(6, 25);
+	cr_expect_eq(gs_stats.replayed, 25);
+	gs_engine_flush_stream(S1, NULL, 0, GS_FLUSH_SYNC, "sync");
+	tb_check();
+}
+
 /* Where the host is fast, chunks double whatever the setting (the C
  * workloads: nothing for the GPU to wait for, and fewer graph launches). */
 Test(chunks, a_fast_host_doubles_whatever_the_growth)
