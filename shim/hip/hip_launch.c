@@ -417,9 +417,14 @@ GS_EXPORT hipError_t hipFuncSetAttribute(const void *func, hipFuncAttribute attr
  * (gs_rec.h), submitted at its own call after the stream's held work, so
  * it ends no step and no record is ever held (see cu_launch.c).  Streams
  * the engine does not hold on, and calls with no event, are boundaries.
+ * A wait may first adopt its stream into the one the event was recorded on
+ * (hip_adopt.c); either mark is then made where its stream's work goes.
  */
-static hipError_t gs_hip_mark(const gs_hip_orig_t *o, int spt, unsigned which, const char *name)
+static hipError_t gs_hip_mark(gs_hip_orig_t *o, int spt, unsigned which, const char *name)
 {
+	if (which == GS_HIP_MARK_WAIT && gs_config.adopt && !gs_hip_bypass() && gs_engine_active())
+		gs_hip_adopt_try(o->stream, spt, o->e.ev);
+	GS_HIP_ADOPT_SCOPE_OF(o->stream, spt, false);
 	if (gs_hip_bypass() || !gs_engine_active())
 		return gs_hip_call_orig(o);
 	gs_hip_skey_t k = gs_hip_stream_key(o->stream, spt);
@@ -442,7 +447,6 @@ GS_EXPORT hipError_t hipEventRecord(hipEvent_t event, hipStream_t stream)
 {
 	gs_hip_orig_t o = {.api = GS_HIP_API_EVRECORD, .stream = stream};
 	o.e.ev = event;
-	GS_HIP_ADOPT_SCOPE_OF(o.stream, 0, false);
 	return gs_hip_mark(&o, 0, GS_HIP_MARK_RECORD, "hipEventRecord");
 }
 
@@ -450,9 +454,6 @@ GS_EXPORT hipError_t hipStreamWaitEvent(hipStream_t stream, hipEvent_t event, un
 {
 	gs_hip_orig_t o = {.api = GS_HIP_API_WAIT, .stream = stream};
 	o.e.ev = event, o.e.flags = flags;
-	if (gs_config.adopt && !gs_hip_bypass() && gs_engine_active())
-		gs_hip_adopt_try(stream, 0, event);
-	GS_HIP_ADOPT_SCOPE_OF(o.stream, 0, false);
 	return gs_hip_mark(&o, 0, GS_HIP_MARK_WAIT, "hipStreamWaitEvent");
 }
 
@@ -460,9 +461,6 @@ GS_EXPORT hipError_t hipStreamWaitEvent_spt(hipStream_t stream, hipEvent_t event
 {
 	gs_hip_orig_t o = {.api = GS_HIP_API_WAIT_SPT, .stream = stream};
 	o.e.ev = event, o.e.flags = flags;
-	if (gs_config.adopt && !gs_hip_bypass() && gs_engine_active())
-		gs_hip_adopt_try(stream, 1, event);
-	GS_HIP_ADOPT_SCOPE_OF(o.stream, 1, false);
 	return gs_hip_mark(&o, 1, GS_HIP_MARK_WAIT, "hipStreamWaitEvent_spt");
 }
 
