@@ -115,6 +115,17 @@ static bool gs_arm_split(gs_seq_t *q)
 	return false;
 }
 
+/* The front chunk after one of f launches: twice as long, or GRAPHSHIM_CHUNK_GROWTH
+ * times where the host is slow (tail), and at least one launch longer unless
+ * that is 1 (1.5 times a chunk of 1 is still 1); at most max. */
+static uint32_t gs_arm_grow(uint32_t f, uint32_t max, bool tail)
+{
+	double k = tail ? gs_config.chunk_growth : 2.0, g = (double)f * k;
+	if (k > 1.0 && g < (double)f + 1.0)
+		g = (double)f + 1.0;
+	return g < (double)max ? (uint32_t)g : max;
+}
+
 /*
  * Cut q into chunks, one graph each.  From the front: GRAPHSHIM_CHUNK_FIRST
  * launches, each chunk longer than the one before up to GRAPHSHIM_CHUNK_MAX,
@@ -138,17 +149,6 @@ static bool gs_arm_split(gs_seq_t *q)
  * the host's time a launch, 0.89x eager doubling, 0.99x at 1.5, 1.01x at
  * 1.25; with the GPU faster than the host, 1.08x doubling and 1.24x at 1.5.
  */
-/* The front chunk after one of f launches: twice as long, or GRAPHSHIM_CHUNK_GROWTH
- * times where the host is slow (tail), and at least one launch longer unless
- * that is 1 (1.5 times a chunk of 1 is still 1); at most max. */
-static uint32_t gs_arm_grow(uint32_t f, uint32_t max, bool tail)
-{
-	double k = tail ? gs_config.chunk_growth : 2.0, g = (double)f * k;
-	if (k > 1.0 && g < (double)f + 1.0)
-		g = (double)f + 1.0;
-	return g < (double)max ? (uint32_t)g : max;
-}
-
 static bool gs_arm_plan(gs_seq_t *q)
 {
 	uint32_t max = (uint32_t)gs_config.chunk_max;

@@ -43,47 +43,59 @@ Test(chunks, the_first_chunk_runs_before_the_step_is_complete)
 }
 
 /*
- * GRAPHSHIM_CHUNK_GROWTH, where the host is slow (GRAPHSHIM_HOST_BOUND_US 0:
- * any host): each chunk from the front 1.5 times the one before, so the GPU
- * does not wait for the host to issue a chunk twice as long as the one it
- * ran.  100 launches: 8, 12, 24 (the last front piece, 6, joined) from the
- * front, 32, 16, 8 from the back; doubling, the second chunk would end at 24.
+ * A step of n launches learned as a slow host's (GRAPHSHIM_HOST_BOUND_US 0:
+ * any host), its chunks from the front growing by `growth`, those from the
+ * back halving down to `last`.
+ */
+static void learn_slow(const char *first, const char *last, const char *growth, int n)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_CHUNK_FIRST", first, "GRAPHSHIM_CHUNK_MAX", "64",
+		 "GRAPHSHIM_CHUNK_LAST", last, "GRAPHSHIM_HOST_BOUND_US", "0", "GRAPHSHIM_CHUNK_GROWTH",
+		 growth, NULL);
+	step(n, -1, -1);
+	step(n, -1, -1);
+}
+
+/* The rest of a pass of n launches from launch `from`: every launch replayed. */
+static void finish_pass(int from, int n)
+{
+	launches(from, n);
+	cr_expect_eq(gs_stats.replayed, (uint64_t)n);
+	gs_engine_flush_stream(S1, NULL, 0, GS_FLUSH_SYNC, "sync");
+	tb_check();
+}
+
+/*
+ * GRAPHSHIM_CHUNK_GROWTH, where the host is slow: each chunk from the front
+ * 1.5 times the one before, so the GPU does not wait for the host to issue
+ * a chunk twice as long as the one it ran.  100 launches: 8, 12, 24 (the
+ * last front piece, 6, joined) from the front, 32, 16, 8 from the back;
+ * doubling, the second chunk would end at 24.
  */
 Test(chunks, the_growth_of_front_chunks_is_configurable)
 {
-	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_CHUNK_FIRST", "8", "GRAPHSHIM_CHUNK_MAX", "64",
-		 "GRAPHSHIM_HOST_BOUND_US", "0", "GRAPHSHIM_CHUNK_GROWTH", "1.5", NULL);
-	step(100, -1, -1);
-	step(100, -1, -1);
+	learn_slow("8", "8", "1.5", 100);
 	cr_assert_eq(tb.builds, 6);
 	size_t before = tb.nexec;
 	launches(0, 19);
 	cr_expect_eq(tb.nexec, before + 8, "only the first chunk (8) has gone");
 	launches(19, 20);
 	cr_expect_eq(tb.nexec, before + 20, "the second (12) went at its last launch");
-	launches(20, 100);
+	cr_expect_eq(gs_stats.replays, 2);
+	finish_pass(20, 100);
 	cr_expect_eq(gs_stats.replays, 6);
-	cr_expect_eq(gs_stats.replayed, 100);
-	gs_engine_flush_stream(S1, NULL, 0, GS_FLUSH_SYNC, "sync");
-	tb_check();
 }
 
 /* A growth of 1: every front chunk the first's size (8, 8, 8 from the front). */
 Test(chunks, a_growth_of_one_keeps_every_front_chunk_the_first_size)
 {
-	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_CHUNK_FIRST", "8", "GRAPHSHIM_CHUNK_MAX", "64",
-		 "GRAPHSHIM_HOST_BOUND_US", "0", "GRAPHSHIM_CHUNK_GROWTH", "1", NULL);
-	step(64, -1, -1);
-	step(64, -1, -1);
+	learn_slow("8", "8", "1", 64);
 	size_t before = tb.nexec;
 	launches(0, 16);
 	cr_expect_eq(tb.nexec, before + 16, "two chunks of 8");
 	launches(16, 24);
 	cr_expect_eq(tb.nexec, before + 24, "and a third");
-	launches(24, 64);
-	cr_expect_eq(gs_stats.replayed, 64);
-	gs_engine_flush_stream(S1, NULL, 0, GS_FLUSH_SYNC, "sync");
-	tb_check();
+	finish_pass(24, 64);
 }
 
 /* Growth 1.5 from a first chunk of 1 still grows (1, 2, 3, 4 from the front,
@@ -91,18 +103,12 @@ Test(chunks, a_growth_of_one_keeps_every_front_chunk_the_first_size)
  * would have kept every front chunk 1 launch long (4 of 6 gone at the 6th). */
 Test(chunks, a_first_chunk_of_one_still_grows)
 {
-	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_CHUNK_FIRST", "1", "GRAPHSHIM_CHUNK_MAX", "64",
-		 "GRAPHSHIM_CHUNK_LAST", "1", "GRAPHSHIM_HOST_BOUND_US", "0", NULL);
-	step(25, -1, -1);
-	step(25, -1, -1);
+	learn_slow("1", "1", "1.5", 25);
 	cr_expect_eq(tb.builds, 8);
 	size_t before = tb.nexec;
 	launches(0, 6);
 	cr_expect_eq(tb.nexec, before + 6, "chunks of 1, 2 and 3 gone");
-	launches(6, 25);
-	cr_expect_eq(gs_stats.replayed, 25);
-	gs_engine_flush_stream(S1, NULL, 0, GS_FLUSH_SYNC, "sync");
-	tb_check();
+	finish_pass(6, 25);
 }
 
 /* Where the host is fast, chunks double whatever the setting (the C
