@@ -21,19 +21,10 @@
 
 static unsigned gs_adopt_work_slot(gs_adopt_t *a, uintptr_t s)
 {
-	if (!s)
-		s = UINTPTR_MAX; /* HIP's legacy stream: 0 is an empty slot's key */
-	unsigned i = (unsigned)gs_mix64(s) & (GS_ADOPT_WORK_SLOTS - 1);
-	for (unsigned n = 0; n < GS_ADOPT_WORK_PROBES; n++, i = (i + 1) & (GS_ADOPT_WORK_SLOTS - 1)) {
-		uintptr_t k = __atomic_load_n(&a->work_key[i], __ATOMIC_ACQUIRE);
-		if (k == s)
-			return i;
-		if (!k && (__atomic_compare_exchange_n(&a->work_key[i], &k, s, false, __ATOMIC_ACQ_REL,
-						       __ATOMIC_ACQUIRE) ||
-			   k == s))
-			return i;
-	}
-	return GS_ADOPT_WORK_SLOTS;
+	uint64_t key = s ? s : UINT64_MAX; /* HIP's legacy stream: 0 is an empty slot's key */
+	return gs_probe_slot(a->work_key, GS_ADOPT_WORK_SLOTS,
+			     (uint32_t)gs_mix64(key) & (GS_ADOPT_WORK_SLOTS - 1), GS_ADOPT_WORK_PROBES, key,
+			     true);
 }
 
 void gs_adopt_count(gs_adopt_t *a, uintptr_t s)

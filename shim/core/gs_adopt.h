@@ -64,7 +64,7 @@ typedef struct gs_adopt {
 	pthread_mutex_t fork_lock;
 	gs_adopt_fork_t forks[GS_ADOPT_FORKS];
 	unsigned nforks;
-	uintptr_t work_key[GS_ADOPT_WORK_SLOTS];
+	uint64_t work_key[GS_ADOPT_WORK_SLOTS]; /* stream handles (gs_probe_slot) */
 	uint64_t work[GS_ADOPT_WORK_SLOTS + 1];
 } gs_adopt_t;
 

@@ -71,6 +71,32 @@ static inline uint64_t gs_mix64(uint64_t h)
 	return h;
 }
 
+/*
+ * A lock-free open-addressed table of nonzero 64-bit keys (nslots a power
+ * of two), entries never removed: key's slot, probing at most `probes`
+ * slots from `home`; with `make` an empty one is taken for it.  nslots when
+ * it is not there (or, with `make`, no room): the caller decides.
+ */
+static inline uint32_t gs_probe_slot(uint64_t *keys, uint32_t nslots, uint32_t home,
+				     uint32_t probes, uint64_t key, bool make)
+{
+	uint32_t i = home;
+	for (uint32_t n = 0; n < probes; n++, i = (i + 1) & (nslots - 1)) {
+		uint64_t k = __atomic_load_n(&keys[i], __ATOMIC_ACQUIRE);
+		if (k == key)
+			return i;
+		if (k)
+			continue;
+		if (!make)
+			return nslots;
+		if (__atomic_compare_exchange_n(&keys[i], &k, key, false, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE) ||
+		    k == key)
+			return i;
+	}
+	return nslots;
+}
+
 /* Combine a running hash with one more 64-bit word. */
 static inline uint64_t gs_hash_step(uint64_t h, uint64_t v)
 {

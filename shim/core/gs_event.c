@@ -173,21 +173,10 @@ static bool gs_event_cross[GS_EVENT_SEEN];
 /* ev's slot; `make`: entered if absent.  GS_EVENT_SEEN: not there. */
 static uint32_t gs_event_slot(uint64_t ev, bool make)
 {
-	uint32_t home = (uint32_t)((ev * 0x9e3779b97f4a7c15ULL) >> 54) & (GS_EVENT_SEEN - 1), i = home;
-	for (uint32_t n = 0; n < GS_EVENT_PROBES; n++, i = (i + 1) & (GS_EVENT_SEEN - 1)) {
-		uint64_t k = __atomic_load_n(&gs_event_seen_ev[i], __ATOMIC_ACQUIRE);
-		if (k == ev)
-			return i;
-		if (k)
-			continue;
-		if (!make)
-			return GS_EVENT_SEEN;
-		if (__atomic_compare_exchange_n(&gs_event_seen_ev[i], &k, ev, false, __ATOMIC_ACQ_REL,
-						__ATOMIC_ACQUIRE) || k == ev)
-			return i;
-	}
-	if (!make)
-		return GS_EVENT_SEEN;
+	uint32_t home = (uint32_t)((ev * 0x9e3779b97f4a7c15ULL) >> 54) & (GS_EVENT_SEEN - 1);
+	uint32_t i = gs_probe_slot(gs_event_seen_ev, GS_EVENT_SEEN, home, GS_EVENT_PROBES, ev, make);
+	if (i < GS_EVENT_SEEN || !make)
+		return i;
 	__atomic_store_n(&gs_event_rec_by[home], NULL, __ATOMIC_RELAXED);
 	__atomic_store_n(&gs_event_cross[home], false, __ATOMIC_RELAXED);
 	__atomic_store_n(&gs_event_seen_ev[home], ev, __ATOMIC_RELEASE);
