@@ -279,8 +279,12 @@ def main():
     ap.add_argument("--device", choices=("cuda",), default="cuda", help="CuPy runs on the GPU only")
     ap.add_argument("--out")
     ap.add_argument("--time", action="store_true")
+    ap.add_argument("--pool", choices=("default", "async"), default="default",
+                    help="CuPy's memory pool, or its stream-ordered one (cudaMallocAsync)")
     a = ap.parse_args()
 
+    if a.pool == "async":
+        cp.cuda.set_allocator(cp.cuda.MemoryAsyncPool().malloc)
     s = GrayScott(a) if a.method == "spectral" else Solver(a)
     s.start()
     for _ in range(a.warmup):
@@ -297,9 +301,9 @@ def main():
             f.write(struct.pack("<%dd" % len(residuals), *residuals))
             f.write(s.final())
     if a.time:
-        print("gs-wl: cupy_solver variant=%s n=%d check=%d dtype=%s %s steps=%d warmup=%d "
+        print("gs-wl: cupy_solver variant=%s n=%d check=%d dtype=%s pool=%s %s steps=%d warmup=%d "
               "cupy=%s median_us=%.3f mean_us=%.3f" % (
-                  a.method, a.n, a.check, a.dtype, s.describe(), len(times), a.warmup, cp.__version__,
+                  a.method, a.n, a.check, a.dtype, a.pool, s.describe(), len(times), a.warmup, cp.__version__,
                   statistics.median(times) * 1e6, statistics.mean(times) * 1e6), flush=True)
 
 
