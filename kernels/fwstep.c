@@ -29,6 +29,7 @@ typedef struct fw_cfg {
 	bool events, grow, two_streams, kv_copy, set_attr, readback_async, time, graph;
 	bool fresh; /* --fresh-events */
 	bool copy_stream, poll; /* --copy-stream, --poll */
+	bool pool;              /* --pool */
 	long tail, pause_us; /* --tail-records, --pause-us */
 	const char *out;
 } fw_cfg_t;
@@ -92,6 +93,10 @@ static void fw_usage(void)
 		"                      driver may hand out again to a fork or join\n"
 		"  --pause-us U        U microseconds of host work before each token (a server\n"
 		"                      preparing the next request)\n"
+		"  --pool              each layer's scratch buffer allocated on the stream\n"
+		"                      (cuMemAllocAsync) and freed after the layer\n"
+		"                      (cuMemFreeAsync), as PyTorch's cudaMallocAsync backend\n"
+		"                      does every temporary; no rotation (CUDA)\n"
 		"  --kv-copy           the KV append as cuMemcpyDtoDAsync, not a kernel\n"
 		"  --set-attr          the attention's dynamic shared memory limit set before\n"
 		"                      each of its launches, as flash attention does (CUDA)\n"
@@ -151,6 +156,8 @@ static void fw_parse(fw_cfg_t *c, int argc, char **argv)
 			c->sides = gs_wl_arg_long("--side-streams", v, 2, FW_MAX_SIDES);
 		else if (strcmp(argv[i], "--kv-copy") == 0)
 			c->kv_copy = true;
+		else if (strcmp(argv[i], "--pool") == 0)
+			c->pool = true;
 		else if (strcmp(argv[i], "--set-attr") == 0)
 			c->set_attr = true;
 		else if (strcmp(argv[i], "--time") == 0)
@@ -162,11 +169,17 @@ static void fw_parse(fw_cfg_t *c, int argc, char **argv)
 	}
 	/* A captured step bakes in everything a static step has; the position
 	 * is baked too, so there is one graph a position. */
-	if (c->graph && (c->grow || c->rotate != 1 || c->events || c->readback_every != 0)) {
+	if (c->graph && (c->grow || c->rotate != 1 || c->events || c->readback_every != 0 || c->pool)) {
 		fprintf(stderr, "fwstep: --explicit-graph needs the static step: "
-				"--no-grow --rotate 1 --no-events --readback-every 0\n");
+				"--no-grow --rotate 1 --no-events --readback-every 0, no --pool\n");
 		exit(1);
 	}
+#ifdef GS_USE_HIP
+	if (c->pool) {
+		fprintf(stderr, "fwstep: --pool is not built for HIP\n");
+		exit(1);
+	}
+#endif
 }
 
 /* What --set-attr allows the attention (it asks for none). */
@@ -303,7 +316,16 @@ static void fw_layer(fw_t *w, long l, int pos)
 	const fw_cfg_t *c = &w->c;
 	int D = (int)c->dim, chunk = (int)c->chunk;
 	size_t wsz = sizeof(unsigned);
-	CUdeviceptr *t = &w->t[w->turn++ % c->rotate];
+	CUdeviceptr pooled = 0, *t = &w->t[w->turn++ % c->rotate];
+#ifndef GS_USE_HIP
+	if (c->pool) {
+		/* Written (the projection) before anything reads it. */
+		GS_CHECK(cuMemAllocAsync(&pooled, (size_t)D * wsz, w->s));
+		t = &pooled;
+	}
+#else
+	(void)pooled;
+#endif
 	CUdeviceptr Wl = w->W + (size_t)l * (size_t)D * (size_t)D * wsz;
 	CUdeviceptr kv = w->kv + (size_t)l * (size_t)c->ctx * (size_t)D * wsz;
 	long span = c->grow ? pos + 1 : c->ctx;
@@ -339,6 +361,10 @@ static void fw_layer(fw_t *w, long l, int pos)
 	fw_launch(w->f.attn, grid, w->s, pa);
 	void *pr[] = { &w->x, &w->y, &D };
 	fw_launch(w->f.residual, fw_blocks(D), w->s, pr);
+#ifndef GS_USE_HIP
+	if (c->pool) /* after its last use, on the stream every use is joined to */
+		GS_CHECK(cuMemFreeAsync(pooled, w->s));
+#endif
 
 	if (c->events) {
 		GS_CHECK(cuEventRecord(w->ev_layer, w->s));

@@ -26,13 +26,14 @@
  * only the record of an event that crosses streams (gs_event.h), which
  * another stream would otherwise find held, and a mark of an event shared
  * with another process (gs_event_shared).  So does a record the vendor
- * would not take as a graph node (gs_arm_replan).
+ * would not take as a graph node (gs_arm_replan).  A free never does: it
+ * goes after its chunk's graph on any stream (gs_match_defer).
  */
 static bool gs_arm_cuts(const gs_seq_t *q, const gs_rec_t *r)
 {
 	if (r->refused)
 		return true;
-	return gs_rec_is_mark(r) &&
+	return gs_rec_is_evmark(r) &&
 	       (!gs_stream_absorbs(q->owner) || gs_event_shared(gs_rec_event(r)) ||
 		(gs_rec_is_record(r) && gs_event_crosses(gs_rec_event(r))));
 }

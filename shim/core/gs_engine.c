@@ -223,20 +223,27 @@ static int gs_engine_pass(gs_stream_t *s, gs_rec_t *r, const char *api)
 	return rc;
 }
 
+/* Who recorded or waited on a mark's event last (gs_event.h); a free names none. */
+static void gs_engine_mark_note(gs_stream_t *s, const gs_rec_t *r)
+{
+	if (gs_rec_is_record(r))
+		gs_event_recorded(gs_rec_event(r), s);
+	else if (!gs_rec_is_free(r))
+		gs_event_waited(gs_rec_event(r), s);
+}
+
 /*
- * A mark (an event record or wait, gs_rec.h), at its own call.  Held with
- * the records a match holds, it may wait for them (GRAPHSHIM_ABSORB,
- * gs_match_defer, gs_replay.c).  Otherwise it goes to the driver now, after
- * every record held before it (gs_match_drain), unless the match submitted
- * it already on the way.  Not a launch: neither counted nor traced as one.
+ * A mark (an event record or wait, a free, gs_rec.h), at its own call.
+ * Held with the records a match holds, it may wait for them (a free
+ * always, a record or wait under GRAPHSHIM_ABSORB: gs_match_defer,
+ * gs_replay.c).  Otherwise it goes to the driver now, after every record
+ * held before it (gs_match_drain), unless the match submitted it already
+ * on the way.  Not a launch: neither counted nor traced as one.
  */
 static int gs_engine_mark(gs_stream_t *s, gs_rec_t *r, uint64_t at)
 {
 	gs_match_t *m = &s->match;
-	if (gs_rec_is_record(r))
-		gs_event_recorded(gs_rec_event(r), s);
-	else
-		gs_event_waited(gs_rec_event(r), s);
+	gs_engine_mark_note(s, r);
 	m->inflight = r;
 	m->inflight_sent = false;
 	m->inflight_rc = 0;
@@ -373,11 +380,8 @@ int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec
 	gs_stream_t *s = NULL;
 	if (!gs_engine_active() || __atomic_load_n(&gs_hot.capturing, __ATOMIC_ACQUIRE) ||
 	    (sflags & GS_STREAM_PASSTHRU) || !(s = gs_stream_get(handle, ctx, sflags))) {
-		if (mark && gs_engine_active()) {
-			if (gs_rec_is_record(rec))
-				gs_event_recorded(gs_rec_event(rec), NULL); /* recorded where no stream is kept */
-			else
-				gs_event_waited(gs_rec_event(rec), NULL);
+		if (mark && gs_engine_active() && gs_rec_is_evmark(rec)) {
+			gs_engine_mark_note(NULL, rec); /* where no stream is kept */
 			gs_engine_event_used(NULL, gs_rec_event(rec), api);
 		}
 		gs_engine_flush_peers(NULL, ctx, sflags, api);
@@ -392,7 +396,7 @@ int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec
 		return rc;
 	}
 	gs_engine_flush_peers(s, ctx, s->lane.flags, api);
-	if (mark)
+	if (mark && gs_rec_is_evmark(rec))
 		gs_engine_event_used(s, gs_rec_event(rec), api);
 
 	gs_engine_lock(s);
@@ -403,12 +407,12 @@ int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec
 		/* A cold stream keeps no records: the mark ends its segment, as
 		 * any boundary does there.  Who recorded an event last is noted
 		 * all the same (gs_event.h): a cold side stream's record is what
-		 * its root's next wait names. */
-		if (gs_rec_is_record(rec))
-			gs_event_recorded(gs_rec_event(rec), s);
-		else
-			gs_event_waited(gs_rec_event(rec), s);
-		gs_engine_flush_locked(s, GS_FLUSH_EVENT, api, true);
+		 * its root's next wait names.  A free ends it only where
+		 * something is held (a segment's first launch may be): the
+		 * cold lane's segments are a pool allocator's whole steps. */
+		gs_engine_mark_note(s, rec);
+		if (!gs_rec_is_free(rec) || s->match.nheld > s->match.submitted)
+			gs_engine_flush_locked(s, GS_FLUSH_EVENT, api, true);
 		int rc = gs_backend->submit(rec, handle);
 		gs_engine_unlock(s);
 		return rc;

@@ -75,8 +75,20 @@ bool gs_match_defer(gs_stream_t *s, gs_rec_t *r)
 {
 	/* Held records all go, in order, with a chunk's graph or eagerly: a
 	 * mark among them may wait for them too, whichever candidate wins. */
-	if (!gs_stream_absorbs(s) || s->match.submitted >= s->match.nheld ||
-	    gs_event_shared(gs_rec_event(r)))
+	if (s->match.submitted >= s->match.nheld)
+		return false;
+	if (gs_rec_is_free(r)) {
+		/*
+		 * A stream-ordered free waits on every stream, absorbing or
+		 * not: after each use of its block held before it, it may go
+		 * after later work too, which cannot use the block (no
+		 * allocation can return it before the free is made).  So the
+		 * step is not cut at each of a pool allocator's frees.
+		 */
+		r->held_ev = GS_HELD_FREE;
+		return true;
+	}
+	if (!gs_stream_absorbs(s) || gs_event_shared(gs_rec_event(r)))
 		return false;
 	if (gs_rec_is_record(r)) {
 		/*

@@ -14,11 +14,11 @@
  * args[] is the packed parameter image.  COPY: a copy, args[] holds the
  * patchable operands (dst, src).  SET: a memset, args[] holds the
  * patchable operands (dst, value).  MARK: a stream-ordered operation that
- * is no graph node (an event record, a wait on an event): it takes its
- * place in a sequence, but the engine submits it itself at its own call,
- * after everything before it on the stream (gs_engine_launch), and
- * nothing else ever submits or bakes it; args[] holds its operand (the
- * event).  Kinds count from 1: a zeroed record has none.
+ * is no graph node (an event record, a wait on an event, a stream-ordered
+ * free): it takes its place in a sequence, but the engine submits it
+ * itself, after everything before it on the stream (gs_engine_launch), and
+ * nothing ever bakes it; args[] holds its operand (the event, or the
+ * address freed).  Kinds count from 1: a zeroed record has none.
  */
 #define GS_REC_KINDS(X)                                                       \
 	X(KERNEL, "kernel")                                                   \
@@ -111,19 +111,45 @@ static inline bool gs_rec_is_mark(const gs_rec_t *r)
 	return r->kind == GS_REC_MARK;
 }
 
-/* What a mark does (aux[3], set by the backend). */
-enum { GS_MARK_RECORD = 1, GS_MARK_WAIT = 2 };
+/*
+ * What a mark does (aux[3], set by the backend).  A FREE gives memory back
+ * to its pool in stream order (cuMemFreeAsync): it names no event, so no
+ * other call observes it, and it is held with its chunk and goes after it
+ * (gs_match_defer, gs_replay.c).
+ */
+enum { GS_MARK_RECORD = 1, GS_MARK_WAIT = 2, GS_MARK_FREE = 3 };
 
-/* A mark's held_ev: its event's record held (in gs_event's table), or a wait sent already. */
-enum { GS_HELD_EVENT = 1, GS_HELD_SENT = 2 };
+/*
+ * A mark's held_ev: its event's record or wait held (in gs_event's table),
+ * sent already, or a free held (in no table).
+ */
+enum { GS_HELD_EVENT = 1, GS_HELD_SENT = 2, GS_HELD_FREE = 3 };
 
-/* Whether r is a mark that records its event (a wait otherwise). */
+/* Whether r is a mark that records its event. */
 static inline bool gs_rec_is_record(const gs_rec_t *r)
 {
 	return r->kind == GS_REC_MARK && r->aux[3] == GS_MARK_RECORD;
 }
 
-/* A mark's event. */
+/* Whether r is a stream-ordered free: a mark that names no event. */
+static inline bool gs_rec_is_free(const gs_rec_t *r)
+{
+	return r->kind == GS_REC_MARK && r->aux[3] == GS_MARK_FREE;
+}
+
+/* Whether r is a mark that waits on its event. */
+static inline bool gs_rec_is_wait(const gs_rec_t *r)
+{
+	return r->kind == GS_REC_MARK && r->aux[3] != GS_MARK_RECORD && r->aux[3] != GS_MARK_FREE;
+}
+
+/* Whether r is a mark of an event (a record or a wait, not a free). */
+static inline bool gs_rec_is_evmark(const gs_rec_t *r)
+{
+	return r->kind == GS_REC_MARK && r->aux[3] != GS_MARK_FREE;
+}
+
+/* A mark's event (a free's address). */
 static inline uint64_t gs_rec_event(const gs_rec_t *r)
 {
 	return gs_rec_u64(r, 0);

@@ -38,7 +38,8 @@ static void gs_replay_mark_sent(gs_stream_t *s, gs_rec_t *r, int rc)
 	} else if (rc) {
 		/* Its call returned success already, as a launch's does. */
 		GS_STAT_INC(fallbacks);
-		gs_log_once(GS_LOG_WARN, "a held event record or wait failed when submitted (status %d)", rc);
+		gs_log_once(GS_LOG_WARN, "a held event record, wait or free failed when submitted (status %d)",
+			    rc);
 	}
 }
 
@@ -89,7 +90,8 @@ static void gs_replay_submit(gs_stream_t *s, uint32_t from, uint32_t to, bool ga
  * covers; a record goes after the graph (the event completes after the
  * whole chunk: later, never earlier).  Meanwhile its event is held
  * (gs_event.h): anything that would observe it first has this stream
- * submit.
+ * submit.  A free is held on every stream (gs_match_defer) and goes after
+ * the graph as a record does: its block goes back after the whole chunk.
  */
 
 /* The held record's wait at i has its event recorded earlier in [b, i). */
@@ -113,18 +115,18 @@ static uint32_t gs_replay_waits(gs_stream_t *s, uint32_t b, uint32_t e)
 		if (!gs_rec_is_mark(r))
 			continue;
 		marks++;
-		if (!gs_rec_is_record(r) && !gs_replay_inside(s, b, i))
+		if (gs_rec_is_wait(r) && !gs_replay_inside(s, b, i))
 			gs_replay_mark(s, r);
 	}
 	return marks;
 }
 
-/* After the chunk's graph: its records, in order; the waits it covered are done. */
+/* After the chunk's graph: its records and frees, in order; the waits it covered are done. */
 static void gs_replay_records(gs_stream_t *s, uint32_t b, uint32_t e)
 {
 	for (uint32_t i = b; i < e; i++) {
 		gs_rec_t *r = gs_stream_at(s, s->match.held_start + i);
-		if (gs_rec_is_record(r)) {
+		if (gs_rec_is_record(r) || gs_rec_is_free(r)) {
 			gs_replay_mark(s, r);
 		} else if (gs_rec_is_mark(r) && r->held_ev != GS_HELD_SENT) {
 			gs_replay_mark_sent(s, r, 0); /* the graph's order did its wait */

@@ -329,10 +329,11 @@ static inline const gs_cu_attrs_t *gs_cu_rec_attrs(const gs_rec_t *r)
 
 /* ---- records and the original call (cu_launch.c) ------------------------ */
 
-enum { GS_CU_OP_LAUNCH = 1, GS_CU_OP_LAUNCHEX, GS_CU_OP_COPY, GS_CU_OP_SET, GS_CU_OP_MARK };
+enum { GS_CU_OP_LAUNCH = 1, GS_CU_OP_LAUNCHEX, GS_CU_OP_COPY, GS_CU_OP_SET, GS_CU_OP_MARK,
+       GS_CU_OP_FREE };
 
-/* What a mark record is, in its aux[0] (its flags in aux[1], the event in args[]). */
-enum { GS_CU_MARK_RECORD = 1, GS_CU_MARK_RECORD_FLAGS, GS_CU_MARK_WAIT };
+/* What a mark record is, in its aux[0] (its flags in aux[1], the event or the address in args[]). */
+enum { GS_CU_MARK_RECORD = 1, GS_CU_MARK_RECORD_FLAGS, GS_CU_MARK_WAIT, GS_CU_MARK_FREE };
 
 /* Copy kinds kept in aux[1] of a copy record. */
 enum {
@@ -372,6 +373,10 @@ typedef struct gs_cu_orig {
 			CUstream s;
 			unsigned flags;
 		} e;
+		struct {
+			CUdeviceptr p;
+			CUstream s;
+		} f;
 	} u;
 } gs_cu_orig_t;
 

@@ -103,6 +103,16 @@ CUresult gs_cu_orig_call(const gs_cu_orig_t *o)
 		}
 		}
 	}
+	case GS_CU_OP_FREE: {
+		gs_cu_pfn_cuMemFreeAsync fn = GS_CU_PICK(cuMemFreeAsync);
+		if (!fn)
+			return gs_cu_missing(GS_CU_IDX_cuMemFreeAsync);
+		/* No graph is instantiated meanwhile (gs_engine_free_begin). */
+		bool on = gs_cu_engine_ok() && gs_engine_free_begin();
+		CUresult st = fn(o->u.f.p, o->u.f.s);
+		gs_engine_free_end(on);
+		return st;
+	}
 #undef GS_CU_PICK
 	}
 	return CUDA_ERROR_INVALID_VALUE;
@@ -652,4 +662,66 @@ CUresult gs_cu_x_cuEventRecordWithFlags(int pt, CUevent ev, CUstream s, unsigned
 CUresult gs_cu_x_cuStreamWaitEvent(int pt, CUstream s, CUevent ev, unsigned int flags)
 {
 	GS_CU_MARK_BODY(GS_CU_MARK_WAIT, ev, s, flags, "cuStreamWaitEvent");
+}
+
+/* ---- stream-ordered allocation ---------------------------------------------- */
+
+/*
+ * A pool allocator (PyTorch's cudaMallocAsync backend, CuPy's
+ * MemoryAsyncPool, cuda.core's buffers) allocates and frees in stream order
+ * around every temporary, and a step cut at each would be no step.  An
+ * allocation submits nothing: work issued before it cannot use what it
+ * returns, and a block it reuses was freed by a free that follows every
+ * use held before that free.  It is made where its stream's work goes (an
+ * adopted stream's root), so what uses the block is ordered after it.  A
+ * free is a mark (GS_MARK_FREE): held with its stream's records, it goes
+ * after them, with its chunk's graph or eagerly (gs_match_defer); later
+ * work may go before it, which cannot use the block (no allocation returns
+ * it until the free is made).  Memory goes back a chunk later at most.
+ */
+CUresult gs_cu_x_cuMemAllocAsync(int pt, CUdeviceptr *dptr, size_t n, CUstream s)
+{
+	GS_CU_READY();
+	gs_cu_pfn_cuMemAllocAsync fn = pt ? gs_cu_real.cuMemAllocAsync_ptsz : gs_cu_real.cuMemAllocAsync;
+	if (GS_UNLIKELY(!fn))
+		return gs_cu_missing(pt ? GS_CU_IDX_cuMemAllocAsync_ptsz : GS_CU_IDX_cuMemAllocAsync);
+	GS_CU_ADOPT_SCOPE(s);
+	return fn(dptr, n, s);
+}
+
+CUresult gs_cu_x_cuMemAllocFromPoolAsync(int pt, CUdeviceptr *dptr, size_t n, CUmemoryPool pool,
+					 CUstream s)
+{
+	GS_CU_READY();
+	gs_cu_pfn_cuMemAllocFromPoolAsync fn =
+		pt ? gs_cu_real.cuMemAllocFromPoolAsync_ptsz : gs_cu_real.cuMemAllocFromPoolAsync;
+	if (GS_UNLIKELY(!fn))
+		return gs_cu_missing(pt ? GS_CU_IDX_cuMemAllocFromPoolAsync_ptsz
+					: GS_CU_IDX_cuMemAllocFromPoolAsync);
+	GS_CU_ADOPT_SCOPE(s);
+	return fn(dptr, n, pool, s);
+}
+
+CUresult gs_cu_x_cuMemFreeAsync(int pt, CUdeviceptr p, CUstream s)
+{
+	GS_CU_READY();
+	gs_cu_orig_t o = { .op = GS_CU_OP_FREE, .pt = pt };
+	o.u.f.p = p;
+	o.u.f.s = s;
+	GS_CU_ADOPT_SCOPE(o.u.f.s);
+	if (!gs_cu_elements_ok())
+		return gs_cu_orig_call(&o);
+	const char *api = pt ? "cuMemFreeAsync_ptsz" : "cuMemFreeAsync";
+	gs_cu_sref_t sr;
+	gs_cu_stream_ref(o.u.f.s, pt, &sr);
+	CUcontext ctx = gs_cu_ctx_current();
+	gs_rec_t *r = ctx && p && !(sr.sflags & GS_STREAM_PASSTHRU) ? gs_rec_scratch(8) : NULL;
+	if (!r)
+		return gs_cu_boundary(&o, &sr, ctx, GS_FLUSH_FREE, api);
+	r->kind = GS_REC_MARK;
+	r->nbytes = 8;
+	r->aux[0] = GS_CU_MARK_FREE;
+	r->aux[3] = GS_MARK_FREE;
+	memcpy(r->args, &p, sizeof(p));
+	return gs_cu_hold(r, &o, &sr, ctx, api);
 }

@@ -120,6 +120,10 @@ static void gs_cu_orig_from_rec(const gs_rec_t *r, CUstream s, gs_cu_orig_t *o)
 		o->u.c.src = gs_rec_u64(r, 8);
 		o->u.c.n = r->aux[0];
 		o->u.c.s = s;
+	} else if (r->kind == GS_REC_MARK && r->aux[3] == GS_MARK_FREE) {
+		o->op = GS_CU_OP_FREE;
+		o->u.f.p = (CUdeviceptr)gs_rec_u64(r, 0);
+		o->u.f.s = s;
 	} else if (r->kind == GS_REC_MARK) {
 		o->op = GS_CU_OP_MARK;
 		o->u.e.which = (int)r->aux[0];

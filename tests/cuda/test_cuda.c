@@ -152,6 +152,22 @@ static CUresult s_htod(CUdeviceptr d, const void *s, size_t n, CUstream st)
 static CUresult s_generic_stream(CUstream s) { real_calls++; return CUDA_SUCCESS; }
 static CUresult s_event_record(CUevent e, CUstream s) { real_calls++; return CUDA_SUCCESS; }
 static CUresult s_count(int *n) { real_calls++; *n = 3; return CUDA_SUCCESS; }
+static CUstream pool_stream;
+static CUdeviceptr pool_freed;
+static CUresult s_alloc_async(CUdeviceptr *p, size_t n, CUstream s)
+{
+	real_calls++;
+	pool_stream = s;
+	*p = 0x7000;
+	return CUDA_SUCCESS;
+}
+static CUresult s_free_async(CUdeviceptr p, CUstream s)
+{
+	real_calls++;
+	pool_stream = s;
+	pool_freed = p;
+	return CUDA_SUCCESS;
+}
 static CUresult s_capturing(CUstream s, CUstreamCaptureStatus *st)
 {
 	*st = CU_STREAM_CAPTURE_STATUS_ACTIVE;
@@ -199,6 +215,8 @@ static void setup(void)
 	gs_cu_real.cuEventRecord = s_event_record;
 	gs_cu_real.cuEventRecord_ptsz = s_event_record;
 	gs_cu_real.cuDeviceGetCount = s_count;
+	gs_cu_real.cuMemAllocAsync = s_alloc_async;
+	gs_cu_real.cuMemFreeAsync = s_free_async;
 	gs_cu_real.cuStreamIsCapturing = s_capturing;
 	gs_cu_real.cuStreamEndCapture = s_end_capture;
 	gs_cu_real.cuStreamBeginCapture_v2 = s_begin_capture;
@@ -1475,6 +1493,39 @@ Test(cuda, classes_reach_the_engine)
 	cr_expect_eq(real_calls, 4);
 	/* No real function: an error, never a call through NULL. */
 	cr_expect_neq(cuCtxSynchronize(), CUDA_SUCCESS);
+}
+
+/*
+ * Stream-ordered allocation: an allocation submits nothing and ends no
+ * segment; a free is a mark of its stream (the engine holds it with what
+ * the stream holds), submitted as the free it was.
+ */
+Test(cuda, pool_allocation_flushes_nothing_and_a_free_is_a_mark)
+{
+	CUdeviceptr p = 0;
+	cr_expect_eq(cuMemAllocAsync(&p, 256, S_BLK), CUDA_SUCCESS);
+	cr_expect_eq(p, 0x7000);
+	cr_expect_eq(pool_stream, S_BLK);
+	cr_expect_eq(gs_stub.flush_all + gs_stub.flush_stream + gs_stub.launches, 0,
+		     "an allocation is neither a boundary nor a record");
+	gs_stub.passthru = true; /* the engine submits the mark at once */
+	cr_expect_eq(cuMemFreeAsync(p, S_NB), CUDA_SUCCESS);
+	cr_expect_eq(gs_stub.launches, 1, "a free is a mark of its stream's step");
+	cr_expect_eq(gs_stub.last->kind, GS_REC_MARK);
+	cr_expect_eq(gs_stub.last->aux[3], GS_MARK_FREE);
+	cr_expect_eq(gs_rec_u64(gs_stub.last, 0), 0x7000);
+	cr_expect_eq(gs_stub.handle, (uintptr_t)S_NB);
+	cr_expect_eq(gs_stub.flush_stream + gs_stub.flush_all, 0);
+	cr_expect_eq(pool_freed, 0x7000, "the submitted mark frees the block");
+	cr_expect_eq(pool_stream, S_NB);
+	/* Rebuilt from the record (a held free submitted later): the same call. */
+	pool_freed = 0;
+	pool_stream = NULL;
+	cr_expect_eq(gs_cu_ops.submit(gs_stub.last, (uintptr_t)S_NB), 0);
+	cr_expect_eq(pool_freed, 0x7000);
+	cr_expect_eq(pool_stream, S_NB);
+	gs_stub.passthru = false;
+	cr_expect_eq(real_calls, 3);
 }
 
 Test(cuda, capture_begin_and_end_balance)

@@ -85,6 +85,10 @@ static void hip_fix(fz_op_t *op)
 		op->form = hip_form[op->form];
 	else
 		op->form = 0;
+	if (op->kind == FZ_K_AREALLOC) { /* no stream-ordered pool in that flavour */
+		op->kind = FZ_K_REALLOC;
+		op->st = FZ_S_L;
+	}
 	op->alt = 0;
 	bool sync = (op->kind == FZ_K_COPY && op->sub >= FZ_C_NASYNC) ||
 		    (op->kind == FZ_K_MEMSET && (op->sub & 8));
@@ -287,6 +291,7 @@ static fz_op_t gen_single(gen_t *g)
 		{ FZ_K_EVREC, 6 },   { FZ_K_EVWAIT, 6 }, { FZ_K_EVQUERY, 2 }, { FZ_K_EVSYNC, 2 },
 		{ FZ_K_SSYNC, 4 },   { FZ_K_SQUERY, 2 }, { FZ_K_SPIN, 1 },   { FZ_K_CTXSYNC, 2 },
 		{ FZ_K_HREAD, 5 },   { FZ_K_HWRITE, 3 }, { FZ_K_REALLOC, 3 },
+		{ FZ_K_AREALLOC, 3 },
 	};
 	unsigned total = 0, x;
 	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
@@ -318,6 +323,7 @@ static fz_op_t gen_single(gen_t *g)
 		op.v[0] = (int32_t)rnext(&g->r);
 		break;
 	case FZ_K_REALLOC:
+	case FZ_K_AREALLOC:
 		op.b[0] = (int8_t)pick_dev(g);
 		op.v[0] = (int32_t)rnext(&g->r);
 		break;
@@ -343,14 +349,22 @@ static bool on_dev(const fz_op_t *op)
 	return op->b[0] >= 0 && op->b[0] < FZ_B_PIN;
 }
 
-/* Device buffer b reallocated at iteration it; half the time the new block
- * comes before the old one goes (another address). */
-static void emit_realloc(gen_t *g, int8_t b, int it)
+/*
+ * Device buffer b reallocated at iteration it; half the time the new block
+ * comes before the old one goes (another address).  As often, in stream
+ * order on st (AREALLOC: cuMemFreeAsync and cuMemAllocAsync, a pool
+ * allocator's temporary: where the loop persists, one every step).
+ */
+static void emit_realloc(gen_t *g, int8_t b, int it, int st)
 {
 	fz_op_t r = op_new(FZ_K_REALLOC, FZ_S_L);
 	r.b[0] = b;
 	r.v[0] = (int32_t)rnext(&g->r);
 	r.alt = (uint8_t)(r.v[0] & 1);
+	if (r.v[0] & 2) {
+		r.kind = FZ_K_AREALLOC;
+		r.st = (uint8_t)st;
+	}
 	emit(g, r, it);
 }
 
@@ -448,6 +462,13 @@ static void gen_loop(gen_t *g)
 	 * every iteration (a program polling memory mid-step, fuzz_run.c's
 	 * mem_wait): where graphshim learns to end a chunk. */
 	int spin_at = rn(&g->r, 100) < 15 ? (int)rn(&g->r, (unsigned)k) : -1;
+	/* A pool allocator's temporary, in 15% of the loops (the CUDA
+	 * flavour): before operation pool_at, every iteration, its first
+	 * buffer freed and allocated again in stream order on its stream
+	 * (AREALLOC, new block first or not as drawn), as PyTorch's
+	 * cudaMallocAsync backend gives each step's tensors. */
+	int pool_at = rn(&g->r, 100) < 15 && !fz_hip ? (int)rn(&g->r, (unsigned)k) : -1;
+	bool pool_alt = rn(&g->r, 2);
 	bool drift = rn(&g->r, 10) < 7;
 	int d = 1 + (int)rn(&g->r, (unsigned)reps - 1), dj = (int)rn(&g->r, (unsigned)k);
 	int dt = (int)rn(&g->r, DR_N);
@@ -472,7 +493,7 @@ static void gen_loop(gen_t *g)
 	g->pinned_pct = 10;
 	for (int it = 0; it < reps; it++) {
 		if (drift && dt == DR_REALLOC && it == d && !persist)
-			emit_realloc(g, rb, it);
+			emit_realloc(g, rb, it, body[dj].st);
 		for (int j = 0; j < k; j++) {
 			if (drift && dt == DR_EVERY && j == dj && it >= d) {
 				fz_op_t o = body[j];
@@ -486,6 +507,13 @@ static void gen_loop(gen_t *g)
 			if (drift && dt == DR_ROT) {
 				emit(g, it >= d && (it - d) % 2 == 0 ? rot[j] : body[j], it);
 				continue;
+			}
+			if (j == pool_at && on_dev(&body[j])) {
+				fz_op_t o = op_new(FZ_K_AREALLOC, body[j].st);
+				o.b[0] = body[j].b[0];
+				o.v[0] = (int32_t)rnext(&g->r);
+				o.alt = pool_alt;
+				emit(g, o, it);
 			}
 			bool active = drift && j == dj && (it == d || (persist && it > d));
 			if (active && dt == DR_SKIP)
@@ -502,7 +530,7 @@ static void gen_loop(gen_t *g)
 		 * after the step's last operation: a per-call workspace freed as
 		 * the step is learned, so a graph built from it meets it freed. */
 		if (drift && dt == DR_REALLOC && persist && it >= d)
-			emit_realloc(g, rb, it);
+			emit_realloc(g, rb, it, body[dj].st);
 	}
 }
 
@@ -844,6 +872,7 @@ typedef struct lg {
 		vc_t rd;     /* readers since the write */
 	} buf[FZ_NBUF];
 	int fev;
+	bool pooled[FZ_NDEV]; /* the buffer's block came from the pool (AREALLOC) */
 	bool oom;
 } lg_t;
 
@@ -917,6 +946,7 @@ static int accesses(const fz_op_t *op, acc_t *a)
 		a[n++] = (acc_t){ op->b[1], false, op->b[1] >= FZ_B_PAGE };
 		break;
 	case FZ_K_MEMSET:
+	case FZ_K_AREALLOC: /* the free, then the memset of the new block */
 		a[n++] = (acc_t){ op->b[0], true, false };
 		break;
 	case FZ_K_HOSTFN:
@@ -943,6 +973,7 @@ static bool stream_op(const fz_op_t *op)
 	case FZ_K_HOSTFN:
 	case FZ_K_NOPL:
 	case FZ_K_SCOPY:
+	case FZ_K_AREALLOC:
 		return true;
 	}
 	return false;
@@ -1031,6 +1062,16 @@ static void process(lg_t *l, fz_op_t op)
 		memset(&l->buf[op.b[0]], 0, sizeof(l->buf[0]));
 		a[n++] = (acc_t){ op.b[0], true, false };
 		X = FZ_S_L;
+		l->pooled[op.b[0]] = false;
+	} else if (op.kind == FZ_K_AREALLOC) {
+		/* A block not from the pool goes by cuMemFree, which
+		 * synchronizes; a pool's block is freed on X after every
+		 * access before (the write's order).  The new one is set on X. */
+		if (!l->pooled[op.b[0]]) {
+			host_all(l);
+			memset(&l->buf[op.b[0]], 0, sizeof(l->buf[0]));
+		}
+		l->pooled[op.b[0]] = true;
 	}
 	for (int i = 0; i < n; i++) {
 		int who = a[i].host ? FZ_HOST : X;
@@ -1182,6 +1223,10 @@ void fz_op_format(const fz_op_t *op, char *out, size_t size)
 	case FZ_K_REALLOC:
 		snprintf(out, size, "%s %s %s %d", head, fz_kind_names[op->kind],
 			 buf_name(op->b[0], b0), op->v[0]);
+		break;
+	case FZ_K_AREALLOC:
+		snprintf(out, size, "%s %s%s %s %d on %s", head, fz_kind_names[op->kind],
+			 op->alt ? " (new first)" : "", buf_name(op->b[0], b0), op->v[0], st);
 		break;
 	default:
 		snprintf(out, size, "%s %s%s on %s", head, fz_kind_names[op->kind], via, st);

@@ -45,7 +45,7 @@
 #define FZ_KINDS(X)                                                              \
 	X(LAUNCH) X(COPY) X(MEMSET) X(HOSTFN) X(EVREC) X(EVWAIT) X(EVQUERY)     \
 	X(EVSYNC) X(SSYNC) X(SQUERY) X(SPIN) X(CTXSYNC) X(HREAD) X(HWRITE)     \
-	X(REALLOC) X(NOPL) X(SCOPY) X(SFREE)
+	X(REALLOC) X(NOPL) X(SCOPY) X(SFREE) X(AREALLOC)
 enum {
 #define FZ_X(k) FZ_K_##k,
 	FZ_KINDS(FZ_X)

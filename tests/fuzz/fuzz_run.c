@@ -115,6 +115,7 @@ typedef struct fz_thr {
 	CUcontext ctx;
 	CUstream s[FZ_NS];
 	CUdeviceptr dev[FZ_NDEV];
+	bool pooled[FZ_NDEV]; /* dev[b] came from the stream-ordered pool (AREALLOC) */
 	uint32_t *hb[FZ_NBUF]; /* host buffers (pinned, pageable, slots) */
 	uint32_t *slots;
 	CUevent ev[FZ_NEV + FZ_NFEV];
@@ -512,7 +513,25 @@ static void exec_op(fz_thr_t *th, const fz_op_t *op, int at)
 			check(th, at, "alloc", cuMemAlloc(&th->dev[op->b[0]], FZ_N * 4));
 		}
 		r = cuMemsetD32(th->dev[op->b[0]], (unsigned)op->v[0], FZ_N);
+		th->pooled[op->b[0]] = false;
 		break;
+#if !FZ_FLAVOUR_HIP
+	case FZ_K_AREALLOC: {
+		/* In stream order on h: a pool allocator's temporary.  A block
+		 * that is not the pool's goes by cuMemFree (the legalizer
+		 * synchronized for it); the new one is set on h. */
+		CUdeviceptr old = th->dev[op->b[0]], *d = &th->dev[op->b[0]];
+		bool was = th->pooled[op->b[0]];
+		if (op->alt)
+			check(th, at, "alloc_async", cuMemAllocAsync(d, FZ_N * 4, h));
+		check(th, at, "free_async", was ? cuMemFreeAsync(old, h) : cuMemFree(old));
+		if (!op->alt)
+			check(th, at, "alloc_async", cuMemAllocAsync(d, FZ_N * 4, h));
+		th->pooled[op->b[0]] = true;
+		r = cuMemsetD32Async(*d, (unsigned)op->v[0], FZ_N, h);
+		break;
+	}
+#endif
 	case FZ_K_NOPL:
 		r = cuMemsetD32Async(th->scratch, 0, 1, op->alt ? CU_STREAM_LEGACY : 0);
 		break;

@@ -163,6 +163,11 @@ run fwstep 80 -- $F
 run fwstep-no-events 85 -- $F --no-events
 run fwstep-no-rotation 80 -- $F --rotate 1
 run fwstep-no-grow 80 -- $F --no-grow
+# Each layer's scratch buffer from the stream's pool (cuMemAllocAsync) and
+# freed after the layer (cuMemFreeAsync): a free is a mark held with its
+# chunk, not a boundary (86% replayed when each free ended a segment).
+run fwstep-pool 90 -- $F --pool
+run fwstep-pool-sides 90 -- $F --pool --side-streams 12
 # Side streams adopted into the stream they fork from, which absorbs event
 # records and waits into its chunks (the default since the thirtieth
 # session): the forked step replays as the single-stream one does (94%;

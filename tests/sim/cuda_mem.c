@@ -34,8 +34,43 @@ CUresult cuMemFree(CUdeviceptr dptr)
 	GS_CU_CHECK_INIT();
 	if (!dptr)
 		return CUDA_SUCCESS;
+	if (gs_sim_pool_owns((void *)(uintptr_t)dptr))
+		return gs_cu_err(gs_sim_pool_free_now((void *)(uintptr_t)dptr));
 	return gs_cu_err(gs_sim_mem_free((void *)(uintptr_t)dptr));
 }
+
+/* Stream-ordered allocation from the context's pool (gs_sim_pool_alloc). */
+static CUresult mem_alloc_async(CUdeviceptr *dptr, size_t n, CUstream h, gs_cu_dflt_t d)
+{
+	gs_sim_stream_t *s;
+	CUresult r = gs_cu_stream_out(h, d, dptr, &s);
+	if (r)
+		return r;
+	if (!n)
+		return CUDA_ERROR_INVALID_VALUE;
+	void *p;
+	r = gs_cu_err(gs_sim_pool_alloc(&p, n, gs_cu_ctx(), s));
+	if (!r)
+		*dptr = (CUdeviceptr)(uintptr_t)p;
+	return r;
+}
+#define X(d) mem_alloc_async(dptr, bytesize, hStream, d)
+GS_CU_PAIR_SZ(CUresult, cuMemAllocAsync, (CUdeviceptr *dptr, size_t bytesize, CUstream hStream), X)
+#undef X
+
+static CUresult mem_free_async(CUdeviceptr p, CUstream h, gs_cu_dflt_t d)
+{
+	gs_sim_stream_t *s;
+	CUresult r = gs_cu_stream(h, d, &s);
+	if (r)
+		return r;
+	if (!p)
+		return CUDA_SUCCESS;
+	return gs_cu_err(gs_sim_pool_free((void *)(uintptr_t)p, s));
+}
+#define X(d) mem_free_async(dptr, hStream, d)
+GS_CU_PAIR_SZ(CUresult, cuMemFreeAsync, (CUdeviceptr dptr, CUstream hStream), X)
+#undef X
 
 CUresult cuMemAllocHost(void **pp, size_t bytesize)
 {

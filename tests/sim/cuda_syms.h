@@ -63,6 +63,8 @@
 	X(cuEventElapsedTime, 12080, cuEventElapsedTime_v2, cuEventElapsedTime_v2) \
 	X(cuMemAlloc, 3020, cuMemAlloc_v2, cuMemAlloc_v2) \
 	X(cuMemFree, 3020, cuMemFree_v2, cuMemFree_v2) \
+	X(cuMemAllocAsync, 11020, cuMemAllocAsync, cuMemAllocAsync_ptsz) \
+	X(cuMemFreeAsync, 11020, cuMemFreeAsync, cuMemFreeAsync_ptsz) \
 	X(cuMemAllocHost, 3020, cuMemAllocHost_v2, cuMemAllocHost_v2) \
 	X(cuMemHostAlloc, 2020, cuMemHostAlloc, cuMemHostAlloc) \
 	X(cuMemFreeHost, 2000, cuMemFreeHost, cuMemFreeHost) \

@@ -221,6 +221,18 @@ int gs_sim_mem_kind(const void *p, void **base, size_t *size,
 		    gs_sim_ctx_t **ctx, unsigned *flags);
 /* Free and total device memory; either pointer may be NULL. */
 void gs_sim_mem_info(size_t *free_b, size_t *total_b);
+/*
+ * The stream-ordered pool (sim_mem.c): an allocation ordered on stream s,
+ * a free made when s reaches it (the block then poisoned), the blocks of a
+ * destroyed context given back.
+ */
+gs_sim_err_t gs_sim_pool_alloc(void **out, size_t size, gs_sim_ctx_t *ctx,
+			       const struct gs_sim_stream *s);
+gs_sim_err_t gs_sim_pool_free(void *p, struct gs_sim_stream *s);
+/* cuMemFree of a pool's block: out of the pool, freed as any (syncing its context). */
+gs_sim_err_t gs_sim_pool_free_now(void *p);
+bool gs_sim_pool_owns(const void *p);
+void gs_sim_pool_drop(gs_sim_ctx_t *ctx);
 
 /* ---- modules and functions ---- */
 typedef struct gs_sim_func {

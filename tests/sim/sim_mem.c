@@ -321,3 +321,166 @@ void gs_sim_mem_info(size_t *free_b, size_t *total_b)
 	if (total_b)
 		*total_b = t;
 }
+
+/*
+ * The stream-ordered pool (cuMemAllocAsync, cuMemFreeAsync; one for every
+ * context, as a device's default pool).  A free is work on its stream:
+ * when the stream reaches it the block is filled with GS_SIM_POOL_POISON
+ * (a kernel that reads a block after its free, which graphshim must never
+ * make happen, reads that) and any stream may have it again.  Before that
+ * only an allocation on the freeing stream may (stream order makes its
+ * use follow the free, as the real driver allows).  The block freed last
+ * is reused first, so a program's pointers repeat from step to step as
+ * they do on a GPU.  A reused block holds the poison: programs write what
+ * they allocate before they read it.  cuMemFree takes a block out of the
+ * pool and frees it as any other (synchronizing).
+ */
+#define GS_SIM_POOL_POISON 0xa5
+
+enum { POOL_USED = 1, POOL_PENDING, POOL_FREE };
+
+typedef struct pool_blk {
+	unsigned char *p;
+	size_t size;              /* rounded to DEV_ALIGN */
+	gs_sim_ctx_t *ctx;
+	int state;
+	const gs_sim_stream_t *fs; /* the freeing stream, compared only */
+	uint64_t gen;             /* counts frees: a free's work checks it */
+	uint64_t age;             /* when freed, for last-freed-first reuse */
+} pool_blk_t;
+
+static pool_blk_t *pool;
+static size_t npool, cappool;
+static uint64_t pool_clock;
+
+typedef struct pool_free_job {
+	unsigned char *p;
+	uint64_t gen;
+} pool_free_job_t;
+
+static pool_blk_t *pool_find_locked(const unsigned char *p)
+{
+	for (size_t i = 0; i < npool; i++)
+		if (pool[i].p == p)
+			return &pool[i];
+	return NULL;
+}
+
+gs_sim_err_t gs_sim_pool_alloc(void **out, size_t size, gs_sim_ctx_t *ctx,
+			       const gs_sim_stream_t *s)
+{
+	if (!out || !size)
+		return GS_SIM_EINVAL;
+	size_t want = (size + DEV_ALIGN - 1) & ~(size_t)(DEV_ALIGN - 1);
+	GS_SIM_PT(pthread_mutex_lock(&mem_mu));
+	pool_blk_t *best = NULL;
+	for (size_t i = 0; i < npool; i++) {
+		pool_blk_t *b = &pool[i];
+		if (b->ctx != ctx || b->size != want ||
+		    !(b->state == POOL_FREE || (b->state == POOL_PENDING && b->fs == s)))
+			continue;
+		if (!best || b->age > best->age)
+			best = b;
+	}
+	if (best) {
+		best->state = POOL_USED;
+		*out = best->p;
+		GS_SIM_PT(pthread_mutex_unlock(&mem_mu));
+		return GS_SIM_OK;
+	}
+	if (npool == cappool) {
+		size_t nc = cappool ? cappool * 2 : 64;
+		pool_blk_t *np = realloc(pool, nc * sizeof(*np));
+		if (!np) {
+			GS_SIM_PT(pthread_mutex_unlock(&mem_mu));
+			return GS_SIM_ENOMEM;
+		}
+		pool = np;
+		cappool = nc;
+	}
+	GS_SIM_PT(pthread_mutex_unlock(&mem_mu));
+	void *p;
+	gs_sim_err_t e = gs_sim_mem_alloc(&p, want, ctx);
+	if (e)
+		return e;
+	GS_SIM_PT(pthread_mutex_lock(&mem_mu));
+	pool[npool++] = (pool_blk_t){ p, want, ctx, POOL_USED, NULL, 0, 0 };
+	GS_SIM_PT(pthread_mutex_unlock(&mem_mu));
+	*out = p;
+	return GS_SIM_OK;
+}
+
+/* The free's work, on its stream. */
+static void pool_free_run(void *arg)
+{
+	pool_free_job_t *j = arg;
+	GS_SIM_PT(pthread_mutex_lock(&mem_mu));
+	pool_blk_t *b = pool_find_locked(j->p);
+	if (b && b->gen == j->gen) {
+		memset(b->p, GS_SIM_POOL_POISON, b->size);
+		if (b->state == POOL_PENDING)
+			b->state = POOL_FREE;
+	}
+	GS_SIM_PT(pthread_mutex_unlock(&mem_mu));
+}
+
+gs_sim_err_t gs_sim_pool_free(void *p, gs_sim_stream_t *s)
+{
+	pool_free_job_t *j = malloc(sizeof(*j));
+	if (!j)
+		return GS_SIM_ENOMEM;
+	GS_SIM_PT(pthread_mutex_lock(&mem_mu));
+	pool_blk_t *b = pool_find_locked(p);
+	if (!b || b->state != POOL_USED) {
+		GS_SIM_PT(pthread_mutex_unlock(&mem_mu));
+		free(j);
+		return GS_SIM_EINVAL;
+	}
+	b->state = POOL_PENDING;
+	b->fs = s;
+	b->gen++;
+	b->age = ++pool_clock;
+	j->p = b->p;
+	j->gen = b->gen;
+	GS_SIM_PT(pthread_mutex_unlock(&mem_mu));
+	gs_sim_work_t w = { .kind = GS_SIM_W_HOST, .u.host = { pool_free_run, j }, .owned = j };
+	return gs_sim_submit(s, &w, NULL, 0, NULL);
+}
+
+gs_sim_err_t gs_sim_pool_free_now(void *p)
+{
+	GS_SIM_PT(pthread_mutex_lock(&mem_mu));
+	pool_blk_t *b = pool_find_locked(p);
+	bool used = b && b->state == POOL_USED;
+	if (used)
+		*b = pool[--npool];
+	GS_SIM_PT(pthread_mutex_unlock(&mem_mu));
+	return used ? gs_sim_mem_free(p) : GS_SIM_EINVAL;
+}
+
+bool gs_sim_pool_owns(const void *p)
+{
+	GS_SIM_PT(pthread_mutex_lock(&mem_mu));
+	bool r = pool_find_locked(p) != NULL;
+	GS_SIM_PT(pthread_mutex_unlock(&mem_mu));
+	return r;
+}
+
+void gs_sim_pool_drop(gs_sim_ctx_t *ctx)
+{
+	for (;;) {
+		void *p = NULL;
+		GS_SIM_PT(pthread_mutex_lock(&mem_mu));
+		for (size_t i = 0; i < npool; i++) {
+			if (pool[i].ctx == ctx) {
+				p = pool[i].p;
+				pool[i] = pool[--npool];
+				break;
+			}
+		}
+		GS_SIM_PT(pthread_mutex_unlock(&mem_mu));
+		if (!p)
+			return;
+		gs_sim_mem_free(p);
+	}
+}

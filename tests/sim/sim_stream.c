@@ -461,6 +461,7 @@ void gs_sim_ctx_destroy(gs_sim_ctx_t *ctx)
 			break;
 		gs_sim_stream_destroy(s);
 	}
+	gs_sim_pool_drop(ctx); /* its streams' frees have run */
 	GS_SIM_PT(pthread_mutex_destroy(&ctx->mu));
 	free(ctx);
 }

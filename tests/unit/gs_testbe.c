@@ -277,8 +277,8 @@ static int tb_rec(uintptr_t stream, unsigned sflags, uint32_t kind, uintptr_t fu
 	r->block[1] = r->block[2] = 1;
 	r->layout = kind == GS_REC_KERNEL ? tb_layout(func) : NULL;
 	r->aux[0] = aux;
-	if (kind == GS_REC_MARK) /* which 2 waits, any other records */
-		r->aux[3] = aux == 2 ? GS_MARK_WAIT : GS_MARK_RECORD;
+	if (kind == GS_REC_MARK) /* which 2 waits, 3 frees, any other records */
+		r->aux[3] = aux == 2 ? GS_MARK_WAIT : aux == 3 ? GS_MARK_FREE : GS_MARK_RECORD;
 	memcpy(r->args, &a0, 8);
 	memcpy(r->args + 8, &a1, 8);
 	gs_rec_seal(r);

@@ -78,7 +78,8 @@ int tb_copy(uintptr_t stream, uint64_t dst, uint64_t src, uint64_t bytes);
 /* An event destroyed by the engine after its holders submitted (gs_ops_t.event_destroy):
  * logged with a0 the event. */
 #define TB_EVENT_DESTROYED ((uintptr_t)0xde57)
-/* A mark (an event record or wait, `which` its kind) of `event`; it runs as TB_MARK. */
+/* A mark (an event record or wait, `which` its kind: 2 a wait, 3 a stream-ordered
+ * free of address `event`, any other a record) of `event`; it runs as TB_MARK. */
 #define TB_MARK ((uintptr_t)0xe7e7)
 int tb_mark(uintptr_t stream, uint64_t event, uint64_t which);
 

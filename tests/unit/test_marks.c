@@ -2,7 +2,9 @@
  * Marks (gs_rec.h): event records and waits inside a step.  They end no
  * segment, take their place in the learned sequence, are never graph
  * nodes, and run at their own call after everything before them on the
- * stream, whatever the match is doing.
+ * stream, whatever the match is doing.  Stream-ordered frees are marks
+ * too, held with the records before them on every stream: they cut no
+ * chunk and go after its graph.
  */
 #include "gs_arm.h"
 #include "gs_event.h"
@@ -583,4 +585,66 @@ Test(marks, a_plan_cuts_as_it_decided_when_an_event_starts_crossing_meanwhile)
 	two_record_step();
 	cr_expect_eq(gs_stats.replayed - r0, 6, "the next step replays its six launches");
 	tb_check();
+}
+
+/* A pool allocator's step: F0 F1, a free of one of two blocks, F2 F3, a free, F4; a sync. */
+static void pool_step(int i)
+{
+	tb_launch(S, F[0], 0, 0);
+	tb_launch(S, F[1], 1, 0);
+	tb_mark(S, 0x1000 + (uint64_t)(i % 2) * 0x100, 3);
+	tb_launch(S, F[2], 2, 0);
+	tb_launch(S, F[3], 3, 0);
+	tb_mark(S, 0x2000, 3);
+	tb_launch(S, F[4], 4, 0);
+	tb_sync(S, 0);
+}
+
+Test(marks, a_free_cuts_no_chunk_and_goes_after_its_graph)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_ABSORB", "0", "GRAPHSHIM_CHUNK_FIRST", "64", NULL);
+	for (int i = 0; i < 8; i++)
+		pool_step(i);
+	tb_check(); /* each free ran after every launch issued before it */
+	cr_expect_eq(gs_stats.sequences, 1, "sequences %llu", (unsigned long long)gs_stats.sequences);
+	/* Learned at the second step; steps 3-8 replay all five launches as one
+	 * graph each (the frees' addresses are operands: no mismatch). */
+	cr_expect_eq(gs_stats.replayed, 30, "replayed %llu", (unsigned long long)gs_stats.replayed);
+	cr_expect_eq(gs_stats.replays, 6, "graph launches %llu", (unsigned long long)gs_stats.replays);
+	/* The last step ran its five launches from the graph, then both frees. */
+	size_t base = 7 * 7;
+	for (size_t k = 0; k < 7; k++) {
+		const tb_exec_t *e = &tb.exec[ran_at(base + k)];
+		cr_expect_eq(e->func == TB_MARK, k >= 5, "what ran %zu-th", k);
+		cr_expect_eq(e->from_graph, k < 5, "what ran %zu-th: from a graph %d", k, e->from_graph);
+	}
+}
+
+Test(marks, a_free_with_nothing_held_goes_at_its_call)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", NULL);
+	tb_launch(S, F[0], 0, 0);
+	size_t n = tb.nexec;
+	tb_mark(S, 0x1000, 3);
+	cr_expect_eq(tb.nexec, n + 1, "a free ran at its call when nothing was held");
+	tb_check();
+}
+
+Test(marks, held_frees_go_in_order_when_their_step_goes_eagerly)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_CHUNK_FIRST", "64", NULL);
+	for (int i = 0; i < 4; i++)
+		pool_step(i);
+	/* A pass that leaves the step after its second free: everything held
+	 * goes eagerly, the frees in their places. */
+	tb_launch(S, F[0], 0, 0);
+	tb_launch(S, F[1], 1, 0);
+	tb_mark(S, 0x1000, 3);
+	tb_launch(S, F[2], 2, 0);
+	tb_launch(S, F[3], 3, 0);
+	tb_mark(S, 0x2000, 3);
+	tb_launch(S, F[6], 6, 0);
+	tb_sync(S, 0);
+	tb_check();
+	cr_expect_gt(gs_stats.mismatches, 0);
 }
