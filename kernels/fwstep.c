@@ -96,7 +96,7 @@ static void fw_usage(void)
 		"  --pool              each layer's scratch buffer allocated on the stream\n"
 		"                      (cuMemAllocAsync) and freed after the layer\n"
 		"                      (cuMemFreeAsync), as PyTorch's cudaMallocAsync backend\n"
-		"                      does every temporary; no rotation (CUDA)\n"
+		"                      does every temporary; no rotation\n"
 		"  --kv-copy           the KV append as cuMemcpyDtoDAsync, not a kernel\n"
 		"  --set-attr          the attention's dynamic shared memory limit set before\n"
 		"                      each of its launches, as flash attention does (CUDA)\n"
@@ -174,12 +174,7 @@ static void fw_parse(fw_cfg_t *c, int argc, char **argv)
 				"--no-grow --rotate 1 --no-events --readback-every 0, no --pool\n");
 		exit(1);
 	}
-#ifdef GS_USE_HIP
-	if (c->pool) {
-		fprintf(stderr, "fwstep: --pool is not built for HIP\n");
-		exit(1);
-	}
-#endif
+
 }
 
 /* What --set-attr allows the attention (it asks for none). */
@@ -317,15 +312,11 @@ static void fw_layer(fw_t *w, long l, int pos)
 	int D = (int)c->dim, chunk = (int)c->chunk;
 	size_t wsz = sizeof(unsigned);
 	CUdeviceptr pooled = 0, *t = &w->t[w->turn++ % c->rotate];
-#ifndef GS_USE_HIP
 	if (c->pool) {
 		/* Written (the projection) before anything reads it. */
 		GS_CHECK(cuMemAllocAsync(&pooled, (size_t)D * wsz, w->s));
 		t = &pooled;
 	}
-#else
-	(void)pooled;
-#endif
 	CUdeviceptr Wl = w->W + (size_t)l * (size_t)D * (size_t)D * wsz;
 	CUdeviceptr kv = w->kv + (size_t)l * (size_t)c->ctx * (size_t)D * wsz;
 	long span = c->grow ? pos + 1 : c->ctx;
@@ -361,10 +352,8 @@ static void fw_layer(fw_t *w, long l, int pos)
 	fw_launch(w->f.attn, grid, w->s, pa);
 	void *pr[] = { &w->x, &w->y, &D };
 	fw_launch(w->f.residual, fw_blocks(D), w->s, pr);
-#ifndef GS_USE_HIP
 	if (c->pool) /* after its last use, on the stream every use is joined to */
 		GS_CHECK(cuMemFreeAsync(pooled, w->s));
-#endif
 
 	if (c->events) {
 		GS_CHECK(cuEventRecord(w->ev_layer, w->s));

@@ -44,6 +44,8 @@ typedef hipCtx_t CUcontext;
 #define cuModuleGetFunction hipModuleGetFunction
 #define cuMemAlloc(p, n) hipMalloc((p), (n))
 #define cuMemFree hipFree
+#define cuMemAllocAsync(p, n, s) hipMallocAsync((void **)(p), (n), (s))
+#define cuMemFreeAsync(p, s) hipFreeAsync((void *)(uintptr_t)(p), (s))
 #define CU_MEMHOSTALLOC_DEVICEMAP hipHostMallocMapped
 #define cuMemHostAlloc hipHostMalloc
 #define cuMemHostGetDevicePointer(d, h, f) hipHostGetDevicePointer((void **)(d), (h), (f))

@@ -115,10 +115,11 @@ typedef enum gs_hip_api {
 	GS_HIP_API_EVRECORD,
 	GS_HIP_API_WAIT,
 	GS_HIP_API_WAIT_SPT,
+	GS_HIP_API_FREE,
 } gs_hip_api_t;
 
 /* What a mark record is, in its aux[0] (its flags in aux[1], the event in args[]). */
-enum { GS_HIP_MARK_RECORD = 1, GS_HIP_MARK_WAIT };
+enum { GS_HIP_MARK_RECORD = 1, GS_HIP_MARK_WAIT, GS_HIP_MARK_FREE };
 
 typedef struct gs_hip_orig {
 	gs_hip_api_t api;
@@ -153,11 +154,16 @@ typedef struct gs_hip_orig {
 			hipEvent_t ev;
 			unsigned flags;
 		} e;
+		struct {
+			void *p;
+		} f;
 	};
 } gs_hip_orig_t;
 
 /* Call the real entry point with exactly the caller's arguments. */
 hipError_t gs_hip_call_orig(const gs_hip_orig_t *o);
+/* The real hipFreeAsync, while no graph is being built (hip_ops.c). */
+hipError_t gs_hip_free_async(void *p, hipStream_t s);
 
 /* The operations table (hip_ops.c). */
 extern const gs_ops_t gs_hip_ops;

@@ -464,6 +464,49 @@ GS_EXPORT hipError_t hipStreamWaitEvent_spt(hipStream_t stream, hipEvent_t event
 	return gs_hip_mark(&o, 1, GS_HIP_MARK_WAIT, "hipStreamWaitEvent_spt");
 }
 
+/*
+ * Stream-ordered allocation (see cu_launch.c): an allocation submits
+ * nothing, on the stream where its stream's work goes; a free is a mark
+ * (GS_MARK_FREE) held with its stream's records and sent after them.
+ */
+GS_EXPORT hipError_t hipMallocAsync(void **p, size_t size, hipStream_t stream)
+{
+	if (GS_UNLIKELY(!gs_hip_real.hipMallocAsync))
+		return hipErrorNotSupported;
+	GS_HIP_ADOPT_SCOPE_OF(stream, 0, true);
+	return gs_hip_real.hipMallocAsync(p, size, stream);
+}
+
+GS_EXPORT hipError_t hipMallocFromPoolAsync(void **p, size_t size, hipMemPool_t pool, hipStream_t stream)
+{
+	if (GS_UNLIKELY(!gs_hip_real.hipMallocFromPoolAsync))
+		return hipErrorNotSupported;
+	GS_HIP_ADOPT_SCOPE_OF(stream, 0, true);
+	return gs_hip_real.hipMallocFromPoolAsync(p, size, pool, stream);
+}
+
+GS_EXPORT hipError_t hipFreeAsync(void *p, hipStream_t stream)
+{
+	if (GS_UNLIKELY(!gs_hip_real.hipFreeAsync))
+		return hipErrorNotSupported;
+	gs_hip_orig_t o = {.api = GS_HIP_API_FREE, .stream = stream};
+	o.f.p = p;
+	GS_HIP_ADOPT_SCOPE_OF(o.stream, 0, true);
+	if (gs_hip_bypass() || !gs_engine_active())
+		return gs_hip_call_orig(&o);
+	gs_hip_skey_t k = gs_hip_stream_key(o.stream, 0);
+	gs_rec_t *r = p && !(k.flags & GS_STREAM_PASSTHRU) ? gs_rec_scratch(8) : NULL;
+	if (!r)
+		return gs_hip_boundary_why(&o, k, GS_FLUSH_FREE, "hipFreeAsync");
+	r->kind = GS_REC_MARK;
+	r->nbytes = 8;
+	r->aux[0] = GS_HIP_MARK_FREE;
+	r->aux[3] = GS_MARK_FREE;
+	uint64_t a = (uintptr_t)p;
+	memcpy(r->args, &a, 8);
+	return gs_hip_hold(r, &o, k, "hipFreeAsync");
+}
+
 /* ---- events whose record a stream may hold (gs_event.h) -------------------- */
 
 /*

@@ -28,6 +28,17 @@ typedef struct gs_hip_graph {
 
 #define GS_REAL(fn) (gs_hip_real.fn ? gs_hip_real.fn : NULL)
 
+hipError_t gs_hip_free_async(void *p, hipStream_t s)
+{
+	if (!gs_hip_real.hipFreeAsync)
+		return hipErrorNotSupported;
+	/* No graph is instantiated meanwhile (gs_engine_free_begin). */
+	bool on = !gs_hip_bypass() && gs_engine_free_begin();
+	hipError_t rc = gs_hip_real.hipFreeAsync(p, s);
+	gs_engine_free_end(on);
+	return rc;
+}
+
 hipError_t gs_hip_call_orig(const gs_hip_orig_t *o)
 {
 	hipError_t rc = hipErrorNotSupported;
@@ -102,6 +113,9 @@ hipError_t gs_hip_call_orig(const gs_hip_orig_t *o)
 	case GS_HIP_API_WAIT_SPT:
 		if (R->hipStreamWaitEvent_spt)
 			rc = R->hipStreamWaitEvent_spt(o->stream, o->e.ev, o->e.flags);
+		break;
+	case GS_HIP_API_FREE:
+		rc = gs_hip_free_async(o->f.p, o->stream);
 		break;
 	}
 	gs_hip_depth--;
@@ -185,6 +199,8 @@ static int gs_hip_submit(const gs_rec_t *r, uintptr_t stream)
 			rc = R->hipEventRecord(ev, s);
 		else if (r->aux[0] == GS_HIP_MARK_WAIT && R->hipStreamWaitEvent)
 			rc = R->hipStreamWaitEvent(s, ev, (unsigned)r->aux[1]);
+		else if (r->aux[0] == GS_HIP_MARK_FREE)
+			rc = gs_hip_free_async((void *)ev, s);
 	} else if (r->kind == GS_REC_COPY && R->hipMemcpyAsync) {
 		rc = R->hipMemcpyAsync((void *)(uintptr_t)gs_rec_u64(r, 0), (const void *)(uintptr_t)gs_rec_u64(r, 8),
 				       r->aux[0], (hipMemcpyKind)r->aux[1], s);

@@ -54,6 +54,8 @@ typedef hipHostFn_t CUhostFn;
 #define cuLaunchKernel hipModuleLaunchKernel
 #define cuMemAlloc(p, n) hipMalloc((void **)(p), (n))
 #define cuMemFree(d) hipFree(FZ_V(d))
+#define cuMemAllocAsync(p, n, h) hipMallocAsync((void **)(p), (n), (h))
+#define cuMemFreeAsync(d, h) hipFreeAsync(FZ_V(d), (h))
 #define cuMemAllocHost(p, n) hipHostMalloc((p), (n), 0)
 #define cuMemFreeHost hipHostFree
 #define cuMemcpyHtoDAsync(d, s, n, h) hipMemcpyHtoDAsync(FZ_D(d), (void *)(s), (n), (h))

@@ -85,10 +85,6 @@ static void hip_fix(fz_op_t *op)
 		op->form = hip_form[op->form];
 	else
 		op->form = 0;
-	if (op->kind == FZ_K_AREALLOC) { /* no stream-ordered pool in that flavour */
-		op->kind = FZ_K_REALLOC;
-		op->st = FZ_S_L;
-	}
 	op->alt = 0;
 	bool sync = (op->kind == FZ_K_COPY && op->sub >= FZ_C_NASYNC) ||
 		    (op->kind == FZ_K_MEMSET && (op->sub & 8));
@@ -462,12 +458,12 @@ static void gen_loop(gen_t *g)
 	 * every iteration (a program polling memory mid-step, fuzz_run.c's
 	 * mem_wait): where graphshim learns to end a chunk. */
 	int spin_at = rn(&g->r, 100) < 15 ? (int)rn(&g->r, (unsigned)k) : -1;
-	/* A pool allocator's temporary, in 15% of the loops (the CUDA
-	 * flavour): before operation pool_at, every iteration, its first
+	/* A pool allocator's temporary, in 15% of the loops: before
+	 * operation pool_at, every iteration, its first
 	 * buffer freed and allocated again in stream order on its stream
 	 * (AREALLOC, new block first or not as drawn), as PyTorch's
 	 * cudaMallocAsync backend gives each step's tensors. */
-	int pool_at = rn(&g->r, 100) < 15 && !fz_hip ? (int)rn(&g->r, (unsigned)k) : -1;
+	int pool_at = rn(&g->r, 100) < 15 ? (int)rn(&g->r, (unsigned)k) : -1;
 	bool pool_alt = rn(&g->r, 2);
 	bool drift = rn(&g->r, 10) < 7;
 	int d = 1 + (int)rn(&g->r, (unsigned)reps - 1), dj = (int)rn(&g->r, (unsigned)k);

@@ -515,7 +515,6 @@ static void exec_op(fz_thr_t *th, const fz_op_t *op, int at)
 		r = cuMemsetD32(th->dev[op->b[0]], (unsigned)op->v[0], FZ_N);
 		th->pooled[op->b[0]] = false;
 		break;
-#if !FZ_FLAVOUR_HIP
 	case FZ_K_AREALLOC: {
 		/* In stream order on h: a pool allocator's temporary.  A block
 		 * that is not the pool's goes by cuMemFree (the legalizer
@@ -531,7 +530,6 @@ static void exec_op(fz_thr_t *th, const fz_op_t *op, int at)
 		r = cuMemsetD32Async(*d, (unsigned)op->v[0], FZ_N, h);
 		break;
 	}
-#endif
 	case FZ_K_NOPL:
 		r = cuMemsetD32Async(th->scratch, 0, 1, op->alt ? CU_STREAM_LEGACY : 0);
 		break;

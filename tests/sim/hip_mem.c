@@ -37,12 +37,40 @@ hipError_t hipExtMallocWithFlags(void **ptr, size_t sizeBytes, unsigned int flag
 	return hipMalloc(ptr, sizeBytes);
 }
 
-/* Frees wait for the device's work first (core: gs_sim_mem_free). */
+/* Frees wait for the device's work first (core: gs_sim_mem_free); a pool's
+ * block leaves the pool. */
 hipError_t hipFree(void *ptr)
 {
 	if (!ptr)
 		return hipSuccess;
+	if (gs_sim_pool_owns(ptr))
+		GS_HIP_RET(gs_hip_err(gs_sim_pool_free_now(ptr)));
 	GS_HIP_RET(gs_hip_err(gs_sim_mem_free(ptr)));
+}
+
+/* Stream-ordered allocation from the device's pool (gs_sim_pool_alloc). */
+hipError_t hipMallocAsync(void **ptr, size_t size, hipStream_t stream)
+{
+	gs_sim_stream_t *s;
+	hipError_t r = gs_hip_stream_out(stream, GS_HIP_NULL, ptr, &s);
+	if (r)
+		GS_HIP_RET(r);
+	if (!size) {
+		*ptr = NULL;
+		return hipSuccess;
+	}
+	GS_HIP_RET(gs_hip_err(gs_sim_pool_alloc(ptr, size, gs_hip_ctx(), s)));
+}
+
+hipError_t hipFreeAsync(void *ptr, hipStream_t stream)
+{
+	gs_sim_stream_t *s;
+	hipError_t r = gs_hip_stream(stream, GS_HIP_NULL, &s);
+	if (r)
+		GS_HIP_RET(r);
+	if (!ptr)
+		return hipSuccess;
+	GS_HIP_RET(gs_hip_err(gs_sim_pool_free(ptr, s)));
 }
 
 hipError_t hipHostMalloc(void **ptr, size_t size, unsigned int flags)
