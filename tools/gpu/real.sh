@@ -44,7 +44,9 @@
 #                     and each trace is checked against its statistics
 #                     (graphshim trace summarize --check, into NAME.trace.json.check;
 #                     its events other than launches go to NAME.trace.json.events)
-#   GS_REAL_TRACE=timed  the timed graphshim (and before) runs write one too
+#   GS_REAL_TRACE=timed  the timed graphshim (and before) runs write one too,
+#                     whose cost their step times include (nanogpt-async: 0.4-1 ms
+#                     a token; quote speeds from untraced runs)
 #                     (GRAPHSHIM_TRACE_MAX 300000: the first trials fall early;
 #                     its events other than launches go to .trace.json.events,
 #                     and tools/gpu/losses.py's account of where its steady
@@ -276,6 +278,8 @@ print_table() {
 		echo "statistics, main process, median over rounds (sequence elements; /kernels where it counts them)."
 		echo "cov: replayed/launches of the whole run; steady: of its second half (coverage_steady, warm-up,"
 		echo "loading and learning left out), median over rounds +- half its range over rounds, in points."
+		[ "${GS_REAL_TRACE:-0}" != timed ] ||
+			echo "GS_REAL_TRACE=timed: the timed graphshim runs wrote traces, whose cost their times include."
 	} >"$W/table.txt"
 	cat "$W/table.txt"
 	[ -z "${GS_TABLE:-}" ] || cat "$W/table.txt" >>"$GS_TABLE"
