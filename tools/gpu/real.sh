@@ -44,9 +44,11 @@
 #                     and each trace is checked against its statistics
 #                     (graphshim trace summarize --check, into NAME.trace.json.check;
 #                     its events other than launches go to NAME.trace.json.events)
-#   GS_REAL_TRACE=timed  the timed graphshim (and before) runs write one too,
-#                     whose cost their step times include (nanogpt-async: 0.4-1 ms
-#                     a token; quote speeds from untraced runs)
+#   GS_REAL_TRACE=timed  the timed graphshim (and before) runs write one too:
+#                     with two rounds or more only the last round's, whose
+#                     times are then left out of the medians (a trace's cost:
+#                     nanogpt-async 0.4-1 ms a token); with one, its time
+#                     includes the trace
 #                     (GRAPHSHIM_TRACE_MAX 300000: the first trials fall early;
 #                     its events other than launches go to .trace.json.events,
 #                     and tools/gpu/losses.py's account of where its steady
@@ -278,8 +280,11 @@ print_table() {
 		echo "statistics, main process, median over rounds (sequence elements; /kernels where it counts them)."
 		echo "cov: replayed/launches of the whole run; steady: of its second half (coverage_steady, warm-up,"
 		echo "loading and learning left out), median over rounds +- half its range over rounds, in points."
-		[ "${GS_REAL_TRACE:-0}" != timed ] ||
+		if [ "${GS_REAL_TRACE:-0}" = timed ] && [ "$ROUNDS" -ge 2 ]; then
+			echo "GS_REAL_TRACE=timed: the last round's graphshim runs wrote traces and are left out of the times."
+		elif [ "${GS_REAL_TRACE:-0}" = timed ]; then
 			echo "GS_REAL_TRACE=timed: the timed graphshim runs wrote traces, whose cost their times include."
+		fi
 	} >"$W/table.txt"
 	cat "$W/table.txt"
 	[ -z "${GS_TABLE:-}" ] || cat "$W/table.txt" >>"$GS_TABLE"
@@ -525,6 +530,7 @@ cupti_main() {
 run_mode() {
 	local name=$1 m=$2 tag=$3 limit=$4 base=$W/$1.$2.$3
 	local -a envs=() pre=() args=() cpu=() xenv=()
+	TRACED=0
 	local w
 	read -r -a envs <<<"$C_ENV"
 	read -r -a args <<<"$C_ARGS"
@@ -547,8 +553,10 @@ run_mode() {
 		pre+=(GRAPHSHIM_STATS="$base.%p.json" GRAPHSHIM_OVERWRITE=1)
 		if [ "$tag" = count ] && [ "${GS_REAL_TRACE:-0}" = 1 ]; then
 			pre+=(GRAPHSHIM_TRACE="$base.%p.trace.json")
-		elif [ "$tag" != count ] && [ "${GS_REAL_TRACE:-0}" = timed ]; then
+		elif [ "$tag" != count ] && [ "${GS_REAL_TRACE:-0}" = timed ] &&
+			{ [ "$ROUNDS" -lt 2 ] || [ "$tag" = $((ROUNDS - 1)) ]; }; then
 			pre+=(GRAPHSHIM_TRACE="$base.%p.trace.json" GRAPHSHIM_TRACE_MAX=300000)
+			TRACED=1
 		fi ;;
 	esac
 	if [ "$tag" = count ]; then
@@ -622,7 +630,13 @@ real_one() {
 			fi
 			local t
 			t=$(gs_field median_us "$log")
-			[ -z "$t" ] || echo "$t" >>"$w.$m.times"
+			# A traced run's time includes the trace: kept apart where
+			# untraced rounds give the medians (GS_REAL_TRACE=timed).
+			if [ "$TRACED" = 1 ] && [ "$ROUNDS" -ge 2 ]; then
+				[ -z "$t" ] || echo "$t" >>"$w.$m.traced"
+			else
+				[ -z "$t" ] || echo "$t" >>"$w.$m.times"
+			fi
 			case $m in graphshim | before) main_stats "$w.$m.$r".*.json >>"$w.$m.stats" ;; esac
 			if [ -z "$ref" ] && [ "$m" = graph ]; then
 				early="$early $out" # compared once there is a reference
