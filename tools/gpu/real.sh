@@ -202,7 +202,10 @@ serve|torch|-|eager graphshim|$PY $R/torch_serve.py|-|--device cpu --steps 30 --
 serve-fp16|torch|-|eager graphshim|$PY $R/torch_serve.py --dtype float16 --slots 16 --admit 4 --requests 128 --layers 6 --dim 384 --heads 6|-|--device cpu --steps 30 --warmup 4 --layers 1 --dim 64 --requests 8 --max-new 12 --slots 4
 cupy-cg-async|cupy|-|eager graphshim|$PY $R/cupy_solver.py --method cg --pool async|-|-
 nanogpt-async|torch|-|eager graphshim|PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync $PY $R/torch_nanogpt.py --greedy --readback|-|--device cpu --steps 2 --warmup 1 --tokens 8 --layers 1 --dim 64 --heads 2 --vocab 256 --block 16 --greedy --readback
-train-async|torch|-|eager graphshim|PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync $PY $R/torch_train.py --arch mlp|-|--device cpu --steps 6 --warmup 2'
+train-async|torch|-|eager graphshim|PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync $PY $R/torch_train.py --arch mlp|-|--device cpu --steps 6 --warmup 2
+hf-llama-async|transformers|-|eager graphshim|PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync $PY $R/hf_generate.py --arch llama --cache dynamic|-|--device cpu --tokens 6 --layers 1 --dim 128
+nanogpt-expandable|torch|-|eager graphshim|PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True $PY $R/torch_nanogpt.py --greedy --readback|-|--device cpu --steps 2 --warmup 1 --tokens 8 --layers 1 --dim 64 --heads 2 --vocab 256 --block 16 --greedy --readback
+jax-platform|jax|-|eager graphshim graph|XLA_PYTHON_CLIENT_ALLOCATOR=platform XLA_FLAGS=--xla_gpu_enable_command_buffer= $PY $R/jax_decode.py|XLA_FLAGS=|--device cpu --tokens 12 --warmup 2 --layers 2'
 
 
 if [ "${1:-}" = --list ]; then
