@@ -107,8 +107,10 @@ CUresult gs_cu_orig_call(const gs_cu_orig_t *o)
 		gs_cu_pfn_cuMemFreeAsync fn = GS_CU_PICK(cuMemFreeAsync);
 		if (!fn)
 			return gs_cu_missing(GS_CU_IDX_cuMemFreeAsync);
-		/* No graph is instantiated meanwhile (gs_engine_free_begin). */
-		bool on = gs_cu_engine_ok() && gs_engine_free_begin();
+		/* No graph is instantiated meanwhile (gs_engine_free_begin),
+		 * also when the engine submits a held free (inside a hook:
+		 * gs_cu_depth is not 0 there, so not gs_cu_engine_ok). */
+		bool on = gs_engine_free_begin();
 		CUresult st = fn(o->u.f.p, o->u.f.s);
 		gs_engine_free_end(on);
 		return st;

@@ -32,8 +32,9 @@ hipError_t gs_hip_free_async(void *p, hipStream_t s)
 {
 	if (!gs_hip_real.hipFreeAsync)
 		return hipErrorNotSupported;
-	/* No graph is instantiated meanwhile (gs_engine_free_begin). */
-	bool on = !gs_hip_bypass() && gs_engine_free_begin();
+	/* No graph is instantiated meanwhile (gs_engine_free_begin), also
+	 * when the engine submits a held free (gs_hip_depth is not 0 then). */
+	bool on = gs_engine_free_begin();
 	hipError_t rc = gs_hip_real.hipFreeAsync(p, s);
 	gs_engine_free_end(on);
 	return rc;

@@ -143,9 +143,10 @@ void gs_engine_forget_funcs(const char *api)
 	gs_engine_flush_all(GS_FLUSH_MODULE, api);
 }
 
-/* No builder here: nothing to keep a free from. */
+/* No builder here: nothing to keep a free from (counted). */
 bool gs_engine_free_begin(void)
 {
+	gs_stub.free_begins++;
 	return false;
 }
 

@@ -24,6 +24,7 @@ typedef struct gs_stub {
 	uintptr_t absorbs; /* the last stream gs_engine_stream_absorb was told of */
 	uint64_t used[4];  /* the events of gs_engine_event_use's first calls */
 	int nused;
+	int free_begins; /* gs_engine_free_begin's calls */
 } gs_stub_t;
 
 extern gs_stub_t gs_stub;

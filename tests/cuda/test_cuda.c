@@ -1518,12 +1518,17 @@ Test(cuda, pool_allocation_flushes_nothing_and_a_free_is_a_mark)
 	cr_expect_eq(gs_stub.flush_stream + gs_stub.flush_all, 0);
 	cr_expect_eq(pool_freed, 0x7000, "the submitted mark frees the block");
 	cr_expect_eq(pool_stream, S_NB);
-	/* Rebuilt from the record (a held free submitted later): the same call. */
+	cr_expect_eq(gs_stub.free_begins, 1, "no graph is built while the block goes back");
+	/* Rebuilt from the record (a held free the engine submits later, inside
+	 * another hook): the same call, under the builder's lock too. */
 	pool_freed = 0;
 	pool_stream = NULL;
+	gs_cu_depth++;
 	cr_expect_eq(gs_cu_ops.submit(gs_stub.last, (uintptr_t)S_NB), 0);
+	gs_cu_depth--;
 	cr_expect_eq(pool_freed, 0x7000);
 	cr_expect_eq(pool_stream, S_NB);
+	cr_expect_eq(gs_stub.free_begins, 2, "a held free waits for a build in progress as any free");
 	gs_stub.passthru = false;
 	cr_expect_eq(real_calls, 3);
 }
