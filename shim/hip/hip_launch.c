@@ -471,6 +471,7 @@ GS_EXPORT hipError_t hipStreamWaitEvent_spt(hipStream_t stream, hipEvent_t event
  */
 GS_EXPORT hipError_t hipMallocAsync(void **p, size_t size, hipStream_t stream)
 {
+	(void)gs_hip_bypass(); /* resolves the real functions on first use */
 	if (GS_UNLIKELY(!gs_hip_real.hipMallocAsync))
 		return hipErrorNotSupported;
 	GS_HIP_ADOPT_SCOPE_OF(stream, 0, true);
@@ -479,6 +480,7 @@ GS_EXPORT hipError_t hipMallocAsync(void **p, size_t size, hipStream_t stream)
 
 GS_EXPORT hipError_t hipMallocFromPoolAsync(void **p, size_t size, hipMemPool_t pool, hipStream_t stream)
 {
+	(void)gs_hip_bypass();
 	if (GS_UNLIKELY(!gs_hip_real.hipMallocFromPoolAsync))
 		return hipErrorNotSupported;
 	GS_HIP_ADOPT_SCOPE_OF(stream, 0, true);
@@ -487,12 +489,13 @@ GS_EXPORT hipError_t hipMallocFromPoolAsync(void **p, size_t size, hipMemPool_t 
 
 GS_EXPORT hipError_t hipFreeAsync(void *p, hipStream_t stream)
 {
+	bool bypass = gs_hip_bypass();
 	if (GS_UNLIKELY(!gs_hip_real.hipFreeAsync))
 		return hipErrorNotSupported;
 	gs_hip_orig_t o = {.api = GS_HIP_API_FREE, .stream = stream};
 	o.f.p = p;
 	GS_HIP_ADOPT_SCOPE_OF(o.stream, 0, true);
-	if (gs_hip_bypass() || !gs_engine_active())
+	if (bypass || !gs_engine_active())
 		return gs_hip_call_orig(&o);
 	gs_hip_skey_t k = gs_hip_stream_key(o.stream, 0);
 	gs_rec_t *r = p && !(k.flags & GS_STREAM_PASSTHRU) ? gs_rec_scratch(8) : NULL;
