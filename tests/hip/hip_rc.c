@@ -28,6 +28,10 @@ int main(int argc, char **argv)
 	void *extra[] = {HIP_LAUNCH_PARAM_BUFFER_POINTER, buf, HIP_LAUNCH_PARAM_BUFFER_SIZE, &bsz,
 			 HIP_LAUNCH_PARAM_END};
 
+	/* First, a call whose wrapper must resolve the runtime itself. */
+	void *pa = NULL;
+	RC(hipMallocAsync(&pa, 256, NULL));
+	RC(hipFreeAsync(pa, NULL));
 	RC(hipGetDeviceCount(&n));
 	RC(hipGetDevice(&dev));
 	RC(hipMalloc(&d, 1024));
