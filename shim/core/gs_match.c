@@ -86,6 +86,7 @@ bool gs_match_defer(gs_stream_t *s, gs_rec_t *r)
 		 * step is not cut at each of a pool allocator's frees.
 		 */
 		r->held_ev = GS_HELD_FREE;
+		GS_STAT_INC(frees_held);
 		return true;
 	}
 	if (!gs_stream_absorbs(s) || gs_event_shared(gs_rec_event(r)))

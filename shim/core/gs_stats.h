@@ -60,6 +60,7 @@
 	X(event_not_ready, "event queries answered not ready: the event's record was held with its chunk, not yet submitted") \
 	X(destroys_deferred, "event destructions deferred until a held record of the event, or wait on it, went to the driver") \
 	X(adopted, "side streams whose work went to the stream they waited on (GRAPHSHIM_ADOPT)") \
+	X(frees_held, "stream-ordered frees held with their chunk and sent after it") \
 	X(order_errors, "records submitted out of their stream's order or a second time (a bug: always 0)")
 
 #define GS_MISMATCH_REASONS(X)                                                \

@@ -143,7 +143,7 @@ errors() {
 }
 
 start=$(date +%s.%N)
-t_launch=0 t_replay=0 t_patch=0 t_var=0 t_vrep=0 t_mis=0 t_flush=0 t_gated=0 t_gdec=0 t_cold=0 t_coldn=0 t_int=0 t_cut=0 t_ie=0 t_sh=0 t_si=0 t_ad=0 done_n=0 bad=0 shrunk=0 i=0
+t_launch=0 t_replay=0 t_patch=0 t_var=0 t_vrep=0 t_mis=0 t_flush=0 t_gated=0 t_gdec=0 t_cold=0 t_coldn=0 t_int=0 t_cut=0 t_ie=0 t_sh=0 t_si=0 t_ad=0 t_fh=0 done_n=0 bad=0 shrunk=0 i=0
 s=$first
 end=$(( first + count ))
 while [ "$s" -lt "$end" ]; do
@@ -180,6 +180,7 @@ while [ "$s" -lt "$end" ]; do
 	it=$(counter shared_chunks "$st"); t_sh=$(( t_sh + ${it:-0} ))
 	it=$(counter stand_ins "$st"); t_si=$(( t_si + ${it:-0} ))
 	it=$(counter adopted "$st"); t_ad=$(( t_ad + ${it:-0} ))
+	it=$(counter frees_held "$st"); t_fh=$(( t_fh + ${it:-0} ))
 	t_launch=$(( t_launch + ${l:-0} )) t_replay=$(( t_replay + ${r:-0} ))
 	t_patch=$(( t_patch + ${p:-0} )) t_mis=$(( t_mis + ${m:-0} )) t_flush=$(( t_flush + ${f:-0} ))
 	verdict=ok
@@ -221,7 +222,7 @@ done
 secs=$(awk "BEGIN { printf \"%.1f\", $(date +%s.%N) - $start }")
 pct=0
 [ "$t_launch" -gt 0 ] && pct=$(( 100 * t_replay / t_launch ))
-echo "fuzz: $done_n programs in $secs s; graphshim launches $t_launch, replayed $t_replay ($pct%), patches $t_patch, variants $t_var (replays $t_vrep), mismatches $t_mis, flushes $t_flush, gate decisions $t_gdec, launches sent eagerly by the gate $t_gated, streams gone cold $t_coldn, launches passed cold $t_cold, matches that outlived another thread's flush $t_int, chunks cut where a program waited $t_cut, sequences sent eager by idle waits $t_ie, chunks shared by alike steps $t_sh, nodes made on stand-ins $t_si, side streams adopted $t_ad; diverging batches $bad"
+echo "fuzz: $done_n programs in $secs s; graphshim launches $t_launch, replayed $t_replay ($pct%), patches $t_patch, variants $t_var (replays $t_vrep), mismatches $t_mis, flushes $t_flush, gate decisions $t_gdec, launches sent eagerly by the gate $t_gated, streams gone cold $t_coldn, launches passed cold $t_cold, matches that outlived another thread's flush $t_int, chunks cut where a program waited $t_cut, sequences sent eager by idle waits $t_ie, chunks shared by alike steps $t_sh, nodes made on stand-ins $t_si, side streams adopted $t_ad, frees held $t_fh; diverging batches $bad"
 if [ $bad -gt 0 ]; then
 	echo "fuzz: FAIL: graphshim changed results"
 	exit 1
@@ -241,6 +242,12 @@ fi
 # adopting setting, on either runner): none means adoption no longer happens.
 if [ "$done_n" -ge 3000 ] && [ "${FUZZ_ADOPT:-1}" = 1 ] && [ "$t_ad" -eq 0 ]; then
 	echo "fuzz: FAIL: no side stream was adopted in $done_n programs: the sample does not exercise adoption"
+	exit 1
+fi
+# And stream-ordered frees held with their chunks (AREALLOC in loops: some
+# thousands in 3000 programs): none means frees go at their call again.
+if [ "$done_n" -ge 3000 ] && [ "$t_fh" -eq 0 ]; then
+	echo "fuzz: FAIL: no stream-ordered free was held in $done_n programs: the sample does not exercise held frees"
 	exit 1
 fi
 exit 0
