@@ -45,7 +45,9 @@ static gs_stream_t *gs_stream_new(gs_skey_t key, unsigned flags)
 		/* Positions keep counting, so nothing stale can match. */
 		gs_stream_pool = s->hh.next;
 		pthread_mutex_lock(&s->lock);
-		s->key = key;
+		/* Read without the lock (gs_engine_event_origin): stored atomically. */
+		__atomic_store_n(&s->key.handle, key.handle, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->key.ctx, key.ctx, __ATOMIC_RELAXED);
 		s->lane.flags = flags;
 		gs_learn_begin(&s->seg, &s->period, s->pos);
 		s->match.ncands = 0;

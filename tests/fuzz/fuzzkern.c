@@ -17,18 +17,20 @@
  * its arguments), so stream workers finish out of their usual order; a
  * race in a generated program then shows as a plain run that is not
  * reproducible. */
-static long kdelay_us = -1;
+static long kdelay_us = -1; /* read once, by any stream's worker: atomic */
 
 static void kdelay(uint32_t h)
 {
-	if (kdelay_us < 0) {
+	long max = __atomic_load_n(&kdelay_us, __ATOMIC_RELAXED);
+	if (max < 0) {
 		const char *e = getenv("FUZZ_KDELAY");
-		kdelay_us = e ? atol(e) : 0;
+		max = e ? atol(e) : 0;
+		__atomic_store_n(&kdelay_us, max, __ATOMIC_RELAXED);
 	}
-	if (kdelay_us <= 0)
+	if (max <= 0)
 		return;
 	struct timespec a, b;
-	long us = (long)((h * 2654435761u) >> 8) % (kdelay_us + 1);
+	long us = (long)((h * 2654435761u) >> 8) % (max + 1);
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	do
 		clock_gettime(CLOCK_MONOTONIC, &b);
@@ -75,13 +77,14 @@ static uint32_t scalar_v(const gs_sim_dim_t *d, void **params)
 	return v;
 }
 
-/* p[i] += v */
+/* p[i] += v; a release store: the runner's host polls a pinned flag this bumps (mem_wait),
+ * and what the stream did before is then visible to it, as on a GPU. */
 static void k_add_scalar(const gs_sim_dim_t *d, void **params)
 {
 	uint32_t *p = DEV(0), v = scalar_v(d, params);
 	unsigned n = ARG(unsigned, 2);
 	for (unsigned i = 0; i < n; i++)
-		p[i] += v;
+		__atomic_store_n(&p[i], p[i] + v, __ATOMIC_RELEASE);
 }
 
 /* add_scalar's layout, another result: p[i] = p[i] * 3 - v */
