@@ -61,6 +61,18 @@
 	X(destroys_deferred, "event destructions deferred until a held record of the event, or wait on it, went to the driver") \
 	X(adopted, "side streams whose work went to the stream they waited on (GRAPHSHIM_ADOPT)") \
 	X(frees_held, "stream-ordered frees held with their chunk and sent after it") \
+	X(host_held_calls, "GRAPHSHIM_SELFTIME: launch calls that held their launch and called the driver for nothing") \
+	X(host_held_own_ns, "GRAPHSHIM_SELFTIME: nanoseconds those calls took") \
+	X(host_eager_calls, "GRAPHSHIM_SELFTIME: launch calls that submitted work eagerly and launched no graph") \
+	X(host_eager_own_ns, "GRAPHSHIM_SELFTIME: nanoseconds those calls took outside the driver") \
+	X(host_chunk_calls, "GRAPHSHIM_SELFTIME: launch calls that launched a graph (a chunk's last launch)") \
+	X(host_chunk_own_ns, "GRAPHSHIM_SELFTIME: nanoseconds those calls took outside the driver") \
+	X(host_submits, "GRAPHSHIM_SELFTIME: eager submissions to the driver in timed calls (launches, copies, memsets, marks)") \
+	X(host_submit_ns, "GRAPHSHIM_SELFTIME: nanoseconds in those driver calls") \
+	X(host_graph_launches, "GRAPHSHIM_SELFTIME: graph launches in timed calls") \
+	X(host_graph_launch_ns, "GRAPHSHIM_SELFTIME: nanoseconds in those driver calls") \
+	X(host_patches, "GRAPHSHIM_SELFTIME: node patches in timed calls") \
+	X(host_patch_ns, "GRAPHSHIM_SELFTIME: nanoseconds in those driver calls") \
 	X(order_errors, "records submitted out of their stream's order or a second time (a bug: always 0)")
 
 #define GS_MISMATCH_REASONS(X)                                                \

@@ -12,11 +12,12 @@
  */
 #include "cu_internal.h"
 #include "gs_lane.h"
+#include "gs_self.h"
 #include "gs_stats.h"
 
 /* ---- the original call --------------------------------------------------- */
 
-CUresult gs_cu_orig_call(const gs_cu_orig_t *o)
+static CUresult gs_cu_orig_call_raw(const gs_cu_orig_t *o)
 {
 	const gs_cu_real_t *R = &gs_cu_real;
 	switch (o->op) {
@@ -118,6 +119,14 @@ CUresult gs_cu_orig_call(const gs_cu_orig_t *o)
 #undef GS_CU_PICK
 	}
 	return CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult gs_cu_orig_call(const gs_cu_orig_t *o)
+{
+	uint64_t t = gs_self_drv_begin();
+	CUresult st = gs_cu_orig_call_raw(o);
+	gs_self_drv_end(t, GS_SELF_SUBMIT);
+	return st;
 }
 
 /* ---- records --------------------------------------------------------------- */
@@ -298,12 +307,16 @@ CUresult gs_cu_x_cuLaunchKernel(int pt, CUfunction f, unsigned int gx, unsigned 
 	GS_CU_ADOPT_SCOPE(o.u.k.s);
 	if (!gs_cu_elements_ok())
 		return gs_cu_orig_call(&o);
-	return gs_cu_kernel(&o, f, o.u.k.grid, o.u.k.block, shmem, o.u.k.s, kp, extra,
-			    pt ? "cuLaunchKernel_ptsz" : "cuLaunchKernel", NULL);
+	gs_self_call_t sc;
+	gs_self_call_begin(&sc);
+	CUresult rc = gs_cu_kernel(&o, f, o.u.k.grid, o.u.k.block, shmem, o.u.k.s, kp, extra,
+				   pt ? "cuLaunchKernel_ptsz" : "cuLaunchKernel", NULL);
+	gs_self_call_end(&sc);
+	return rc;
 }
 
-CUresult gs_cu_x_cuLaunchKernelEx(int pt, const CUlaunchConfig *cfg, CUfunction f,
-				  void **kp, void **extra)
+static CUresult gs_cu_launch_ex(int pt, const CUlaunchConfig *cfg, CUfunction f,
+				void **kp, void **extra)
 {
 	GS_CU_READY();
 	gs_cu_orig_t o = { .op = GS_CU_OP_LAUNCHEX, .pt = pt };
@@ -347,6 +360,16 @@ CUresult gs_cu_x_cuLaunchKernelEx(int pt, const CUlaunchConfig *cfg, CUfunction 
 	const unsigned block[3] = { cfg->blockDimX, cfg->blockDimY, cfg->blockDimZ };
 	return gs_cu_kernel(&o, f, grid, block, cfg->sharedMemBytes, cfg->hStream, kp,
 			    extra, api, at);
+}
+
+CUresult gs_cu_x_cuLaunchKernelEx(int pt, const CUlaunchConfig *cfg, CUfunction f,
+				  void **kp, void **extra)
+{
+	gs_self_call_t sc;
+	gs_self_call_begin(&sc);
+	CUresult rc = gs_cu_launch_ex(pt, cfg, f, kp, extra);
+	gs_self_call_end(&sc);
+	return rc;
 }
 
 /*

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "cu_internal.h"
+#include "gs_self.h"
 #include "gs_fmt.h"
 
 /* Graph objects handed to the core. */
@@ -97,6 +98,7 @@ static CUresult gs_cu_submit_kernel(const gs_rec_t *r, CUstream s)
 	void **extra = (r->flags & GS_CU_RF_EXTRA) ? a.extra : NULL;
 	const gs_cu_attrs_t *at = gs_cu_rec_attrs(r);
 	CUresult st;
+	uint64_t t = gs_self_drv_begin();
 	if (at)
 		st = gs_cu_submit_kernel_ex(r, s, at, a.kp, extra);
 	else
@@ -105,6 +107,7 @@ static CUresult gs_cu_submit_kernel(const gs_rec_t *r, CUstream s)
 						    r->grid[2], r->block[0], r->block[1], r->block[2],
 						    r->shmem, s, a.kp, extra)
 			: CUDA_ERROR_NOT_SUPPORTED;
+	gs_self_drv_end(t, GS_SELF_SUBMIT);
 	gs_cu_kp_free(kp, stack);
 	return st;
 }
@@ -519,7 +522,9 @@ static int gs_cu_graph_launch(void *graph, uintptr_t stream)
 	if (!gs_cu_real.cuGraphLaunch)
 		return CUDA_ERROR_NOT_SUPPORTED;
 	bool pushed = gs_cu_ctx_enter(G->ctx);
+	uint64_t t = gs_self_drv_begin();
 	CUresult st = gs_cu_real.cuGraphLaunch(G->x, gs_cu_stream_of(stream, 0));
+	gs_self_drv_end(t, GS_SELF_GRAPH);
 	gs_cu_ctx_leave(pushed);
 	return (int)st;
 }
@@ -532,6 +537,7 @@ static int gs_cu_graph_patch(void *graph, size_t node, const gs_rec_t *r)
 		return CUDA_ERROR_INVALID_VALUE;
 	bool pushed = gs_cu_ctx_enter(G->ctx);
 	CUresult st = CUDA_ERROR_NOT_SUPPORTED;
+	uint64_t t = gs_self_drv_begin();
 	if (r->kind == GS_REC_KERNEL && R->cuGraphExecKernelNodeSetParams_v2) {
 		void *stack[GS_CU_STACK_PARAMS];
 		void **kp = gs_cu_kp_alloc(r, stack);
@@ -556,6 +562,7 @@ static int gs_cu_graph_patch(void *graph, size_t node, const gs_rec_t *r)
 		st = R->cuGraphExecMemsetNodeSetParams(G->x, G->node[node], &p,
 						       (CUcontext)r->ctx);
 	}
+	gs_self_drv_end(t, GS_SELF_PATCH);
 	gs_cu_ctx_leave(pushed);
 	if (st != CUDA_SUCCESS && st != CUDA_ERROR_NOT_SUPPORTED)
 		gs_cu_refusal_note(r, st, "node update");

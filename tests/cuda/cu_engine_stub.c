@@ -69,6 +69,8 @@ int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec
 	free(gs_stub.last);
 	gs_stub.last = malloc(gs_rec_size(rec->nbytes));
 	memcpy(gs_stub.last, rec, gs_rec_size(rec->nbytes));
+	if (gs_stub.during)
+		gs_stub.during();
 	if (gs_stub.passthru)
 		return gs_stub.ops->submit(rec, handle);
 	return 0;

@@ -25,6 +25,7 @@ typedef struct gs_stub {
 	uint64_t used[4];  /* the events of gs_engine_event_use's first calls */
 	int nused;
 	int free_begins; /* gs_engine_free_begin's calls */
+	void (*during)(void); /* called inside gs_engine_launch, where set */
 } gs_stub_t;
 
 extern gs_stub_t gs_stub;

@@ -12,7 +12,8 @@ check_PROGRAMS += tests/cuda/test_cuda
 TESTS += tests/cuda/test_cuda
 tests_cuda_test_cuda_SOURCES = tests/cuda/test_cuda.c \
 	tests/cuda/cu_engine_stub.c tests/cuda/cu_engine_stub.h \
-	shim/core/gs_hash.c shim/core/gs_fmt.c shim/core/gs_adopt.c $(GS_CUDA_SOURCES)
+	shim/core/gs_hash.c shim/core/gs_fmt.c shim/core/gs_adopt.c shim/core/gs_self.c \
+	$(GS_CUDA_SOURCES)
 tests_cuda_test_cuda_CPPFLAGS = $(CUDA_CPPFLAGS) $(CORE_CPPFLAGS) \
 	-I$(top_srcdir)/shim/cuda
 tests_cuda_test_cuda_CFLAGS = $(AM_CFLAGS) $(CRITERION_CFLAGS)

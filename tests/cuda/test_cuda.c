@@ -9,6 +9,7 @@
 #include <pthread.h>
 
 #include "cu_engine_stub.h"
+#include "gs_self.h"
 #include "gs_stats.h"
 
 #define FN_A ((CUfunction)0x100)    /* (int, double, int) */
@@ -910,6 +911,48 @@ Test(cuda, kernel_handles_use_kernel_param_info)
 	cr_assert_eq(gs_stub.launches, 1);
 	cr_expect_eq(gs_stub.last->flags & GS_CU_RF_KERNEL, GS_CU_RF_KERNEL);
 	cr_expect_eq(gs_stub.last->nbytes, 8);
+}
+
+/* Stands for a graph launch inside the engine's handling of a launch call. */
+static void selftime_graph(void)
+{
+	gs_self_drv_end(gs_self_drv_begin(), GS_SELF_GRAPH);
+}
+
+/*
+ * GRAPHSHIM_SELFTIME: each launch call is counted by what it did (held,
+ * eager, a chunk's graph) and the driver's calls inside it apart; with the
+ * setting off nothing is counted.
+ */
+Test(cuda, selftime_counts_each_launch_call_by_what_it_did)
+{
+	void *p = (void *)0xabc;
+	void *kp[] = { &p };
+	memset(&gs_stats, 0, sizeof(gs_stats));
+	cuLaunchKernel(FN_KERN, 1, 1, 1, 1, 1, 1, 0, S_NB, kp, NULL);
+	cr_expect_eq(gs_stats.host_held_calls + gs_stats.host_eager_calls + gs_stats.host_submits, 0);
+	gs_config.selftime = true;
+	cuLaunchKernel(FN_KERN, 1, 1, 1, 1, 1, 1, 0, S_NB, kp, NULL); /* held */
+	cr_expect_eq(gs_stats.host_held_calls, 1);
+	cr_expect_eq(gs_stats.host_eager_calls, 0);
+	cr_expect_eq(gs_stats.host_submits, 0);
+	gs_stub.passthru = true; /* submitted at once */
+	cuLaunchKernel(FN_KERN, 1, 1, 1, 1, 1, 1, 0, S_NB, kp, NULL);
+	cr_expect_eq(gs_stats.host_eager_calls, 1);
+	cr_expect_eq(gs_stats.host_submits, 1);
+	cr_expect_eq(L.calls, 1);
+	gs_stub.passthru = false;
+	gs_stub.during = selftime_graph; /* the call launches a chunk's graph */
+	CUlaunchConfig cfg = { .gridDimX = 1, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 1,
+			       .blockDimY = 1, .blockDimZ = 1, .hStream = S_NB };
+	cuLaunchKernelEx(&cfg, FN_KERN, kp, NULL);
+	cr_expect_eq(gs_stats.host_chunk_calls, 1);
+	cr_expect_eq(gs_stats.host_graph_launches, 1);
+	cr_expect_eq(gs_stats.host_held_calls, 1);
+	cr_expect_eq(gs_stub.launches, 4);
+	cr_expect_eq(gs_self_tl.depth, 0);
+	gs_stub.during = NULL;
+	gs_config.selftime = false;
 }
 
 Test(cuda, unknown_layout_is_a_boundary)

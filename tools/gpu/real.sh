@@ -14,6 +14,9 @@
 # (common.sh's GS_LIB).  Exits 0 when every run passed and matched, 1
 # otherwise, 77 where no GPU is present, 124 when cut short (TERM/INT:
 # the rows finished are still printed).  Settings (environment):
+#   GRAPHSHIM_SELFTIME=1 (exported) the graphshim and before runs time every launch
+#                     call (docs/tools.md, host_*): a line per program says what a held
+#                     launch, an eager one and a chunk's last cost graphshim and the driver
 #   GS_REAL_PROGRAMS  names or shell patterns of the suite's programs (default
 #                     all; `real.sh --list` prints them); a pattern that is no
 #                     entry's name (or fw:NAME, always) may also name a
@@ -514,6 +517,18 @@ if n and tr > 0:
     print("in process (the gate's timed passes, %d sequence(s), %d passes): host eager/replayed %.2fx%s%s" % (
           n, passes, te / tr, ", GPU span %.2fx" % (ge / gr) if gr > 0 else "",
           "; %d first verdict(s) of eager taken back by a later trial" % back if back else ""))
+# GRAPHSHIM_SELFTIME=1: what a launch call cost graphshim's own code, by what
+# it did, and what the driver took for the calls graphshim made in it.
+per = lambda ns, n: "%.0f" % (c.get(ns, 0) / c[n]) if c.get(n) else "-"
+if c.get("host_held_calls") or c.get("host_eager_calls"):
+    print("host ns a call (GRAPHSHIM_SELFTIME): held %s own (%d calls); eager %s own + %s driver a submission "
+          "(%d calls, %d submissions); chunk's last %s own (%d calls); graph launch %s (%d); patch %s (%d)" % (
+          per("host_held_own_ns", "host_held_calls"), c.get("host_held_calls", 0),
+          per("host_eager_own_ns", "host_eager_calls"), per("host_submit_ns", "host_submits"),
+          c.get("host_eager_calls", 0), c.get("host_submits", 0),
+          per("host_chunk_own_ns", "host_chunk_calls"), c.get("host_chunk_calls", 0),
+          per("host_graph_launch_ns", "host_graph_launches"), c.get("host_graph_launches", 0),
+          per("host_patch_ns", "host_patches"), c.get("host_patches", 0)))
 PYEOF
 }
 
@@ -737,7 +752,15 @@ PYEOF
 	local why
 	why=$(why_stats "$w".graphshim.*.json)
 	[ -z "$why" ] || note "$name: graphshim (main process, last run): $(echo "$why" | head -n 1)"
-	[ "$(echo "$why" | wc -l)" -lt 2 ] || note "$name: $(echo "$why" | sed -n 2p)"
+	local l
+	while IFS= read -r l; do
+		[ -z "$l" ] || note "$name: $l"
+	done <<<"$(echo "$why" | sed -n '2,$p' | grep -v '^host ns')"
+	local m hl
+	for m in graphshim before; do
+		hl=$(why_stats "$w".$m.*.json | grep '^host ns')
+		[ -z "$hl" ] || note "$name: $m: $hl"
+	done
 	# The traces of the counting run against its statistics, process by
 	# process: every figure they share must agree (graphshim trace
 	# summarize --check; tests/tools/t-outputs.sh does the same for kernels/).

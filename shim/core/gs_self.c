@@ -1,0 +1,43 @@
+/* GRAPHSHIM_SELFTIME's accounting (gs_self.h). */
+#include "gs_self.h"
+#include "gs_stats.h"
+
+GS_TLS_IE __thread gs_self_tl_t gs_self_tl;
+
+void gs_self_drv_end_slow(uint64_t t0, unsigned kind)
+{
+	uint64_t dt = gs_clock_ns() - t0;
+	gs_self_tl.drv_ns += dt;
+	if (!gs_self_tl.depth)
+		return; /* outside a launch call (another hook's own call) */
+	gs_self_tl.kinds |= kind;
+	if (kind == GS_SELF_GRAPH) {
+		GS_STAT_INC(host_graph_launches);
+		GS_STAT_ADD(host_graph_launch_ns, dt);
+	} else if (kind == GS_SELF_PATCH) {
+		GS_STAT_INC(host_patches);
+		GS_STAT_ADD(host_patch_ns, dt);
+	} else {
+		GS_STAT_INC(host_submits);
+		GS_STAT_ADD(host_submit_ns, dt);
+	}
+}
+
+void gs_self_call_end_slow(const gs_self_call_t *c)
+{
+	if (!gs_self_tl.depth || --gs_self_tl.depth || !c->t0)
+		return;
+	uint64_t all = gs_clock_ns() - c->t0, drv = gs_self_tl.drv_ns - c->drv0;
+	uint64_t own = all > drv ? all - drv : 0;
+	unsigned k = gs_self_tl.kinds;
+	if (k & GS_SELF_GRAPH) {
+		GS_STAT_INC(host_chunk_calls);
+		GS_STAT_ADD(host_chunk_own_ns, own);
+	} else if (k & GS_SELF_SUBMIT) {
+		GS_STAT_INC(host_eager_calls);
+		GS_STAT_ADD(host_eager_own_ns, own);
+	} else {
+		GS_STAT_INC(host_held_calls);
+		GS_STAT_ADD(host_held_own_ns, own);
+	}
+}
