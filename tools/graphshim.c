@@ -991,6 +991,7 @@ typedef struct gs_summary {
 	long long forgiven; /* mismatches not charged toward retirement (forgiven events) */
 	long long gate_kept; /* watched moves that kept a decision (gate_kept events) */
 	long long gate_inherited; /* sequences that took a like one's verdict (gate_inherited events) */
+	long long gate_trusted; /* sequences that replayed without a first trial (gate_trusted events) */
 	long long cuts;     /* chunks ended where the program waited without a call (cut events) */
 	long long idle_eager; /* sequences sent eager by waits for the idle watchdog (idle_eager events) */
 	long long by_state[GS_ST_N];
@@ -1144,6 +1145,8 @@ static void gs_summary_event(gs_summary_t *S, json_t *ev, const char *path)
 		S->gate_kept++;
 	} else if (!strcmp(name, "gate_inherited")) {
 		S->gate_inherited++;
+	} else if (!strcmp(name, "gate_trusted")) {
+		S->gate_trusted++;
 	} else if (!strcmp(name, "cut")) {
 		S->cuts++;
 	} else if (!strcmp(name, "idle_eager")) {
@@ -1224,6 +1227,7 @@ static void gs_summary_merge(gs_summary_t *S, gs_summary_t *F)
 	S->forgiven += F->forgiven;
 	S->gate_kept += F->gate_kept;
 	S->gate_inherited += F->gate_inherited;
+	S->gate_trusted += F->gate_trusted;
 	S->cuts += F->cuts;
 	S->idle_eager += F->idle_eager;
 	S->flushes += F->flushes;
@@ -1766,6 +1770,8 @@ static int gs_cmd_trace(int argc, char **argv)
 			      "twice as short: what replay saved still beat the margin");
 		gs_note_count(S.gate_inherited, "sequence(s) took a like sequence's verdict of replay on "
 			      "their stream, no trial of their own");
+		gs_note_count(S.gate_trusted, "long sequence(s) that patched little replayed without a "
+			      "first trial (GRAPHSHIM_GATE_TRUST)");
 	}
 
 	printf("\nmismatch reasons\n");

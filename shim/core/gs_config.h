@@ -94,6 +94,8 @@
 	  "eager wins only when replay is slower than eager by more than this fraction")     \
 	X(gate_host, "GRAPHSHIM_GATE_HOST", BOOL, 1, 0, 1,                                    \
 	  "the host's time from a pass to the next decides; the GPU's span can veto eager")  \
+	X(gate_trust, "GRAPHSHIM_GATE_TRUST", INT, 32, 0, 1000000000,                          \
+	  "a sequence of at least this many launches whose last four untimed replays patched at most one launch in 16, in chunks of 8 or more, on a stream with no adopted side streams, replays without a first trial (0: every sequence is tried)") \
 	X(gate_recheck, "GRAPHSHIM_GATE_RECHECK", INT, 1000, 0, 1000000000,                   \
 	  "passes of a sequence after a decision before it is timed again (0: never)")      \
 	X(log_level, "GRAPHSHIM_LOG", LEVEL, 2, 0, 4,                                         \
@@ -152,6 +154,7 @@ typedef struct gs_config {
 	long long gate_samples;
 	double gate_margin;
 	bool gate_host;
+	long long gate_trust;
 	long long gate_recheck;
 	int log_level;
 	bool summary;

@@ -62,6 +62,8 @@ uint64_t (*gs_gate_clock)(void) = gs_gate_clock_real;
 #define GS_GATE_WATCH 16
 #define GS_GATE_WATCH_EARLY 32
 #define GS_GATE_WATCH_EARLY_EVERY 4
+/* The last warm passes whose patches decide whether a sequence is trusted. */
+#define GS_GATE_TRUST_WINDOW 4
 /* Passes a first trial waits for a like sequence's trial, at most. */
 #define GS_GATE_MAX_WAIT(after) (4u * (after))
 
@@ -85,6 +87,8 @@ void gs_gate_armed(gs_seq_t *q)
 	g->passes = 0;
 	g->waited = 0;
 	g->inherited = false;
+	g->trusted = false;
+	g->trust_patches = g->trust_replays = 0;
 	switch ((gs_gate_mode_t)gs_config.gate) {
 	case GS_GATE_EAGER:
 		g->state = GS_GATE_S_EAGER;
@@ -379,7 +383,7 @@ static bool gs_gate_watched(uint64_t n)
 /* Whether q's decision is being watched: made by timing (not forced, not off). */
 static bool gs_gate_watching(const gs_gate_t *g)
 {
-	return gs_config.gate == GS_GATE_AUTO && !g->off && (g->trials > 0 || g->inherited);
+	return gs_config.gate == GS_GATE_AUTO && !g->off && (g->trials > 0 || g->inherited || g->trusted);
 }
 
 /*
@@ -532,7 +536,7 @@ static bool gs_gate_waits(const gs_stream_t *s, const gs_seq_t *q)
 {
 	const gs_gate_t *g = &q->gate;
 	const gs_seq_t *o = s->pass.trial;
-	if (g->trials || g->inherited || g->started || g->off)
+	if (g->trials || g->inherited || g->trusted || g->started || g->off)
 		return false;
 	if (gs_gate_prior(s, q))
 		return true;
@@ -632,6 +636,55 @@ static bool gs_gate_defer(gs_stream_t *s, gs_seq_t *q)
 }
 
 /*
+ * Whether q replays from its first trial on without one
+ * (GRAPHSHIM_GATE_TRUST): at least that many launches, its last
+ * GS_GATE_TRUST_WINDOW untimed replays (all of them where there were
+ * fewer) patched at most one launch in 16 (the first ones often patch
+ * more: an allocator's rotation of addresses is patched until the
+ * variants that bake it are built), its chunks 8 launches
+ * or longer on average, and its stream has no adopted side streams (whose
+ * concurrency a graph gives up).  Such a pass costs the host a graph
+ * launch or a few (8-10 us each in a PyTorch process on an H200) and
+ * about a microsecond a launch, where each eager launch costs 4-7 us
+ * (docs/performance.md, thirty-sixth session); what the gate has sent
+ * eager are short steps and steps that patch most of their launches.  In
+ * 167 runs of the suite's programs over five sessions no trial ended
+ * eager, and the trials' eager passes were up to 4.5% of a short run's
+ * launches.  It is watched as an inherited decision (a move to passes
+ * twice as long or half starts a trial) and tried at the re-check
+ * (GRAPHSHIM_GATE_RECHECK passes): once trusted, a sequence's next trial
+ * is a real one.
+ */
+static bool gs_gate_trust(const gs_stream_t *s, const gs_seq_t *q)
+{
+	const gs_gate_t *g = &q->gate;
+	uint64_t n = q->n, replays = q->replays - g->trust_replays;
+	if (!gs_config.gate_trust || n < (uint64_t)gs_config.gate_trust || !q->nchunks ||
+	    n < 8u * (uint64_t)q->nchunks || !replays || q->mismatch_run || gs_stream_absorbs(s))
+		return false;
+	return (q->patches - g->trust_patches) * 16u <= replays * n;
+}
+
+/* Replay q on the trust rule: watched as an inherited decision. */
+static void gs_gate_trusted(gs_stream_t *s, gs_seq_t *q)
+{
+	gs_gate_t *g = &q->gate;
+	g->state = GS_GATE_S_REPLAY;
+	g->trusted = true;
+	g->passes = 0;
+	g->ref_ns = 0; /* the first watched pass sets it */
+	g->eager_ns = g->replay_ns = 0;
+	g->eager_host_ns = g->replay_host_ns = 0;
+	if (s->pass.trial == q)
+		s->pass.trial = NULL;
+	GS_STAT_INC(gate_trusted);
+	gs_trace_gate_trusted(s->key.handle, q->id, q->n, q->patches, q->nchunks);
+	gs_log(GS_LOG_INFO, "sequence %016llx (%u launches, %llu patches in %llu replays): replay, "
+	       "no trial", (unsigned long long)q->id, q->n, (unsigned long long)q->patches,
+	       (unsigned long long)q->replays);
+}
+
+/*
  * Whether the n-th pass begun in a trial goes eagerly: the Thue-Morse
  * order E R R E R E E R ..., not E R E R.  A program's passes often
  * alternate in cost (a request cycle of batch sizes 16, 32, 8, 32: every
@@ -704,7 +757,15 @@ static bool gs_gate_kind(gs_stream_t *s, gs_seq_t *q, bool mine)
 	if (g->state != GS_GATE_S_TRIAL)
 		return g->state == GS_GATE_S_EAGER;
 	if (g->warm) {
+		if (g->warm == GS_GATE_TRUST_WINDOW) {
+			g->trust_patches = q->patches;
+			g->trust_replays = q->replays;
+		}
 		g->warm--;
+		return false;
+	}
+	if (!g->trials && !g->trusted && !g->started && gs_gate_trust(s, q)) {
+		gs_gate_trusted(s, q);
 		return false;
 	}
 	if (gs_gate_defer(s, q))

@@ -71,6 +71,8 @@ typedef struct gs_gate {
 			    * or the watched pass of a move that kept the decision */
 	uint32_t waited;   /* passes its first trial waited for a like sequence's */
 	bool inherited;    /* replays on a like sequence's decision (no trial of its own) */
+	bool trusted;      /* replays without a first trial (gs_gate_trust) */
+	uint64_t trust_patches, trust_replays; /* q's, GS_GATE_TRUST_WINDOW warm passes before the trial */
 } gs_gate_t;
 
 /* Candidates of one pass whose timers may start at its first launch. */

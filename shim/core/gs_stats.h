@@ -54,6 +54,7 @@
 	X(gate_eager, "gate decisions that chose eager")                           \
 	X(gate_kept, "watched moves that kept a decision to replay without a trial") \
 	X(gate_inherited, "sequences that replay on a like sequence's decision, no trial of their own") \
+	X(gate_trusted, "long sequences that patched little, replaying without a first trial (GRAPHSHIM_GATE_TRUST)") \
 	X(interrupted, "matches that went on after another thread's flush submitted their held launches") \
 	X(idle_cuts, "places a chunk ends because the program waited there without a call, GRAPHSHIM_IDLE_CUT replayed passes in a row") \
 	X(idle_eager, "times a sequence went eager until its next re-check: its replayed passes kept waiting for the idle watchdog") \

@@ -785,6 +785,18 @@ void gs_trace_gate_inherited(uintptr_t stream, uint64_t id, uint32_t length, uin
 		       (unsigned long long)stream, (unsigned long long)id, length, like);
 }
 
+void gs_trace_gate_trusted(uintptr_t stream, uint64_t id, uint32_t length, uint64_t patches,
+			   uint32_t chunks)
+{
+	if (!gs_trace_enabled())
+		return;
+	gs_trace_event("\"gate_trusted\"", "sequence", 'i', gs_clock_ns(), 0, true, stream,
+		       "\"stream\":\"0x%llx\",\"id\":\"0x%016llx\",\"length\":%u,\"patches\":%llu,"
+		       "\"chunks\":%u",
+		       (unsigned long long)stream, (unsigned long long)id, length,
+		       (unsigned long long)patches, chunks);
+}
+
 void gs_trace_fallback(const char *what, int status)
 {
 	if (!gs_trace_enabled())

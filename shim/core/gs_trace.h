@@ -112,6 +112,8 @@ void gs_trace_gate_kept(uintptr_t stream, uint64_t id, uint32_t length, uint64_t
 void gs_trace_gate_sample(uintptr_t stream, uint64_t id, bool eager, bool host, uint64_t ns);
 /* A sequence took a like sequence's verdict of replay (gs_gate.c). */
 void gs_trace_gate_inherited(uintptr_t stream, uint64_t id, uint32_t length, uint32_t like);
+void gs_trace_gate_trusted(uintptr_t stream, uint64_t id, uint32_t length, uint64_t patches,
+			   uint32_t chunks);
 void gs_trace_fallback(const char *what, int status);
 /* Sequence id goes eager until its next re-check: `passes` replayed passes in a row waited for the idle watchdog. */
 void gs_trace_idle_eager(uintptr_t stream, uint64_t id, uint32_t length, long long passes);

@@ -33,14 +33,15 @@ gate() {
 	shift 2
 	timeout 120 "$@" --out "$tmp/e.bin" >"$tmp/e.log" 2>&1 || { fail "$name: eager run failed"; cat "$tmp/e.log"; return 1; }
 	# The first timing after 4 replays, so that a close call (three times
-	# the samples) still decides within the 40 steps.
-	timeout 120 env GRAPHSHIM_GATE="$setting" GRAPHSHIM_GATE_AFTER=4 \
+	# the samples) still decides within the 40 steps; every sequence has
+	# its trial unless $trust says otherwise (GRAPHSHIM_GATE_TRUST).
+	timeout 120 env GRAPHSHIM_GATE="$setting" GRAPHSHIM_GATE_AFTER=4 GRAPHSHIM_GATE_TRUST="${trust:-0}" \
 		GRAPHSHIM_STATS="$tmp/s.json" GRAPHSHIM_TRACE="$tmp/t.json" \
 		LD_PRELOAD="${GS_TEST_PRELOAD_PREFIX:+$GS_TEST_PRELOAD_PREFIX }$lib" "$@" --out "$tmp/g.bin" >"$tmp/g.log" 2>&1 ||
 		{ fail "$name: run under graphshim failed"; cat "$tmp/g.log"; return 1; }
 	cmp -s "$tmp/e.bin" "$tmp/g.bin" || { fail "$name: outputs differ"; return 1; }
 	decisions=$(stat "$tmp/s.json" gate_decisions) replays=$(stat "$tmp/s.json" replays)
-	gated=$(stat "$tmp/s.json" gated)
+	gated=$(stat "$tmp/s.json" gated) trusted=$(stat "$tmp/s.json" gate_trusted)
 	return 0
 }
 
@@ -81,6 +82,24 @@ for w in hostwork$x tiny$x; do
 			echo "ok   $w-auto: identical, $decisions decision(s): $(grep -o '"gate": "[a-z]*", "eager_us": [0-9.]*, "replay_us": [0-9.]*' "$tmp/s.json" | head -n 1)"
 		fi
 	fi
+	# tiny's 32-launch step patches nothing: at the default trust it
+	# replays without a first trial.  (A watched move may still start one:
+	# the simulator's passes vary by more than twice now and then.)
+	case $w in tiny*)
+		if trust=32 gate "$w-trust" auto $cmd; then
+			if [ "${replays:-0}" -lt 5 ]; then
+				# A machine so loaded that the builder's graph came with
+				# the run's last steps: nothing for the gate to decide.
+				echo "note $w-trust: $replays graph launches (a slow build): not checked"
+			elif [ "${trusted:-0}" -ne 1 ]; then
+				fail "$w-trust: gate_trusted $trusted, $gated gated launches"
+			elif ! "$b/tools/graphshim" trace summarize "$tmp/t.json" 2>/dev/null | grep -q "replayed without a first trial"; then
+				fail "$w-trust: graphshim trace summarize does not say it was trusted"
+			else
+				echo "ok   $w-trust: identical, replayed without a first trial ($gated launches gated after, by watched moves)"
+			fi
+		fi
+	esac
 	if gate "$w-eager" eager $cmd; then
 		if [ "${replays:-1}" -ne 0 ] || [ "${gated:-0}" -lt 1 ]; then
 			fail "$w-eager: $replays graph launches, $gated gated launches"

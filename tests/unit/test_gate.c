@@ -845,3 +845,107 @@ Test(gate, a_clear_win_on_the_host_needs_the_gpu_not_to_disagree)
 	cr_expect_str_eq(seq_info().gate, "replay");
 	tb_check();
 }
+
+/* Steps whose every launch's argument changes each time: each pass patches all. */
+static uint64_t drift_v;
+static void step_drift(void)
+{
+	step(++drift_v);
+}
+
+/*
+ * GRAPHSHIM_GATE_TRUST: a sequence that long, whose untimed replays
+ * patched little, replays from its first trial on with no eager pass; one
+ * whose replays patched every launch is tried as before; at the re-check
+ * a trusted sequence has a trial of its own, which can send it eager.
+ */
+Test(gate, a_long_clean_sequence_replays_without_a_first_trial)
+{
+	gate_start(1000, 1000, 20000, "GRAPHSHIM_GATE_TRUST", "8"); /* replay would lose */
+	for (int i = 0; i < 3 * STEPS_TO_DECIDE; i++)
+		step(0);
+	cr_expect_eq(gs_stats.gate_trusted, 1);
+	cr_expect_eq(gs_stats.gate_decisions, 0);
+	gs_seq_info_t q = seq_info();
+	cr_expect_str_eq(q.gate, "replay");
+	cr_expect_eq(q.eager_passes, 0);
+	cr_expect_eq(last_step_from_graph(), N);
+	tb_check();
+}
+
+Test(gate, a_sequence_that_patches_every_launch_is_tried)
+{
+	gate_start(1000, 1000, 20000, "GRAPHSHIM_GATE_TRUST", "8");
+	drift_v = 0;
+	cr_expect_leq(steps_to_decision_with(step_drift, 1, 4 * STEPS_TO_DECIDE), 4 * STEPS_TO_DECIDE);
+	cr_expect_eq(gs_stats.gate_trusted, 0);
+	cr_expect_eq(gs_stats.gate_decisions, 1);
+	cr_expect_eq(gs_stats.gate_eager, 1);
+	tb_check();
+}
+
+Test(gate, a_trusted_sequence_is_tried_at_the_recheck)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_GATE", "auto", "GRAPHSHIM_GATE_SAMPLES", "3",
+		 "GRAPHSHIM_GATE_AFTER", "1", "GRAPHSHIM_CHUNK_FIRST", "8", "GRAPHSHIM_GATE_MARGIN",
+		 "0.05", "GRAPHSHIM_GATE_TRUST", "8", "GRAPHSHIM_GATE_RECHECK", "10", NULL);
+	tb.timers = true;
+	tb.cost_eager = 1000;
+	tb.cost_node = 1000;
+	tb.cost_graph = 20000; /* eager 8 us, replay 28 us */
+	int steps = steps_to_decision(1, 60);
+	cr_expect_eq(gs_stats.gate_trusted, 1);
+	cr_expect_eq(gs_stats.gate_decisions, 1, "decided after %d steps", steps);
+	cr_expect_eq(gs_stats.gate_eager, 1);
+	cr_expect_str_eq(seq_info().gate, "eager");
+	tb_check();
+}
+
+Test(gate, trust_off_tries_every_sequence)
+{
+	gate_start(1000, 1000, 20000, "GRAPHSHIM_GATE_TRUST", "0");
+	for (int i = 0; i < STEPS_TO_DECIDE; i++)
+		step(0);
+	cr_expect_eq(gs_stats.gate_trusted, 0);
+	cr_expect_eq(gs_stats.gate_decisions, 1);
+	tb_check();
+}
+
+/* Start with trust at 8 launches and 8 untimed replays before the first trial. */
+static void trust_start(void)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_GATE", "auto", "GRAPHSHIM_GATE_SAMPLES", "3",
+		 "GRAPHSHIM_GATE_AFTER", "8", "GRAPHSHIM_CHUNK_FIRST", "8", "GRAPHSHIM_GATE_MARGIN",
+		 "0.05", "GRAPHSHIM_GATE_TRUST", "8", NULL);
+	tb.timers = true;
+	tb.cost_eager = 5000;
+	tb.cost_node = 500;
+	tb.cost_graph = 2000;
+}
+
+/* Only the last untimed replays' patches count: the first ones patched every launch. */
+Test(gate, trust_looks_at_the_last_untimed_replays)
+{
+	trust_start();
+	drift_v = 0;
+	for (int i = 0; i < 6; i++) /* learning, and the first replays, all patched */
+		step_drift();
+	for (int i = 0; i < 20; i++)
+		step(drift_v);
+	cr_expect_eq(gs_stats.gate_trusted, 1);
+	cr_expect_eq(gs_stats.gate_decisions, 0);
+	cr_expect_gt(gs_stats.patches, 0);
+	cr_expect_eq(seq_info().eager_passes, 0);
+	tb_check();
+}
+
+Test(gate, a_sequence_patched_in_its_last_untimed_replays_is_tried)
+{
+	trust_start();
+	drift_v = 0;
+	for (int i = 0; i < 30 && !gs_stats.gate_decisions; i++)
+		step_drift();
+	cr_expect_eq(gs_stats.gate_trusted, 0);
+	cr_expect_eq(gs_stats.gate_decisions, 1);
+	tb_check();
+}
