@@ -599,6 +599,17 @@ void gs_gate_begin(gs_stream_t *s, gs_seq_t *const *cands, uint32_t n)
 		gs_gate_eager(s, cands[0]);
 }
 
+/* A decision to replay with no trial of q's own: watched, the first watched
+ * pass its reference, no medians to compare. */
+static void gs_gate_untried(gs_gate_t *g)
+{
+	g->state = GS_GATE_S_REPLAY;
+	g->passes = 0;
+	g->ref_ns = 0; /* the first watched pass sets it */
+	g->eager_ns = g->replay_ns = 0;
+	g->eager_host_ns = g->replay_host_ns = 0;
+}
+
 /*
  * Programs issue many like steps on one stream (an encoder's shapes, a
  * decoder's alternating tokens, a solver's stages), each tried with three
@@ -622,12 +633,8 @@ static bool gs_gate_defer(gs_stream_t *s, gs_seq_t *q)
 		g->waited++;
 		return true;
 	}
-	g->state = GS_GATE_S_REPLAY;
+	gs_gate_untried(g);
 	g->inherited = true;
-	g->passes = 0;
-	g->ref_ns = 0; /* the first watched pass sets it */
-	g->eager_ns = g->replay_ns = 0;
-	g->eager_host_ns = g->replay_host_ns = 0;
 	GS_STAT_INC(gate_inherited);
 	gs_trace_gate_inherited(s->key.handle, q->id, q->n, s->pass.prior_n);
 	gs_log(GS_LOG_INFO, "sequence %016llx (%u launches): replay, as a like sequence (%u) was decided",
@@ -669,12 +676,8 @@ static bool gs_gate_trust(const gs_stream_t *s, const gs_seq_t *q)
 static void gs_gate_trusted(gs_stream_t *s, gs_seq_t *q)
 {
 	gs_gate_t *g = &q->gate;
-	g->state = GS_GATE_S_REPLAY;
+	gs_gate_untried(g);
 	g->trusted = true;
-	g->passes = 0;
-	g->ref_ns = 0; /* the first watched pass sets it */
-	g->eager_ns = g->replay_ns = 0;
-	g->eager_host_ns = g->replay_host_ns = 0;
 	if (s->pass.trial == q)
 		s->pass.trial = NULL;
 	GS_STAT_INC(gate_trusted);

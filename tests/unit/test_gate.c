@@ -17,16 +17,22 @@ static void step(uint64_t v)
 	gs_engine_flush_stream(S1, NULL, 0, GS_FLUSH_SYNC, "sync");
 }
 
-/* Start with the gate on and the given GPU costs (ns). */
-static void gate_start(uint64_t eager, uint64_t node, uint64_t graph, const char *k, const char *v)
+/* Start with the gate on, the given GPU costs (ns) and up to two more settings. */
+static void gate_start_with(uint64_t eager, uint64_t node, uint64_t graph, const char *k,
+			    const char *v, const char *k2, const char *v2)
 {
 	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_GATE", "auto", "GRAPHSHIM_GATE_SAMPLES", "3",
 		 "GRAPHSHIM_GATE_AFTER", "1", "GRAPHSHIM_CHUNK_FIRST", "8", "GRAPHSHIM_GATE_MARGIN",
-		 "0.05", k, v, NULL);
+		 "0.05", k, v, k2 ? k2 : k, k2 ? v2 : v, NULL);
 	tb.timers = true;
 	tb.cost_eager = eager;
 	tb.cost_node = node;
 	tb.cost_graph = graph;
+}
+
+static void gate_start(uint64_t eager, uint64_t node, uint64_t graph, const char *k, const char *v)
+{
+	gate_start_with(eager, node, graph, k, v, NULL, NULL);
 }
 
 /* The figures of the N-launch sequence, as the statistics file reports them. */
@@ -886,13 +892,8 @@ Test(gate, a_sequence_that_patches_every_launch_is_tried)
 
 Test(gate, a_trusted_sequence_is_tried_at_the_recheck)
 {
-	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_GATE", "auto", "GRAPHSHIM_GATE_SAMPLES", "3",
-		 "GRAPHSHIM_GATE_AFTER", "1", "GRAPHSHIM_CHUNK_FIRST", "8", "GRAPHSHIM_GATE_MARGIN",
-		 "0.05", "GRAPHSHIM_GATE_TRUST", "8", "GRAPHSHIM_GATE_RECHECK", "10", NULL);
-	tb.timers = true;
-	tb.cost_eager = 1000;
-	tb.cost_node = 1000;
-	tb.cost_graph = 20000; /* eager 8 us, replay 28 us */
+	/* eager 8 us, replay 28 us */
+	gate_start_with(1000, 1000, 20000, "GRAPHSHIM_GATE_TRUST", "8", "GRAPHSHIM_GATE_RECHECK", "10");
 	int steps = steps_to_decision(1, 60);
 	cr_expect_eq(gs_stats.gate_trusted, 1);
 	cr_expect_eq(gs_stats.gate_decisions, 1, "decided after %d steps", steps);
@@ -914,13 +915,7 @@ Test(gate, trust_off_tries_every_sequence)
 /* Start with trust at 8 launches and 8 untimed replays before the first trial. */
 static void trust_start(void)
 {
-	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_GATE", "auto", "GRAPHSHIM_GATE_SAMPLES", "3",
-		 "GRAPHSHIM_GATE_AFTER", "8", "GRAPHSHIM_CHUNK_FIRST", "8", "GRAPHSHIM_GATE_MARGIN",
-		 "0.05", "GRAPHSHIM_GATE_TRUST", "8", NULL);
-	tb.timers = true;
-	tb.cost_eager = 5000;
-	tb.cost_node = 500;
-	tb.cost_graph = 2000;
+	gate_start_with(5000, 500, 2000, "GRAPHSHIM_GATE_AFTER", "8", "GRAPHSHIM_GATE_TRUST", "8");
 }
 
 /* Only the last untimed replays' patches count: the first ones patched every launch. */
