@@ -124,7 +124,7 @@ settings() {
 	0) echo "GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_CHUNK_FIRST=1 GRAPHSHIM_GATE_AFTER=1 GRAPHSHIM_GATE_SAMPLES=1 GRAPHSHIM_GATE_RECHECK=4 GRAPHSHIM_COLD_AFTER=1 GRAPHSHIM_IDLE_US=20 GRAPHSHIM_IDLE_CUT=1 GRAPHSHIM_ABSORB=1 GRAPHSHIM_HOST_BOUND_US=0$adopt" ;;
 	1) echo "GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_CHUNK_FIRST=2 GRAPHSHIM_MISMATCH_LIMIT=1 GRAPHSHIM_COOLDOWN=1 GRAPHSHIM_GATE=replay GS_SIM_REFUSE_NODES=copy,memset GRAPHSHIM_HOST_BOUND_US=0$dflt" ;;
 	2) echo "GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_CHUNK_FIRST=4 GRAPHSHIM_PATCH_COST=0 GRAPHSHIM_GRAPH_COST=0 GRAPHSHIM_GATE=eager GRAPHSHIM_MAX_SEQ=24$noadopt" ;;
-	3) echo "GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_CHUNK_FIRST=8 GRAPHSHIM_PATCH_COST=5 GRAPHSHIM_MISMATCH_LIMIT=8 GRAPHSHIM_CHUNK_MAX=8 GRAPHSHIM_PERIOD_AFTER=40 GRAPHSHIM_COLD_AFTER=2 GRAPHSHIM_IDLE_US=20 GRAPHSHIM_IDLE_EAGER=2 GRAPHSHIM_ABSORB=1$adopt" ;;
+	3) echo "GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_CHUNK_FIRST=8 GRAPHSHIM_PATCH_COST=5 GRAPHSHIM_MISMATCH_LIMIT=8 GRAPHSHIM_CHUNK_MAX=8 GRAPHSHIM_GATE_AFTER=2 GRAPHSHIM_GATE_TRUST=8 GRAPHSHIM_GATE_RECHECK=6 GRAPHSHIM_PERIOD_AFTER=40 GRAPHSHIM_COLD_AFTER=2 GRAPHSHIM_IDLE_US=20 GRAPHSHIM_IDLE_EAGER=2$adopt" ;;
 	4) echo "GRAPHSHIM_ASYNC_BUILD=1 GRAPHSHIM_CHUNK_FIRST=3 GRAPHSHIM_COOLDOWN=1 GRAPHSHIM_FORGIVE=0 GRAPHSHIM_COLD_AFTER=2 GRAPHSHIM_SHARE=0 GS_SIM_INSTANTIATE_US=100 GS_SIM_REFUSE_NODES=memset GS_SIM_REFUSE_AT=instantiate GRAPHSHIM_HOST_BOUND_US=0 GRAPHSHIM_CHUNK_GROWTH=1$dflt" ;;
 	5) echo "GRAPHSHIM_ASYNC_BUILD=1 GRAPHSHIM_CHUNK_FIRST=6 GRAPHSHIM_PERIOD=0 GRAPHSHIM_MAX_SEQ=12 GRAPHSHIM_MAX_SEQS=4 GRAPHSHIM_MISMATCH_LIMIT=2 GRAPHSHIM_COLD_AFTER=1 GS_SIM_FAIL_NODE_PATCH=61* GRAPHSHIM_IDLE_US=20 GS_SIM_GRAPH_CREATE_US=20 GRAPHSHIM_ABSORB=1$noadopt" ;;
 	esac
@@ -143,7 +143,7 @@ errors() {
 }
 
 start=$(date +%s.%N)
-t_launch=0 t_replay=0 t_patch=0 t_var=0 t_vrep=0 t_mis=0 t_flush=0 t_gated=0 t_gdec=0 t_cold=0 t_coldn=0 t_int=0 t_cut=0 t_ie=0 t_sh=0 t_si=0 t_ad=0 t_fh=0 done_n=0 bad=0 shrunk=0 i=0
+t_launch=0 t_replay=0 t_patch=0 t_var=0 t_vrep=0 t_mis=0 t_flush=0 t_gated=0 t_gdec=0 t_cold=0 t_coldn=0 t_int=0 t_cut=0 t_ie=0 t_sh=0 t_si=0 t_ad=0 t_fh=0 t_tr=0 done_n=0 bad=0 shrunk=0 i=0
 s=$first
 end=$(( first + count ))
 while [ "$s" -lt "$end" ]; do
@@ -181,6 +181,7 @@ while [ "$s" -lt "$end" ]; do
 	it=$(counter stand_ins "$st"); t_si=$(( t_si + ${it:-0} ))
 	it=$(counter adopted "$st"); t_ad=$(( t_ad + ${it:-0} ))
 	it=$(counter frees_held "$st"); t_fh=$(( t_fh + ${it:-0} ))
+	it=$(counter gate_trusted "$st"); t_tr=$(( t_tr + ${it:-0} ))
 	t_launch=$(( t_launch + ${l:-0} )) t_replay=$(( t_replay + ${r:-0} ))
 	t_patch=$(( t_patch + ${p:-0} )) t_mis=$(( t_mis + ${m:-0} )) t_flush=$(( t_flush + ${f:-0} ))
 	verdict=ok
@@ -222,7 +223,7 @@ done
 secs=$(awk "BEGIN { printf \"%.1f\", $(date +%s.%N) - $start }")
 pct=0
 [ "$t_launch" -gt 0 ] && pct=$(( 100 * t_replay / t_launch ))
-echo "fuzz: $done_n programs in $secs s; graphshim launches $t_launch, replayed $t_replay ($pct%), patches $t_patch, variants $t_var (replays $t_vrep), mismatches $t_mis, flushes $t_flush, gate decisions $t_gdec, launches sent eagerly by the gate $t_gated, streams gone cold $t_coldn, launches passed cold $t_cold, matches that outlived another thread's flush $t_int, chunks cut where a program waited $t_cut, sequences sent eager by idle waits $t_ie, chunks shared by alike steps $t_sh, nodes made on stand-ins $t_si, side streams adopted $t_ad, frees held $t_fh; diverging batches $bad"
+echo "fuzz: $done_n programs in $secs s; graphshim launches $t_launch, replayed $t_replay ($pct%), patches $t_patch, variants $t_var (replays $t_vrep), mismatches $t_mis, flushes $t_flush, gate decisions $t_gdec, launches sent eagerly by the gate $t_gated, streams gone cold $t_coldn, launches passed cold $t_cold, matches that outlived another thread's flush $t_int, chunks cut where a program waited $t_cut, sequences sent eager by idle waits $t_ie, chunks shared by alike steps $t_sh, nodes made on stand-ins $t_si, side streams adopted $t_ad, frees held $t_fh, sequences trusted by the gate $t_tr; diverging batches $bad"
 if [ $bad -gt 0 ]; then
 	echo "fuzz: FAIL: graphshim changed results"
 	exit 1
