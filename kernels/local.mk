@@ -20,7 +20,7 @@ CLEANFILES += $(GS_WL_SIMSO) $(GS_WL_NAMES:%=kernels/%.cubin)
 # counter: built and run by tools/gpu/real.sh on a GPU machine (the Python
 # programs need their frameworks, the counter a driver), never by make check.
 GS_REAL_FILES = kernels/real/README.md kernels/real/real_common.h \
-	kernels/real/cublas_bias.cu kernels/real/launch_ex.cu \
+	kernels/real/cublas_bias.cu kernels/real/launch_ex.cu kernels/real/thrust_cg.cu \
 	kernels/real/torch_nn_decode.py kernels/real/torch_infer.py \
 	kernels/real/torch_train.py kernels/real/torch_compile.py \
 	kernels/real/hf_generate.py kernels/real/jax_decode.py \

@@ -208,7 +208,9 @@ nanogpt-async|torch|-|eager graphshim|PYTORCH_CUDA_ALLOC_CONF=backend:cudaMalloc
 train-async|torch|-|eager graphshim|PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync $PY $R/torch_train.py --arch mlp|-|--device cpu --steps 6 --warmup 2
 hf-llama-async|transformers|-|eager graphshim|PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync $PY $R/hf_generate.py --arch llama --cache dynamic|-|--device cpu --tokens 6 --layers 1 --dim 128
 nanogpt-expandable|torch|-|eager graphshim|PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True $PY $R/torch_nanogpt.py --greedy --readback|-|--device cpu --steps 2 --warmup 1 --tokens 8 --layers 1 --dim 64 --heads 2 --vocab 256 --block 16 --greedy --readback
-jax-platform|jax|-|eager graphshim graph|XLA_PYTHON_CLIENT_ALLOCATOR=platform XLA_FLAGS=--xla_gpu_enable_command_buffer= $PY $R/jax_decode.py|XLA_FLAGS=|--device cpu --tokens 12 --warmup 2 --layers 2'
+jax-platform|jax|-|eager graphshim graph|XLA_PYTHON_CLIENT_ALLOCATOR=platform XLA_FLAGS=--xla_gpu_enable_command_buffer= $PY $R/jax_decode.py|XLA_FLAGS=|--device cpu --tokens 12 --warmup 2 --layers 2
+thrust-cg|cuda|-|eager graphshim|$B/thrust_cg|-|-
+thrust-cg-stream|cuda|-|eager graphshim|$B/thrust_cg --stream --n 64|-|-'
 
 
 if [ "${1:-}" = --list ]; then
@@ -339,7 +341,7 @@ HAVE_C=0
 mkdir -p "$B"
 if [ -x "$NVCC" ]; then
 	HAVE_C=1
-	for p in cublas_bias launch_ex; do
+	for p in cublas_bias launch_ex thrust_cg; do
 		libs=""
 		[ $p = cublas_bias ] && libs="-lcublasLt -lcublas"
 		if stale "$B/$p" "$R/$p.cu" "$R/real_common.h"; then
@@ -352,7 +354,7 @@ if [ -x "$NVCC" ]; then
 		fi
 	done
 else
-	note "C programs: no nvcc found: cublas*, launch-ex* skipped"
+	note "C programs: no nvcc found: cublas*, launch-ex*, thrust-cg* skipped"
 fi
 
 # CUPTI: the pip package's (the one PyTorch and JAX load) where it has both
