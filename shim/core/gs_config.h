@@ -83,7 +83,7 @@
 	X(hip_max_patches, "GRAPHSHIM_HIP_MAX_PATCHES", INT, 1000, 0, 1000000000,             \
 	  "patches of one HIP graph before it is re-instantiated (0: no limit)")            \
 	X(selftime, "GRAPHSHIM_SELFTIME", BOOL, 0, 0, 1,                                      \
-	  "time every launch call and the driver calls graphshim makes in it (statistics' host_* counters; two clock reads a call and one a driver call)") \
+	  "time every launch call and the vendor calls graphshim makes in it (statistics' host_* counters; two clock reads a call and one a driver call)") \
 	X(gate, "GRAPHSHIM_GATE", GATE, 0, 0, 2,                                               \
 	  "auto: time eager and replayed passes of each sequence, keep the faster; replay or eager: force") \
 	X(gate_after, "GRAPHSHIM_GATE_AFTER", INT, 16, 1, 1000000000,                         \

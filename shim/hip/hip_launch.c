@@ -11,6 +11,7 @@
  */
 #include "gs_config.h"
 #include "hip_internal.h"
+#include "gs_self.h"
 
 static hipError_t gs_hip_boundary_why(const gs_hip_orig_t *o, gs_hip_skey_t k,
 				     gs_flush_reason_t why, const char *api)
@@ -35,7 +36,7 @@ static hipError_t gs_hip_hold(gs_rec_t *r, const gs_hip_orig_t *o, gs_hip_skey_t
 }
 
 /* A kernel launch of any of the three forms. */
-static hipError_t gs_hip_kernel(const gs_hip_orig_t *o, const void *func, unsigned api,
+static hipError_t gs_hip_kernel_raw(const gs_hip_orig_t *o, const void *func, unsigned api,
 				const uint32_t grid[3], const uint32_t block[3], size_t shmem,
 				hipStream_t stream, int spt, void **params, void **extra,
 				const char *name)
@@ -80,6 +81,20 @@ static hipError_t gs_hip_kernel(const gs_hip_orig_t *o, const void *func, unsign
 	}
 	gs_hip_fn_held(func, shmem);
 	return gs_hip_hold(r, o, k, name);
+}
+
+/* The same, timed (GRAPHSHIM_SELFTIME, gs_self.h). */
+static hipError_t gs_hip_kernel(const gs_hip_orig_t *o, const void *func, unsigned api,
+				const uint32_t grid[3], const uint32_t block[3], size_t shmem,
+				hipStream_t stream, int spt, void **params, void **extra,
+				const char *name)
+{
+	gs_self_call_t sc;
+	gs_self_call_begin(&sc);
+	hipError_t rc = gs_hip_kernel_raw(o, func, api, grid, block, shmem, stream, spt, params,
+					  extra, name);
+	gs_self_call_end(&sc);
+	return rc;
 }
 
 GS_EXPORT hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned int gridDimX, unsigned int gridDimY,

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 
 #include "hip_internal.h"
+#include "gs_self.h"
 #include "gs_log.h"
 
 typedef struct gs_hip_graph {
@@ -40,7 +41,7 @@ hipError_t gs_hip_free_async(void *p, hipStream_t s)
 	return rc;
 }
 
-hipError_t gs_hip_call_orig(const gs_hip_orig_t *o)
+static hipError_t gs_hip_call_orig_raw(const gs_hip_orig_t *o)
 {
 	hipError_t rc = hipErrorNotSupported;
 	gs_hip_real_t *R = &gs_hip_real;
@@ -123,6 +124,14 @@ hipError_t gs_hip_call_orig(const gs_hip_orig_t *o)
 	return rc;
 }
 
+hipError_t gs_hip_call_orig(const gs_hip_orig_t *o)
+{
+	uint64_t t = gs_self_drv_begin();
+	hipError_t rc = gs_hip_call_orig_raw(o);
+	gs_self_drv_end(t, GS_SELF_SUBMIT);
+	return rc;
+}
+
 /* Kernel parameters of a record, in the form its launch API takes. */
 typedef struct gs_hip_kargs {
 	void *ptrs[64];
@@ -159,10 +168,8 @@ static void gs_hip_kargs_done(gs_hip_kargs_t *a)
 		free(a->params);
 }
 
-static int gs_hip_submit(const gs_rec_t *r, uintptr_t stream)
+static int gs_hip_submit_rec(const gs_rec_t *r, uintptr_t stream)
 {
-	if (r->orig)
-		return gs_hip_call_orig(r->orig);
 	hipStream_t s = (hipStream_t)stream;
 	hipError_t rc = hipErrorNotSupported;
 	gs_hip_real_t *R = &gs_hip_real;
@@ -218,6 +225,16 @@ static int gs_hip_submit(const gs_rec_t *r, uintptr_t stream)
 			rc = R->hipMemsetD32Async(d, (int)(uint32_t)v, r->aux[0], s);
 	}
 	gs_hip_depth--;
+	return rc;
+}
+
+static int gs_hip_submit(const gs_rec_t *r, uintptr_t stream)
+{
+	if (r->orig)
+		return gs_hip_call_orig(r->orig);
+	uint64_t t = gs_self_drv_begin();
+	int rc = gs_hip_submit_rec(r, stream);
+	gs_self_drv_end(t, GS_SELF_SUBMIT);
 	return rc;
 }
 
@@ -379,7 +396,10 @@ static int gs_hip_graph_launch(void *graph, uintptr_t stream)
 	if (!gs_hip_real.hipGraphLaunch)
 		return hipErrorNotSupported;
 	bool clean = gs_hip_quiet_begin();
-	return gs_hip_quiet_end(clean, GS_HIP_REAL(gs_hip_real.hipGraphLaunch(g->exec, (hipStream_t)stream)));
+	uint64_t t = gs_self_drv_begin();
+	hipError_t rc = GS_HIP_REAL(gs_hip_real.hipGraphLaunch(g->exec, (hipStream_t)stream));
+	gs_self_drv_end(t, GS_SELF_GRAPH);
+	return gs_hip_quiet_end(clean, rc);
 }
 
 /* Rebuild from the kept records; the old graph stays if the new one fails. */
@@ -401,7 +421,7 @@ static hipError_t gs_hip_rebuild(gs_hip_graph_t *g)
 	return hipSuccess;
 }
 
-static int gs_hip_graph_patch(void *graph, size_t node, const gs_rec_t *rec)
+static int gs_hip_graph_patch_raw(void *graph, size_t node, const gs_rec_t *rec)
 {
 	gs_hip_graph_t *g = graph;
 	gs_hip_real_t *R = &gs_hip_real;
@@ -439,6 +459,14 @@ static int gs_hip_graph_patch(void *graph, size_t node, const gs_rec_t *rec)
 		g->patches++;
 	gs_hip_depth--;
 	return gs_hip_quiet_end(clean, rc);
+}
+
+static int gs_hip_graph_patch(void *graph, size_t node, const gs_rec_t *rec)
+{
+	uint64_t t = gs_self_drv_begin();
+	int rc = gs_hip_graph_patch_raw(graph, node, rec);
+	gs_self_drv_end(t, GS_SELF_PATCH);
+	return rc;
 }
 
 static void gs_hip_graph_destroy(void *graph)

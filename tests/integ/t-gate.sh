@@ -36,6 +36,7 @@ gate() {
 	# the samples) still decides within the 40 steps; every sequence has
 	# its trial unless $trust says otherwise (GRAPHSHIM_GATE_TRUST).
 	timeout 120 env GRAPHSHIM_GATE="$setting" GRAPHSHIM_GATE_AFTER=4 GRAPHSHIM_GATE_TRUST="${trust:-0}" \
+		GRAPHSHIM_SELFTIME="${selftime:-0}" \
 		GRAPHSHIM_STATS="$tmp/s.json" GRAPHSHIM_TRACE="$tmp/t.json" \
 		LD_PRELOAD="${GS_TEST_PRELOAD_PREFIX:+$GS_TEST_PRELOAD_PREFIX }$lib" "$@" --out "$tmp/g.bin" >"$tmp/g.log" 2>&1 ||
 		{ fail "$name: run under graphshim failed"; cat "$tmp/g.log"; return 1; }
@@ -86,7 +87,11 @@ for w in hostwork$x tiny$x; do
 	# replays without a first trial.  (A watched move may still start one:
 	# the simulator's passes vary by more than twice now and then.)
 	case $w in tiny*)
-		if trust=32 gate "$w-trust" auto $cmd; then
+		trust=32
+		gate "$w-trust" auto $cmd
+		ok=$?
+		trust=
+		if [ $ok -eq 0 ]; then
 			if [ "${replays:-0}" -lt 5 ]; then
 				# A machine so loaded that the builder's graph came with
 				# the run's last steps: nothing for the gate to decide.
@@ -97,6 +102,26 @@ for w in hostwork$x tiny$x; do
 				fail "$w-trust: graphshim trace summarize does not say it was trusted"
 			else
 				echo "ok   $w-trust: identical, replayed without a first trial ($gated launches gated after, by watched moves)"
+			fi
+		fi
+		# GRAPHSHIM_SELFTIME: every launch call is counted once, by what it
+		# did (held, eager, a chunk's last), or passed by the cold lane.
+		selftime=1
+		gate "$w-selftime" replay $cmd
+		ok=$?
+		selftime=
+		if [ $ok -eq 0 ]; then
+			sum=0
+			for c in host_held_calls host_eager_calls host_chunk_calls cold_passed; do
+				sum=$((sum + $(stat "$tmp/s.json" $c)))
+			done
+			kernels=$(stat "$tmp/s.json" kernels) graphs=$(stat "$tmp/s.json" host_graph_launches)
+			if [ "$sum" -ne "$kernels" ] || [ "$(stat "$tmp/s.json" host_held_calls)" -lt 1 ]; then
+				fail "$w-selftime: $sum launch calls counted by class, $kernels launched"
+			elif [ "${replays:-0}" -ge 1 ] && [ "${graphs:-0}" -lt 1 ]; then
+				fail "$w-selftime: $replays graph launches, none timed"
+			else
+				echo "ok   $w-selftime: $kernels launch calls counted by class, $graphs graph launches timed"
 			fi
 		fi
 	esac
