@@ -60,8 +60,7 @@ struct cg {
 	int n, use_stream;
 	cudaStream_t stream;
 	thrust::device_vector<float> x, r, p, ap;
-	double rr;
-	double rr_host; /* the step's <r, r>, for --out */
+	double rr; /* <r, r> of the last step, for --out */
 };
 
 template <typename Policy> static double dot(const Policy &pol, const thrust::device_vector<float> &a,
@@ -83,7 +82,6 @@ template <typename Policy> static void cg_iter(struct cg *c, const Policy &pol)
 	float beta = c->rr != 0.0 ? (float)(rr / c->rr) : 0.0f;
 	thrust::transform(pol, c->p.begin(), c->p.end(), c->r.begin(), c->p.begin(), axpy{beta});
 	c->rr = rr;
-	c->rr_host = rr;
 }
 
 static void issue(void *ctx)
@@ -139,7 +137,7 @@ int main(int argc, char **argv)
 	FILE *out = real_out_open(o.out);
 	cudaGraphExec_t exec;
 	cudaStream_t s = c.use_stream ? c.stream : (cudaStream_t)0;
-	double *t = real_run_steps(&o, s, issue, &c, out, &c.rr_host, sizeof(c.rr_host), &exec);
+	double *t = real_run_steps(&o, s, issue, &c, out, &c.rr, sizeof(c.rr), &exec);
 	std::vector<float> x((size_t)m);
 	thrust::copy(c.x.begin(), c.x.end(), x.begin());
 	real_out_write(out, x.data(), x.size() * sizeof(float));

@@ -758,11 +758,11 @@ PYEOF
 	while IFS= read -r l; do
 		[ -z "$l" ] || note "$name: $l"
 	done <<<"$(echo "$why" | sed -n '2,$p' | grep -v '^host ns')"
-	local m hl
-	for m in graphshim before; do
-		hl=$(why_stats "$w".$m.*.json | grep '^host ns')
-		[ -z "$hl" ] || note "$name: $m: $hl"
-	done
+	local hl
+	hl=$(echo "$why" | grep '^host ns')
+	[ -z "$hl" ] || note "$name: graphshim: $hl"
+	hl=$(why_stats "$w".before.*.json | grep '^host ns')
+	[ -z "$hl" ] || note "$name: before: $hl"
 	# The traces of the counting run against its statistics, process by
 	# process: every figure they share must agree (graphshim trace
 	# summarize --check; tests/tools/t-outputs.sh does the same for kernels/).
