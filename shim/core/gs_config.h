@@ -80,6 +80,10 @@
 	  "after adoption is armed (the first wait of a stream on another's event), how long before forks are noted") \
 	X(check_order, "GRAPHSHIM_CHECK_ORDER", BOOL, 0, 0, 1,                                \
 	  "abort when a stream's record is submitted out of its order or twice (a testing aid)") \
+	X(submit_thread, "GRAPHSHIM_SUBMIT_THREAD", BOOL, 0, 0, 1,                           \
+	  "patch and launch replayed chunks' graphs on a thread of graphshim's, off the application's") \
+	X(submit_spin_us, "GRAPHSHIM_SUBMIT_SPIN_US", INT, 50, 0, 1000000,                    \
+	  "how long the submission thread spins for the next chunk before it sleeps")       \
 	X(hip_max_patches, "GRAPHSHIM_HIP_MAX_PATCHES", INT, 1000, 0, 1000000000,             \
 	  "patches of one HIP graph before it is re-instantiated (0: no limit)")            \
 	X(selftime, "GRAPHSHIM_SELFTIME", BOOL, 0, 0, 1,                                      \
@@ -149,6 +153,8 @@ typedef struct gs_config {
 	bool check_order;
 	long long hip_max_patches;
 	bool selftime;
+	bool submit_thread;
+	long long submit_spin_us;
 	int gate; /* gs_gate_mode_t */
 	long long gate_after;
 	long long gate_samples;

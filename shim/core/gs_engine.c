@@ -12,6 +12,7 @@
  */
 #include "gs_arm.h"
 #include "gs_backend.h"
+#include "gs_submit.h"
 #include "gs_build.h"
 #include "gs_clock.h"
 #include "gs_engine.h"
@@ -181,13 +182,14 @@ static void gs_engine_flush_peers(gs_stream_t *self, void *ctx, unsigned flags, 
 void gs_engine_flush_stream(uintptr_t handle, void *ctx, unsigned sflags, gs_flush_reason_t why,
 			    const char *api)
 {
-	if (!gs_engine_active())
-		return;
-	gs_engine_note_flush();
-	gs_stream_t *s = gs_stream_get(handle, ctx, sflags);
-	gs_engine_flush_peers(s, ctx, s ? s->lane.flags : sflags, api);
-	if (s)
-		gs_engine_flush_one(s, why, api, true);
+	if (gs_engine_active()) {
+		gs_engine_note_flush();
+		gs_stream_t *s = gs_stream_get(handle, ctx, sflags);
+		gs_engine_flush_peers(s, ctx, s ? s->lane.flags : sflags, api);
+		if (s)
+			gs_engine_flush_one(s, why, api, true);
+	}
+	gs_submit_drain(); /* what was posted, the flush's too, before the caller's call */
 }
 
 void gs_engine_stream_absorb(uintptr_t handle, void *ctx, unsigned sflags)
@@ -201,14 +203,15 @@ void gs_engine_stream_absorb(uintptr_t handle, void *ctx, unsigned sflags)
 
 void gs_engine_flush_all(gs_flush_reason_t why, const char *api)
 {
-	if (!gs_engine_active())
-		return;
-	if (why != GS_FLUSH_EXIT)
-		gs_engine_note_flush();
-	gs_stream_table_lock();
-	for (gs_stream_t *s = gs_stream_first(); s; s = s->hh.next)
-		gs_engine_flush_one(s, why, api, false);
-	gs_stream_table_unlock();
+	if (gs_engine_active()) {
+		if (why != GS_FLUSH_EXIT)
+			gs_engine_note_flush();
+		gs_stream_table_lock();
+		for (gs_stream_t *s = gs_stream_first(); s; s = s->hh.next)
+			gs_engine_flush_one(s, why, api, false);
+		gs_stream_table_unlock();
+	}
+	gs_submit_drain(); /* what was posted, the flush's too, before the caller's call */
 }
 
 /* ---- the launch path ------------------------------------------------------ */
@@ -496,6 +499,7 @@ void gs_engine_forget_funcs(const char *api)
 		gs_engine_retire(s, GS_FLUSH_MODULE, api);
 	__atomic_fetch_add(&gs_hot.generation, 1, __ATOMIC_ACQ_REL);
 	gs_stream_table_unlock();
+	gs_submit_drain(); /* no job may launch the module's functions after the unload */
 	gs_trace_forget_names(); /* the handles may name other kernels from now on */
 	/*
 	 * Every sequence is cancelled now, but the builder may be building
@@ -507,6 +511,7 @@ void gs_engine_forget_funcs(const char *api)
 
 bool gs_engine_free_begin(void)
 {
+	gs_submit_drain(); /* the memory may be in posted work (gs_submit.h) */
 	return gs_engine_active() && gs_build_free_enter();
 }
 
@@ -527,15 +532,16 @@ bool gs_engine_event_origin(uint64_t ev, uintptr_t *handle, void **ctx)
 
 void gs_engine_stream_destroy(uintptr_t handle, void *ctx, const char *api)
 {
-	if (!gs_engine_active())
-		return;
-	gs_stream_table_lock();
-	gs_stream_t *s = gs_stream_remove(handle, ctx);
-	if (s) {
-		__atomic_fetch_add(&gs_hot.generation, 1, __ATOMIC_ACQ_REL);
-		gs_engine_retire(s, GS_FLUSH_STREAM, api);
+	if (gs_engine_active()) {
+		gs_stream_table_lock();
+		gs_stream_t *s = gs_stream_remove(handle, ctx);
+		if (s) {
+			__atomic_fetch_add(&gs_hot.generation, 1, __ATOMIC_ACQ_REL);
+			gs_engine_retire(s, GS_FLUSH_STREAM, api);
+		}
+		gs_stream_table_unlock();
 	}
-	gs_stream_table_unlock();
+	gs_submit_drain(); /* no job may launch on the stream once it is gone */
 }
 
 /* ---- the application's captures ------------------------------------------- */
@@ -801,7 +807,7 @@ bool gs_engine_init(const gs_ops_t *ops)
 	if (gs_inited) {
 		/* One backend owns the engine; a second one (a process that loads
 		 * both vendors' libraries) passes its calls straight through. */
-		bool mine = gs_backend == ops && gs_engine_active();
+		bool mine = gs_submit_raw == ops && gs_engine_active();
 		pthread_mutex_unlock(&gs_init_lock);
 		if (!mine)
 			gs_log_once(GS_LOG_INFO, "the %s backend passes through: the engine belongs to %s",
@@ -812,7 +818,7 @@ bool gs_engine_init(const gs_ops_t *ops)
 	gs_config_start();
 	gs_idle_allow(); /* after an engine's end (tests start it again) */
 	gs_seq_gone_reset();
-	gs_backend = ops;
+	gs_backend = gs_submit_wrap(ops);
 	__atomic_store_n(&gs_engine_fin, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&gs_engine_flushed, false, __ATOMIC_RELAXED);
 	bool outputs = gs_config.stats_path[0] || gs_config.trace_path[0];
@@ -856,6 +862,7 @@ void gs_engine_fini(void)
 	}
 	gs_idle_stop(); /* before the streams go */
 	gs_engine_flush_all(GS_FLUSH_EXIT, "exit");
+	gs_submit_stop();
 	gs_event_reset(false); /* nothing is held now */
 	/* Graphs being built are published or freed first; a builder stuck in
 	 * the driver is left behind with every stream it may touch. */

@@ -14,7 +14,9 @@
 #include "gs_event.h"
 #include "gs_log.h"
 #include "gs_replay.h"
+#include "gs_self.h"
 #include "gs_stream.h"
+#include "gs_submit.h"
 #include "gs_trace.h"
 #include "gs_variant.h"
 
@@ -228,6 +230,54 @@ static bool gs_replay_failed(gs_stream_t *s, gs_seq_t *q, uint32_t b, uint32_t e
 }
 
 /*
+ * A chunk posted earlier (gs_submit.h) that the vendor refused: its records
+ * went eagerly then; here, once no job names this chunk's graph, q is
+ * treated as gs_replay_failed would have then (this chunk's records go
+ * eagerly too, and the match ends).  True when so.
+ */
+static bool gs_replay_posted_failed(gs_stream_t *s, gs_seq_t *q, uint32_t b, uint32_t e,
+				    const void *graph)
+{
+	gs_submit_wait_graph(graph);
+	int why = __atomic_exchange_n(&q->sub_fail, 0, __ATOMIC_ACQ_REL);
+	if (GS_LIKELY(!why))
+		return false;
+	return gs_replay_failed(s, q, b, e, (gs_mismatch_reason_t)(why - 1), q->sub_fail_pos, NULL,
+				q->sub_fail_rc);
+}
+
+/*
+ * Chunks with fewer patches than this are launched on the caller's thread:
+ * a post that finds the submission thread asleep wakes it (a system call),
+ * and a step that synchronises right after its last chunk waits for the
+ * job anyway; what the thread saves the caller is mostly the patches
+ * (about 2 us each, and 1 us more at the graph's launch: docs/performance.md).
+ */
+#define GS_REPLAY_POST_PATCHES 2
+
+/*
+ * The chunk's patches and graph launch go to the submission thread: the
+ * baked records become the held ones here (what the job patches from),
+ * and the thread does the rest.  With GRAPHSHIM_SELFTIME the call counts
+ * as a chunk's last.  False when it could not be posted.
+ */
+static bool gs_replay_post(gs_stream_t *s, gs_seq_t *q, uint32_t b, uint32_t e,
+			   const gs_variant_pick_t *pick)
+{
+	gs_match_t *m = &s->match;
+	for (uint32_t k = 0; k < pick->ndiff; k++) {
+		uint32_t i = m->diffs[k];
+		gs_seq_rebake(pick->recs, i - b, gs_stream_at(s, m->held_start + i));
+	}
+	if (!gs_submit_post(pick->graph, s->key.handle, pick->recs, e - b, m->diffs, pick->ndiff, q, b,
+			    pick->var != NULL))
+		return false;
+	gs_self_tl.kinds |= GS_SELF_GRAPH;
+	GS_STAT_INC(posted);
+	return true;
+}
+
+/*
  * Submit chunk j of q over the held records it covers: revalidate every
  * byte, patch what drifted, launch the chunk's graph.  Drift past the cost
  * rule releases the chunk's records eagerly.  A backend failure releases
@@ -283,8 +333,14 @@ bool gs_replay_chunk(gs_stream_t *s, gs_seq_t *q, uint32_t j, bool shared)
 		gs_replay_release(s, b, e);
 		return q->state != GS_SEQ_ARMED;
 	}
+	if (gs_replay_posted_failed(s, q, b, e, pick.graph))
+		return true;
 	gs_variant_passed(s, q, j, b, e, &pick);
 	uint32_t marks = gs_replay_waits(s, b, e);
+	if (!marks && ndiff >= GS_REPLAY_POST_PATCHES && gs_submit_ready()) {
+		if (gs_replay_post(s, q, b, e, &pick))
+			goto sent;
+	}
 	for (uint32_t k = 0; k < ndiff; k++) {
 		uint32_t i = m->diffs[k];
 		const gs_rec_t *r = gs_stream_at(s, m->held_start + i);
@@ -296,6 +352,7 @@ bool gs_replay_chunk(gs_stream_t *s, gs_seq_t *q, uint32_t j, bool shared)
 	int rc = gs_backend->graph_launch(pick.graph, s->key.handle);
 	if (rc) /* nothing ran: its records go eagerly */
 		return gs_replay_failed(s, q, b, e, GS_MISMATCH_LAUNCH_FAILED, b, NULL, rc);
+sent:
 	gs_stream_sent(s, m->held_start + b, m->held_start + e - 1);
 	if (marks)
 		gs_replay_records(s, b, e);

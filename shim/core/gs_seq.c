@@ -7,6 +7,7 @@
  */
 #include "gs_backend.h"
 #include "gs_seq.h"
+#include "gs_submit.h"
 #include "gs_stream.h"
 #include "gs_trace.h"
 #include "gs_variant.h"
@@ -43,6 +44,8 @@ void gs_seq_touch(gs_stream_t *s, gs_seq_t *q)
 
 void gs_seq_release_graphs(gs_seq_t *q)
 {
+	gs_submit_drain(); /* no pending job may name its graphs or records */
+	q->sub_fail = 0;
 	gs_variant_release(q, true);
 	if (q->graphs) {
 		for (uint32_t j = 0; j < q->nchunks; j++)
@@ -59,6 +62,7 @@ void gs_seq_release_graphs(gs_seq_t *q)
 
 void gs_seq_release(gs_seq_t *q)
 {
+	gs_submit_drain();
 	gs_gate_release(q);
 	gs_seq_release_graphs(q);
 	if (q->recs) {

@@ -66,6 +66,11 @@ struct gs_seq {
 	uint32_t nrefused;      /* its records refused so far: each runs eagerly at its place */
 	uint32_t ncut;          /* chunks cut where the program waited (gs_arm_waited) */
 	uint32_t idle_run;      /* replayed passes in a row that waited for the idle watchdog */
+	/* A posted chunk the vendor refused (gs_submit.h; atomic, 0 or the
+	 * gs_mismatch_reason_t + 1), at which position, with what status. */
+	int sub_fail;
+	uint32_t sub_fail_pos;
+	int sub_fail_rc;
 	uint64_t idle_eager;    /* passes still to go eagerly because of them (gs_seq_passed) */
 	bool counted;           /* its nodes are in the owner's budget */
 	gs_seq_t *job_next;     /* the builder's queue */

@@ -35,6 +35,7 @@
 	X(variants, "more graphs of a chunk built from another recurring set of operands") \
 	X(variant_replays, "chunk replays that launched one of those variants")  \
 	X(patched_replays, "replays that needed at least one patch")          \
+	X(posted, "replays whose patches and graph launch went to the submission thread") \
 	X(mismatches, "replays abandoned (structure or drift)")               \
 	X(retirements, "sequences retired to eager")                          \
 	X(relearned, "retired sequences allowed to learn again")              \

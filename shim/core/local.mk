@@ -29,6 +29,7 @@ libgscore_la_SOURCES = \
 	shim/core/gs_period.h shim/core/gs_period.c \
 	shim/core/gs_hash.h shim/core/gs_hash.c \
 	shim/core/gs_self.h shim/core/gs_self.c \
+	shim/core/gs_submit.h shim/core/gs_submit.c \
 	shim/core/gs_config.h shim/core/gs_config.c \
 	shim/core/gs_log.h shim/core/gs_log.c \
 	shim/core/gs_stats.h shim/core/gs_stats.c \

@@ -79,6 +79,7 @@
 #include "cu_internal.h"
 #include "gs_adopt.h"
 #include "gs_clock.h"
+#include "gs_submit.h"
 
 #include <pthread.h>
 
@@ -87,6 +88,7 @@ static int gs_cu_adopt_join(void *ev, uintptr_t first, uintptr_t later)
 {
 	if (!gs_cu_real.cuEventRecord || !gs_cu_real.cuStreamWaitEvent)
 		return CUDA_ERROR_NOT_SUPPORTED;
+	gs_submit_drain(); /* the record follows what was posted on `first` */
 	CUresult rc = gs_cu_real.cuEventRecord((CUevent)ev, (CUstream)first);
 	return rc == CUDA_SUCCESS ? gs_cu_real.cuStreamWaitEvent((CUstream)later, (CUevent)ev, 0) : rc;
 }

@@ -13,6 +13,7 @@
  *             lane, then gs_cu_x_<name>
  */
 #include "cu_internal.h"
+#include "gs_submit.h"
 
 gs_cu_real_t gs_cu_real;
 
@@ -75,6 +76,7 @@ gs_cu_real_t gs_cu_real;
 		/* During a capture nothing is held: no flush, no query. */ \
 		if (gs_cu_elements_ok())                                    \
 			gs_cu_flush_stream(strm, pt, GS_FLUSH_##why, #name); \
+		gs_submit_drain();                                          \
 		GS_CU_FREE_CALL(why, name, args);                           \
 	}
 
@@ -87,6 +89,7 @@ gs_cu_real_t gs_cu_real;
 		if (gs_cu_engine_ok())                                      \
 			gs_cu_flush_all(GS_FLUSH_##why, #name);             \
 		GS_CU_ADOPT_ARG_##strm(why, name);                          \
+		gs_submit_drain();                                          \
 		GS_CU_FREE_CALL(why, name, args);                           \
 	}
 
@@ -110,6 +113,7 @@ gs_cu_real_t gs_cu_real;
 			gs_engine_forget_funcs(#name);                      \
 			gs_cu_depth--;                                      \
 		}                                                           \
+		gs_submit_drain();                                          \
 		ret r_ = gs_cu_real.name args;                              \
 		gs_cu_forget();                                             \
 		return r_;                                                  \

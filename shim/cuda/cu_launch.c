@@ -14,6 +14,7 @@
 #include "gs_lane.h"
 #include "gs_self.h"
 #include "gs_stats.h"
+#include "gs_submit.h"
 
 /* ---- the original call --------------------------------------------------- */
 
@@ -123,6 +124,7 @@ static CUresult gs_cu_orig_call_raw(const gs_cu_orig_t *o)
 
 CUresult gs_cu_orig_call(const gs_cu_orig_t *o)
 {
+	gs_submit_drain(); /* after what was posted before it (gs_submit.h) */
 	uint64_t t = gs_self_drv_begin();
 	CUresult st = gs_cu_orig_call_raw(o);
 	gs_self_drv_end(t, GS_SELF_SUBMIT);
@@ -393,8 +395,10 @@ static inline __attribute__((always_inline)) bool gs_cu_lane_take(int pt, CUstre
 	    gs_cu_depth || !f)
 		return false;
 	gs_cu_call_note();
-	if (__atomic_load_n(&gs_cu_lane.adopt, __ATOMIC_RELAXED))
-		return false;
+	if (__atomic_load_n(&gs_cu_lane.adopt, __ATOMIC_RELAXED) ||
+	    __atomic_load_n(&gs_submit_posted, __ATOMIC_RELAXED) !=
+		    __atomic_load_n(&gs_submit_done, __ATOMIC_RELAXED))
+		return false; /* posted work goes first: the full path drains */
 	if (!s)
 		s = pt ? CU_STREAM_PER_THREAD : CU_STREAM_LEGACY;
 	if (GS_LIKELY(s != CU_STREAM_LEGACY && s != CU_STREAM_PER_THREAD))

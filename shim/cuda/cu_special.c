@@ -5,6 +5,7 @@
  * still be valid under the new value, and cached limits must follow it).
  */
 #include "cu_internal.h"
+#include "gs_submit.h"
 
 static CUresult gs_cu_stream_destroy(CUstream s, gs_cu_pfn_cuStreamDestroy_v2 fn,
 				     int idx, const char *api)
@@ -26,6 +27,7 @@ static CUresult gs_cu_stream_destroy(CUstream s, gs_cu_pfn_cuStreamDestroy_v2 fn
 		}
 		gs_cu_stream_forget(s);
 	}
+	gs_submit_drain();
 	return fn(s);
 }
 
@@ -82,6 +84,7 @@ static void gs_cu_capture_end(const char *api)
 		if (GS_UNLIKELY(!(real)))                                     \
 			return gs_cu_missing(idx);                            \
 		bool told = gs_cu_capture_begin(api);                         \
+		gs_submit_drain();                                            \
 		CUresult r = call;                                            \
 		if (r != CUDA_SUCCESS && told)                                \
 			gs_cu_capture_end(api);                               \
@@ -260,5 +263,6 @@ CUresult gs_cu_x_cuGraphLaunch(int pt, CUgraphExec g, CUstream s)
 		gs_cu_event_use(NULL, "cuGraphLaunch");
 		gs_cu_flush_stream(s, pt, GS_FLUSH_OTHER, "cuGraphLaunch");
 	}
+	gs_submit_drain();
 	return fn(g, s);
 }

@@ -15,11 +15,13 @@
 #include "gs_adopt.h"
 #include "gs_config.h"
 #include "hip_internal.h"
+#include "gs_submit.h"
 
 static int gs_hip_adopt_join(void *ev, uintptr_t first, uintptr_t later)
 {
 	if (!gs_hip_real.hipEventRecord || !gs_hip_real.hipStreamWaitEvent)
 		return hipErrorNotSupported;
+	gs_submit_drain(); /* the record follows what was posted on `first` */
 	hipError_t rc = GS_HIP_REAL(gs_hip_real.hipEventRecord((hipEvent_t)ev, (hipStream_t)first));
 	return rc == hipSuccess
 		       ? GS_HIP_REAL(gs_hip_real.hipStreamWaitEvent((hipStream_t)later, (hipEvent_t)ev, 0))

@@ -11,6 +11,7 @@
  */
 #include "gs_config.h"
 #include "hip_internal.h"
+#include "gs_submit.h"
 #include "gs_self.h"
 
 static hipError_t gs_hip_boundary_why(const gs_hip_orig_t *o, gs_hip_skey_t k,
@@ -600,5 +601,6 @@ GS_EXPORT hipError_t hipGraphLaunch(hipGraphExec_t g, hipStream_t stream)
 	}
 	if (GS_UNLIKELY(!gs_hip_real.hipGraphLaunch))
 		return hipErrorNotSupported;
+	gs_submit_drain();
 	return gs_hip_real.hipGraphLaunch(g, stream);
 }

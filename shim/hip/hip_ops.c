@@ -15,6 +15,7 @@
 #include <stdlib.h>
 
 #include "hip_internal.h"
+#include "gs_submit.h"
 #include "gs_self.h"
 #include "gs_log.h"
 
@@ -126,6 +127,7 @@ static hipError_t gs_hip_call_orig_raw(const gs_hip_orig_t *o)
 
 hipError_t gs_hip_call_orig(const gs_hip_orig_t *o)
 {
+	gs_submit_drain(); /* after what was posted before it (gs_submit.h) */
 	uint64_t t = gs_self_drv_begin();
 	hipError_t rc = gs_hip_call_orig_raw(o);
 	gs_self_drv_end(t, GS_SELF_SUBMIT);

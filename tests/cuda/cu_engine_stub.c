@@ -10,6 +10,7 @@
 
 #include "cu_engine_stub.h"
 #include "gs_stats.h"
+#include "gs_submit.h"
 
 gs_stub_t gs_stub;
 gs_hot_t gs_hot;
@@ -206,4 +207,11 @@ void gs_log(int level, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+/* The submission thread (gs_submit.h): never anything posted here. */
+uint64_t gs_submit_posted, gs_submit_done;
+GS_TLS_IE __thread bool gs_submit_running;
+void gs_submit_drain_slow(void)
+{
 }

@@ -257,6 +257,9 @@ void tb_start(const char *first, ...)
 	setenv("GRAPHSHIM_IDLE_US", "0", 1);
 	/* The gate times passes: its own tests turn it on. */
 	setenv("GRAPHSHIM_GATE", "replay", 1);
+	/* Chunks patched and launched on the caller's thread, as they come:
+	 * tests of the submission thread turn it on. */
+	setenv("GRAPHSHIM_SUBMIT_THREAD", "0", 1);
 	va_list ap;
 	va_start(ap, first);
 	for (const char *k = first; k; k = va_arg(ap, const char *))
