@@ -23,6 +23,8 @@ eb=$("$b/tests/cuda/bench_hook" e)
 es=$(LD_PRELOAD=$b/.libs/libgraphshim.so "$b/tests/cuda/bench_hook" e)
 sb=$("$b/tests/cuda/bench_hook" s)
 ss=$(LD_PRELOAD=$b/.libs/libgraphshim.so "$b/tests/cuda/bench_hook" s)
+tb=$("$b/tests/cuda/bench_hook" t)
+ts=$(LD_PRELOAD=$b/.libs/libgraphshim.so "$b/tests/cuda/bench_hook" t)
 pb=$("$b/tests/cuda/bench_hook" p)
 ps=$(LD_PRELOAD=$b/.libs/libgraphshim.so "$b/tests/cuda/bench_hook" p)
 echo "ns per launch: driver alone $base, through graphshim (never repeating) $shim, added $(awk "BEGIN {print $shim - $base}")"
@@ -31,4 +33,5 @@ echo "ns per launch: same launch repeated (held and matched, no graph: period of
 echo "ns per launch, a step of 64 launches and a sync (learned, replayed from graphs): driver alone $sb, through graphshim $ss"
 echo "ns per launch, the same step of a kernel with a 656-byte parameter (a PyTorch elementwise kernel's): driver alone $pb, through graphshim $ps"
 echo "ns per launch, two kinds of 64-launch step in turn, alike but for the last launch: driver alone $ab, through graphshim $as (shared chunks), with GRAPHSHIM_SHARE=0 $an"
+echo "ns per call, Thrust's default policy (a synchronize after every algorithm, temporary storage allocated and freed around each reduction): driver alone $tb, through graphshim $ts"
 echo "ns per call, cuDNN RNN's pattern (13 streams joined by event records and waits every token): driver alone $eb, through graphshim $es"

@@ -38,6 +38,7 @@ typedef struct gs_skey {
 typedef struct gs_lane {
 	unsigned flags;    /* GS_STREAM_*, fixed for the state's life */
 	bool cold;         /* atomic: read without either lock as a hint */
+	bool bare;         /* atomic: no sequence armed or building (first_bloom 0): no launch can wake it */
 	unsigned char spin;
 	uint64_t hash;     /* the cold segment so far */
 	uint64_t len;      /* its launches */
@@ -94,9 +95,11 @@ static inline void gs_lane_unlock(gs_lane_t *l)
 
 /*
  * Count a launch with structural key `key` into a cold stream's segment,
- * unless it must take the full path: the first launch of a segment (it may
- * wake the stream) and the one that makes it long enough for period
- * detection (which needs records).  True when counted: the caller then
+ * unless it must take the full path: the first launch of a segment where
+ * the stream has a sequence armed (it may begin one and wake the stream)
+ * and the one that makes it long enough for period detection (which needs
+ * records).  A stream that synchronises after every launch or two (Thrust's
+ * default policy) has a segment's first launch in every other call.  True when counted: the caller then
  * calls the vendor, with no lock held (nothing is held on a cold stream,
  * and a launch racing with it from another thread is unordered with it in
  * the application too).
@@ -105,8 +108,8 @@ static inline __attribute__((always_inline)) bool gs_lane_count(gs_lane_t *l, ui
 {
 	gs_lane_lock(l);
 	uint64_t len = l->len;
-	bool ok = __atomic_load_n(&l->cold, __ATOMIC_RELAXED) && len &&
-		  len + 1 < gs_hot.cold_limit;
+	bool ok = __atomic_load_n(&l->cold, __ATOMIC_RELAXED) &&
+		  (len || __atomic_load_n(&l->bare, __ATOMIC_RELAXED)) && len + 1 < gs_hot.cold_limit;
 	if (GS_LIKELY(ok)) {
 		l->hash = gs_hash_step(l->hash, key);
 		l->len = len + 1;

@@ -55,6 +55,7 @@ static gs_stream_t *gs_stream_new(gs_skey_t key, unsigned flags)
 		s->match.nheld = 0;
 		s->seg.last_id = 0;
 		__atomic_store_n(&s->lane.cold, false, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->lane.bare, s->cache.first_bloom == 0, __ATOMIC_RELAXED);
 		s->cold.fresh = 0;
 		s->pass.trial = NULL;
 		s->pass.prior_n = 0;
@@ -68,6 +69,7 @@ static gs_stream_t *gs_stream_new(gs_skey_t key, unsigned flags)
 	memset(s, 0, sizeof(*s));
 	s->key = key;
 	s->lane.flags = flags;
+	s->lane.bare = true; /* nothing armed yet */
 	s->cap = gs_stream_ring_max() < GS_STREAM_RING_MIN ? gs_stream_ring_max() : GS_STREAM_RING_MIN;
 	s->seg.hash = 0;
 	pthread_mutex_init(&s->lock, NULL);

@@ -44,6 +44,58 @@ static void *drv(const char *name)
 	return f;
 }
 
+/* Mode "t" (see main): Thrust's default policy on a stream of its own. */
+static int thrust_pattern(void)
+{
+	launch_fn launch = (launch_fn)drv("cuLaunchKernel");
+	CUresult (*sync)(CUstream) = (CUresult(*)(CUstream))drv("cuStreamSynchronize");
+	CUresult (*alloc)(CUdeviceptr *, size_t) = (CUresult(*)(CUdeviceptr *, size_t))drv("cuMemAlloc_v2");
+	CUresult (*mfree)(CUdeviceptr) = (CUresult(*)(CUdeviceptr))drv("cuMemFree_v2");
+	CUresult (*d2h)(void *, CUdeviceptr, size_t, CUstream) =
+		(CUresult(*)(void *, CUdeviceptr, size_t, CUstream))drv("cuMemcpyDtoHAsync_v2");
+	if (!launch || !sync || !alloc || !mfree || !d2h)
+		return 2;
+	enum { STEPS = 2000, NB = 21 };
+	CUstream s = (CUstream)0x5000;
+	int v = 0;
+	void *kp[] = { &v, &v, &v };
+	double per[NB], result = 0;
+	long calls = 0;
+#define T(x)                                                                  \
+	do {                                                                  \
+		if ((x) != CUDA_SUCCESS)                                      \
+			return 1;                                             \
+		calls++;                                                      \
+	} while (0)
+#define TK(f) T(launch((CUfunction)((uintptr_t)FAKE_FN + (f)), 1, 1, 1, 32, 1, 1, 0, s, kp, NULL))
+	for (int b = 0; b < NB; b++) {
+		calls = 0;
+		double t0 = now_ns();
+		for (int i = 0; i < STEPS; i++) {
+			v = i;
+			TK(0); /* a transform, then the policy's synchronize */
+			T(sync(s));
+			for (int r = 0; r < 2; r++) { /* two inner products */
+				CUdeviceptr tmp;
+				T(alloc(&tmp, 4096));
+				TK(1); /* the reduction's two kernels */
+				TK(2);
+				T(d2h(&result, tmp, sizeof(result), s));
+				T(sync(s));
+				T(mfree(tmp));
+				TK(0); /* an axpy */
+				T(sync(s));
+			}
+		}
+		per[b] = (now_ns() - t0) / calls;
+	}
+#undef TK
+#undef T
+	qsort(per, NB, sizeof(per[0]), cmp);
+	printf("%.1f\n", per[NB / 2]);
+	return 0;
+}
+
 /* Mode "e" (see main). */
 static int rnn_pattern(void)
 {
@@ -124,6 +176,10 @@ int main(int argc, char **argv)
 	 * shared chunks while both match, GRAPHSHIM_SHARE). */
 	/* "p": "s" with a kernel of one 656-byte parameter (a PyTorch
 	 * elementwise kernel's), its first word the step's argument. */
+	/* "t": Thrust's default policy on a stream of its own (thrust-cg-stream
+	 * on the H200): every algorithm synchronises; each inner product
+	 * allocates its temporary storage, launches two kernels, reads its
+	 * result back and frees (ns per call, launches and the rest alike). */
 	int big = argc > 1 && argv[1][0] == 'p';
 	int alike = argc > 1 && argv[1][0] == 'a';
 	int repeat = argc > 1 && argv[1][0] == 'r';
@@ -132,6 +188,8 @@ int main(int argc, char **argv)
 	int nrep = (argc > 1 && argv[1][0] == 'n') || legacy;
 	if (argc > 1 && argv[1][0] == 'e')
 		return rnn_pattern();
+	if (argc > 1 && argv[1][0] == 't')
+		return thrust_pattern();
 	launch_fn launch = (launch_fn)drv("cuLaunchKernel");
 	CUresult (*sync)(CUstream) = (CUresult(*)(CUstream))drv("cuStreamSynchronize");
 	if (!launch || !sync)

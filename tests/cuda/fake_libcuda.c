@@ -51,6 +51,10 @@ CUresult cuStreamGetFlags(CUstream s, unsigned int *f)
 	return CUDA_SUCCESS;
 }
 CUresult cuEventRecord(CUevent e, CUstream s) { return CUDA_SUCCESS; }
+/* bench_hook t's temporary storage and read-backs: nothing is allocated or copied. */
+CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) { *p = (CUdeviceptr)0x70000000; return CUDA_SUCCESS; }
+CUresult cuMemFree_v2(CUdeviceptr p) { return CUDA_SUCCESS; }
+CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream s) { return CUDA_SUCCESS; }
 CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int f) { return CUDA_SUCCESS; }
 CUresult cuPointerGetAttribute(void *d, CUpointer_attribute a, CUdeviceptr p)
 {
@@ -221,6 +225,9 @@ static const struct {
 	{ "cuCtxSynchronize", (void *)cuCtxSynchronize, NULL },
 	{ "cuStreamSynchronize", (void *)cuStreamSynchronize, NULL },
 	{ "cuEventRecord", (void *)cuEventRecord, NULL },
+	{ "cuMemAlloc", (void *)cuMemAlloc_v2, NULL },
+	{ "cuMemFree", (void *)cuMemFree_v2, NULL },
+	{ "cuMemcpyDtoHAsync", (void *)cuMemcpyDtoHAsync_v2, NULL },
 	{ "cuStreamWaitEvent", (void *)cuStreamWaitEvent, NULL },
 	{ "cuLaunchKernel", (void *)cuLaunchKernel, (void *)cuLaunchKernel_ptsz },
 };

@@ -281,34 +281,60 @@ Test(cold, a_repeat_that_another_threads_flush_ends_does_not_reset_the_count)
 
 #define S2 ((uintptr_t)0x5002)
 
-Test(cold, the_lane_takes_a_cold_segment_after_its_first_launch)
+Test(cold, the_lane_takes_a_cold_segment_of_a_stream_with_nothing_armed)
 {
 	start_cold(S1, 0, "GRAPHSHIM_PERIOD_AFTER", "1000");
 	uint64_t launches = gs_stats.launches;
 	tb.lane_hits = tb.cold_hits = 0;
 	unique_step(S1, 0, 2, 8);
-	cr_expect_eq(tb.lane_hits, 7, "all but the first, which may wake the stream");
+	cr_expect_eq(tb.lane_hits, 8, "the first too: no armed sequence it could begin");
 	cr_expect_eq(tb.cold_hits, 0);
 	unique_step(S1, 0, 3, 8);
-	cr_expect_eq(tb.lane_hits, 14);
+	cr_expect_eq(tb.lane_hits, 16);
 	tb_check();
 	cr_expect_eq(gs_stats.launches, launches + 16, "the lane's launches are counted");
 	cr_expect_eq(gs_stats.cold_passed, 16);
+}
+
+/* A segment of one launch and a sync, over and over (Thrust's default policy): all through the lane. */
+Test(cold, the_lane_takes_segments_of_one_launch)
+{
+	start_cold(S1, 0, "GRAPHSHIM_PERIOD_AFTER", "1000");
+	tb.lane_hits = 0;
+	for (unsigned i = 0; i < 20; i++)
+		unique_step(S1, 0, 2 + i, 1);
+	cr_expect_eq(tb.lane_hits, 20);
+	tb_check();
+}
+
+Test(cold, the_lane_leaves_a_segments_first_launch_where_a_sequence_is_armed)
+{
+	tb_start("GRAPHSHIM_COLD_AFTER", "3", "GRAPHSHIM_PERIOD_AFTER", "1000", NULL);
+	for (int i = 0; i < 3; i++)
+		step(S1, 6, 0);
+	cr_assert_gt(gs_stats.replayed, 0, "a step armed on S1");
+	for (unsigned i = 0; i < 3; i++)
+		unique_step(S1, 0, i, 8);
+	cr_assert_eq(gs_stats.cold_streams, 1);
+	tb.lane_hits = tb.cold_hits = 0;
+	unique_step(S1, 0, 3, 8);
+	cr_expect_eq(tb.lane_hits, 7, "all but the first, which may begin the armed step and wake the stream");
+	tb_check();
 }
 
 Test(cold, the_lane_knows_only_the_threads_last_stream)
 {
 	start_cold(S1, 0, "GRAPHSHIM_PERIOD_AFTER", "1000");
 	tb.lane_hits = tb.cold_hits = 0;
-	tb_launch(S1, 0x7001, 0, 0); /* the segment's first: the full path */
+	tb_launch(S1, 0x7001, 0, 0); /* the segment's first: nothing armed on S1, the lane too */
 	tb_launch(S1, 0x7002, 0, 0);
-	cr_expect_eq(tb.lane_hits, 1);
+	cr_expect_eq(tb.lane_hits, 2);
 	tb_launch(S2, 0x7003, 0, 0); /* a warm stream: recorded */
 	tb_launch(S1, 0x7004, 0, 0);
-	cr_expect_eq(tb.lane_hits, 1, "S2 took the thread's cache");
+	cr_expect_eq(tb.lane_hits, 2, "S2 took the thread's cache");
 	cr_expect_eq(tb.cold_hits, 1, "the full lookup takes it, and caches S1 again");
 	tb_launch(S1, 0x7005, 0, 0);
-	cr_expect_eq(tb.lane_hits, 2);
+	cr_expect_eq(tb.lane_hits, 3);
 	tb_sync(S1, 0);
 	tb_sync(S2, 0);
 	tb_check();
@@ -320,7 +346,7 @@ static void start_in_lane(void)
 	start_cold(S1, 0, "GRAPHSHIM_PERIOD_AFTER", "1000");
 	tb_launch(S1, 0x7001, 0, 0);
 	tb_launch(S1, 0x7002, 0, 0);
-	cr_assert_eq(tb.lane_hits, 1);
+	cr_assert_eq(tb.lane_hits, 2);
 	tb.lane_hits = tb.cold_hits = 0;
 }
 
