@@ -62,7 +62,6 @@ void gs_seq_release_graphs(gs_seq_t *q)
 
 void gs_seq_release(gs_seq_t *q)
 {
-	gs_submit_drain();
 	gs_gate_release(q);
 	gs_seq_release_graphs(q);
 	if (q->recs) {

@@ -105,10 +105,9 @@ out:
 	j->diffs = NULL;
 }
 
-/* Run pending jobs until none is left; true when one ran.  Executor lock held. */
-static bool gs_submit_run_pending(void)
+/* Run pending jobs until none is left.  Executor lock held. */
+static void gs_submit_run_pending(void)
 {
-	bool ran = false;
 	bool was = gs_submit_running;
 	gs_submit_running = true;
 	for (;;) {
@@ -117,16 +116,8 @@ static bool gs_submit_run_pending(void)
 			break;
 		gs_submit_run(&gs_submit_ring[done % GS_SUBMIT_RING]);
 		__atomic_store_n(&gs_submit_done, done + 1, __ATOMIC_RELEASE);
-		ran = true;
 	}
 	gs_submit_running = was;
-	return ran;
-}
-
-static bool gs_submit_idle(void)
-{
-	return __atomic_load_n(&gs_submit_done, __ATOMIC_ACQUIRE) ==
-	       __atomic_load_n(&gs_submit_posted, __ATOMIC_ACQUIRE);
 }
 
 /*
@@ -167,16 +158,16 @@ static void *gs_submit_main(void *arg)
 		gs_submit_run_pending();
 		pthread_mutex_unlock(&gs_submit_exec_lock);
 		uint64_t t0 = gs_clock_ns();
-		while (gs_submit_idle() && gs_clock_ns() - t0 < spin)
+		while (!gs_submit_pending() && gs_clock_ns() - t0 < spin)
 			gs_submit_relax();
-		if (!gs_submit_idle())
+		if (gs_submit_pending())
 			continue;
 		pthread_mutex_lock(&gs_submit_sleep_lock);
 		__atomic_store_n(&gs_submit_sleeping, 1, __ATOMIC_SEQ_CST);
-		while (gs_submit_idle() && !gs_submit_quit)
+		while (!gs_submit_pending() && !gs_submit_quit)
 			pthread_cond_wait(&gs_submit_wake, &gs_submit_sleep_lock);
 		__atomic_store_n(&gs_submit_sleeping, 0, __ATOMIC_RELAXED);
-		bool quit = gs_submit_quit && gs_submit_idle();
+		bool quit = gs_submit_quit && !gs_submit_pending();
 		pthread_mutex_unlock(&gs_submit_sleep_lock);
 		if (quit)
 			return NULL;
@@ -269,12 +260,6 @@ static int gs_submit_w_submit(const gs_rec_t *rec, uintptr_t stream)
 	return gs_submit_raw->submit(rec, stream);
 }
 
-static int gs_submit_w_graph_build(const gs_rec_t *const *recs, size_t n, void **graph,
-				   size_t *refused, uint8_t *stand_in)
-{
-	return gs_submit_raw->graph_build(recs, n, graph, refused, stand_in);
-}
-
 static int gs_submit_w_graph_launch(void *graph, uintptr_t stream)
 {
 	gs_submit_drain();
@@ -293,31 +278,16 @@ static void gs_submit_w_graph_destroy(void *graph)
 	gs_submit_raw->graph_destroy(graph);
 }
 
-static int gs_submit_w_timer_create(void *graph, void **timer)
-{
-	return gs_submit_raw->timer_create(graph, timer);
-}
-
 static int gs_submit_w_timer_mark(void *timer, int which, uintptr_t stream)
 {
 	gs_submit_drain();
 	return gs_submit_raw->timer_mark(timer, which, stream);
 }
 
-static int gs_submit_w_timer_read(void *timer, uint64_t *ns)
-{
-	return gs_submit_raw->timer_read(timer, ns);
-}
-
 static void gs_submit_w_timer_destroy(void *timer)
 {
 	gs_submit_drain();
 	gs_submit_raw->timer_destroy(timer);
-}
-
-static const char *gs_submit_w_func_name(const gs_rec_t *rec)
-{
-	return gs_submit_raw->func_name(rec);
 }
 
 static void gs_submit_w_event_destroy(uint64_t ev)
@@ -331,19 +301,19 @@ static gs_ops_t gs_submit_table;
 const gs_ops_t *gs_submit_wrap(const gs_ops_t *raw)
 {
 	gs_submit_raw = raw;
-	gs_submit_table = (gs_ops_t)GS_OPS_TABLE(raw->name, gs_submit_w_);
-	/* An operation the backend left out stays out. */
-	if (!raw->timer_create)
-		gs_submit_table.timer_create = NULL;
-	if (!raw->timer_mark)
-		gs_submit_table.timer_mark = NULL;
-	if (!raw->timer_read)
-		gs_submit_table.timer_read = NULL;
-	if (!raw->timer_destroy)
-		gs_submit_table.timer_destroy = NULL;
-	if (!raw->func_name)
-		gs_submit_table.func_name = NULL;
-	if (!raw->event_destroy)
-		gs_submit_table.event_destroy = NULL;
+	/* What reaches the vendor drains first; the rest (a build, a timer's
+	 * creation or read, a name) is the backend's own.  An operation the
+	 * backend left out stays out. */
+	gs_submit_table = *raw;
+	gs_submit_table.submit = gs_submit_w_submit;
+	gs_submit_table.graph_launch = gs_submit_w_graph_launch;
+	gs_submit_table.graph_patch = gs_submit_w_graph_patch;
+	gs_submit_table.graph_destroy = gs_submit_w_graph_destroy;
+	if (raw->timer_mark)
+		gs_submit_table.timer_mark = gs_submit_w_timer_mark;
+	if (raw->timer_destroy)
+		gs_submit_table.timer_destroy = gs_submit_w_timer_destroy;
+	if (raw->event_destroy)
+		gs_submit_table.event_destroy = gs_submit_w_event_destroy;
 	return &gs_submit_table;
 }

@@ -43,11 +43,16 @@ extern GS_TLS_IE __thread bool gs_submit_running;
 /* Run every pending job (on this thread where the submission thread has not begun it). */
 void gs_submit_drain_slow(void);
 
+/* Whether a posted job has not run yet. */
+static inline bool gs_submit_pending(void)
+{
+	return __atomic_load_n(&gs_submit_posted, __ATOMIC_ACQUIRE) !=
+	       __atomic_load_n(&gs_submit_done, __ATOMIC_ACQUIRE);
+}
+
 static inline void gs_submit_drain(void)
 {
-	if (GS_UNLIKELY(__atomic_load_n(&gs_submit_posted, __ATOMIC_ACQUIRE) !=
-			__atomic_load_n(&gs_submit_done, __ATOMIC_ACQUIRE)) &&
-	    !gs_submit_running)
+	if (GS_UNLIKELY(gs_submit_pending()) && !gs_submit_running)
 		gs_submit_drain_slow();
 }
 

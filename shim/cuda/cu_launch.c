@@ -395,9 +395,7 @@ static inline __attribute__((always_inline)) bool gs_cu_lane_take(int pt, CUstre
 	    gs_cu_depth || !f)
 		return false;
 	gs_cu_call_note();
-	if (__atomic_load_n(&gs_cu_lane.adopt, __ATOMIC_RELAXED) ||
-	    __atomic_load_n(&gs_submit_posted, __ATOMIC_RELAXED) !=
-		    __atomic_load_n(&gs_submit_done, __ATOMIC_RELAXED))
+	if (__atomic_load_n(&gs_cu_lane.adopt, __ATOMIC_RELAXED) || gs_submit_pending())
 		return false; /* posted work goes first: the full path drains */
 	if (!s)
 		s = pt ? CU_STREAM_PER_THREAD : CU_STREAM_LEGACY;

@@ -30,8 +30,7 @@ static void start(void)
 
 static bool idle(void)
 {
-	return __atomic_load_n(&gs_submit_posted, __ATOMIC_ACQUIRE) ==
-	       __atomic_load_n(&gs_submit_done, __ATOMIC_ACQUIRE);
+	return !gs_submit_pending();
 }
 
 Test(submit, drifting_steps_replay_through_the_thread_in_order)
