@@ -189,17 +189,59 @@ CUresult cuGraphAddDependencies(CUgraph hGraph, const CUgraphNode *from, const C
 	return CUDA_SUCCESS;
 }
 
+/* hNode as a kernel node, or NULL. */
+static gs_sim_node_t *kernel_node(CUgraphNode hNode)
+{
+	gs_sim_node_t *n = (gs_sim_node_t *)hNode;
+	return gs_sim_reg_is(hNode, GS_SIM_H_NODE) && n->work.kind == GS_SIM_W_KERNEL ? n : NULL;
+}
+
 CUresult cuGraphKernelNodeSetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr,
 				       const CUkernelNodeAttrValue *value)
 {
 	GS_CU_CHECK_INIT();
-	if (!gs_sim_reg_is(hNode, GS_SIM_H_NODE) || !value)
-		return CUDA_ERROR_INVALID_VALUE;
-	gs_sim_node_t *n = (gs_sim_node_t *)hNode;
-	if (n->work.kind != GS_SIM_W_KERNEL)
+	gs_sim_node_t *n = kernel_node(hNode);
+	if (!n || !value)
 		return CUDA_ERROR_INVALID_VALUE;
 	GS_SIM_PT(pthread_mutex_lock(&n->graph->mu));
 	CUresult r = gs_cu_kernel_attr(&n->work.u.kern.dim, attr, value, false);
+	if (!r && attr == CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE) {
+		int on = value->deviceUpdatableKernelNode.deviceUpdatable;
+		r = on != 0 && on != 1 ? CUDA_ERROR_INVALID_VALUE : gs_cu_err(gs_sim_node_devupd(n, on));
+	}
+	GS_SIM_PT(pthread_mutex_unlock(&n->graph->mu));
+	return r;
+}
+
+/* What the simulator keeps of a node's attributes: clusters, the priority,
+ * and whether it is device-updatable (with its device handle). */
+CUresult cuGraphKernelNodeGetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr,
+				       CUkernelNodeAttrValue *value)
+{
+	GS_CU_CHECK_INIT();
+	gs_sim_node_t *n = kernel_node(hNode);
+	if (!n || !value)
+		return CUDA_ERROR_INVALID_VALUE;
+	memset(value, 0, sizeof(*value));
+	GS_SIM_PT(pthread_mutex_lock(&n->graph->mu));
+	const gs_sim_dim_t *d = &n->work.u.kern.dim;
+	CUresult r = CUDA_SUCCESS;
+	switch (attr) {
+	case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
+		value->clusterDim.x = d->cluster[0];
+		value->clusterDim.y = d->cluster[1];
+		value->clusterDim.z = d->cluster[2];
+		break;
+	case CU_LAUNCH_ATTRIBUTE_PRIORITY:
+		value->priority = d->priority;
+		break;
+	case CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE:
+		value->deviceUpdatableKernelNode.deviceUpdatable = n->devnode != NULL;
+		value->deviceUpdatableKernelNode.devNode = (CUgraphDeviceNode)n->devnode;
+		break;
+	default:
+		break; /* not modelled: zero */
+	}
 	GS_SIM_PT(pthread_mutex_unlock(&n->graph->mu));
 	return r;
 }
@@ -422,4 +464,13 @@ CUresult cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUp
 		resultInfo->errorFromNode = NULL;
 	}
 	return gs_cu_err(e);
+}
+
+CUresult cuGraphNodeSetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode, unsigned int isEnabled)
+{
+	GS_CU_CHECK_INIT();
+	if (!gs_sim_reg_is(hGraphExec, GS_SIM_H_EXEC) || !gs_sim_reg_is(hNode, GS_SIM_H_NODE))
+		return CUDA_ERROR_INVALID_VALUE;
+	return gs_cu_err(gs_sim_exec_enable((gs_sim_exec_t *)hGraphExec, (gs_sim_node_t *)hNode,
+					    isEnabled != 0));
 }

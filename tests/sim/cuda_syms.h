@@ -126,6 +126,8 @@
 	X(cuGraphAddDependencies, 10000, cuGraphAddDependencies_v1, cuGraphAddDependencies_v1) \
 	X(cuGraphAddDependencies, 12030, cuGraphAddDependencies_v2, cuGraphAddDependencies_v2) \
 	X(cuGraphKernelNodeSetAttribute, 11000, cuGraphKernelNodeSetAttribute, cuGraphKernelNodeSetAttribute) \
+	X(cuGraphKernelNodeGetAttribute, 11000, cuGraphKernelNodeGetAttribute, cuGraphKernelNodeGetAttribute) \
+	X(cuGraphNodeSetEnabled, 11060, cuGraphNodeSetEnabled, cuGraphNodeSetEnabled) \
 	X(cuGraphGetNodes, 10000, cuGraphGetNodes, cuGraphGetNodes) \
 	X(cuGraphNodeGetType, 10000, cuGraphNodeGetType, cuGraphNodeGetType) \
 	X(cuGraphInstantiateWithFlags, 11040, cuGraphInstantiateWithFlags, cuGraphInstantiateWithFlags) \

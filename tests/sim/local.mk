@@ -16,7 +16,7 @@
 SIM_CORE_SOURCES = \
 	tests/sim/gs_sim_kernel.h tests/sim/sim_core.h \
 	tests/sim/sim_util.c tests/sim/sim_stream.c tests/sim/sim_mem.c \
-	tests/sim/sim_module.c tests/sim/sim_graph.c \
+	tests/sim/sim_module.c tests/sim/sim_graph.c tests/sim/sim_devupd.c \
 	tests/sim/sim_front.h tests/sim/sim_front.c
 if HAVE_CUDA
 SIM_LIBDIR = tests/sim/lib

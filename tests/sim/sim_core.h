@@ -47,7 +47,7 @@ typedef enum gs_sim_err {
 enum {
 	GS_SIM_H_CTX = 1, GS_SIM_H_STREAM, GS_SIM_H_EVENT, GS_SIM_H_MODULE,
 	GS_SIM_H_FUNC, GS_SIM_H_KERN, GS_SIM_H_GRAPH, GS_SIM_H_NODE,
-	GS_SIM_H_EXEC,
+	GS_SIM_H_EXEC, GS_SIM_H_DEVNODE,
 };
 
 void gs_sim_reg_add(const void *h, int kind);
@@ -97,6 +97,12 @@ typedef struct gs_sim_work {
 		struct { struct gs_sim_event *ev; uint64_t gen; } record;
 	} u;
 	void *owned;                   /* freed with the work (staging, closures) */
+	/* Graph nodes only: disabled (cuGraphNodeSetEnabled) runs nothing;
+	 * serial counts the host's settings of the node's parameters, so a
+	 * device-updatable node's device copy knows when the host's are newer
+	 * (gs_sim_dev_upload). */
+	bool disabled;
+	unsigned serial;
 } gs_sim_work_t;
 
 void gs_sim_work_run(const gs_sim_work_t *w);
@@ -297,6 +303,7 @@ typedef struct gs_sim_node {
 	 * the node was made (NULL otherwise): they must still be when the graph
 	 * is instantiated (gs_sim_exec_create). */
 	const void *live[2];
+	struct gs_sim_devnode *devnode; /* device-updatable kernel node: its handle */
 } gs_sim_node_t;
 
 typedef struct gs_sim_graph {
@@ -310,6 +317,7 @@ typedef struct gs_sim_exec_ver {
 	size_t n;
 	size_t *order;                 /* topological order of node indices */
 	gs_sim_work_t *works;          /* by node index */
+	struct gs_sim_devstate *dev;   /* the exec's device copies (a reference), or NULL */
 } gs_sim_exec_ver_t;
 
 typedef struct gs_sim_exec {
@@ -322,6 +330,7 @@ typedef struct gs_sim_exec {
 	size_t **deps;                 /* dependency indices, for update checks */
 	bool launched;
 	gs_sim_fence_t last;           /* previous launch: launches serialize */
+	struct gs_sim_devstate *dev;   /* device-updatable nodes' device copies, or NULL */
 } gs_sim_exec_t;
 
 gs_sim_err_t gs_sim_graph_create(gs_sim_graph_t **out);
@@ -339,6 +348,58 @@ gs_sim_err_t gs_sim_exec_set(gs_sim_exec_t *x, const gs_sim_node_t *node, int ty
  * with *bad set to the first differing node of g (or NULL). */
 gs_sim_err_t gs_sim_exec_update(gs_sim_exec_t *x, gs_sim_graph_t *g, gs_sim_node_t **bad);
 void gs_sim_exec_ver_unref(gs_sim_exec_ver_t *v);
+
+/* Enable or disable one node for later launches (cuGraphNodeSetEnabled). */
+gs_sim_err_t gs_sim_exec_enable(gs_sim_exec_t *x, const gs_sim_node_t *node, bool on);
+
+/*
+ * Device-updatable kernel nodes (sim_devupd.c; CUDA 12.4's device graph
+ * updates).  Such a node has a handle (gs_sim_devnode_t) that a kernel may
+ * pass to the device updater, a built-in module's kernels (the image
+ * graphshim loads: gs_sim_devupd_image), to write the node's parameters or
+ * grid on the device.  An exec keeps each such node's device copy (a slot),
+ * loaded from the host's parameters at a launch when the host set them
+ * since (as a GPU's upload at a launch does: gs_sim_dev_upload); the node
+ * runs from its slot, so a device update lasts until the host sets the node
+ * again.  A graph with such nodes may be instantiated once.
+ */
+typedef struct gs_sim_devslot {
+	bool on, loaded;
+	unsigned serial;               /* the host parameters' it was loaded from */
+	size_t size;
+	unsigned char *args;
+	unsigned grid[3];
+} gs_sim_devslot_t;
+
+typedef struct gs_sim_devstate {
+	atomic_int refs;               /* the exec's and each version's */
+	pthread_mutex_t mu;
+	size_t n;
+	gs_sim_devslot_t *slot;        /* by node index */
+	struct gs_sim_devnode **handles; /* references, by node index (NULL: not device-updatable) */
+} gs_sim_devstate_t;
+
+typedef struct gs_sim_devnode {
+	atomic_int refs;               /* its graph node's and its exec's */
+	gs_sim_devstate_t *st;         /* not a reference: set while its exec lives */
+	size_t index;
+} gs_sim_devnode_t;
+
+/* Opt node n in (it stays in: opting out is refused, as on a GPU). */
+gs_sim_err_t gs_sim_node_devupd(gs_sim_node_t *n, bool on);
+void gs_sim_devnode_unref(gs_sim_devnode_t *d);
+/* At instantiation (g locked): the exec's device copies; GS_SIM_EINVAL when
+ * one of g's device-updatable nodes was instantiated before. */
+gs_sim_err_t gs_sim_dev_create(gs_sim_exec_t *x, const gs_sim_graph_t *g);
+void gs_sim_dev_unref(gs_sim_devstate_t *st);
+/* The exec is destroyed: its handles stop naming it. */
+void gs_sim_dev_detach(gs_sim_devstate_t *st);
+/* Run version v's node i (device-updatable) from its device copy. */
+void gs_sim_dev_upload(const gs_sim_exec_ver_t *v);
+void gs_sim_dev_run(const gs_sim_exec_ver_t *v, size_t i);
+/* Whether image is the device updater's (graphshim's PTX); its kernel table. */
+bool gs_sim_devupd_image(const void *image);
+extern const gs_sim_kernel_t gs_sim_devupd_kernels[];
 
 /* ---- stream capture ---- */
 enum { GS_SIM_CAP_NONE = 0, GS_SIM_CAP_ACTIVE, GS_SIM_CAP_INVALIDATED };

@@ -67,9 +67,17 @@ void gs_sim_work_run(const gs_sim_work_t *w)
 	case GS_SIM_W_GRAPH: {
 		const gs_sim_exec_ver_t *v = w->u.graph.ver;
 		double node_us = gs_sim_node_us();
+		if (v->dev)
+			gs_sim_dev_upload(v);
 		for (size_t i = 0; i < v->n; i++) {
+			size_t k = v->order[i];
 			gs_sim_spin_us(node_us);
-			gs_sim_work_run(&v->works[v->order[i]]);
+			if (v->works[k].disabled)
+				continue;
+			if (v->dev && v->dev->slot[k].on)
+				gs_sim_dev_run(v, k);
+			else
+				gs_sim_work_run(&v->works[k]);
 		}
 		break;
 	}
@@ -145,6 +153,7 @@ void gs_sim_graph_destroy(gs_sim_graph_t *g)
 		gs_sim_node_t *nd = g->nodes[i];
 		gs_sim_reg_del(nd);
 		gs_sim_work_fini(&nd->work);
+		gs_sim_devnode_unref(nd->devnode);
 		free(nd->deps);
 		free(nd);
 	}
@@ -267,6 +276,7 @@ void gs_sim_exec_ver_unref(gs_sim_exec_ver_t *v)
 		return;
 	for (size_t i = 0; i < v->n; i++)
 		gs_sim_work_fini(&v->works[i]);
+	gs_sim_dev_unref(v->dev);
 	free(v->works);
 	free(v->order);
 	free(v);
@@ -384,6 +394,13 @@ gs_sim_err_t gs_sim_exec_create(gs_sim_exec_t **out, gs_sim_graph_t *g)
 	}
 	if (ver_fill(v, src))
 		goto fail;
+	if ((err = gs_sim_dev_create(x, g))) {
+		for (size_t i = 0; i < n; i++)
+			gs_sim_work_fini(&v->works[i]);
+		goto fail;
+	}
+	if ((v->dev = x->dev))
+		atomic_fetch_add(&v->dev->refs, 1);
 	GS_SIM_PT(pthread_mutex_unlock(&g->mu));
 	free(src);
 	GS_SIM_PT(pthread_mutex_init(&x->mu, NULL));
@@ -403,6 +420,10 @@ fail:
 void gs_sim_exec_destroy(gs_sim_exec_t *x)
 {
 	gs_sim_reg_del(x);
+	if (x->dev) {
+		gs_sim_dev_detach(x->dev);
+		gs_sim_dev_unref(x->dev);
+	}
 	gs_sim_exec_ver_unref(x->cur); /* in-flight launches hold their own */
 	if (x->launched)
 		gs_sim_stream_unref(x->last.s);
@@ -466,6 +487,8 @@ static gs_sim_err_t exec_own_version_locked(gs_sim_exec_t *x)
 		gs_sim_exec_ver_unref(v);
 		return GS_SIM_ENOMEM;
 	}
+	if ((v->dev = x->cur->dev))
+		atomic_fetch_add(&v->dev->refs, 1);
 	gs_sim_exec_ver_unref(x->cur);
 	x->cur = v;
 	return GS_SIM_OK;
@@ -487,6 +510,10 @@ gs_sim_err_t gs_sim_exec_set(gs_sim_exec_t *x, const gs_sim_node_t *node, int ty
 			memcpy(w->u.kern.dim.cluster, old->cluster, sizeof(old->cluster));
 			w->u.kern.dim.priority = old->priority;
 		}
+		/* The node keeps its enabled state; its device copy, if any,
+		 * takes these parameters at the next launch. */
+		w->disabled = x->cur->works[i].disabled;
+		w->serial = x->cur->works[i].serial + 1;
 		gs_sim_work_fini(&x->cur->works[i]);
 		x->cur->works[i] = *w;
 		GS_SIM_PT(pthread_mutex_unlock(&x->mu));
@@ -503,7 +530,8 @@ gs_sim_err_t gs_sim_exec_update(gs_sim_exec_t *x, gs_sim_graph_t *g, gs_sim_node
 	*bad = NULL;
 	GS_SIM_PT(pthread_mutex_lock(&x->mu));
 	GS_SIM_PT(pthread_mutex_lock(&g->mu));
-	if (g->n != x->n) {
+	if (g->n != x->n || x->dev) {
+		/* (A graph with device-updatable nodes takes no whole update.) */
 		err = GS_SIM_EUPDATE;
 		goto out;
 	}
@@ -540,6 +568,20 @@ gs_sim_err_t gs_sim_exec_update(gs_sim_exec_t *x, gs_sim_graph_t *g, gs_sim_node
 	x->cur = v;
 out:
 	GS_SIM_PT(pthread_mutex_unlock(&g->mu));
+	GS_SIM_PT(pthread_mutex_unlock(&x->mu));
+	return err;
+}
+
+gs_sim_err_t gs_sim_exec_enable(gs_sim_exec_t *x, const gs_sim_node_t *node, bool on)
+{
+	gs_sim_err_t err;
+	GS_SIM_PT(pthread_mutex_lock(&x->mu));
+	size_t i = exec_index_locked(x, node);
+	int kind = i < x->n ? x->cur->works[i].kind : -1;
+	if (kind != GS_SIM_W_KERNEL && kind != GS_SIM_W_COPY && kind != GS_SIM_W_SET)
+		err = GS_SIM_EINVAL; /* (as on a GPU: kernels, copies and memsets only) */
+	else if (!(err = exec_own_version_locked(x)))
+		x->cur->works[i].disabled = !on;
 	GS_SIM_PT(pthread_mutex_unlock(&x->mu));
 	return err;
 }

@@ -96,6 +96,12 @@ gs_sim_err_t gs_sim_module_load_file(gs_sim_module_t **out, const char *path)
 gs_sim_err_t gs_sim_module_load_image(gs_sim_module_t **out, const void *image)
 {
 	const char *s = image;
+	if (s && gs_sim_devupd_image(s)) {
+		gs_sim_err_t err = gs_sim_module_from_table(out, gs_sim_devupd_kernels);
+		if (!err)
+			gs_sim_reg_add(*out, GS_SIM_H_MODULE);
+		return err;
+	}
 	if (!s || strncmp(s, "GSSIM:", 6) != 0)
 		return GS_SIM_EIMAGE;
 	gs_sim_err_t err = module_dlopen(out, s + 6);

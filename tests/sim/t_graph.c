@@ -20,6 +20,123 @@ static void host_node(void *arg)
 	atomic_fetch_add(&host_calls, 1);
 }
 
+/* The device updater's image as the simulator recognises it (graphshim
+ * loads its PTX; only the entries' names matter here). */
+static const char du_image[] = "// t_graph\n.entry gs_du_apply16 (\n.entry gs_du_apply128 (\n";
+
+typedef struct du_entry {
+	uint64_t node;
+	uint32_t off, size;
+	uint64_t value;
+} du_entry_t;
+typedef struct du_args16 {
+	uint32_t n, pad;
+	du_entry_t e[16];
+} du_args16_t;
+
+static CUgraphDeviceNode devupd(CUgraphNode n)
+{
+	CUkernelNodeAttrValue v;
+	memset(&v, 0, sizeof(v));
+	v.deviceUpdatableKernelNode.deviceUpdatable = 1;
+	CHECK(cuGraphKernelNodeSetAttribute(n, CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE, &v));
+	memset(&v, 0, sizeof(v));
+	CHECK(cuGraphKernelNodeGetAttribute(n, CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE, &v));
+	EXPECT(v.deviceUpdatableKernelNode.deviceUpdatable == 1 && v.deviceUpdatableKernelNode.devNode);
+	return v.deviceUpdatableKernelNode.devNode;
+}
+
+/*
+ * Device-updatable nodes behind an updater node of the same graph: the
+ * updater's entries change the nodes after it in the same launch and in
+ * later ones, until the host sets a node again; a disabled node runs
+ * nothing; such a graph is instantiated once and takes no whole update.
+ */
+static void device_updates(CUstream s)
+{
+	CUmodule m;
+	CUfunction upd, big;
+	CHECK(cuModuleLoadData(&m, du_image));
+	CHECK(cuModuleGetFunction(&upd, m, "gs_du_apply16"));
+	CHECK(cuModuleGetFunction(&big, m, "gs_du_apply128"));
+	size_t off, size;
+	CHECK(cuFuncGetParamInfo(upd, 0, &off, &size));
+	EXPECT(off == 0 && size == sizeof(du_args16_t));
+	CHECK(cuFuncGetParamInfo(big, 0, &off, &size));
+	EXPECT(off == 0 && size == 8 + 128 * sizeof(du_entry_t));
+
+	CUdeviceptr a;
+	unsigned n = 8;
+	int v = 3, inc = 1;
+	CHECK(cuMemAlloc(&a, n * sizeof(int)));
+	CUgraph g;
+	CHECK(cuGraphCreate(&g, 0));
+	du_args16_t ua;
+	memset(&ua, 0, sizeof(ua));
+	void *uargs[] = { &ua };
+	CUDA_KERNEL_NODE_PARAMS pu = kp(upd, uargs);
+	CUgraphNode nu, nfill, nadd;
+	CHECK(cuGraphAddKernelNode(&nu, g, NULL, 0, &pu));
+	void *fargs[] = { &a, &v, &n };
+	CUDA_KERNEL_NODE_PARAMS pf = kp(t_func("fill"), fargs);
+	CHECK(cuGraphAddKernelNode(&nfill, g, &nu, 1, &pf));
+	void *aargs[] = { &a, &inc, &n };
+	CUDA_KERNEL_NODE_PARAMS pa = kp(t_func("add_scalar"), aargs);
+	CHECK(cuGraphAddKernelNode(&nadd, g, &nfill, 1, &pa));
+	CUgraphDeviceNode dfill = devupd(nfill), dadd = devupd(nadd);
+	CUkernelNodeAttrValue off0;
+	memset(&off0, 0, sizeof(off0));
+	EXPECT_ERR(cuGraphKernelNodeSetAttribute(nfill, CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE,
+						 &off0), CUDA_ERROR_INVALID_VALUE); /* no opting out */
+	CUgraphExec x, x2;
+	CHECK(cuGraphInstantiate(&x, g, 0));
+	EXPECT_ERR(cuGraphInstantiate(&x2, g, 0), CUDA_ERROR_INVALID_VALUE); /* once only */
+	CHECK(cuGraphNodeSetEnabled(x, nu, 0));
+	CHECK(cuGraphUpload(x, s));
+	CHECK(cuGraphLaunch(x, s));
+	CHECK(cuStreamSynchronize(s));
+	EXPECT(t_read_int(a, 0) == 4 && t_read_int(a, 7) == 4);
+
+	/* fill's value (parameter 1, at 8) to 10, add_scalar's to 5: this launch. */
+	ua.n = 2;
+	ua.e[0] = (du_entry_t){ (uint64_t)(uintptr_t)dfill, 8, 4, 10 };
+	ua.e[1] = (du_entry_t){ (uint64_t)(uintptr_t)dadd, 8, 4, 5 };
+	CHECK(cuGraphExecKernelNodeSetParams(x, nu, &pu));
+	CHECK(cuGraphNodeSetEnabled(x, nu, 1));
+	CHECK(cuGraphLaunch(x, s));
+	CHECK(cuStreamSynchronize(s));
+	EXPECT(t_read_int(a, 0) == 15 && t_read_int(a, 7) == 15);
+	/* They last: the updater disabled, the next launch runs them again. */
+	CHECK(cuGraphNodeSetEnabled(x, nu, 0));
+	CHECK(cuGraphLaunch(x, s));
+	CHECK(cuStreamSynchronize(s));
+	EXPECT(t_read_int(a, 3) == 15);
+	/* The host sets add_scalar's again: from the next launch its own, while
+	 * fill keeps its device update; a grid update runs. */
+	inc = 100;
+	CHECK(cuGraphExecKernelNodeSetParams(x, nadd, &pa));
+	ua.n = 1;
+	ua.e[0] = (du_entry_t){ (uint64_t)(uintptr_t)dfill, 1, 0, 1 | (1ull << 32) };
+	CHECK(cuGraphExecKernelNodeSetParams(x, nu, &pu));
+	CHECK(cuGraphNodeSetEnabled(x, nu, 1));
+	CHECK(cuGraphUpload(x, s));
+	CHECK(cuGraphLaunch(x, s));
+	CHECK(cuStreamSynchronize(s));
+	EXPECT(t_read_int(a, 0) == 110 && t_read_int(a, 7) == 110);
+	/* A disabled kernel node runs nothing. */
+	CHECK(cuGraphNodeSetEnabled(x, nu, 0));
+	CHECK(cuGraphNodeSetEnabled(x, nadd, 0));
+	CHECK(cuGraphLaunch(x, s));
+	CHECK(cuStreamSynchronize(s));
+	EXPECT(t_read_int(a, 0) == 10);
+	CUgraphExecUpdateResultInfo info;
+	EXPECT(cuGraphExecUpdate(x, g, &info) != CUDA_SUCCESS);
+	CHECK(cuGraphExecDestroy(x));
+	CHECK(cuGraphDestroy(g));
+	CHECK(cuMemFree(a));
+	CHECK(cuModuleUnload(m));
+}
+
 int main(void)
 {
 	CUgraph g;
@@ -149,5 +266,6 @@ int main(void)
 	CHECK(cuGraphDestroy(g));
 	CHECK(cuGraphDestroy(g2));
 	CHECK(cuMemFreeHost(hbuf));
+	device_updates(s);
 	return 0;
 }
