@@ -36,6 +36,8 @@
 	X(variant_replays, "chunk replays that launched one of those variants")  \
 	X(patched_replays, "replays that needed at least one patch")          \
 	X(posted, "replays whose patches and graph launch went to the submission thread") \
+	X(device_patched, "graph node words and grids written on the GPU by graphshim's updater node (GRAPHSHIM_DEVICE_PATCH)") \
+	X(device_updates, "graph launches whose updater node ran") \
 	X(mismatches, "replays abandoned (structure or drift)")               \
 	X(retirements, "sequences retired to eager")                          \
 	X(relearned, "retired sequences allowed to learn again")              \

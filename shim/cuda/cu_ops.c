@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "cu_internal.h"
+#include "cu_devupd.h"
 #include "gs_self.h"
 #include "gs_fmt.h"
 
@@ -15,6 +16,7 @@ typedef struct gs_cu_graph {
 	CUgraph g;
 	CUgraphExec x;
 	CUcontext ctx;
+	gs_cu_du_t *du; /* patches made on the GPU (cu_devupd.c), or NULL */
 	size_t n;
 	CUgraphNode node[];
 } gs_cu_graph_t;
@@ -382,6 +384,7 @@ static void gs_cu_graph_release(gs_cu_graph_t *G)
 		gs_cu_real.cuGraphExecDestroy(G->x);
 	if (G->g && gs_cu_real.cuGraphDestroy)
 		gs_cu_real.cuGraphDestroy(G->g);
+	gs_cu_du_free(G->du);
 	free(G);
 }
 
@@ -467,8 +470,9 @@ static void gs_cu_refusal_note(const gs_rec_t *r, CUresult st, const char *what)
 	       (unsigned long long)start, (unsigned long long)size);
 }
 
-static int gs_cu_graph_build(const gs_rec_t *const *recs, size_t n, void **graph, size_t *refused,
-			     uint8_t *stand_in)
+/* The graph of recs; `plain`: without the device updater (cu_devupd.c). */
+static int gs_cu_graph_make(const gs_rec_t *const *recs, size_t n, void **graph, size_t *refused,
+			    uint8_t *stand_in, bool plain)
 {
 	const gs_cu_real_t *R = &gs_cu_real;
 	*graph = NULL;
@@ -486,6 +490,9 @@ static int gs_cu_graph_build(const gs_rec_t *const *recs, size_t n, void **graph
 	G->n = n;
 	bool pushed = gs_cu_ctx_enter(G->ctx);
 	CUresult st = R->cuGraphCreate(&G->g, 0);
+	CUgraphNode root = NULL;
+	if (st == CUDA_SUCCESS && !plain)
+		G->du = gs_cu_du_begin(G->g, G->ctx, recs, n, &root);
 	for (size_t i = 0; st == CUDA_SUCCESS && i < n; i++) {
 		if (i && gs_cu_programmatic(recs[i - 1], recs[i])) {
 			st = gs_cu_add_node(G->g, NULL, 0, recs[i], &G->node[i],
@@ -493,9 +500,12 @@ static int gs_cu_graph_build(const gs_rec_t *const *recs, size_t n, void **graph
 			if (st == CUDA_SUCCESS)
 				st = gs_cu_edge_programmatic(G->g, G->node[i - 1], G->node[i]);
 		} else {
-			st = gs_cu_add_node(G->g, i ? &G->node[i - 1] : NULL, i ? 1 : 0, recs[i],
-					    &G->node[i], stand_in ? &stand_in[i] : NULL);
+			const CUgraphNode *dep = i ? &G->node[i - 1] : root ? &root : NULL;
+			st = gs_cu_add_node(G->g, dep, dep ? 1 : 0, recs[i], &G->node[i],
+					    stand_in ? &stand_in[i] : NULL);
 		}
+		if (st == CUDA_SUCCESS)
+			gs_cu_du_node(G->du, i, recs[i], G->node[i]);
 		if (st != CUDA_SUCCESS) {
 			*refused = i; /* the driver would not take this one as a node */
 			gs_cu_refusal_note(recs[i], st, "node");
@@ -503,6 +513,15 @@ static int gs_cu_graph_build(const gs_rec_t *const *recs, size_t n, void **graph
 	}
 	if (st == CUDA_SUCCESS) {
 		st = gs_cu_instantiate(G, refused);
+		if (st == CUDA_SUCCESS && G->du && !gs_cu_du_ready(G->du, G->x))
+			st = CUDA_ERROR_NOT_SUPPORTED;
+		if (st != CUDA_SUCCESS && G->du) {
+			/* Whatever the driver blamed, the graph goes again without
+			 * the updater: the nodes as they would be without it. */
+			gs_cu_graph_release(G);
+			gs_cu_ctx_leave(pushed);
+			return gs_cu_graph_make(recs, n, graph, refused, stand_in, true);
+		}
 		if (st != CUDA_SUCCESS && *refused < n)
 			gs_cu_refusal_note(recs[*refused], st, "node");
 	}
@@ -516,15 +535,27 @@ static int gs_cu_graph_build(const gs_rec_t *const *recs, size_t n, void **graph
 	return CUDA_SUCCESS;
 }
 
+static int gs_cu_graph_build(const gs_rec_t *const *recs, size_t n, void **graph, size_t *refused,
+			     uint8_t *stand_in)
+{
+	return gs_cu_graph_make(recs, n, graph, refused, stand_in, false);
+}
+
 static int gs_cu_graph_launch(void *graph, uintptr_t stream)
 {
 	gs_cu_graph_t *G = graph;
 	if (!gs_cu_real.cuGraphLaunch)
 		return CUDA_ERROR_NOT_SUPPORTED;
 	bool pushed = gs_cu_ctx_enter(G->ctx);
-	uint64_t t = gs_self_drv_begin();
-	CUresult st = gs_cu_real.cuGraphLaunch(G->x, gs_cu_stream_of(stream, 0));
-	gs_self_drv_end(t, GS_SELF_GRAPH);
+	CUstream s = gs_cu_stream_of(stream, 0);
+	CUresult st = G->du ? gs_cu_du_prepare(G->du, G->x, s) : CUDA_SUCCESS;
+	if (st == CUDA_SUCCESS) {
+		uint64_t t = gs_self_drv_begin();
+		st = gs_cu_real.cuGraphLaunch(G->x, s);
+		gs_self_drv_end(t, GS_SELF_GRAPH);
+	}
+	if (st == CUDA_SUCCESS && G->du)
+		gs_cu_du_launched(G->du);
 	gs_cu_ctx_leave(pushed);
 	return (int)st;
 }
@@ -535,6 +566,9 @@ static int gs_cu_graph_patch(void *graph, size_t node, const gs_rec_t *r)
 	const gs_cu_real_t *R = &gs_cu_real;
 	if (node >= G->n)
 		return CUDA_ERROR_INVALID_VALUE;
+	bool host = true;
+	if (G->du && gs_cu_du_patch(G->du, node, r, &host) == CUDA_SUCCESS && !host)
+		return CUDA_SUCCESS; /* written on the GPU at the next launch */
 	bool pushed = gs_cu_ctx_enter(G->ctx);
 	CUresult st = CUDA_ERROR_NOT_SUPPORTED;
 	uint64_t t = gs_self_drv_begin();
@@ -564,6 +598,8 @@ static int gs_cu_graph_patch(void *graph, size_t node, const gs_rec_t *r)
 	}
 	gs_self_drv_end(t, GS_SELF_PATCH);
 	gs_cu_ctx_leave(pushed);
+	if (st == CUDA_SUCCESS && G->du)
+		gs_cu_du_patched(G->du, node, r);
 	if (st != CUDA_SUCCESS && st != CUDA_ERROR_NOT_SUPPORTED)
 		gs_cu_refusal_note(r, st, "node update");
 	return (int)st;

@@ -8,6 +8,7 @@
  * table and forgotten when the stream is destroyed.
  */
 #include "cu_internal.h"
+#include "cu_devupd.h"
 
 /*
  * The per-thread default stream cannot be named from another thread, so the
@@ -153,4 +154,5 @@ void gs_cu_forget(void)
 	gs_cu_fn_forget();
 	gs_cu_streams_clear();
 	gs_cu_stand_forget();
+	gs_cu_du_forget();
 }

@@ -15,6 +15,7 @@ GS_CUDA_SOURCES = \
 	shim/cuda/cu_special.c \
 	shim/cuda/cu_adopt.c \
 	shim/cuda/cu_stand.c \
+	shim/cuda/cu_devupd.h shim/cuda/cu_devupd_ptx.h shim/cuda/cu_devupd.c \
 	shim/cuda/cu_ops.c
 
 if HAVE_CUDA
@@ -25,7 +26,8 @@ libgscuda_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 GS_BACKEND_LIBS += libgscuda.la
 endif
 
-EXTRA_DIST += shim/cuda/cu_class.txt tools/cuda/gen-cuda-api
+EXTRA_DIST += shim/cuda/cu_class.txt tools/cuda/gen-cuda-api \
+	shim/cuda/cu_devupd.cu tools/gen-devupd-ptx.sh
 
 # Regenerate the committed list after a toolkit upgrade or a class change.
 cuda-api:

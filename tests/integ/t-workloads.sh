@@ -89,6 +89,12 @@ run() {
 			fi ;;
 		esac ;;
 	esac
+	# Patches made on the GPU: the updater node must have written some.
+	case "$envs" in *GRAPHSHIM_DEVICE_PATCH=1*)
+		if [ "$(stat "$tmp/s.json" device_patched)" -lt 1 ]; then
+			echo "FAIL $name: nothing was patched on the (simulated) GPU"; fails=$((fails + 1)); return
+		fi ;;
+	esac
 	case "$envs" in *GS_SIM_FAIL_PARAM_INFO*) ;; *GS_SIM_FAIL*)
 		if [ "${fallbacks:-0}" -lt 1 ]; then
 			echo "FAIL $name: the injected fault was not counted as a fallback"; fails=$((fails + 1)); return
@@ -163,6 +169,14 @@ run fwstep 80 -- $F
 run fwstep-no-events 85 -- $F --no-events
 run fwstep-no-rotation 80 -- $F --rotate 1
 run fwstep-no-grow 80 -- $F --no-grow
+# Its rotated scratch pointer and growing grids patched by the updater node
+# at the head of each graph (GRAPHSHIM_DEVICE_PATCH), on the simulator's
+# model of device-updatable nodes (tests/sim/sim_devupd.c); with a patch
+# refused now and then (each refusal of the updater's own update is a launch
+# that failed: its sequence retires), and with copies and memsets patched from the host.
+run fwstep-device-patch 80 GRAPHSHIM_DEVICE_PATCH=1 -- $F
+run fwstep-device-patch-faults 0 GRAPHSHIM_DEVICE_PATCH=1 GS_SIM_FAIL_NODE_PATCH=7* -- $F --pool --side-streams 4
+run decode-device-patch 90 GRAPHSHIM_DEVICE_PATCH=1 -- $D --pingpong --copies --pos-arg
 # Each layer's scratch buffer from the stream's pool (cuMemAllocAsync) and
 # freed after the layer (cuMemFreeAsync): a free is a mark held with its
 # chunk, not a boundary (86% replayed when each free ended a segment).

@@ -1,0 +1,327 @@
+/*
+ * Patches made on the GPU (GRAPHSHIM_DEVICE_PATCH; docs/how-it-works.md,
+ * "Patches made on the GPU").  A host patch of a graph node
+ * (cuGraphExecKernelNodeSetParams) costs a real program about 2 us, and
+ * about 1 us more when the graph is next launched; a chunk whose step's
+ * tensors moved patches dozens (docs/performance.md).  Here a graph's kernel
+ * nodes are device-updatable (CUDA 12.4) and the graph begins with an
+ * updater node of graphshim's (cu_devupd.cu, loaded from PTX once per
+ * context): a patch only notes the 8-byte words of the node's parameters
+ * (and its grid) that changed, and at the graph's launch one host update of
+ * the updater node carries them all; the updater writes them into the
+ * nodes after it before they run.  With nothing to write it is disabled.
+ *
+ * What a device update cannot change (the function, the block, the shared
+ * memory), a second patch of a node before the launch, and entries past
+ * the updater's capacity take a host patch of that node as before; such a
+ * graph is uploaded before its next launch (the driver's rule for host
+ * updates of device-updatable nodes).  A device update lasts until the
+ * node is set again, so each node's current parameters are kept here.
+ * Every entry points the updater at a node of this graph and at bytes
+ * inside its parameters; the simulator checks both (tests/sim/sim_devupd.c).
+ */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "cu_internal.h"
+#include "cu_devupd.h"
+#include "cu_devupd_ptx.h"
+#include "gs_self.h"
+#include "gs_stats.h"
+
+/* As the updater reads them (cu_devupd.cu); its two sizes. */
+typedef struct gs_du_entry {
+	uint64_t node;
+	uint32_t off, size;
+	uint64_t value;
+} gs_du_entry_t;
+#define GS_DU_SMALL 16
+#define GS_DU_CAP 128
+
+typedef struct gs_du_args {
+	uint32_t n, pad;
+	gs_du_entry_t e[GS_DU_CAP];
+} gs_du_args_t;
+
+typedef struct gs_du_node {
+	uint64_t dev;      /* device handle; 0: host patches */
+	void *func;        /* what a device update cannot change: */
+	uint32_t block[3], shmem, flags, nbytes;
+	uint32_t grid[3];  /* and what it can, as the next launch has them */
+	unsigned char *cur;
+	uint32_t epoch;    /* == du->epoch: it has entries pending */
+} gs_du_node_t;
+
+struct gs_cu_du {
+	CUgraphNode unode;
+	CUfunction small, big;
+	bool on;           /* the updater node is enabled */
+	bool uploaded;     /* since instantiation or the last host update of a node */
+	uint32_t epoch;    /* launches so far, plus one */
+	size_t used;       /* of the arena */
+	gs_du_args_t args; /* the entries pending */
+	unsigned char *arena;
+	gs_du_node_t node[];
+};
+
+/* ---- the updater's module, once per context ---- */
+
+#define GS_DU_CTXS 16
+static struct {
+	CUcontext ctx;
+	CUfunction small, big; /* NULL: it would not load there */
+} gs_du_mods[GS_DU_CTXS];
+static pthread_mutex_t gs_du_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The updater's functions in ctx (current); false when not available. */
+static bool gs_du_funcs(CUcontext ctx, CUfunction *small, CUfunction *big)
+{
+	const gs_cu_real_t *R = &gs_cu_real;
+	if (!R->cuModuleLoadData || !R->cuModuleGetFunction || !R->cuGraphKernelNodeGetAttribute ||
+	    !R->cuGraphKernelNodeSetAttribute || !R->cuGraphNodeSetEnabled || !R->cuGraphUpload ||
+	    !R->cuGraphExecKernelNodeSetParams_v2 || !R->cuGraphAddDependencies)
+		return false;
+	gs_cu_stand_ensure(ctx); /* what tells a living context from a new one (gs_cu_du_forget) */
+	pthread_mutex_lock(&gs_du_lock);
+	int at = -1;
+	for (int i = 0; i < GS_DU_CTXS && at < 0; i++)
+		if (gs_du_mods[i].ctx == ctx)
+			at = i;
+	if (at < 0) {
+		for (int i = 0; i < GS_DU_CTXS && at < 0; i++)
+			if (!gs_du_mods[i].ctx)
+				at = i;
+		if (at < 0) {
+			pthread_mutex_unlock(&gs_du_lock);
+			return false;
+		}
+		CUmodule m = NULL;
+		CUfunction s = NULL, b = NULL;
+		CUresult st = R->cuModuleLoadData(&m, gs_cu_devupd_ptx);
+		if (st == CUDA_SUCCESS && (R->cuModuleGetFunction(&s, m, "gs_du_apply16") != CUDA_SUCCESS ||
+					   R->cuModuleGetFunction(&b, m, "gs_du_apply128") != CUDA_SUCCESS))
+			s = b = NULL;
+		if (!s)
+			gs_log_once(GS_LOG_INFO, "cuda: the device updater would not load (status %d); "
+				    "graph nodes are patched from the host", (int)st);
+		gs_du_mods[at].ctx = ctx;
+		gs_du_mods[at].small = s;
+		gs_du_mods[at].big = b;
+	}
+	*small = gs_du_mods[at].small;
+	*big = gs_du_mods[at].big;
+	pthread_mutex_unlock(&gs_du_lock);
+	return *small != NULL;
+}
+
+void gs_cu_du_forget(void)
+{
+	pthread_mutex_lock(&gs_du_lock);
+	for (int i = 0; i < GS_DU_CTXS; i++)
+		if (gs_du_mods[i].ctx && !gs_cu_stand_mem(gs_du_mods[i].ctx, 1))
+			gs_du_mods[i].ctx = NULL; /* gone (or not told: loaded again there) */
+	pthread_mutex_unlock(&gs_du_lock);
+}
+
+/* ---- building ---- */
+
+/* Whether record r's node can take device updates. */
+static bool gs_du_eligible(const gs_rec_t *r)
+{
+	return r->kind == GS_REC_KERNEL && r->nbytes && (r->layout || (r->flags & GS_CU_RF_EXTRA));
+}
+
+gs_cu_du_t *gs_cu_du_begin(CUgraph g, CUcontext ctx, const gs_rec_t *const *recs, size_t n,
+			   CUgraphNode *root)
+{
+	const gs_cu_real_t *R = &gs_cu_real;
+	*root = NULL;
+	if (!gs_config.device_patch)
+		return NULL;
+	size_t bytes = 0, kernels = 0;
+	for (size_t i = 0; i < n; i++)
+		if (gs_du_eligible(recs[i])) {
+			bytes += recs[i]->nbytes;
+			kernels++;
+		}
+	CUfunction small, big;
+	if (!kernels || !gs_du_funcs(ctx, &small, &big))
+		return NULL;
+	gs_cu_du_t *du = calloc(1, sizeof(*du) + n * sizeof(gs_du_node_t));
+	if (!du || !(du->arena = malloc(bytes))) {
+		free(du);
+		return NULL;
+	}
+	du->small = small;
+	du->big = big;
+	du->epoch = 1;
+	void *kp[] = { &du->args };
+	CUDA_KERNEL_NODE_PARAMS p;
+	memset(&p, 0, sizeof(p));
+	p.func = small;
+	p.gridDimX = p.gridDimY = p.gridDimZ = 1;
+	p.blockDimX = 32;
+	p.blockDimY = p.blockDimZ = 1;
+	p.kernelParams = kp;
+	if (R->cuGraphAddKernelNode_v2(&du->unode, g, NULL, 0, &p) != CUDA_SUCCESS) {
+		gs_cu_du_free(du);
+		return NULL;
+	}
+	*root = du->unode;
+	return du;
+}
+
+void gs_cu_du_node(gs_cu_du_t *du, size_t i, const gs_rec_t *r, CUgraphNode node)
+{
+	const gs_cu_real_t *R = &gs_cu_real;
+	if (!du || !gs_du_eligible(r))
+		return;
+	CUlaunchAttributeValue v;
+	memset(&v, 0, sizeof(v));
+	v.deviceUpdatableKernelNode.deviceUpdatable = 1;
+	if (R->cuGraphKernelNodeSetAttribute(node, CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE,
+					     &v) != CUDA_SUCCESS)
+		return; /* this one is patched from the host */
+	memset(&v, 0, sizeof(v));
+	if (R->cuGraphKernelNodeGetAttribute(node, CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE,
+					     &v) != CUDA_SUCCESS ||
+	    !v.deviceUpdatableKernelNode.devNode)
+		return; /* (it stays device-updatable; patched from the host it is still right) */
+	gs_du_node_t *d = &du->node[i];
+	d->dev = (uint64_t)(uintptr_t)v.deviceUpdatableKernelNode.devNode;
+	d->func = r->func;
+	memcpy(d->block, r->block, sizeof(d->block));
+	memcpy(d->grid, r->grid, sizeof(d->grid));
+	d->shmem = r->shmem;
+	d->flags = r->flags;
+	d->nbytes = r->nbytes;
+	d->cur = du->arena + du->used;
+	du->used += r->nbytes;
+	memcpy(d->cur, r->args, r->nbytes);
+}
+
+bool gs_cu_du_ready(gs_cu_du_t *du, CUgraphExec x)
+{
+	/* Disabled until a launch has something to write. */
+	return gs_cu_real.cuGraphNodeSetEnabled(x, du->unode, 0) == CUDA_SUCCESS;
+}
+
+void gs_cu_du_free(gs_cu_du_t *du)
+{
+	if (du)
+		free(du->arena);
+	free(du);
+}
+
+/* ---- patching and launching ---- */
+
+/* Drop node d's pending entries (they are consecutive). */
+static void gs_du_drop(gs_cu_du_t *du, const gs_du_node_t *d)
+{
+	if (d->epoch != du->epoch)
+		return;
+	uint32_t w = 0;
+	for (uint32_t k = 0; k < du->args.n; k++)
+		if (du->args.e[k].node != d->dev)
+			du->args.e[w++] = du->args.e[k];
+	du->args.n = w;
+}
+
+int gs_cu_du_patch(gs_cu_du_t *du, size_t i, const gs_rec_t *r, bool *host)
+{
+	gs_du_node_t *d = &du->node[i];
+	*host = true;
+	if (!d->dev || r->kind != GS_REC_KERNEL)
+		return CUDA_SUCCESS;
+	bool same = r->func == d->func && !memcmp(r->block, d->block, sizeof(d->block)) &&
+		    r->shmem == d->shmem && r->flags == d->flags && r->nbytes == d->nbytes &&
+		    d->epoch != du->epoch;
+	uint32_t need = same && memcmp(r->grid, d->grid, sizeof(d->grid)) ? 1 : 0;
+	for (uint32_t off = 0; same && off < d->nbytes; off += 8) {
+		uint32_t sz = d->nbytes - off < 8 ? d->nbytes - off : 8;
+		need += memcmp(d->cur + off, r->args + off, sz) != 0;
+	}
+	if (!same || du->args.n + need > GS_DU_CAP) {
+		/* A host patch (the caller's): this node's pending entries go, its
+		 * bytes become r's, and the graph is uploaded before its launch. */
+		gs_du_drop(du, d);
+		return CUDA_SUCCESS;
+	}
+	*host = false;
+	if (!need)
+		return CUDA_SUCCESS;
+	gs_du_entry_t *e = &du->args.e[du->args.n];
+	if (memcmp(r->grid, d->grid, sizeof(d->grid))) {
+		*e++ = (gs_du_entry_t){ d->dev, r->grid[0], 0,
+					r->grid[1] | (uint64_t)r->grid[2] << 32 };
+		memcpy(d->grid, r->grid, sizeof(d->grid));
+	}
+	for (uint32_t off = 0; off < d->nbytes; off += 8) {
+		uint32_t sz = d->nbytes - off < 8 ? d->nbytes - off : 8;
+		if (!memcmp(d->cur + off, r->args + off, sz))
+			continue;
+		*e = (gs_du_entry_t){ d->dev, off, sz, 0 };
+		memcpy(&e->value, r->args + off, sz);
+		memcpy(d->cur + off, r->args + off, sz);
+		e++;
+	}
+	du->args.n += need;
+	d->epoch = du->epoch;
+	return CUDA_SUCCESS;
+}
+
+void gs_cu_du_patched(gs_cu_du_t *du, size_t i, const gs_rec_t *r)
+{
+	gs_du_node_t *d = &du->node[i];
+	if (!d->dev)
+		return;
+	du->uploaded = false;
+	d->func = r->func;
+	memcpy(d->block, r->block, sizeof(d->block));
+	memcpy(d->grid, r->grid, sizeof(d->grid));
+	d->shmem = r->shmem;
+	d->flags = r->flags;
+	if (r->nbytes == d->nbytes)
+		memcpy(d->cur, r->args, r->nbytes);
+	else
+		d->dev = 0; /* (a layout never changes under a node: not seen) */
+}
+
+CUresult gs_cu_du_prepare(gs_cu_du_t *du, CUgraphExec x, CUstream s)
+{
+	const gs_cu_real_t *R = &gs_cu_real;
+	CUresult st = CUDA_SUCCESS;
+	uint64_t t = gs_self_drv_begin();
+	if (du->args.n) {
+		/* The small updater copies 392 bytes of parameters, the large 3 KB. */
+		uint32_t n = du->args.n;
+		void *kp[] = { &du->args };
+		CUDA_KERNEL_NODE_PARAMS p;
+		memset(&p, 0, sizeof(p));
+		p.func = n <= GS_DU_SMALL ? du->small : du->big;
+		p.gridDimX = p.gridDimY = p.gridDimZ = 1;
+		p.blockDimX = (n + 31) / 32 * 32;
+		p.blockDimY = p.blockDimZ = 1;
+		p.kernelParams = kp;
+		st = R->cuGraphExecKernelNodeSetParams_v2(x, du->unode, &p);
+		if (st == CUDA_SUCCESS && !du->on && (st = R->cuGraphNodeSetEnabled(x, du->unode, 1)) == CUDA_SUCCESS)
+			du->on = true;
+	} else if (du->on) {
+		if ((st = R->cuGraphNodeSetEnabled(x, du->unode, 0)) == CUDA_SUCCESS)
+			du->on = false;
+	}
+	if (st == CUDA_SUCCESS && !du->uploaded && (st = R->cuGraphUpload(x, s)) == CUDA_SUCCESS)
+		du->uploaded = true;
+	gs_self_drv_end(t, GS_SELF_PATCH);
+	return st;
+}
+
+void gs_cu_du_launched(gs_cu_du_t *du)
+{
+	if (!du->args.n)
+		return;
+	GS_STAT_ADD(device_patched, du->args.n);
+	GS_STAT_INC(device_updates);
+	du->args.n = 0;
+	du->epoch++;
+}

@@ -1,0 +1,40 @@
+/*
+ * Patches made on the GPU (cu_devupd.c): a graph's device-update state,
+ * made while the graph is built, used by its patches and launches.
+ */
+#ifndef GS_CU_DEVUPD_H
+#define GS_CU_DEVUPD_H
+
+#include "cu_internal.h"
+
+typedef struct gs_cu_du gs_cu_du_t;
+
+/*
+ * Before graph g's nodes are added: the state, and in *root the updater
+ * node every other node must follow (node 0 depends on it).  NULL (and no
+ * node) when GRAPHSHIM_DEVICE_PATCH is off, the records have no kernel to
+ * update, or the updater would not load in ctx (current).
+ */
+gs_cu_du_t *gs_cu_du_begin(CUgraph g, CUcontext ctx, const gs_rec_t *const *recs, size_t n,
+			   CUgraphNode *root);
+/* Node i was made from r: make it device-updatable if it can be. */
+void gs_cu_du_node(gs_cu_du_t *du, size_t i, const gs_rec_t *r, CUgraphNode node);
+/* After instantiation as x: false when the updater cannot be switched off. */
+bool gs_cu_du_ready(gs_cu_du_t *du, CUgraphExec x);
+void gs_cu_du_free(gs_cu_du_t *du);
+
+/*
+ * Patch node i with r's operands.  Sets *host when the caller must patch
+ * it from the host (and then call gs_cu_du_patched on success); else r's
+ * changes wait for the next launch.  Returns CUDA_SUCCESS.
+ */
+int gs_cu_du_patch(gs_cu_du_t *du, size_t i, const gs_rec_t *r, bool *host);
+void gs_cu_du_patched(gs_cu_du_t *du, size_t i, const gs_rec_t *r);
+/* Before graph x's launch on s: the updater set (or off), the upload. */
+CUresult gs_cu_du_prepare(gs_cu_du_t *du, CUgraphExec x, CUstream s);
+/* After its launch succeeded. */
+void gs_cu_du_launched(gs_cu_du_t *du);
+/* Contexts may have gone (gs_cu_forget). */
+void gs_cu_du_forget(void);
+
+#endif /* GS_CU_DEVUPD_H */
