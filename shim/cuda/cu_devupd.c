@@ -35,8 +35,8 @@ typedef struct gs_du_entry {
 	uint32_t off, size;
 	uint64_t value;
 } gs_du_entry_t;
-#define GS_DU_SMALL 16
-#define GS_DU_CAP 128
+#define GS_DU_SMALL 32
+#define GS_DU_CAP 512
 
 typedef struct gs_du_args {
 	uint32_t n, pad;
@@ -98,8 +98,8 @@ static bool gs_du_funcs(CUcontext ctx, CUfunction *small, CUfunction *big)
 		CUmodule m = NULL;
 		CUfunction s = NULL, b = NULL;
 		CUresult st = R->cuModuleLoadData(&m, gs_cu_devupd_ptx);
-		if (st == CUDA_SUCCESS && (R->cuModuleGetFunction(&s, m, "gs_du_apply16") != CUDA_SUCCESS ||
-					   R->cuModuleGetFunction(&b, m, "gs_du_apply128") != CUDA_SUCCESS))
+		if (st == CUDA_SUCCESS && (R->cuModuleGetFunction(&s, m, "gs_du_apply32") != CUDA_SUCCESS ||
+					   R->cuModuleGetFunction(&b, m, "gs_du_apply512") != CUDA_SUCCESS))
 			s = b = NULL;
 		if (!s)
 			gs_log_once(GS_LOG_INFO, "cuda: the device updater would not load (status %d); "
@@ -158,7 +158,7 @@ gs_cu_du_t *gs_cu_du_begin(CUgraph g, CUcontext ctx, const gs_rec_t *const *recs
 	void *kp[] = { &du->args };
 	CUDA_KERNEL_NODE_PARAMS p;
 	memset(&p, 0, sizeof(p));
-	p.func = small;
+	p.func = big; /* made with the larger parameters: an update may only shrink them */
 	p.gridDimX = p.gridDimY = p.gridDimZ = 1;
 	p.blockDimX = 32;
 	p.blockDimY = p.blockDimZ = 1;
@@ -189,6 +189,8 @@ void gs_cu_du_node(gs_cu_du_t *du, size_t i, const gs_rec_t *r, CUgraphNode node
 		return; /* (it stays device-updatable; patched from the host it is still right) */
 	gs_du_node_t *d = &du->node[i];
 	d->dev = (uint64_t)(uintptr_t)v.deviceUpdatableKernelNode.devNode;
+	gs_log(GS_LOG_DEBUG, "cuda: device update %p node %zu: handle 0x%llx, %u bytes of parameters",
+	       (void *)du, i, (unsigned long long)d->dev, r->nbytes);
 	d->func = r->func;
 	memcpy(d->block, r->block, sizeof(d->block));
 	memcpy(d->grid, r->grid, sizeof(d->grid));
@@ -227,45 +229,49 @@ static void gs_du_drop(gs_cu_du_t *du, const gs_du_node_t *d)
 	du->args.n = w;
 }
 
+/* The 8-byte word at off of p (fewer bytes at the end of n). */
+static uint64_t gs_du_word(const unsigned char *p, uint32_t off, uint32_t n)
+{
+	uint64_t w = 0;
+	memcpy(&w, p + off, n - off < 8 ? n - off : 8);
+	return w;
+}
+
 int gs_cu_du_patch(gs_cu_du_t *du, size_t i, const gs_rec_t *r, bool *host)
 {
 	gs_du_node_t *d = &du->node[i];
 	*host = true;
 	if (!d->dev || r->kind != GS_REC_KERNEL)
 		return CUDA_SUCCESS;
-	bool same = r->func == d->func && !memcmp(r->block, d->block, sizeof(d->block)) &&
-		    r->shmem == d->shmem && r->flags == d->flags && r->nbytes == d->nbytes &&
-		    d->epoch != du->epoch;
-	uint32_t need = same && memcmp(r->grid, d->grid, sizeof(d->grid)) ? 1 : 0;
-	for (uint32_t off = 0; same && off < d->nbytes; off += 8) {
-		uint32_t sz = d->nbytes - off < 8 ? d->nbytes - off : 8;
-		need += memcmp(d->cur + off, r->args + off, sz) != 0;
-	}
-	if (!same || du->args.n + need > GS_DU_CAP) {
+	if (r->func != d->func || memcmp(r->block, d->block, sizeof(d->block)) || r->shmem != d->shmem ||
+	    r->flags != d->flags || r->nbytes != d->nbytes || d->epoch == du->epoch) {
 		/* A host patch (the caller's): this node's pending entries go, its
 		 * bytes become r's, and the graph is uploaded before its launch. */
 		gs_du_drop(du, d);
 		return CUDA_SUCCESS;
 	}
-	*host = false;
-	if (!need)
-		return CUDA_SUCCESS;
-	gs_du_entry_t *e = &du->args.e[du->args.n];
+	/* The entries go after the pending ones, counted in only if all fit. */
+	uint32_t n = du->args.n;
 	if (memcmp(r->grid, d->grid, sizeof(d->grid))) {
-		*e++ = (gs_du_entry_t){ d->dev, r->grid[0], 0,
-					r->grid[1] | (uint64_t)r->grid[2] << 32 };
-		memcpy(d->grid, r->grid, sizeof(d->grid));
+		if (n == GS_DU_CAP)
+			return CUDA_SUCCESS;
+		du->args.e[n++] = (gs_du_entry_t){ d->dev, r->grid[0], 0,
+						   r->grid[1] | (uint64_t)r->grid[2] << 32 };
 	}
 	for (uint32_t off = 0; off < d->nbytes; off += 8) {
-		uint32_t sz = d->nbytes - off < 8 ? d->nbytes - off : 8;
-		if (!memcmp(d->cur + off, r->args + off, sz))
+		uint64_t w = gs_du_word(r->args, off, d->nbytes);
+		if (w == gs_du_word(d->cur, off, d->nbytes))
 			continue;
-		*e = (gs_du_entry_t){ d->dev, off, sz, 0 };
-		memcpy(&e->value, r->args + off, sz);
-		memcpy(d->cur + off, r->args + off, sz);
-		e++;
+		if (n == GS_DU_CAP)
+			return CUDA_SUCCESS; /* past the updater's capacity: the host's */
+		du->args.e[n++] = (gs_du_entry_t){ d->dev, off, d->nbytes - off < 8 ? d->nbytes - off : 8, w };
 	}
-	du->args.n += need;
+	*host = false;
+	if (n == du->args.n)
+		return CUDA_SUCCESS;
+	memcpy(d->grid, r->grid, sizeof(d->grid));
+	memcpy(d->cur, r->args, d->nbytes);
+	du->args.n = n;
 	d->epoch = du->epoch;
 	return CUDA_SUCCESS;
 }
@@ -293,7 +299,7 @@ CUresult gs_cu_du_prepare(gs_cu_du_t *du, CUgraphExec x, CUstream s)
 	CUresult st = CUDA_SUCCESS;
 	uint64_t t = gs_self_drv_begin();
 	if (du->args.n) {
-		/* The small updater copies 392 bytes of parameters, the large 3 KB. */
+		/* The small updater copies 776 bytes of parameters, the large 12 KB. */
 		uint32_t n = du->args.n;
 		void *kp[] = { &du->args };
 		CUDA_KERNEL_NODE_PARAMS p;

@@ -28,21 +28,27 @@ template <unsigned CAP> __device__ void gs_du_run(const gs_du_args<CAP> &a)
 	if (i >= a.n || (i && a.e[i - 1].node == a.e[i].node))
 		return;
 	for (unsigned k = i; k < a.n && a.e[k].node == a.e[i].node; k++) {
+		/* The value through a copy of its own: taking the address of
+		 * the parameter itself would copy all of it (3 KB) to the
+		 * thread's stack, past the context's stack limit (1 KB) where
+		 * no eager launch of this kernel raised it (a stack overflow
+		 * on an H200, which the driver reports as an illegal address). */
 		cudaGraphDeviceNode_t nd = (cudaGraphDeviceNode_t)a.e[k].node;
+		unsigned long long v = a.e[k].value;
 		if (a.e[k].size)
-			cudaGraphKernelNodeSetParam(nd, a.e[k].off, &a.e[k].value, a.e[k].size);
+			cudaGraphKernelNodeSetParam(nd, a.e[k].off, &v, a.e[k].size);
 		else
-			cudaGraphKernelNodeSetGridDim(nd, dim3(a.e[k].off, (unsigned)a.e[k].value,
-							       (unsigned)(a.e[k].value >> 32)));
+			cudaGraphKernelNodeSetGridDim(nd, dim3(a.e[k].off, (unsigned)v, (unsigned)(v >> 32)));
 	}
 }
 
-extern "C" __global__ void gs_du_apply16(gs_du_args<16> a)
+/* 776 and 12,296 bytes of parameters (past 4 KB: CUDA 12.1 and Volta on). */
+extern "C" __global__ void gs_du_apply32(const __grid_constant__ gs_du_args<32> a)
 {
 	gs_du_run(a);
 }
 
-extern "C" __global__ void gs_du_apply128(gs_du_args<128> a)
+extern "C" __global__ void gs_du_apply512(const __grid_constant__ gs_du_args<512> a)
 {
 	gs_du_run(a);
 }

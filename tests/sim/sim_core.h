@@ -381,7 +381,7 @@ typedef struct gs_sim_devstate {
 
 typedef struct gs_sim_devnode {
 	atomic_int refs;               /* its graph node's and its exec's */
-	gs_sim_devstate_t *st;         /* not a reference: set while its exec lives */
+	gs_sim_devstate_t *st;         /* not a reference: set while its exec or a launch of it lives */
 	size_t index;
 } gs_sim_devnode_t;
 
@@ -392,8 +392,6 @@ void gs_sim_devnode_unref(gs_sim_devnode_t *d);
  * one of g's device-updatable nodes was instantiated before. */
 gs_sim_err_t gs_sim_dev_create(gs_sim_exec_t *x, const gs_sim_graph_t *g);
 void gs_sim_dev_unref(gs_sim_devstate_t *st);
-/* The exec is destroyed: its handles stop naming it. */
-void gs_sim_dev_detach(gs_sim_devstate_t *st);
 /* Run version v's node i (device-updatable) from its device copy. */
 void gs_sim_dev_upload(const gs_sim_exec_ver_t *v);
 void gs_sim_dev_run(const gs_sim_exec_ver_t *v, size_t i);

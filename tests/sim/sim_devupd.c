@@ -75,21 +75,14 @@ gs_sim_err_t gs_sim_dev_create(gs_sim_exec_t *x, const gs_sim_graph_t *g)
 	return GS_SIM_OK;
 }
 
-void gs_sim_dev_detach(gs_sim_devstate_t *st)
-{
-	GS_SIM_PT(pthread_mutex_lock(&st->mu));
-	for (size_t i = 0; i < st->n; i++)
-		if (st->handles[i])
-			st->handles[i]->st = NULL;
-	GS_SIM_PT(pthread_mutex_unlock(&st->mu));
-}
-
 void gs_sim_dev_unref(gs_sim_devstate_t *st)
 {
 	if (!st || atomic_fetch_sub(&st->refs, 1) != 1)
 		return;
 	for (size_t i = 0; i < st->n; i++) {
 		free(st->slot[i].args);
+		if (st->handles[i])
+			st->handles[i]->st = NULL; /* its exec and every launch of it are gone */
 		gs_sim_devnode_unref(st->handles[i]);
 	}
 	GS_SIM_PT(pthread_mutex_destroy(&st->mu));
@@ -195,21 +188,21 @@ static void devupd_apply(void *arg, unsigned cap)
 	}
 }
 
-static void du_apply16(const gs_sim_dim_t *dim, void **params)
+static void du_apply32(const gs_sim_dim_t *dim, void **params)
 {
 	(void)dim;
-	devupd_apply(params[0], 16);
+	devupd_apply(params[0], 32);
 }
 
-static void du_apply128(const gs_sim_dim_t *dim, void **params)
+static void du_apply512(const gs_sim_dim_t *dim, void **params)
 {
 	(void)dim;
-	devupd_apply(params[0], 128);
+	devupd_apply(params[0], 512);
 }
 
 const gs_sim_kernel_t gs_sim_devupd_kernels[] = {
-	{ "gs_du_apply16", du_apply16, 1, { 8 + 16 * sizeof(gs_sim_du_entry_t) } },
-	{ "gs_du_apply128", du_apply128, 1, { 8 + 128 * sizeof(gs_sim_du_entry_t) } },
+	{ "gs_du_apply32", du_apply32, 1, { 8 + 32 * sizeof(gs_sim_du_entry_t) } },
+	{ "gs_du_apply512", du_apply512, 1, { 8 + 512 * sizeof(gs_sim_du_entry_t) } },
 	{ NULL, NULL, 0, { 0 } },
 };
 
@@ -217,5 +210,5 @@ bool gs_sim_devupd_image(const void *image)
 {
 	const char *s = image;
 	/* PTX is text; only graphshim's updater defines these entries. */
-	return s && strstr(s, ".entry gs_du_apply16") && strstr(s, ".entry gs_du_apply128");
+	return s && strstr(s, ".entry gs_du_apply32") && strstr(s, ".entry gs_du_apply512");
 }

@@ -420,10 +420,7 @@ fail:
 void gs_sim_exec_destroy(gs_sim_exec_t *x)
 {
 	gs_sim_reg_del(x);
-	if (x->dev) {
-		gs_sim_dev_detach(x->dev);
-		gs_sim_dev_unref(x->dev);
-	}
+	gs_sim_dev_unref(x->dev); /* launches in flight keep theirs */
 	gs_sim_exec_ver_unref(x->cur); /* in-flight launches hold their own */
 	if (x->launched)
 		gs_sim_stream_unref(x->last.s);

@@ -22,7 +22,7 @@ static void host_node(void *arg)
 
 /* The device updater's image as the simulator recognises it (graphshim
  * loads its PTX; only the entries' names matter here). */
-static const char du_image[] = "// t_graph\n.entry gs_du_apply16 (\n.entry gs_du_apply128 (\n";
+static const char du_image[] = "// t_graph\n.entry gs_du_apply32 (\n.entry gs_du_apply512 (\n";
 
 typedef struct du_entry {
 	uint64_t node;
@@ -31,8 +31,8 @@ typedef struct du_entry {
 } du_entry_t;
 typedef struct du_args16 {
 	uint32_t n, pad;
-	du_entry_t e[16];
-} du_args16_t;
+	du_entry_t e[32];
+} du_args32_t;
 
 static CUgraphDeviceNode devupd(CUgraphNode n)
 {
@@ -57,13 +57,13 @@ static void device_updates(CUstream s)
 	CUmodule m;
 	CUfunction upd, big;
 	CHECK(cuModuleLoadData(&m, du_image));
-	CHECK(cuModuleGetFunction(&upd, m, "gs_du_apply16"));
-	CHECK(cuModuleGetFunction(&big, m, "gs_du_apply128"));
+	CHECK(cuModuleGetFunction(&upd, m, "gs_du_apply32"));
+	CHECK(cuModuleGetFunction(&big, m, "gs_du_apply512"));
 	size_t off, size;
 	CHECK(cuFuncGetParamInfo(upd, 0, &off, &size));
-	EXPECT(off == 0 && size == sizeof(du_args16_t));
+	EXPECT(off == 0 && size == sizeof(du_args32_t));
 	CHECK(cuFuncGetParamInfo(big, 0, &off, &size));
-	EXPECT(off == 0 && size == 8 + 128 * sizeof(du_entry_t));
+	EXPECT(off == 0 && size == 8 + 512 * sizeof(du_entry_t));
 
 	CUdeviceptr a;
 	unsigned n = 8;
@@ -71,7 +71,7 @@ static void device_updates(CUstream s)
 	CHECK(cuMemAlloc(&a, n * sizeof(int)));
 	CUgraph g;
 	CHECK(cuGraphCreate(&g, 0));
-	du_args16_t ua;
+	du_args32_t ua;
 	memset(&ua, 0, sizeof(ua));
 	void *uargs[] = { &ua };
 	CUDA_KERNEL_NODE_PARAMS pu = kp(upd, uargs);

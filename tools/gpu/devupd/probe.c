@@ -134,22 +134,31 @@ static void host_patch(int it, int j)
 	CK(cuGraphExecKernelNodeSetParams(xplain, nplain[j], &k));
 }
 
+/* GS_PROBE_SPLIT=1: each node's pointer as two 4-byte entries and a grid
+ * entry (1,1,1), consecutive, as graphshim's updater takes them. */
+static int split;
+
 static void fill(int it, int npatch, const unsigned long long *handles)
 {
-	du.n = npatch;
+	unsigned k = 0;
 	for (int j = 0; j < npatch; j++) {
-		du.e[j].node = handles[j];
-		du.e[j].offset = 0;
-		du.e[j].size = 8;
-		du.e[j].value = ptr(it, j);
+		unsigned long long v = ptr(it, j);
+		if (!split) {
+			du.e[k++] = (struct entry){handles[j], 0, 8, v};
+			continue;
+		}
+		du.e[k++] = (struct entry){handles[j], 1, 0, 1ull | 1ull << 32};
+		du.e[k++] = (struct entry){handles[j], 0, 4, v & 0xffffffffu};
+		du.e[k++] = (struct entry){handles[j], 4, 4, v >> 32};
 	}
+	du.n = k;
 }
 
 static void dev_update(int it, int npatch)
 {
 	fill(it, npatch, devnode);
 	void *kp[] = {&du};
-	unsigned threads = (npatch + 31) / 32 * 32;
+	unsigned threads = (du.n + 31) / 32 * 32;
 	CK(cuLaunchKernel(fupd, 1, 1, 1, threads, 1, 1, 0, s, kp, NULL));
 }
 
@@ -165,7 +174,7 @@ static void in_update(int it, int npatch)
 	}
 	fill(it, npatch, innode);
 	void *kp[] = {&du};
-	CUDA_KERNEL_NODE_PARAMS k = knp(fupd, (npatch + 31) / 32 * 32, kp);
+	CUDA_KERNEL_NODE_PARAMS k = knp(fupd, (du.n + 31) / 32 * 32, kp);
 	CK(cuGraphExecKernelNodeSetParams(xin, nupd, &k));
 	if (!upd_on)
 		CK(cuGraphNodeSetEnabled(xin, nupd, 1));
@@ -256,6 +265,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: probe WORK.cubin UPDATER-IMAGE... [--devrt LIB PTX]\n");
 		return 2;
 	}
+	const char *fn_name = getenv("GS_PROBE_FN") ? getenv("GS_PROBE_FN") : "gs_du_apply";
+	split = getenv("GS_PROBE_SPLIT") && atoi(getenv("GS_PROBE_SPLIT"));
+	int quick = getenv("GS_PROBE_QUICK") && atoi(getenv("GS_PROBE_QUICK"));
 	CK(cuInit(0));
 	CUdevice dev;
 	CK(cuDeviceGet(&dev, 0));
@@ -284,7 +296,7 @@ int main(int argc, char **argv)
 			if (a == CUDA_SUCCESS && b == CUDA_SUCCESS && c == CUDA_SUCCESS && d == CUDA_SUCCESS) {
 				e = cuModuleLoadData(&m, out);
 				if (e == CUDA_SUCCESS)
-					e = cuModuleGetFunction(&f, m, "gs_du_apply");
+					e = cuModuleGetFunction(&f, m, fn_name);
 			}
 			printf("image: ptx linked with %s: create %d addlib %d addptx %d complete %d load %d\n",
 			       argv[i + 1], a, b, c, d, e);
@@ -297,7 +309,7 @@ int main(int argc, char **argv)
 		CUfunction f = NULL;
 		CUresult st = cuModuleLoad(&m, argv[i]);
 		if (st == CUDA_SUCCESS)
-			st = cuModuleGetFunction(&f, m, "gs_du_apply");
+			st = cuModuleGetFunction(&f, m, fn_name);
 		const char *nm = "?";
 		cuGetErrorName(st, &nm);
 		printf("image: %s: %s\n", argv[i], nm);
@@ -354,6 +366,8 @@ int main(int argc, char **argv)
 		CK(cuStreamSynchronize(s));
 	}
 
+	if (quick)
+		return 0;
 	/* Host time of a step, mode by mode interleaved, median over blocks. */
 	enum { BLOCKS = 15, PER = 200 };
 	static double t[14][BLOCKS];
