@@ -115,13 +115,10 @@ static void *gs_build_main(void *arg)
 		}
 		gs_stream_t *s = q->owner; /* stream states are never freed */
 		if (live && __atomic_compare_exchange_n(&q->handoff, &expect, GS_HANDOFF_BUILT, false,
-							__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-			/* Counted, then loud: a flush publishes it (gs_stream_quiet). */
-			__atomic_add_fetch(&s->cache.built, 1, __ATOMIC_SEQ_CST);
-			gs_lane_loud(&s->lane);
-		} else {
+							__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			__atomic_add_fetch(&s->cache.built, 1, __ATOMIC_RELEASE);
+		else
 			gs_seq_free(q); /* cancelled while queued or being built */
-		}
 
 		pthread_mutex_lock(&gs_build_lock);
 		gs_build_busy = false;

@@ -48,7 +48,6 @@ static void gs_cold_enter(gs_stream_t *s)
 	gs_cold_lock(s);
 	__atomic_store_n(&s->lane.cold, true, __ATOMIC_RELAXED);
 	gs_cold_segment_begin(s);
-	gs_stream_quiet(s); /* an empty cold segment */
 	gs_cold_unlock(s);
 	s->seg.last_id = 0; /* nothing recorded to speculate from */
 	GS_STAT_INC(cold_streams);
@@ -63,7 +62,6 @@ static void gs_cold_enter(gs_stream_t *s)
 static void gs_cold_wake(gs_stream_t *s, bool anchored)
 {
 	__atomic_store_n(&s->lane.cold, false, __ATOMIC_RELAXED);
-	gs_lane_loud(&s->lane);
 	s->cold.fresh = 0;
 	s->cold.woken = GS_COLD_IDS; /* its next segments may be ones seen while cold (gs_seq_settle) */
 	gs_learn_begin(&s->seg, &s->period, s->pos);
@@ -71,21 +69,10 @@ static void gs_cold_wake(gs_stream_t *s, bool anchored)
 	GS_STAT_INC(cold_woken);
 }
 
-/*
- * The end of a cold segment, at a boundary or not (anchored): count its
- * launches, and wake if it repeated.  Cold lock held; waking needs the
- * stream's lock too: without it (`wake` false) a segment that would wake
- * the stream is left as it is, and false returned.
- */
-static bool gs_cold_end_locked(gs_stream_t *s, bool anchored, bool wake)
+/* The end of a cold segment, at a boundary or not (anchored): count its
+ * launches, and wake if it repeated.  Both locks held. */
+static void gs_cold_end_locked(gs_stream_t *s, bool anchored)
 {
-	uint64_t id = 0, *slot = NULL;
-	if (s->lane.len >= (uint64_t)gs_config.min_seq) {
-		id = gs_hash_step(s->lane.hash, s->lane.len);
-		slot = &s->cold.ids[id & (GS_COLD_IDS - 1)];
-		if (*slot == id && !wake)
-			return false;
-	}
 	/* The lane counts nothing itself (no atomics on it); nor does an empty
 	 * segment here (a cold side stream's marks end one at each call). */
 	if (s->lane.fast) {
@@ -95,27 +82,26 @@ static bool gs_cold_end_locked(gs_stream_t *s, bool anchored, bool wake)
 	}
 	if (s->lane.len)
 		GS_STAT_ADD(cold_passed, s->lane.len);
-	bool woken = slot && *slot == id;
-	if (woken) {
-		*slot = 0;
-		gs_cold_wake(s, anchored);
-	} else if (slot) {
-		*slot = id;
+	if (s->lane.len >= (uint64_t)gs_config.min_seq) {
+		uint64_t id = gs_hash_step(s->lane.hash, s->lane.len);
+		uint64_t *slot = &s->cold.ids[id & (GS_COLD_IDS - 1)];
+		if (*slot == id) {
+			*slot = 0;
+			gs_cold_wake(s, anchored);
+		} else {
+			*slot = id;
+		}
 	}
 	gs_cold_segment_begin(s);
-	if (!woken)
-		gs_stream_quiet(s); /* an empty cold segment */
-	return true;
 }
 
 /* One more launch in a cold segment.  Both locks held. */
 static void gs_cold_step(gs_stream_t *s, uint64_t key)
 {
 	s->lane.hash = gs_hash_step(s->lane.hash, key);
-	gs_lane_loud(&s->lane);
 	/* A segment this long needs period detection, which needs records. */
 	if (++s->lane.len >= (uint64_t)gs_config.period_after && gs_config.period) {
-		gs_cold_end_locked(s, false, true);
+		gs_cold_end_locked(s, false);
 		if (__atomic_load_n(&s->lane.cold, __ATOMIC_RELAXED))
 			gs_cold_wake(s, false);
 	}
@@ -124,25 +110,8 @@ static void gs_cold_step(gs_stream_t *s, uint64_t key)
 void gs_cold_end(gs_stream_t *s)
 {
 	gs_cold_lock(s);
-	gs_cold_end_locked(s, true, true);
+	gs_cold_end_locked(s, true);
 	gs_cold_unlock(s);
-}
-
-/*
- * What a flush does to a cold stream needs only the cold lock, but for
- * waking it.  While the stream is cold (stable under the cold lock) it
- * holds nothing, matches nothing and owes nothing, and seg.thread, which
- * only a warm launch writes, stays as it was.
- */
-bool gs_cold_flush(gs_stream_t *s, bool interrupted)
-{
-	gs_cold_lock(s);
-	bool done = __atomic_load_n(&s->lane.cold, __ATOMIC_RELAXED);
-	/* Another thread's call leaves the segment going (gs_engine_outlived). */
-	if (done && !(interrupted && s->seg.thread && s->seg.thread != gs_stream_thread()))
-		done = gs_cold_end_locked(s, true, false);
-	gs_cold_unlock(s);
-	return done;
 }
 
 bool gs_cold_launch(gs_stream_t *s, const gs_rec_t *rec)

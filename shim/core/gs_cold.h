@@ -37,12 +37,5 @@ bool gs_cold_launch(gs_stream_t *s, const gs_rec_t *rec);
 void gs_cold_ended(gs_stream_t *s, uint64_t len, bool repeated);
 /* The end of a cold segment: count it, and wake if it repeated.  Stream lock held. */
 void gs_cold_end(gs_stream_t *s);
-/*
- * A flush of s without the stream's lock (gs_engine_flush_one): true when
- * s is cold and the flush is done, its segment ended (or left going where
- * `interrupted`, a synchronize from another thread, leaves it); false when
- * the caller must take the lock: s is warm, or the segment wakes it.
- */
-bool gs_cold_flush(gs_stream_t *s, bool interrupted);
 
 #endif /* GS_COLD_H */

@@ -87,10 +87,6 @@ static void gs_engine_flush_locked(gs_stream_t *s, gs_flush_reason_t why, const 
 		gs_match_end(s, GS_MISMATCH_CUT, NULL, own);
 	}
 	gs_learn_end(s);
-	/* Ended, a warm stream's segment ends the same again at the next
-	 * flush: nothing to do till a launch (a cold one's says so itself). */
-	if (!__atomic_load_n(&s->lane.cold, __ATOMIC_RELAXED))
-		gs_stream_quiet(s);
 }
 
 /*
@@ -149,26 +145,8 @@ static bool gs_engine_outlived(gs_stream_t *s, gs_flush_reason_t why, const char
 	return true;
 }
 
-/*
- * Every synchronize, free and read-back flushes, and a program whose
- * segments never repeat (Thrust's: a synchronize after every algorithm)
- * flushes streams that hold nothing.  On a real driver, whose calls evict
- * graphshim's lines from the caches, the stream's lock, its signal hold
- * and the state's other lines cost more than the rest of such a flush
- * (docs/performance.md, "Pass-through cost").  So a stream a flush would
- * not change (quiet: a flush ended its segment and nothing came since)
- * is left as it is, and a cold one's segment is ended under the cold lock
- * alone (gs_cold_flush).  A built sequence to publish, or a trace, takes
- * the lock.  A launch racing with the flush from another thread is
- * unordered with it in the application too.
- */
 static void gs_engine_flush_one(gs_stream_t *s, gs_flush_reason_t why, const char *api, bool own)
 {
-	if (!gs_trace_on && !__atomic_load_n(&s->cache.built, __ATOMIC_ACQUIRE) &&
-	    (__atomic_load_n(&s->lane.quiet, __ATOMIC_ACQUIRE) ||
-	     (__atomic_load_n(&s->lane.cold, __ATOMIC_RELAXED) &&
-	      gs_cold_flush(s, !own && gs_engine_interrupts(why)))))
-		return;
 	gs_engine_lock(s);
 	if (__atomic_load_n(&s->cache.built, __ATOMIC_ACQUIRE))
 		gs_arm_publish(s);
@@ -223,50 +201,15 @@ void gs_engine_stream_absorb(uintptr_t handle, void *ctx, unsigned sflags)
 		__atomic_store_n(&s->absorbs, true, __ATOMIC_RELAXED);
 }
 
-/*
- * The calling thread's last stream, when it is the one stream state that
- * is not quiet; NULL otherwise.  `loud` is gs_hot.loud as read, counting
- * one: the stream is loud, and the word is the same after, so nothing
- * became loud or quiet in between (a stream that turned quiet and another
- * loud would leave the count as it was).
- */
-static gs_stream_t *gs_engine_loud_own(uint64_t loud)
-{
-	gs_lane_t *l = gs_lane_cache.lane;
-	if (!l || gs_lane_cache.gen != __atomic_load_n(&gs_hot.generation, __ATOMIC_ACQUIRE) ||
-	    __atomic_load_n(&l->quiet, __ATOMIC_SEQ_CST) ||
-	    __atomic_load_n(&gs_hot.loud, __ATOMIC_SEQ_CST) != loud)
-		return NULL;
-	return gs_stream_of(l);
-}
-
-/*
- * Every stream: where none is loud (gs_hot.loud counts the stream states
- * a flush may change, gs_lane_t), there is nothing to do; where the one
- * loud is the thread's last stream, only it.  Either way without the
- * table's lock, which a program that synchronizes after every kernel
- * (Thrust's) takes at every synchronize and free otherwise
- * (docs/performance.md, "Pass-through cost").  A stream becomes loud
- * before anything is held on it, and quiet once a flush is done with it:
- * a count read after a launch that happened before this call counts its
- * stream, and one that misses a racing launch is a flush that came before
- * it, as the application may see it.
- */
 void gs_engine_flush_all(gs_flush_reason_t why, const char *api)
 {
 	if (gs_engine_active()) {
 		if (why != GS_FLUSH_EXIT)
 			gs_engine_note_flush();
-		uint64_t loud = __atomic_load_n(&gs_hot.loud, __ATOMIC_SEQ_CST);
-		gs_stream_t *own = GS_LOUD_COUNT(loud) == 1 ? gs_engine_loud_own(loud) : NULL;
-		if (own) {
-			gs_engine_flush_one(own, why, api, false);
-		} else if (GS_LOUD_COUNT(loud)) {
-			gs_stream_table_lock();
-			for (gs_stream_t *s = gs_stream_first(); s; s = s->hh.next)
-				gs_engine_flush_one(s, why, api, false);
-			gs_stream_table_unlock();
-		}
+		gs_stream_table_lock();
+		for (gs_stream_t *s = gs_stream_first(); s; s = s->hh.next)
+			gs_engine_flush_one(s, why, api, false);
+		gs_stream_table_unlock();
 	}
 	gs_submit_drain(); /* what was posted, the flush's too, before the caller's call */
 }
@@ -482,7 +425,6 @@ int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec
 		gs_engine_unlock(s);
 		return rc;
 	}
-	gs_lane_loud(&s->lane); /* before anything is held (a cold stream's says so itself) */
 	uint64_t at = s->pos;
 	gs_rec_t **slot = &s->ring[at % s->cap];
 	if (gs_rec_copy(slot, rec)) {
@@ -850,7 +792,6 @@ static void gs_engine_fork_child(void)
 	__atomic_store_n(&gs_hot.active, false, __ATOMIC_RELEASE);
 	__atomic_fetch_add(&gs_hot.generation, 1, __ATOMIC_ACQ_REL);
 	gs_hot.held_streams = 0;
-	gs_hot.loud = 0;
 	gs_trace_on = false;
 	gs_build_forget();
 	gs_idle_forget();

@@ -40,14 +40,6 @@ typedef struct gs_lane {
 	bool cold;         /* atomic: read without either lock as a hint */
 	bool bare;         /* atomic: no sequence armed or building (first_bloom 0): no launch can wake it */
 	unsigned char spin;
-	/*
-	 * Atomic: a flush now would change nothing (gs_engine_flush_one): a
-	 * flush ended the segment and nothing came since, or on a cold stream
-	 * the segment is empty, and no built sequence waits to be published.
-	 * Changed only by gs_lane_loud and gs_stream_quiet, which keep
-	 * gs_hot.loud in step.
-	 */
-	bool quiet;
 	uint64_t hash;     /* the cold segment so far */
 	uint64_t len;      /* its launches */
 	uint64_t fast;     /* ... of them through the lane, not yet counted */
@@ -59,7 +51,6 @@ typedef struct gs_hot {
 	int capturing;         /* application captures in progress */
 	unsigned generation;   /* bumped when a stream is forgotten */
 	unsigned held_streams; /* streams with held work (a hint) */
-	uint64_t loud;         /* stream states not quiet (gs_lane_t), GS_LOUD_* */
 	uint64_t cold_limit;   /* a cold segment this long ends (period detection) */
 } gs_hot_t;
 extern gs_hot_t gs_hot;
@@ -86,27 +77,6 @@ extern _Thread_local gs_lane_cache_t gs_stream_recent[GS_STREAM_RECENT] GS_TLS_I
 static inline unsigned gs_stream_recent_slot(uintptr_t handle)
 {
 	return (unsigned)(((uint64_t)handle * 0x9e3779b97f4a7c15ULL) >> (64 - GS_STREAM_RECENT_BITS));
-}
-
-/*
- * gs_hot.loud: in its low half the number of stream states that are not
- * quiet, exactly; in its high half the number of changes to it (modulo
- * 2^32), so that a reader who sees the same word twice knows nothing
- * changed in between (gs_engine_flush_all).  One addition does both.
- */
-#define GS_LOUD_UP ((1ULL << 32) + 1)   /* one more loud */
-#define GS_LOUD_DOWN ((1ULL << 32) - 1) /* one fewer (the low half carries into the high) */
-#define GS_LOUD_COUNT(w) ((uint32_t)(w))
-
-/*
- * Something came to the stream whose lane l is (a launch, a built
- * sequence): a flush has work there again.  Before anything is held.
- */
-static inline void gs_lane_loud(gs_lane_t *l)
-{
-	if (__atomic_load_n(&l->quiet, __ATOMIC_SEQ_CST) &&
-	    __atomic_exchange_n(&l->quiet, false, __ATOMIC_SEQ_CST))
-		__atomic_fetch_add(&gs_hot.loud, GS_LOUD_UP, __ATOMIC_SEQ_CST);
 }
 
 /* The lane's spin lock, contended (out of line: gs_cold.c). */
@@ -144,7 +114,6 @@ static inline __attribute__((always_inline)) bool gs_lane_count(gs_lane_t *l, ui
 		l->hash = gs_hash_step(l->hash, key);
 		l->len = len + 1;
 		l->fast++;
-		gs_lane_loud(l);
 	}
 	gs_lane_unlock(l);
 	return ok;

@@ -25,8 +25,6 @@ _Thread_local gs_lane_cache_t gs_stream_recent[GS_STREAM_RECENT] GS_TLS_IE;
 
 static void gs_stream_free(gs_stream_t *s, bool release_graphs)
 {
-	if (!__atomic_load_n(&s->lane.quiet, __ATOMIC_SEQ_CST))
-		__atomic_fetch_add(&gs_hot.loud, GS_LOUD_DOWN, __ATOMIC_SEQ_CST); /* counted no more */
 	gs_seq_free_all(s, release_graphs);
 	if (s->ring) {
 		for (uint32_t i = 0; i < s->cap; i++)
@@ -57,7 +55,6 @@ static gs_stream_t *gs_stream_new(gs_skey_t key, unsigned flags)
 		s->match.nheld = 0;
 		s->seg.last_id = 0;
 		__atomic_store_n(&s->lane.cold, false, __ATOMIC_RELAXED);
-		gs_lane_loud(&s->lane);
 		__atomic_store_n(&s->lane.bare, s->cache.first_bloom == 0, __ATOMIC_RELAXED);
 		s->cold.fresh = 0;
 		s->pass.trial = NULL;
@@ -70,8 +67,6 @@ static gs_stream_t *gs_stream_new(gs_skey_t key, unsigned flags)
 	if (posix_memalign((void **)&s, 64, sizeof(*s)))
 		return NULL;
 	memset(s, 0, sizeof(*s));
-	/* Not quiet: a flush anchors its first segment (gs_segment_t). */
-	__atomic_fetch_add(&gs_hot.loud, GS_LOUD_UP, __ATOMIC_SEQ_CST);
 	s->key = key;
 	s->lane.flags = flags;
 	s->lane.bare = true; /* nothing armed yet */

@@ -88,24 +88,6 @@ static inline const void *gs_stream_thread(void)
 	return &gs_lane_cache;
 }
 
-/*
- * A flush just ended s's segment and left nothing to do (its lock held, or
- * on a cold stream the cold lock): s is quiet (gs_lane_t) till something
- * comes.  Only the builder makes it loud without either lock (it counts a
- * sequence in cache.built, then makes the stream loud), so a stream found
- * quiet stays so here; one made quiet with a sequence built meanwhile,
- * still to publish, is loud again.
- */
-static inline void gs_stream_quiet(gs_stream_t *s)
-{
-	if (__atomic_load_n(&s->lane.quiet, __ATOMIC_SEQ_CST))
-		return;
-	if (!__atomic_exchange_n(&s->lane.quiet, true, __ATOMIC_SEQ_CST))
-		__atomic_fetch_add(&gs_hot.loud, GS_LOUD_DOWN, __ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&s->cache.built, __ATOMIC_SEQ_CST))
-		gs_lane_loud(&s->lane);
-}
-
 /* ---- the history ---- */
 
 /* The history's first size, and its largest: max_seq + 1. */

@@ -524,31 +524,21 @@ static CUresult gs_cu_copy(gs_cu_orig_t *o, const char *api)
 	const size_t n = o->u.c.n;
 	unsigned types = 0;
 	bool ok = ctx && n;
-	/*
-	 * The host side of a transfer first: a read-back into pageable memory
-	 * (Thrust's reductions, `.item()`) is a boundary after one query of
-	 * the driver, not the four that asking about the device side first
-	 * took (docs/performance.md, "Pass-through cost").
-	 */
 	if (ok) {
+		unsigned ts = gs_cu_span(s, n), td = gs_cu_span(d, n);
 		switch (o->u.c.kind) {
 		case GS_CU_COPY_HTOD:
-			ok = gs_cu_span(s, n) == CU_MEMORYTYPE_HOST &&
-			     gs_cu_span(d, n) == CU_MEMORYTYPE_DEVICE;
+			ok = ts == CU_MEMORYTYPE_HOST && td == CU_MEMORYTYPE_DEVICE;
 			break;
 		case GS_CU_COPY_DTOH:
-			ok = gs_cu_span(d, n) == CU_MEMORYTYPE_HOST &&
-			     gs_cu_span(s, n) == CU_MEMORYTYPE_DEVICE;
+			ok = ts == CU_MEMORYTYPE_DEVICE && td == CU_MEMORYTYPE_HOST;
 			break;
 		case GS_CU_COPY_DTOD:
-			ok = gs_cu_span(s, n) == CU_MEMORYTYPE_DEVICE &&
-			     gs_cu_span(d, n) == CU_MEMORYTYPE_DEVICE;
+			ok = ts == CU_MEMORYTYPE_DEVICE && td == CU_MEMORYTYPE_DEVICE;
 			break;
-		default: {
-			unsigned ts = gs_cu_span(s, n), td = ts ? gs_cu_span(d, n) : 0;
+		default:
 			ok = ts && td;
 			types = ts << 8 | td;
-		}
 		}
 	}
 	if (!ok)

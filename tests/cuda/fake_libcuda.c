@@ -42,8 +42,7 @@ CUresult cuCtxGetDevice(CUdevice *d) { *d = 0; return CUDA_SUCCESS; }
 CUresult cuCtxPushCurrent_v2(CUcontext c) { return CUDA_SUCCESS; }
 CUresult cuCtxPopCurrent_v2(CUcontext *c) { *c = FAKE_CTX; return CUDA_SUCCESS; }
 CUresult cuCtxSynchronize(void) { return CUDA_SUCCESS; }
-static void fake_sweep(void);
-CUresult cuStreamSynchronize(CUstream s) { fake_sweep(); return CUDA_SUCCESS; }
+CUresult cuStreamSynchronize(CUstream s) { return CUDA_SUCCESS; }
 /* bench_hook e's side streams (0x6000-0x6fff) are non-blocking, as cuDNN's are. */
 CUresult cuStreamGetFlags(CUstream s, unsigned int *f)
 {
@@ -52,24 +51,10 @@ CUresult cuStreamGetFlags(CUstream s, unsigned int *f)
 	return CUDA_SUCCESS;
 }
 CUresult cuEventRecord(CUevent e, CUstream s) { return CUDA_SUCCESS; }
-/*
- * bench_hook t's temporary storage and read-backs: nothing is allocated or
- * copied.  These and the synchronize sweep the caches as a launch does
- * (FAKE_CUDA_TOUCH_KB, FAKE_CUDA_CODE_KB): the real driver's calls evict
- * graphshim's lines just as its launch does.
- */
-CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
-{
-	fake_sweep();
-	*p = (CUdeviceptr)0x70000000;
-	return CUDA_SUCCESS;
-}
-CUresult cuMemFree_v2(CUdeviceptr p) { fake_sweep(); return CUDA_SUCCESS; }
-CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream s)
-{
-	fake_sweep();
-	return CUDA_SUCCESS;
-}
+/* bench_hook t's temporary storage and read-backs: nothing is allocated or copied. */
+CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) { *p = (CUdeviceptr)0x70000000; return CUDA_SUCCESS; }
+CUresult cuMemFree_v2(CUdeviceptr p) { return CUDA_SUCCESS; }
+CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream s) { return CUDA_SUCCESS; }
 CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int f) { return CUDA_SUCCESS; }
 CUresult cuPointerGetAttribute(void *d, CUpointer_attribute a, CUdeviceptr p)
 {
