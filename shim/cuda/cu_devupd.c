@@ -79,7 +79,7 @@ static bool gs_du_funcs(CUcontext ctx, CUfunction *small, CUfunction *big)
 	const gs_cu_real_t *R = &gs_cu_real;
 	if (!R->cuModuleLoadData || !R->cuModuleGetFunction || !R->cuGraphKernelNodeGetAttribute ||
 	    !R->cuGraphKernelNodeSetAttribute || !R->cuGraphNodeSetEnabled || !R->cuGraphUpload ||
-	    !R->cuGraphExecKernelNodeSetParams_v2 || !R->cuGraphAddDependencies)
+	    !R->cuGraphExecKernelNodeSetParams_v2 || !R->cuGraphAddKernelNode_v2)
 		return false;
 	gs_cu_stand_ensure(ctx); /* what tells a living context from a new one (gs_cu_du_forget) */
 	pthread_mutex_lock(&gs_du_lock);
@@ -125,6 +125,31 @@ void gs_cu_du_forget(void)
 
 /* ---- building ---- */
 
+/* The updater node's parameters: func on one block for n entries, its one parameter du->args. */
+static CUDA_KERNEL_NODE_PARAMS gs_du_params(gs_cu_du_t *du, CUfunction func, uint32_t n, void **kp)
+{
+	CUDA_KERNEL_NODE_PARAMS p;
+	memset(&p, 0, sizeof(p));
+	kp[0] = &du->args;
+	p.func = func;
+	p.gridDimX = p.gridDimY = p.gridDimZ = 1;
+	p.blockDimX = n ? (n + 31) / 32 * 32 : 32;
+	p.blockDimY = p.blockDimZ = 1;
+	p.kernelParams = kp;
+	return p;
+}
+
+/* Node d as r makes it: what no device update changes, the grid, the bytes. */
+static void gs_du_take(gs_du_node_t *d, const gs_rec_t *r)
+{
+	d->func = r->func;
+	memcpy(d->block, r->block, sizeof(d->block));
+	memcpy(d->grid, r->grid, sizeof(d->grid));
+	d->shmem = r->shmem;
+	d->flags = r->flags;
+	memcpy(d->cur, r->args, d->nbytes);
+}
+
 /* Whether record r's node can take device updates. */
 static bool gs_du_eligible(const gs_rec_t *r)
 {
@@ -138,14 +163,12 @@ gs_cu_du_t *gs_cu_du_begin(CUgraph g, CUcontext ctx, const gs_rec_t *const *recs
 	*root = NULL;
 	if (!gs_config.device_patch)
 		return NULL;
-	size_t bytes = 0, kernels = 0;
+	size_t bytes = 0; /* an eligible record has parameters */
 	for (size_t i = 0; i < n; i++)
-		if (gs_du_eligible(recs[i])) {
+		if (gs_du_eligible(recs[i]))
 			bytes += recs[i]->nbytes;
-			kernels++;
-		}
 	CUfunction small, big;
-	if (!kernels || !gs_du_funcs(ctx, &small, &big))
+	if (!bytes || !gs_du_funcs(ctx, &small, &big))
 		return NULL;
 	gs_cu_du_t *du = calloc(1, sizeof(*du) + n * sizeof(gs_du_node_t));
 	if (!du || !(du->arena = malloc(bytes))) {
@@ -155,14 +178,9 @@ gs_cu_du_t *gs_cu_du_begin(CUgraph g, CUcontext ctx, const gs_rec_t *const *recs
 	du->small = small;
 	du->big = big;
 	du->epoch = 1;
-	void *kp[] = { &du->args };
-	CUDA_KERNEL_NODE_PARAMS p;
-	memset(&p, 0, sizeof(p));
-	p.func = big; /* made with the larger parameters: an update may only shrink them */
-	p.gridDimX = p.gridDimY = p.gridDimZ = 1;
-	p.blockDimX = 32;
-	p.blockDimY = p.blockDimZ = 1;
-	p.kernelParams = kp;
+	void *kp[1];
+	/* Made with the larger parameters: an update may only shrink them. */
+	CUDA_KERNEL_NODE_PARAMS p = gs_du_params(du, big, 0, kp);
 	if (R->cuGraphAddKernelNode_v2(&du->unode, g, NULL, 0, &p) != CUDA_SUCCESS) {
 		gs_cu_du_free(du);
 		return NULL;
@@ -191,15 +209,10 @@ void gs_cu_du_node(gs_cu_du_t *du, size_t i, const gs_rec_t *r, CUgraphNode node
 	d->dev = (uint64_t)(uintptr_t)v.deviceUpdatableKernelNode.devNode;
 	gs_log(GS_LOG_DEBUG, "cuda: device update %p node %zu: handle 0x%llx, %u bytes of parameters",
 	       (void *)du, i, (unsigned long long)d->dev, r->nbytes);
-	d->func = r->func;
-	memcpy(d->block, r->block, sizeof(d->block));
-	memcpy(d->grid, r->grid, sizeof(d->grid));
-	d->shmem = r->shmem;
-	d->flags = r->flags;
 	d->nbytes = r->nbytes;
 	d->cur = du->arena + du->used;
 	du->used += r->nbytes;
-	memcpy(d->cur, r->args, r->nbytes);
+	gs_du_take(d, r);
 }
 
 bool gs_cu_du_ready(gs_cu_du_t *du, CUgraphExec x)
@@ -229,51 +242,49 @@ static void gs_du_drop(gs_cu_du_t *du, const gs_du_node_t *d)
 	du->args.n = w;
 }
 
-/* The 8-byte word at off of p (fewer bytes at the end of n). */
-static uint64_t gs_du_word(const unsigned char *p, uint32_t off, uint32_t n)
+/* The sz (1-8) bytes at p as a word. */
+static uint64_t gs_du_word(const unsigned char *p, uint32_t sz)
 {
 	uint64_t w = 0;
-	memcpy(&w, p + off, n - off < 8 ? n - off : 8);
+	memcpy(&w, p, sz);
 	return w;
 }
 
-int gs_cu_du_patch(gs_cu_du_t *du, size_t i, const gs_rec_t *r, bool *host)
+bool gs_cu_du_defer(gs_cu_du_t *du, size_t i, const gs_rec_t *r)
 {
 	gs_du_node_t *d = &du->node[i];
-	*host = true;
 	if (!d->dev || r->kind != GS_REC_KERNEL)
-		return CUDA_SUCCESS;
+		return false;
 	if (r->func != d->func || memcmp(r->block, d->block, sizeof(d->block)) || r->shmem != d->shmem ||
 	    r->flags != d->flags || r->nbytes != d->nbytes || d->epoch == du->epoch) {
 		/* A host patch (the caller's): this node's pending entries go, its
 		 * bytes become r's, and the graph is uploaded before its launch. */
 		gs_du_drop(du, d);
-		return CUDA_SUCCESS;
+		return false;
 	}
 	/* The entries go after the pending ones, counted in only if all fit. */
 	uint32_t n = du->args.n;
 	if (memcmp(r->grid, d->grid, sizeof(d->grid))) {
 		if (n == GS_DU_CAP)
-			return CUDA_SUCCESS;
+			return false;
 		du->args.e[n++] = (gs_du_entry_t){ d->dev, r->grid[0], 0,
 						   r->grid[1] | (uint64_t)r->grid[2] << 32 };
 	}
 	for (uint32_t off = 0; off < d->nbytes; off += 8) {
-		uint64_t w = gs_du_word(r->args, off, d->nbytes);
-		if (w == gs_du_word(d->cur, off, d->nbytes))
+		uint32_t sz = d->nbytes - off < 8 ? d->nbytes - off : 8;
+		uint64_t w = gs_du_word(r->args + off, sz);
+		if (w == gs_du_word(d->cur + off, sz))
 			continue;
 		if (n == GS_DU_CAP)
-			return CUDA_SUCCESS; /* past the updater's capacity: the host's */
-		du->args.e[n++] = (gs_du_entry_t){ d->dev, off, d->nbytes - off < 8 ? d->nbytes - off : 8, w };
+			return false; /* past the updater's capacity: the host's */
+		du->args.e[n++] = (gs_du_entry_t){ d->dev, off, sz, w };
 	}
-	*host = false;
-	if (n == du->args.n)
-		return CUDA_SUCCESS;
-	memcpy(d->grid, r->grid, sizeof(d->grid));
-	memcpy(d->cur, r->args, d->nbytes);
-	du->args.n = n;
-	d->epoch = du->epoch;
-	return CUDA_SUCCESS;
+	if (n != du->args.n) {
+		gs_du_take(d, r);
+		du->args.n = n;
+		d->epoch = du->epoch;
+	}
+	return true;
 }
 
 void gs_cu_du_patched(gs_cu_du_t *du, size_t i, const gs_rec_t *r)
@@ -282,13 +293,8 @@ void gs_cu_du_patched(gs_cu_du_t *du, size_t i, const gs_rec_t *r)
 	if (!d->dev)
 		return;
 	du->uploaded = false;
-	d->func = r->func;
-	memcpy(d->block, r->block, sizeof(d->block));
-	memcpy(d->grid, r->grid, sizeof(d->grid));
-	d->shmem = r->shmem;
-	d->flags = r->flags;
 	if (r->nbytes == d->nbytes)
-		memcpy(d->cur, r->args, r->nbytes);
+		gs_du_take(d, r);
 	else
 		d->dev = 0; /* (a layout never changes under a node: not seen) */
 }
@@ -301,14 +307,8 @@ CUresult gs_cu_du_prepare(gs_cu_du_t *du, CUgraphExec x, CUstream s)
 	if (du->args.n) {
 		/* The small updater copies 776 bytes of parameters, the large 12 KB. */
 		uint32_t n = du->args.n;
-		void *kp[] = { &du->args };
-		CUDA_KERNEL_NODE_PARAMS p;
-		memset(&p, 0, sizeof(p));
-		p.func = n <= GS_DU_SMALL ? du->small : du->big;
-		p.gridDimX = p.gridDimY = p.gridDimZ = 1;
-		p.blockDimX = (n + 31) / 32 * 32;
-		p.blockDimY = p.blockDimZ = 1;
-		p.kernelParams = kp;
+		void *kp[1];
+		CUDA_KERNEL_NODE_PARAMS p = gs_du_params(du, n <= GS_DU_SMALL ? du->small : du->big, n, kp);
 		st = R->cuGraphExecKernelNodeSetParams_v2(x, du->unode, &p);
 		if (st == CUDA_SUCCESS && !du->on && (st = R->cuGraphNodeSetEnabled(x, du->unode, 1)) == CUDA_SUCCESS)
 			du->on = true;

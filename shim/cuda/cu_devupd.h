@@ -24,11 +24,11 @@ bool gs_cu_du_ready(gs_cu_du_t *du, CUgraphExec x);
 void gs_cu_du_free(gs_cu_du_t *du);
 
 /*
- * Patch node i with r's operands.  Sets *host when the caller must patch
- * it from the host (and then call gs_cu_du_patched on success); else r's
- * changes wait for the next launch.  Returns CUDA_SUCCESS.
+ * Patch node i with r's operands on the GPU: true when r's changes wait
+ * for the next launch; false when the caller must patch it from the host
+ * (and then call gs_cu_du_patched on success).
  */
-int gs_cu_du_patch(gs_cu_du_t *du, size_t i, const gs_rec_t *r, bool *host);
+bool gs_cu_du_defer(gs_cu_du_t *du, size_t i, const gs_rec_t *r);
 void gs_cu_du_patched(gs_cu_du_t *du, size_t i, const gs_rec_t *r);
 /* Before graph x's launch on s: the updater set (or off), the upload. */
 CUresult gs_cu_du_prepare(gs_cu_du_t *du, CUgraphExec x, CUstream s);

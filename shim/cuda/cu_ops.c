@@ -566,8 +566,7 @@ static int gs_cu_graph_patch(void *graph, size_t node, const gs_rec_t *r)
 	const gs_cu_real_t *R = &gs_cu_real;
 	if (node >= G->n)
 		return CUDA_ERROR_INVALID_VALUE;
-	bool host = true;
-	if (G->du && gs_cu_du_patch(G->du, node, r, &host) == CUDA_SUCCESS && !host)
+	if (G->du && gs_cu_du_defer(G->du, node, r))
 		return CUDA_SUCCESS; /* written on the GPU at the next launch */
 	bool pushed = gs_cu_ctx_enter(G->ctx);
 	CUresult st = CUDA_ERROR_NOT_SUPPORTED;
