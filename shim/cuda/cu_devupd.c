@@ -44,6 +44,7 @@ typedef struct gs_du_args {
 } gs_du_args_t;
 
 typedef struct gs_du_node {
+	bool opted;        /* device-updatable: a host patch makes the graph upload */
 	uint64_t dev;      /* device handle; 0: host patches */
 	void *func;        /* what a device update cannot change: */
 	uint32_t block[3], shmem, flags, nbytes;
@@ -200,12 +201,13 @@ void gs_cu_du_node(gs_cu_du_t *du, size_t i, const gs_rec_t *r, CUgraphNode node
 	if (R->cuGraphKernelNodeSetAttribute(node, CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE,
 					     &v) != CUDA_SUCCESS)
 		return; /* this one is patched from the host */
+	gs_du_node_t *d = &du->node[i];
+	d->opted = true;
 	memset(&v, 0, sizeof(v));
 	if (R->cuGraphKernelNodeGetAttribute(node, CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE,
 					     &v) != CUDA_SUCCESS ||
 	    !v.deviceUpdatableKernelNode.devNode)
-		return; /* (it stays device-updatable; patched from the host it is still right) */
-	gs_du_node_t *d = &du->node[i];
+		return; /* patched from the host, with the upload that needs */
 	d->dev = (uint64_t)(uintptr_t)v.deviceUpdatableKernelNode.devNode;
 	gs_log(GS_LOG_DEBUG, "cuda: device update %p node %zu: handle 0x%llx, %u bytes of parameters",
 	       (void *)du, i, (unsigned long long)d->dev, r->nbytes);
@@ -290,9 +292,11 @@ bool gs_cu_du_defer(gs_cu_du_t *du, size_t i, const gs_rec_t *r)
 void gs_cu_du_patched(gs_cu_du_t *du, size_t i, const gs_rec_t *r)
 {
 	gs_du_node_t *d = &du->node[i];
-	if (!d->dev)
+	if (!d->opted)
 		return;
 	du->uploaded = false;
+	if (!d->dev)
+		return;
 	if (r->nbytes == d->nbytes)
 		gs_du_take(d, r);
 	else
