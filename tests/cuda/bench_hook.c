@@ -44,6 +44,14 @@ static void *drv(const char *name)
 	return f;
 }
 
+/* One driver call of a pattern below, counted; the pattern fails (1) where it fails. */
+#define CALL(x)                                                               \
+	do {                                                                  \
+		if ((x) != CUDA_SUCCESS)                                      \
+			return 1;                                             \
+		calls++;                                                      \
+	} while (0)
+
 /* Mode "t" (see main): Thrust's default policy on a stream of its own. */
 static int thrust_pattern(void)
 {
@@ -61,36 +69,29 @@ static int thrust_pattern(void)
 	void *kp[] = { &v, &v, &v };
 	double per[NB], result = 0;
 	long calls = 0;
-#define T(x)                                                                  \
-	do {                                                                  \
-		if ((x) != CUDA_SUCCESS)                                      \
-			return 1;                                             \
-		calls++;                                                      \
-	} while (0)
-#define TK(f) T(launch((CUfunction)((uintptr_t)FAKE_FN + (f)), 1, 1, 1, 32, 1, 1, 0, s, kp, NULL))
+#define TK(f) CALL(launch((CUfunction)((uintptr_t)FAKE_FN + (f)), 1, 1, 1, 32, 1, 1, 0, s, kp, NULL))
 	for (int b = 0; b < NB; b++) {
 		calls = 0;
 		double t0 = now_ns();
 		for (int i = 0; i < STEPS; i++) {
 			v = i;
 			TK(0); /* a transform, then the policy's synchronize */
-			T(sync(s));
+			CALL(sync(s));
 			for (int r = 0; r < 2; r++) { /* two inner products */
 				CUdeviceptr tmp;
-				T(alloc(&tmp, 4096));
+				CALL(alloc(&tmp, 4096));
 				TK(1); /* the reduction's two kernels */
 				TK(2);
-				T(d2h(&result, tmp, sizeof(result), s));
-				T(sync(s));
-				T(mfree(tmp));
+				CALL(d2h(&result, tmp, sizeof(result), s));
+				CALL(sync(s));
+				CALL(mfree(tmp));
 				TK(0); /* an axpy */
-				T(sync(s));
+				CALL(sync(s));
 			}
 		}
 		per[b] = (now_ns() - t0) / calls;
 	}
 #undef TK
-#undef T
 	qsort(per, NB, sizeof(per[0]), cmp);
 	printf("%.1f\n", per[NB / 2]);
 	return 0;
@@ -115,42 +116,35 @@ static int rnn_pattern(void)
 	void *kp[] = { &v };
 	double per[NB];
 	long calls = 0;
-#define E(x)                                                                  \
-	do {                                                                  \
-		if ((x) != CUDA_SUCCESS)                                      \
-			return 1;                                             \
-		calls++;                                                      \
-	} while (0)
-#define K(stream) E(launch(FAKE_FN, 1, 1, 1, 32, 1, 1, 0, (stream), kp, NULL))
+#define K(stream) CALL(launch(FAKE_FN, 1, 1, 1, 32, 1, 1, 0, (stream), kp, NULL))
 	for (int b = 0; b < NB; b++) {
 		calls = 0;
 		double t0 = now_ns();
 		for (int t = 0; t < TOKENS; t++) {
 			v = b * TOKENS + t; /* the lookup's index: new every token */
 			K(main_s);
-			E(rec(join, main_s));
+			CALL(rec(join, main_s));
 			for (int i = 0; i < SIDES; i++)
-				E(wait(side[i], join, 0));
+				CALL(wait(side[i], join, 0));
 			v = 1;
 			for (int l = 0; l < 2; l++) {
 				K(side[l]);
-				E(rec(link, side[l]));
+				CALL(rec(link, side[l]));
 				K(side[8 + l]);
-				E(wait(side[8 + l], link, 0));
+				CALL(wait(side[8 + l], link, 0));
 				K(side[8 + l]);
 			}
 			for (int i = 0; i < SIDES; i++) {
-				E(rec(join, side[i]));
-				E(wait(main_s, join, 0));
+				CALL(rec(join, side[i]));
+				CALL(wait(main_s, join, 0));
 			}
 			K(main_s);
 			K(main_s);
-			E(sync(main_s));
+			CALL(sync(main_s));
 		}
 		per[b] = (now_ns() - t0) / (double)calls;
 	}
 #undef K
-#undef E
 	qsort(per, NB, sizeof(per[0]), cmp);
 	printf("%.1f\n", per[NB / 2]);
 	return 0;
