@@ -364,7 +364,7 @@ gs_sim_err_t gs_sim_exec_enable(gs_sim_exec_t *x, const gs_sim_node_t *node, boo
  * again.  A graph with such nodes may be instantiated once.
  */
 typedef struct gs_sim_devslot {
-	bool on, loaded;
+	bool loaded;
 	unsigned serial;               /* the host parameters' it was loaded from */
 	size_t size;
 	unsigned char *args;

@@ -69,7 +69,6 @@ gs_sim_err_t gs_sim_dev_create(gs_sim_exec_t *x, const gs_sim_graph_t *g)
 		d->st = st;
 		d->index = i;
 		st->handles[i] = d;
-		st->slot[i].on = true;
 	}
 	x->dev = st;
 	return GS_SIM_OK;
@@ -98,7 +97,7 @@ void gs_sim_dev_upload(const gs_sim_exec_ver_t *v)
 	for (size_t i = 0; i < st->n; i++) {
 		gs_sim_devslot_t *sl = &st->slot[i];
 		const gs_sim_work_t *w = &v->works[i];
-		if (!sl->on || (sl->loaded && sl->serial == w->serial))
+		if (!st->handles[i] || (sl->loaded && sl->serial == w->serial))
 			continue;
 		size_t n = w->u.kern.fn->argsize;
 		unsigned char *a = realloc(sl->args, n ? n : 1);

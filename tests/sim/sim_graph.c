@@ -74,7 +74,7 @@ void gs_sim_work_run(const gs_sim_work_t *w)
 			gs_sim_spin_us(node_us);
 			if (v->works[k].disabled)
 				continue;
-			if (v->dev && v->dev->slot[k].on)
+			if (v->dev && v->dev->handles[k])
 				gs_sim_dev_run(v, k);
 			else
 				gs_sim_work_run(&v->works[k]);
