@@ -217,6 +217,11 @@ void gs_cu_du_node(gs_cu_du_t *du, size_t i, const gs_rec_t *r, CUgraphNode node
 	gs_du_take(d, r);
 }
 
+bool gs_cu_du_opted(const gs_cu_du_t *du, size_t i)
+{
+	return du->node[i].opted;
+}
+
 bool gs_cu_du_ready(gs_cu_du_t *du, CUgraphExec x)
 {
 	/* Disabled until a launch has something to write. */

@@ -19,6 +19,8 @@ gs_cu_du_t *gs_cu_du_begin(CUgraph g, CUcontext ctx, const gs_rec_t *const *recs
 			   CUgraphNode *root);
 /* Node i was made from r: make it device-updatable if it can be. */
 void gs_cu_du_node(gs_cu_du_t *du, size_t i, const gs_rec_t *r, CUgraphNode node);
+/* Whether node i was made device-updatable. */
+bool gs_cu_du_opted(const gs_cu_du_t *du, size_t i);
 /* After instantiation as x: false when the updater cannot be switched off. */
 bool gs_cu_du_ready(gs_cu_du_t *du, CUgraphExec x);
 void gs_cu_du_free(gs_cu_du_t *du);

@@ -515,9 +515,11 @@ static int gs_cu_graph_make(const gs_rec_t *const *recs, size_t n, void **graph,
 		st = gs_cu_instantiate(G, refused);
 		if (st == CUDA_SUCCESS && G->du && !gs_cu_du_ready(G->du, G->x))
 			st = CUDA_ERROR_NOT_SUPPORTED;
-		if (st != CUDA_SUCCESS && G->du) {
-			/* Whatever the driver blamed, the graph goes again without
-			 * the updater: the nodes as they would be without it. */
+		if (st != CUDA_SUCCESS && G->du && (*refused == n || gs_cu_du_opted(G->du, *refused))) {
+			/* The updater, or a node made device-updatable, may be what
+			 * the driver would not take: the graph goes again without
+			 * them.  A record's own refusal is not retried (it would
+			 * be refused again, after a second build). */
 			gs_cu_graph_release(G);
 			gs_cu_ctx_leave(pushed);
 			return gs_cu_graph_make(recs, n, graph, refused, stand_in, true);
