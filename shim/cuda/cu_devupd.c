@@ -82,7 +82,9 @@ static bool gs_du_funcs(CUcontext ctx, CUfunction *small, CUfunction *big)
 	    !R->cuGraphKernelNodeSetAttribute || !R->cuGraphNodeSetEnabled || !R->cuGraphUpload ||
 	    !R->cuGraphExecKernelNodeSetParams_v2 || !R->cuGraphAddKernelNode_v2)
 		return false;
-	gs_cu_stand_ensure(ctx); /* what tells a living context from a new one (gs_cu_du_forget) */
+	/* No gs_cu_stand_ensure here: a build allocates nothing (cu_stand.c).
+	 * A context with no stand-in block loads the updater again after any
+	 * call that may destroy a context (gs_cu_du_forget). */
 	pthread_mutex_lock(&gs_du_lock);
 	int at = -1;
 	for (int i = 0; i < GS_DU_CTXS && at < 0; i++)
@@ -120,7 +122,8 @@ void gs_cu_du_forget(void)
 	pthread_mutex_lock(&gs_du_lock);
 	for (int i = 0; i < GS_DU_CTXS; i++)
 		if (gs_du_mods[i].ctx && !gs_cu_stand_mem(gs_du_mods[i].ctx, 1))
-			gs_du_mods[i].ctx = NULL; /* gone (or not told: loaded again there) */
+			gs_du_mods[i].ctx = NULL; /* gone, or cannot tell: loaded again there
+						    * (a module left in a living context) */
 	pthread_mutex_unlock(&gs_du_lock);
 }
 
