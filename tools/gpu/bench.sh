@@ -28,7 +28,8 @@
 #   GS_BENCH_BEFORE_LIB another build of libgraphshim.so (all.sh sets it from
 #                       .gpucarry/before.tar): the mode `before` preloads it,
 #                       and passthru runs it by default
-#   GS_BENCH_EXTRA      modes added to tiny's and decode's (e.g. "shimnormal")
+#   GS_BENCH_EXTRA      modes added to tiny's, decode's and fwstep's (e.g. "shimnormal";
+#                       "shimdp": GRAPHSHIM_DEVICE_PATCH=1)
 #   GS_BENCH_TINY       tiny's arguments (default --steps 1000)
 #   GS_BENCH_DECODE     decode's arguments (default --steps 300)
 #   GS_BENCH_PY         decode.py's arguments (default --tokens 100 --rounds 2)
@@ -107,6 +108,8 @@ bench_one() {
 			shimnoshare) GRAPHSHIM_SHARE=0 LD_PRELOAD=$GS_LIB $PIN $cmd --time --out "$out" >"$log" 2>&1 ;;
 			# graphshim with the chunk plan of a fast host (no shrinking tail)
 			shimnotail) GRAPHSHIM_HOST_BOUND_US=1000000 LD_PRELOAD=$GS_LIB $PIN $cmd --time --out "$out" >"$log" 2>&1 ;;
+			# graph nodes patched on the GPU (cu_devupd.c)
+			shimdp) GRAPHSHIM_DEVICE_PATCH=1 LD_PRELOAD=$GS_LIB $PIN $cmd --time --out "$out" >"$log" 2>&1 ;;
 			graph) $PIN $cmd --time --explicit-graph --out "$out" >"$log" 2>&1 ;;
 			esac
 			rc=$?
@@ -239,7 +242,8 @@ PY
 		"shimnospec:with GRAPHSHIM_SPECULATE=0" "shimwarm:never cold (GRAPHSHIM_COLD_AFTER=0)" \
 		"preload:replaced by an empty preloaded library" "before:of the earlier build (GS_BENCH_BEFORE_LIB)" \
 		"shimnormal:with GRAPHSHIM_BUILD_SCHED=normal" "shimbatch:with GRAPHSHIM_BUILD_SCHED=batch" \
-		"shimidle:with GRAPHSHIM_BUILD_SCHED=idle" "shimnoshare:with GRAPHSHIM_SHARE=0"; do
+		"shimidle:with GRAPHSHIM_BUILD_SCHED=idle" "shimnoshare:with GRAPHSHIM_SHARE=0" \
+		"shimdp:with GRAPHSHIM_DEVICE_PATCH=1"; do
 		case " $modes " in *" ${v%%:*} "*) ;; *) continue ;; esac
 		t=$(gs_median <"$w.${v%%:*}.times" 2>/dev/null || echo -)
 		NOTES="$NOTES$(printf '%s: graphshim %s %sus, speedup %s (interleaved in the same rounds)' \
