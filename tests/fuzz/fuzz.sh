@@ -23,6 +23,10 @@
 #   3), FUZZ_MWAIT (1, the default: spins poll memory a kernel writes first,
 #   and in half the programs that poll is the whole spin; 2: it is in all;
 #   0: they do not poll), FUZZ_MIN_REPLAY (default 20), FUZZ_SHRINK_MAX (seeds shrunk, default 2),
+#   FUZZ_EXTRA (VAR=value words after every batch's settings, which they
+#   override: e.g. GRAPHSHIM_IDLE_US=2, the idle watchdog looking every
+#   microsecond in every batch, as it does relative to a program slowed
+#   down tenfold by ThreadSanitizer),
 #   FUZZ_TIMEOUT (seconds per batch and mode, default 600).  FUZZ_RUNNER: the
 #   runner in tests/fuzz (default fuzz_run; fuzz_run_hip: the HIP flavour).
 # Exit: 0 all digests equal and enough replay, 1 otherwise, 77 not built.
@@ -168,7 +172,7 @@ while [ "$s" -lt "$end" ]; do
 	el0=$(awk "BEGIN { print $t0 - $start }")
 	FUZZ_KDELAY=$kd $to "$run" -s "$s" "$n" >"$tmp/plain" 2>"$tmp/plain.err" &
 	pid=$!
-	env FUZZ_KDELAY=$kd $common $per_after $set_i GRAPHSHIM_STATS="$tmp/stats.$i.json" LD_PRELOAD="$preload" \
+	env FUZZ_KDELAY=$kd $common $per_after $set_i ${FUZZ_EXTRA:-} GRAPHSHIM_STATS="$tmp/stats.$i.json" LD_PRELOAD="$preload" \
 		$to "$run" -s "$s" "$n" >"$tmp/shim" 2>"$tmp/shim.err"
 	rc_s=$?
 	wait $pid
@@ -200,7 +204,7 @@ while [ "$s" -lt "$end" ]; do
 		bad=$(( bad + 1 ))
 	fi
 	printf 'fuzz: batch %d seeds %d..%d (%s%s): %.1f s, launches %s replayed %s patches %s variants %s (replays %s) mismatches %s flushes %s: %s\n' \
-		"$i" "$s" $(( s + n - 1 )) "$set_i" "$( [ $kd -gt 0 ] && echo " FUZZ_KDELAY=$kd")" \
+		"$i" "$s" $(( s + n - 1 )) "$set_i${FUZZ_EXTRA:+ $FUZZ_EXTRA}" "$( [ $kd -gt 0 ] && echo " FUZZ_KDELAY=$kd")" \
 		"$(awk "BEGIN { print $t1 - $t0 }")" "${l:-?}" "${r:-?}" "${p:-?}" "${vb:-?}" "${vr:-?}" "${m:-?}" "${f:-?}" "$verdict"
 	if [ $verdict != ok ]; then
 		echo "fuzz: exit status plain $rc_p, graphshim $rc_s"
@@ -221,8 +225,8 @@ while [ "$s" -lt "$end" ]; do
 			[ $shrink -eq 1 ] && [ $shrunk -lt "$shrink_max" ] || break
 			shrunk=$(( shrunk + 1 ))
 			echo "fuzz: shrinking seed $d ($set_i)"
-			env FUZZ_KDELAY=$kd $common $per_after $set_i FUZZ_SHIM="$preload" "$run" --shrink "$d" ||
-			env FUZZ_KDELAY=$kd $common $per_after $set_i FUZZ_SHIM="$preload" "$run" --shrink --pre $(( d - s > 40 ? 40 : d - s )) "$d"
+			env FUZZ_KDELAY=$kd $common $per_after $set_i ${FUZZ_EXTRA:-} FUZZ_SHIM="$preload" "$run" --shrink "$d" ||
+			env FUZZ_KDELAY=$kd $common $per_after $set_i ${FUZZ_EXTRA:-} FUZZ_SHIM="$preload" "$run" --shrink --pre $(( d - s > 40 ? 40 : d - s )) "$d"
 		done
 	fi
 	done_n=$(( done_n + n ))
