@@ -224,7 +224,7 @@ while [ "$s" -lt "$end" ]; do
 		for d in $diffs; do
 			[ $shrink -eq 1 ] && [ $shrunk -lt "$shrink_max" ] || break
 			shrunk=$(( shrunk + 1 ))
-			echo "fuzz: shrinking seed $d ($set_i)"
+			echo "fuzz: shrinking seed $d ($set_i${FUZZ_EXTRA:+ $FUZZ_EXTRA})"
 			env FUZZ_KDELAY=$kd $common $per_after $set_i ${FUZZ_EXTRA:-} FUZZ_SHIM="$preload" "$run" --shrink "$d" ||
 			env FUZZ_KDELAY=$kd $common $per_after $set_i ${FUZZ_EXTRA:-} FUZZ_SHIM="$preload" "$run" --shrink --pre $(( d - s > 40 ? 40 : d - s )) "$d"
 		done
