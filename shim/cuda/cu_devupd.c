@@ -51,6 +51,8 @@ typedef struct gs_du_node {
 	uint32_t grid[3];  /* and what it can, as the next launch has them */
 	unsigned char *cur;
 	uint32_t epoch;    /* == du->epoch: it has entries pending */
+	bool unsure;       /* entries dropped: cur is what they would have left,
+			    * not the node's, until a host patch succeeds */
 } gs_du_node_t;
 
 struct gs_cu_du {
@@ -241,10 +243,11 @@ void gs_cu_du_free(gs_cu_du_t *du)
 /* ---- patching and launching ---- */
 
 /* Drop node d's pending entries (they are consecutive). */
-static void gs_du_drop(gs_cu_du_t *du, const gs_du_node_t *d)
+static void gs_du_drop(gs_cu_du_t *du, gs_du_node_t *d)
 {
 	if (d->epoch != du->epoch)
 		return;
+	d->unsure = true;
 	uint32_t w = 0;
 	for (uint32_t k = 0; k < du->args.n; k++)
 		if (du->args.e[k].node != d->dev)
@@ -266,9 +269,11 @@ bool gs_cu_du_defer(gs_cu_du_t *du, size_t i, const gs_rec_t *r)
 	if (!d->dev || r->kind != GS_REC_KERNEL)
 		return false;
 	if (r->func != d->func || memcmp(r->block, d->block, sizeof(d->block)) || r->shmem != d->shmem ||
-	    r->flags != d->flags || r->nbytes != d->nbytes || d->epoch == du->epoch) {
+	    r->flags != d->flags || r->nbytes != d->nbytes || d->epoch == du->epoch || d->unsure) {
 		/* A host patch (the caller's): this node's pending entries go, its
-		 * bytes become r's, and the graph is uploaded before its launch. */
+		 * bytes become r's, and the graph is uploaded before its launch.
+		 * Should that patch fail, the node keeps neither r's bytes nor the
+		 * dropped entries': the next patch is the host's too (unsure). */
 		gs_du_drop(du, d);
 		return false;
 	}
@@ -305,6 +310,7 @@ void gs_cu_du_patched(gs_cu_du_t *du, size_t i, const gs_rec_t *r)
 	du->uploaded = false;
 	if (!d->dev)
 		return;
+	d->unsure = false;
 	if (r->nbytes == d->nbytes)
 		gs_du_take(d, r);
 	else
