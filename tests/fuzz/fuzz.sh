@@ -165,14 +165,16 @@ while [ "$s" -lt "$end" ]; do
 		break
 	fi
 	n=$(( end - s < batch ? end - s : batch ))
-	set_i=$(settings "$i")
+	# The batch's settings, then FUZZ_EXTRA's over them.
+	base_i=$(settings "$i")
+	set_i="$base_i${FUZZ_EXTRA:+ $FUZZ_EXTRA}"
 	kd=0
 	[ "$kdelay_every" -gt 0 ] && [ $(( i % kdelay_every )) -eq $(( kdelay_every - 1 )) ] && kd=20
 	t0=$(date +%s.%N)
 	el0=$(awk "BEGIN { print $t0 - $start }")
 	FUZZ_KDELAY=$kd $to "$run" -s "$s" "$n" >"$tmp/plain" 2>"$tmp/plain.err" &
 	pid=$!
-	env FUZZ_KDELAY=$kd $common $per_after $set_i ${FUZZ_EXTRA:-} GRAPHSHIM_STATS="$tmp/stats.$i.json" LD_PRELOAD="$preload" \
+	env FUZZ_KDELAY=$kd $common $per_after $set_i GRAPHSHIM_STATS="$tmp/stats.$i.json" LD_PRELOAD="$preload" \
 		$to "$run" -s "$s" "$n" >"$tmp/shim" 2>"$tmp/shim.err"
 	rc_s=$?
 	wait $pid
@@ -196,7 +198,7 @@ while [ "$s" -lt "$end" ]; do
 	it=$(counter frees_held "$st"); t_fh=$(( t_fh + ${it:-0} ))
 	it=$(counter gate_trusted "$st"); t_tr=$(( t_tr + ${it:-0} ))
 	t_launch=$(( t_launch + ${l:-0} )) t_replay=$(( t_replay + ${r:-0} ))
-	case " $set_i " in *" GRAPHSHIM_GATE=eager "*) ;; *) t_rlaunch=$(( t_rlaunch + ${l:-0} )) ;; esac
+	case " $base_i " in *" GRAPHSHIM_GATE=eager "*) ;; *) t_rlaunch=$(( t_rlaunch + ${l:-0} )) ;; esac
 	t_patch=$(( t_patch + ${p:-0} )) t_mis=$(( t_mis + ${m:-0} )) t_flush=$(( t_flush + ${f:-0} ))
 	verdict=ok
 	if [ $rc_p -ne 0 ] || [ $rc_s -ne 0 ] || ! cmp -s "$tmp/plain" "$tmp/shim"; then
@@ -204,7 +206,7 @@ while [ "$s" -lt "$end" ]; do
 		bad=$(( bad + 1 ))
 	fi
 	printf 'fuzz: batch %d seeds %d..%d (%s%s): %.1f s, launches %s replayed %s patches %s variants %s (replays %s) mismatches %s flushes %s: %s\n' \
-		"$i" "$s" $(( s + n - 1 )) "$set_i${FUZZ_EXTRA:+ $FUZZ_EXTRA}" "$( [ $kd -gt 0 ] && echo " FUZZ_KDELAY=$kd")" \
+		"$i" "$s" $(( s + n - 1 )) "$set_i" "$( [ $kd -gt 0 ] && echo " FUZZ_KDELAY=$kd")" \
 		"$(awk "BEGIN { print $t1 - $t0 }")" "${l:-?}" "${r:-?}" "${p:-?}" "${vb:-?}" "${vr:-?}" "${m:-?}" "${f:-?}" "$verdict"
 	if [ $verdict != ok ]; then
 		echo "fuzz: exit status plain $rc_p, graphshim $rc_s"
@@ -224,9 +226,9 @@ while [ "$s" -lt "$end" ]; do
 		for d in $diffs; do
 			[ $shrink -eq 1 ] && [ $shrunk -lt "$shrink_max" ] || break
 			shrunk=$(( shrunk + 1 ))
-			echo "fuzz: shrinking seed $d ($set_i${FUZZ_EXTRA:+ $FUZZ_EXTRA})"
-			env FUZZ_KDELAY=$kd $common $per_after $set_i ${FUZZ_EXTRA:-} FUZZ_SHIM="$preload" "$run" --shrink "$d" ||
-			env FUZZ_KDELAY=$kd $common $per_after $set_i ${FUZZ_EXTRA:-} FUZZ_SHIM="$preload" "$run" --shrink --pre $(( d - s > 40 ? 40 : d - s )) "$d"
+			echo "fuzz: shrinking seed $d ($set_i)"
+			env FUZZ_KDELAY=$kd $common $per_after $set_i FUZZ_SHIM="$preload" "$run" --shrink "$d" ||
+			env FUZZ_KDELAY=$kd $common $per_after $set_i FUZZ_SHIM="$preload" "$run" --shrink --pre $(( d - s > 40 ? 40 : d - s )) "$d"
 		done
 	fi
 	done_n=$(( done_n + n ))
