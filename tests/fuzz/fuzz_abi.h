@@ -11,7 +11,8 @@
 typedef struct fz_kstruct {
 	int32_t a;
 	int64_t b;
-	int16_t c;
-} fz_kstruct_t; /* 24 bytes, 8-aligned */
+	unsigned char pad[120]; /* zero: a parameter block of kernel size, whose */
+	int16_t c;              /* changing words lie 64-byte blocks apart */
+} fz_kstruct_t; /* 144 bytes, 8-aligned */
 
 #endif /* FUZZ_ABI_H */

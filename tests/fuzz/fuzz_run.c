@@ -250,7 +250,7 @@ static CUresult do_launch(fz_thr_t *th, const fz_op_t *op)
 	ks.b = (int64_t)a * 1000003;
 	ks.c = (int16_t)(b >> 7);
 	void *params[5];
-	unsigned char packed[48];
+	unsigned char packed[168];
 	size_t psize;
 	memset(packed, 0, sizeof(packed));
 	switch (op->sub) {
@@ -275,9 +275,9 @@ static CUresult do_launch(fz_thr_t *th, const fz_op_t *op)
 	default:
 		params[0] = &tag, params[1] = &ks, params[2] = &p[0], params[3] = &n;
 		packed[0] = tag;
-		memcpy(packed + 8, &ks, sizeof(ks)), memcpy(packed + 32, &p[0], 8);
-		memcpy(packed + 40, &n, 4);
-		psize = 44;
+		memcpy(packed + 8, &ks, sizeof(ks)), memcpy(packed + 8 + sizeof(ks), &p[0], 8);
+		memcpy(packed + 16 + sizeof(ks), &n, 4);
+		psize = 20 + sizeof(ks);
 		break;
 	}
 	unsigned grid = (unsigned)op->v[4] & 0xff, shm = (unsigned)op->v[4] >> 8;
