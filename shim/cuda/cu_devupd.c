@@ -37,6 +37,7 @@ typedef struct gs_du_entry {
 } gs_du_entry_t;
 #define GS_DU_SMALL 32
 #define GS_DU_CAP 512
+#define GS_DU_BLOCK 64 /* bytes compared at once (a multiple of 8) */
 
 typedef struct gs_du_args {
 	uint32_t n, pad;
@@ -275,31 +276,48 @@ bool gs_cu_du_defer(gs_cu_du_t *du, size_t i, const gs_rec_t *r)
 		 * Should that patch fail, the node keeps neither r's bytes nor the
 		 * dropped entries': the next patch is the host's too (unsure). */
 		gs_du_drop(du, d);
+		GS_STAT_INC(device_host_patches);
 		return false;
 	}
-	/* The entries go after the pending ones, counted in only if all fit. */
+	/* The entries go after the pending ones, counted in only if all fit.
+	 * Parameter blocks run to kilobytes (PyTorch's offset calculators) and
+	 * a patch changes a few words: blocks that are equal are skipped whole. */
 	uint32_t n = du->args.n;
 	if (memcmp(r->grid, d->grid, sizeof(d->grid))) {
 		if (n == GS_DU_CAP)
-			return false;
+			goto full;
 		du->args.e[n++] = (gs_du_entry_t){ d->dev, r->grid[0], 0,
 						   r->grid[1] | (uint64_t)r->grid[2] << 32 };
 	}
-	for (uint32_t off = 0; off < d->nbytes; off += 8) {
-		uint32_t sz = d->nbytes - off < 8 ? d->nbytes - off : 8;
-		uint64_t w = gs_du_word(r->args + off, sz);
-		if (w == gs_du_word(d->cur + off, sz))
+	for (uint32_t blk = 0; blk < d->nbytes; blk += GS_DU_BLOCK) {
+		uint32_t end = d->nbytes - blk < GS_DU_BLOCK ? d->nbytes : blk + GS_DU_BLOCK;
+		if (!memcmp(r->args + blk, d->cur + blk, end - blk))
 			continue;
-		if (n == GS_DU_CAP)
-			return false; /* past the updater's capacity: the host's */
-		du->args.e[n++] = (gs_du_entry_t){ d->dev, off, sz, w };
+		for (uint32_t off = blk; off < end; off += 8) {
+			uint32_t sz = end - off < 8 ? end - off : 8;
+			uint64_t w = gs_du_word(r->args + off, sz);
+			if (w == gs_du_word(d->cur + off, sz))
+				continue;
+			if (n == GS_DU_CAP)
+				goto full; /* past the updater's capacity: the host's */
+			du->args.e[n++] = (gs_du_entry_t){ d->dev, off, sz, w };
+		}
 	}
-	if (n != du->args.n) {
-		gs_du_take(d, r);
-		du->args.n = n;
-		d->epoch = du->epoch;
+	if (n == du->args.n)
+		return true;
+	/* The node's bytes as the launch leaves them: the words just noted. */
+	for (uint32_t k = du->args.n; k < n; k++) {
+		const gs_du_entry_t *e = &du->args.e[k];
+		if (e->size)
+			memcpy(d->cur + e->off, &e->value, e->size);
 	}
+	memcpy(d->grid, r->grid, sizeof(d->grid));
+	du->args.n = n;
+	d->epoch = du->epoch;
 	return true;
+full:
+	GS_STAT_INC(device_host_patches);
+	return false;
 }
 
 void gs_cu_du_patched(gs_cu_du_t *du, size_t i, const gs_rec_t *r)
@@ -334,8 +352,10 @@ CUresult gs_cu_du_prepare(gs_cu_du_t *du, CUgraphExec x, CUstream s)
 		if ((st = R->cuGraphNodeSetEnabled(x, du->unode, 0)) == CUDA_SUCCESS)
 			du->on = false;
 	}
-	if (st == CUDA_SUCCESS && !du->uploaded && (st = R->cuGraphUpload(x, s)) == CUDA_SUCCESS)
+	if (st == CUDA_SUCCESS && !du->uploaded && (st = R->cuGraphUpload(x, s)) == CUDA_SUCCESS) {
 		du->uploaded = true;
+		GS_STAT_INC(device_uploads);
+	}
 	gs_self_drv_end(t, GS_SELF_PATCH);
 	return st;
 }
