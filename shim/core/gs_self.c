@@ -17,6 +17,9 @@ void gs_self_drv_end_slow(uint64_t t0, unsigned kind)
 	} else if (kind == GS_SELF_PATCH) {
 		GS_STAT_INC(host_patches);
 		GS_STAT_ADD(host_patch_ns, dt);
+	} else if (kind == GS_SELF_UPDATER) {
+		GS_STAT_INC(host_updaters);
+		GS_STAT_ADD(host_updater_ns, dt);
 	} else {
 		GS_STAT_INC(host_submits);
 		GS_STAT_ADD(host_submit_ns, dt);

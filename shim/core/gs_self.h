@@ -18,7 +18,7 @@
 #include "gs_common.h"
 #include "gs_config.h"
 
-enum { GS_SELF_SUBMIT = 1u, GS_SELF_GRAPH = 2u, GS_SELF_PATCH = 4u };
+enum { GS_SELF_SUBMIT = 1u, GS_SELF_GRAPH = 2u, GS_SELF_PATCH = 4u, GS_SELF_UPDATER = 8u };
 
 typedef struct gs_self_tl {
 	uint64_t drv_ns;    /* this thread's time in timed vendor calls, ever */

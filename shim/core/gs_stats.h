@@ -79,6 +79,8 @@
 	X(host_graph_launch_ns, "GRAPHSHIM_SELFTIME: nanoseconds in those driver calls") \
 	X(host_patches, "GRAPHSHIM_SELFTIME: node patches in timed calls") \
 	X(host_patch_ns, "GRAPHSHIM_SELFTIME: nanoseconds in those driver calls") \
+	X(host_updaters, "GRAPHSHIM_SELFTIME: graph launches that set, enabled, disabled or uploaded for the updater node first (GRAPHSHIM_DEVICE_PATCH)") \
+	X(host_updater_ns, "GRAPHSHIM_SELFTIME: nanoseconds in those driver calls") \
 	X(order_errors, "records submitted out of their stream's order or a second time (a bug: always 0)")
 
 #define GS_MISMATCH_REASONS(X)                                                \

@@ -339,6 +339,8 @@ CUresult gs_cu_du_prepare(gs_cu_du_t *du, CUgraphExec x, CUstream s)
 {
 	const gs_cu_real_t *R = &gs_cu_real;
 	CUresult st = CUDA_SUCCESS;
+	if (!du->args.n && !du->on && du->uploaded)
+		return st; /* nothing to set */
 	uint64_t t = gs_self_drv_begin();
 	if (du->args.n) {
 		/* The small updater copies 776 bytes of parameters, the large 12 KB. */
@@ -356,7 +358,7 @@ CUresult gs_cu_du_prepare(gs_cu_du_t *du, CUgraphExec x, CUstream s)
 		du->uploaded = true;
 		GS_STAT_INC(device_uploads);
 	}
-	gs_self_drv_end(t, GS_SELF_PATCH);
+	gs_self_drv_end(t, GS_SELF_UPDATER);
 	return st;
 }
 

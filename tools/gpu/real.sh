@@ -531,6 +531,12 @@ if c.get("host_held_calls") or c.get("host_eager_calls"):
           per("host_chunk_own_ns", "host_chunk_calls"), c.get("host_chunk_calls", 0),
           per("host_graph_launch_ns", "host_graph_launches"), c.get("host_graph_launches", 0),
           per("host_patch_ns", "host_patches"), c.get("host_patches", 0)))
+if c.get("device_updates") or c.get("device_host_patches"):
+    print("device patches: %d words/grids in %d updater runs (%s a launch); host patches %d, uploads %d%s" % (
+          c.get("device_patched", 0), c.get("device_updates", 0), per("device_patched", "device_updates"),
+          c.get("device_host_patches", 0), c.get("device_uploads", 0),
+          "; updater set-up %s ns (%d)" % (per("host_updater_ns", "host_updaters"), c.get("host_updaters", 0))
+          if c.get("host_updaters") else ""))
 PYEOF
 }
 
@@ -761,8 +767,10 @@ PYEOF
 	local hl
 	hl=$(echo "$why" | grep '^host ns')
 	[ -z "$hl" ] || note "$name: graphshim: $hl"
-	hl=$(why_stats "$w".before.*.json | grep '^host ns')
-	[ -z "$hl" ] || note "$name: before: $hl"
+	hl=$(why_stats "$w".before.*.json | grep -E '^(host ns|device patches|in process)')
+	while IFS= read -r l; do
+		[ -z "$l" ] || note "$name: before: $l"
+	done <<<"$hl"
 	# The traces of the counting run against its statistics, process by
 	# process: every figure they share must agree (graphshim trace
 	# summarize --check; tests/tools/t-outputs.sh does the same for kernels/).
