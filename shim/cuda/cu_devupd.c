@@ -269,14 +269,17 @@ bool gs_cu_du_defer(gs_cu_du_t *du, size_t i, const gs_rec_t *r)
 	gs_du_node_t *d = &du->node[i];
 	if (!d->dev || r->kind != GS_REC_KERNEL)
 		return false;
-	if (r->func != d->func || memcmp(r->block, d->block, sizeof(d->block)) || r->shmem != d->shmem ||
-	    r->flags != d->flags || r->nbytes != d->nbytes || d->epoch == du->epoch || d->unsure) {
+	bool shape = r->func != d->func || memcmp(r->block, d->block, sizeof(d->block)) ||
+		     r->shmem != d->shmem || r->flags != d->flags || r->nbytes != d->nbytes;
+	if (shape || d->epoch == du->epoch || d->unsure) {
 		/* A host patch (the caller's): this node's pending entries go, its
 		 * bytes become r's, and the graph is uploaded before its launch.
 		 * Should that patch fail, the node keeps neither r's bytes nor the
 		 * dropped entries': the next patch is the host's too (unsure). */
 		gs_du_drop(du, d);
 		GS_STAT_INC(device_host_patches);
+		if (shape)
+			GS_STAT_INC(device_host_shape);
 		return false;
 	}
 	/* The entries go after the pending ones, counted in only if all fit.

@@ -532,9 +532,10 @@ if c.get("host_held_calls") or c.get("host_eager_calls"):
           per("host_graph_launch_ns", "host_graph_launches"), c.get("host_graph_launches", 0),
           per("host_patch_ns", "host_patches"), c.get("host_patches", 0)))
 if c.get("device_updates") or c.get("device_host_patches"):
-    print("device patches: %d words/grids in %d updater runs (%s a launch); host patches %d, uploads %d%s" % (
+    print("device patches: %d words/grids in %d updater runs (%s a launch); host patches %d (%d of function, "
+          "block or shared memory), uploads %d%s" % (
           c.get("device_patched", 0), c.get("device_updates", 0), per("device_patched", "device_updates"),
-          c.get("device_host_patches", 0), c.get("device_uploads", 0),
+          c.get("device_host_patches", 0), c.get("device_host_shape", 0), c.get("device_uploads", 0),
           "; updater set-up %s ns (%d)" % (per("host_updater_ns", "host_updaters"), c.get("host_updaters", 0))
           if c.get("host_updaters") else ""))
 PYEOF
