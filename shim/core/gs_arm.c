@@ -235,6 +235,7 @@ static bool gs_arm_bake(gs_stream_t *s, gs_seq_t *q, uint64_t from, bool steal)
 		q->recs[i]->waits = 0;
 		q->recs[i]->idled = 0;
 		q->recs[i]->stale = 0;
+		q->recs[i]->geodrift = 0;
 	}
 	return false;
 }
@@ -402,6 +403,34 @@ void gs_arm_recut(gs_stream_t *s, gs_seq_t *q)
 			gs_arm_again(s, q);
 			return;
 		}
+}
+
+/*
+ * A node patched on the GPU whose function, block or shared memory then
+ * drifted (PyTorch's softmax takes shared memory by the row's length, which
+ * a KV cache grows every token) is patched from the host, and its graph is
+ * uploaded whole before the next launch: on the H200, nn-dynamic uploaded
+ * before each of its 300 chunk launches.  Its record is marked
+ * (gs_rec_t.geodrift, gs_replay.c) and the sequence is built again once
+ * the match has ended, that node a plain one.  A node whose geometry first
+ * drifts later asks again; GS_ARM_MAX_REGEOMETRY bounds the builds.
+ */
+#define GS_ARM_MAX_REGEOMETRY 4
+
+bool gs_arm_regeometry_may(const gs_seq_t *q)
+{
+	return q->regeometry < GS_ARM_MAX_REGEOMETRY;
+}
+
+void gs_arm_regeometry(gs_stream_t *s, gs_seq_t *q)
+{
+	/* Armed: built and in no match.  Otherwise it is being built already
+	 * (with the marks), or no longer replays. */
+	if (q->state != GS_SEQ_ARMED || !gs_arm_regeometry_may(q))
+		return;
+	q->regeometry++;
+	GS_STAT_INC(regeometry);
+	gs_arm_again(s, q);
 }
 
 /* Publish the result of a build; stream lock held. */

@@ -49,4 +49,12 @@ void gs_arm_waited(gs_stream_t *s, gs_seq_t *q, uint32_t at);
 /* q, in no match: where a chunk is to end and none does, it is planned and built again. */
 void gs_arm_recut(gs_stream_t *s, gs_seq_t *q);
 
+/*
+ * A record of q patched on the GPU had its function, block or shared
+ * memory drift (gs_rec_t.geodrift): q is built again once the match has
+ * ended (s->match.regeometry), a bounded number of times (may).
+ */
+bool gs_arm_regeometry_may(const gs_seq_t *q);
+void gs_arm_regeometry(gs_stream_t *s, gs_seq_t *q);
+
 #endif /* GS_ARM_H */

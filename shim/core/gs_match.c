@@ -56,6 +56,10 @@ static void gs_match_clear(gs_stream_t *s)
 		s->match.recut = NULL;
 		gs_arm_recut(s, q);
 	}
+	if ((q = s->match.regeometry) != NULL) {
+		s->match.regeometry = NULL;
+		gs_arm_regeometry(s, q);
+	}
 }
 
 void gs_match_drain(gs_stream_t *s)

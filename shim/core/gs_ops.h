@@ -82,6 +82,17 @@ typedef struct gs_ops {
 	 * destruction then has the holders submit first.
 	 */
 	void (*event_destroy)(uint64_t ev);
+
+	/*
+	 * Whether node i of graph takes its patches on the GPU (the CUDA
+	 * backend's device-updatable nodes, GRAPHSHIM_DEVICE_PATCH): there a
+	 * patch of the function, the block or the shared memory is the host's
+	 * and costs the whole graph an upload.  The core then marks the record
+	 * (gs_rec_t.geodrift) and builds the sequence again once the match has
+	 * ended; the backend makes such a record a plain node.  May be left
+	 * NULL (none does).
+	 */
+	bool (*graph_node_devpatched)(void *graph, size_t node);
 } gs_ops_t;
 
 /*
@@ -104,6 +115,7 @@ typedef struct gs_ops {
 		.timer_destroy = prefix##timer_destroy,                       \
 		.func_name = prefix##func_name,                               \
 		.event_destroy = prefix##event_destroy,                       \
+		.graph_node_devpatched = prefix##graph_node_devpatched,       \
 	}
 
 /*

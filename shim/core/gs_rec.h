@@ -85,6 +85,9 @@ typedef struct gs_rec {
 	uint32_t stale;  /* the core's, baked: the backend built this node with a stand-in
 			  * operand (gs_ops_t.graph_build), so the next replay patches it
 			  * whatever the held record is; a patch bakes the held one */
+	uint32_t geodrift;/* the core's, baked: a patch changed this kernel's function, block
+			  * or shared memory, which a node patched on the GPU cannot take
+			  * (gs_ops_t.graph_node_devpatched); a build makes it a plain node */
 	void *func;      /* kernel handle; NULL for copies and memsets */
 	void *ctx;       /* the context the operation belongs to */
 	const gs_layout_t *layout; /* kernels only; NULL when the image is opaque */

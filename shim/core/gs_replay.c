@@ -10,6 +10,7 @@
  *   3. patch each differing node (only later launches see it);
  *   4. launch the chunk's graph on the stream.
  */
+#include "gs_arm.h"
 #include "gs_backend.h"
 #include "gs_event.h"
 #include "gs_log.h"
@@ -247,6 +248,27 @@ static bool gs_replay_posted_failed(gs_stream_t *s, gs_seq_t *q, uint32_t b, uin
 }
 
 /*
+ * Record i of q, node i - b of the picked graph, patched with r: where the
+ * node takes its patches on the GPU and r changed its function, block or
+ * shared memory, the record is marked and q built again after the match
+ * (gs_arm_regeometry).  Another sequence's request in this match leaves
+ * it unmarked: its next patch asks again.
+ */
+static void gs_replay_geometry(gs_stream_t *s, gs_seq_t *q, const gs_variant_pick_t *pick,
+			       uint32_t i, uint32_t b, const gs_rec_t *r)
+{
+	const gs_rec_t *o = pick->recs[i - b];
+	if (o->geodrift || r->kind != GS_REC_KERNEL ||
+	    (o->func == r->func && o->shmem == r->shmem && !memcmp(o->block, r->block, sizeof(o->block))) ||
+	    !gs_backend->graph_node_devpatched || !gs_backend->graph_node_devpatched(pick->graph, i - b) ||
+	    (s->match.regeometry && s->match.regeometry != q) || !gs_arm_regeometry_may(q))
+		return;
+	pick->recs[i - b]->geodrift = 1;
+	q->recs[i]->geodrift = 1; /* the chunk's own record, where a variant was picked */
+	s->match.regeometry = q;
+}
+
+/*
  * Chunks with fewer patches than this are launched on the caller's thread:
  * a post that finds the submission thread asleep wakes it (a system call),
  * and a step that synchronises right after its last chunk waits for the
@@ -267,7 +289,9 @@ static bool gs_replay_post(gs_stream_t *s, gs_seq_t *q, uint32_t b, uint32_t e,
 	gs_match_t *m = &s->match;
 	for (uint32_t k = 0; k < pick->ndiff; k++) {
 		uint32_t i = m->diffs[k];
-		gs_seq_rebake(pick->recs, i - b, gs_stream_at(s, m->held_start + i));
+		const gs_rec_t *r = gs_stream_at(s, m->held_start + i);
+		gs_replay_geometry(s, q, pick, i, b, r);
+		gs_seq_rebake(pick->recs, i - b, r);
 	}
 	if (!gs_submit_post(pick->graph, s->key.handle, pick->recs, e - b, m->diffs, pick->ndiff, q, b,
 			    pick->var != NULL))
@@ -347,6 +371,7 @@ bool gs_replay_chunk(gs_stream_t *s, gs_seq_t *q, uint32_t j, bool shared)
 		int rc = gs_backend->graph_patch(pick.graph, i - b, r);
 		if (rc)
 			return gs_replay_failed(s, q, b, e, GS_MISMATCH_PATCH_FAILED, i, r, rc);
+		gs_replay_geometry(s, q, &pick, i, b, r);
 		gs_seq_rebake(pick.recs, i - b, r);
 	}
 	int rc = gs_backend->graph_launch(pick.graph, s->key.handle);

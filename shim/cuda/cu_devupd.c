@@ -160,7 +160,8 @@ static void gs_du_take(gs_du_node_t *d, const gs_rec_t *r)
 /* Whether record r's node can take device updates. */
 static bool gs_du_eligible(const gs_rec_t *r)
 {
-	return r->kind == GS_REC_KERNEL && r->nbytes && (r->layout || (r->flags & GS_CU_RF_EXTRA));
+	return r->kind == GS_REC_KERNEL && r->nbytes && (r->layout || (r->flags & GS_CU_RF_EXTRA)) &&
+	       !r->geodrift; /* its patches are the host's: no upload for them */
 }
 
 gs_cu_du_t *gs_cu_du_begin(CUgraph g, CUcontext ctx, const gs_rec_t *const *recs, size_t n,

@@ -606,6 +606,12 @@ static int gs_cu_graph_patch(void *graph, size_t node, const gs_rec_t *r)
 	return (int)st;
 }
 
+static bool gs_cu_graph_node_devpatched(void *graph, size_t node)
+{
+	gs_cu_graph_t *G = graph;
+	return G->du && node < G->n && gs_cu_du_opted(G->du, node);
+}
+
 static void gs_cu_graph_destroy(void *graph)
 {
 	gs_cu_graph_t *G = graph;

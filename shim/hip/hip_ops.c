@@ -483,6 +483,14 @@ static void gs_hip_graph_destroy(void *graph)
 	gs_hip_graph_free(g);
 }
 
+/* No node of a HIP graph is patched on the GPU. */
+static bool gs_hip_graph_node_devpatched(void *graph, size_t node)
+{
+	(void)graph;
+	(void)node;
+	return false;
+}
+
 /* An event the application destroyed while it was held (gs_ops.h), and
  * the gate's timer events. */
 static void gs_hip_event_destroy(uint64_t ev)
