@@ -235,7 +235,7 @@ static bool gs_arm_bake(gs_stream_t *s, gs_seq_t *q, uint64_t from, bool steal)
 		q->recs[i]->waits = 0;
 		q->recs[i]->idled = 0;
 		q->recs[i]->stale = 0;
-		q->recs[i]->geodrift = 0;
+		q->recs[i]->drift = 0;
 	}
 	return false;
 }
@@ -406,30 +406,34 @@ void gs_arm_recut(gs_stream_t *s, gs_seq_t *q)
 }
 
 /*
- * A node patched on the GPU whose function, block or shared memory then
- * drifted (PyTorch's softmax takes shared memory by the row's length, which
- * a KV cache grows every token) is patched from the host, and its graph is
- * uploaded whole before the next launch: on the H200, nn-dynamic uploaded
- * before each of its 300 chunk launches.  Its record is marked
- * (gs_rec_t.geodrift, gs_replay.c) and the sequence is built again once
- * the match has ended, that node a plain one.  A node whose geometry first
- * drifts later asks again; GS_ARM_MAX_REGEOMETRY bounds the builds.
+ * Patches on the GPU (GRAPHSHIM_DEVICE_PATCH) cost a graph something on
+ * every launch (an updater node, device-updatable nodes: tiny's 256-launch
+ * step 0.92 of the hand-written graph with them, 0.95 without, on the
+ * H200), so a sequence is built without them and only the nodes seen to
+ * drift in their parameters take them; a node whose function, block or
+ * shared memory drifts cannot (PyTorch's softmax takes shared memory by
+ * the row's length, which a KV cache grows every token) and is patched
+ * from the host, which for a device-updatable node costs the whole graph
+ * an upload (nn-dynamic uploaded before all 300 of its chunk launches).
+ * A patch that shows either marks the record (gs_rec_t.drift, gs_replay.c)
+ * and the sequence is built again once the match has ended.  Drift first
+ * seen later asks again; GS_ARM_MAX_REBUILDS bounds the builds.
  */
-#define GS_ARM_MAX_REGEOMETRY 4
+#define GS_ARM_MAX_REBUILDS 4
 
-bool gs_arm_regeometry_may(const gs_seq_t *q)
+bool gs_arm_rebuild_may(const gs_seq_t *q)
 {
-	return q->regeometry < GS_ARM_MAX_REGEOMETRY;
+	return q->rebuilds < GS_ARM_MAX_REBUILDS;
 }
 
-void gs_arm_regeometry(gs_stream_t *s, gs_seq_t *q)
+void gs_arm_rebuild(gs_stream_t *s, gs_seq_t *q)
 {
 	/* Armed: built and in no match.  Otherwise it is being built already
 	 * (with the marks), or no longer replays. */
-	if (q->state != GS_SEQ_ARMED || !gs_arm_regeometry_may(q))
+	if (q->state != GS_SEQ_ARMED || !gs_arm_rebuild_may(q))
 		return;
-	q->regeometry++;
-	GS_STAT_INC(regeometry);
+	q->rebuilds++;
+	GS_STAT_INC(drift_rebuilds);
 	gs_arm_again(s, q);
 }
 

@@ -50,11 +50,12 @@ void gs_arm_waited(gs_stream_t *s, gs_seq_t *q, uint32_t at);
 void gs_arm_recut(gs_stream_t *s, gs_seq_t *q);
 
 /*
- * A record of q patched on the GPU had its function, block or shared
- * memory drift (gs_rec_t.geodrift): q is built again once the match has
- * ended (s->match.regeometry), a bounded number of times (may).
+ * A record of q drifted so that the backend would build its node
+ * otherwise (gs_rec_t.drift, gs_ops_t.graph_node_patching): q is built
+ * again once the match has ended (s->match.rebuild), a bounded number of
+ * times (may).
  */
-bool gs_arm_regeometry_may(const gs_seq_t *q);
-void gs_arm_regeometry(gs_stream_t *s, gs_seq_t *q);
+bool gs_arm_rebuild_may(const gs_seq_t *q);
+void gs_arm_rebuild(gs_stream_t *s, gs_seq_t *q);
 
 #endif /* GS_ARM_H */

@@ -56,9 +56,9 @@ static void gs_match_clear(gs_stream_t *s)
 		s->match.recut = NULL;
 		gs_arm_recut(s, q);
 	}
-	if ((q = s->match.regeometry) != NULL) {
-		s->match.regeometry = NULL;
-		gs_arm_regeometry(s, q);
+	if ((q = s->match.rebuild) != NULL) {
+		s->match.rebuild = NULL;
+		gs_arm_rebuild(s, q);
 	}
 }
 

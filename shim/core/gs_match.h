@@ -50,9 +50,9 @@ typedef struct gs_match {
 	/* A sequence the program waited in at one place, pass after pass
 	 * (gs_arm_waited): its chunks are planned again once the match has ended. */
 	gs_seq_t *recut;
-	/* A sequence a record of which patched on the GPU drifted in its
-	 * geometry (gs_arm_regeometry): built again once the match has ended. */
-	gs_seq_t *regeometry;
+	/* A sequence a record of which drifted so that its node would be built
+	 * otherwise (gs_arm_rebuild): built again once the match has ended. */
+	gs_seq_t *rebuild;
 	/* The idle watchdog submitted what this match held (gs_seq_passed counts it). */
 	bool idled;
 	/* Chunk unshared - 1 could not be shared while unshared_n candidates matched. */

@@ -84,16 +84,23 @@ typedef struct gs_ops {
 	void (*event_destroy)(uint64_t ev);
 
 	/*
-	 * Whether node i of graph takes its patches on the GPU (the CUDA
-	 * backend's device-updatable nodes, GRAPHSHIM_DEVICE_PATCH): there a
-	 * patch of the function, the block or the shared memory is the host's
-	 * and costs the whole graph an upload.  The core then marks the record
-	 * (gs_rec_t.geodrift) and builds the sequence again once the match has
-	 * ended; the backend makes such a record a plain node.  May be left
-	 * NULL (none does).
+	 * How node i of graph takes patches such as rec (its shape):
+	 * GS_PATCH_DEVICE on the GPU (the CUDA backend's device-updatable
+	 * nodes, GRAPHSHIM_DEVICE_PATCH), where a change of the function, the
+	 * block or the shared memory is the host's and costs the whole graph
+	 * an upload; GS_PATCH_CAN from the host, but on the GPU were it built
+	 * knowing its parameters drift; GS_PATCH_HOST from the host.  The core
+	 * marks the drift it sees (gs_rec_t.drift) and, where the backend
+	 * would build the node otherwise, builds the sequence again once the
+	 * match has ended: a node whose parameters drift then takes its
+	 * patches on the GPU, one whose geometry drifts is a plain node, and a
+	 * graph whose nodes never drift carries nothing for it.  May be left
+	 * NULL (every node GS_PATCH_HOST).
 	 */
-	bool (*graph_node_devpatched)(void *graph, size_t node);
+	int (*graph_node_patching)(void *graph, size_t node, const gs_rec_t *rec);
 } gs_ops_t;
+
+enum { GS_PATCH_HOST = 0, GS_PATCH_DEVICE = 1, GS_PATCH_CAN = 2 };
 
 /*
  * A backend's table, from the prefix its functions share: GS_OPS_TABLE("x",
@@ -115,7 +122,7 @@ typedef struct gs_ops {
 		.timer_destroy = prefix##timer_destroy,                       \
 		.func_name = prefix##func_name,                               \
 		.event_destroy = prefix##event_destroy,                       \
-		.graph_node_devpatched = prefix##graph_node_devpatched,       \
+		.graph_node_patching = prefix##graph_node_patching,           \
 	}
 
 /*

@@ -85,9 +85,9 @@ typedef struct gs_rec {
 	uint32_t stale;  /* the core's, baked: the backend built this node with a stand-in
 			  * operand (gs_ops_t.graph_build), so the next replay patches it
 			  * whatever the held record is; a patch bakes the held one */
-	uint32_t geodrift;/* the core's, baked: a patch changed this kernel's function, block
-			  * or shared memory, which a node patched on the GPU cannot take
-			  * (gs_ops_t.graph_node_devpatched); a build makes it a plain node */
+	uint32_t drift;  /* the core's, baked: what patches of this kernel changed (GS_DRIFT_*),
+			  * kept across patches; a backend that patches nodes on the GPU builds
+			  * those so whose parameters drift, not their geometry (gs_replay.c) */
 	void *func;      /* kernel handle; NULL for copies and memsets */
 	void *ctx;       /* the context the operation belongs to */
 	const gs_layout_t *layout; /* kernels only; NULL when the image is opaque */
@@ -101,6 +101,10 @@ typedef struct gs_rec {
 	const void *orig;
 	unsigned char args[];
 } gs_rec_t;
+
+/* gs_rec_t.drift: a patch changed the parameters or the grid; the function,
+ * the block or the dynamic shared memory (its geometry). */
+enum { GS_DRIFT_ARGS = 1, GS_DRIFT_GEOMETRY = 2 };
 
 /* The 8-byte operand at byte `at` of args[] (a copy's dst and src, a memset's dst and value). */
 static inline uint64_t gs_rec_u64(const gs_rec_t *r, size_t at)

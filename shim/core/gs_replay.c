@@ -248,24 +248,32 @@ static bool gs_replay_posted_failed(gs_stream_t *s, gs_seq_t *q, uint32_t b, uin
 }
 
 /*
- * Record i of q, node i - b of the picked graph, patched with r: where the
- * node takes its patches on the GPU and r changed its function, block or
- * shared memory, the record is marked and q built again after the match
- * (gs_arm_regeometry).  Another sequence's request in this match leaves
- * it unmarked: its next patch asks again.
+ * Record i of q, node i - b of the picked graph, patched with r: the drift
+ * it shows is marked on the baked records (gs_rec_t.drift), and where the
+ * backend would build that node otherwise, q is built again after the
+ * match (gs_arm_rebuild).  While another sequence's request is pending in
+ * this match, or past the bound, nothing is marked: its next patch asks
+ * again.
  */
-static void gs_replay_geometry(gs_stream_t *s, gs_seq_t *q, const gs_variant_pick_t *pick,
-			       uint32_t i, uint32_t b, const gs_rec_t *r)
+static void gs_replay_drift(gs_stream_t *s, gs_seq_t *q, const gs_variant_pick_t *pick,
+			    uint32_t i, uint32_t b, const gs_rec_t *r)
 {
 	const gs_rec_t *o = pick->recs[i - b];
-	if (o->geodrift || r->kind != GS_REC_KERNEL ||
-	    (o->func == r->func && o->shmem == r->shmem && !memcmp(o->block, r->block, sizeof(o->block))) ||
-	    !gs_backend->graph_node_devpatched || !gs_backend->graph_node_devpatched(pick->graph, i - b) ||
-	    (s->match.regeometry && s->match.regeometry != q) || !gs_arm_regeometry_may(q))
+	if (r->kind != GS_REC_KERNEL || !gs_backend->graph_node_patching)
 		return;
-	pick->recs[i - b]->geodrift = 1;
-	q->recs[i]->geodrift = 1; /* the chunk's own record, where a variant was picked */
-	s->match.regeometry = q;
+	uint32_t d = o->func != r->func || o->shmem != r->shmem ||
+		     memcmp(o->block, r->block, sizeof(o->block)) ? GS_DRIFT_GEOMETRY : GS_DRIFT_ARGS;
+	if (o->drift & d)
+		return;
+	int how = gs_backend->graph_node_patching(pick->graph, i - b, r);
+	bool again = d == GS_DRIFT_GEOMETRY ? how == GS_PATCH_DEVICE
+					   : how == GS_PATCH_CAN && !(o->drift & GS_DRIFT_GEOMETRY);
+	if (again && ((s->match.rebuild && s->match.rebuild != q) || !gs_arm_rebuild_may(q)))
+		return;
+	pick->recs[i - b]->drift |= d;
+	q->recs[i]->drift |= d; /* the chunk's own record, where a variant was picked */
+	if (again)
+		s->match.rebuild = q;
 }
 
 /*
@@ -290,7 +298,7 @@ static bool gs_replay_post(gs_stream_t *s, gs_seq_t *q, uint32_t b, uint32_t e,
 	for (uint32_t k = 0; k < pick->ndiff; k++) {
 		uint32_t i = m->diffs[k];
 		const gs_rec_t *r = gs_stream_at(s, m->held_start + i);
-		gs_replay_geometry(s, q, pick, i, b, r);
+		gs_replay_drift(s, q, pick, i, b, r);
 		gs_seq_rebake(pick->recs, i - b, r);
 	}
 	if (!gs_submit_post(pick->graph, s->key.handle, pick->recs, e - b, m->diffs, pick->ndiff, q, b,
@@ -371,7 +379,7 @@ bool gs_replay_chunk(gs_stream_t *s, gs_seq_t *q, uint32_t j, bool shared)
 		int rc = gs_backend->graph_patch(pick.graph, i - b, r);
 		if (rc)
 			return gs_replay_failed(s, q, b, e, GS_MISMATCH_PATCH_FAILED, i, r, rc);
-		gs_replay_geometry(s, q, &pick, i, b, r);
+		gs_replay_drift(s, q, &pick, i, b, r);
 		gs_seq_rebake(pick.recs, i - b, r);
 	}
 	int rc = gs_backend->graph_launch(pick.graph, s->key.handle);

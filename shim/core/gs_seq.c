@@ -455,9 +455,9 @@ void gs_seq_settle(gs_stream_t *s, bool sibling, uint64_t seg_id)
 void gs_seq_rebake(gs_rec_t **baked, uint32_t k, const gs_rec_t *r)
 {
 	/* Same shape, new operands: the same size, so the copy allocates nothing. */
-	uint32_t geo = baked[k]->geodrift;
+	uint32_t drift = baked[k]->drift;
 	gs_rec_copy(&baked[k], r);
-	baked[k]->geodrift = geo;
+	baked[k]->drift = drift;
 }
 
 void gs_seq_patched(gs_seq_t *q, uint32_t n)

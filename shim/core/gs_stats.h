@@ -36,7 +36,7 @@
 	X(variant_replays, "chunk replays that launched one of those variants")  \
 	X(patched_replays, "replays that needed at least one patch")          \
 	X(posted, "replays whose patches and graph launch went to the submission thread") \
-	X(regeometry, "sequences built again because a node patched on the GPU drifted in its function, block or shared memory (GRAPHSHIM_DEVICE_PATCH)") \
+	X(drift_rebuilds, "sequences built again to patch on the GPU the nodes whose parameters drift, and from the host those whose function, block or shared memory does (GRAPHSHIM_DEVICE_PATCH)") \
 	X(device_patched, "graph node words and grids written on the GPU by graphshim's updater node (GRAPHSHIM_DEVICE_PATCH)") \
 	X(device_updates, "graph launches whose updater node ran") \
 	X(device_host_patches, "patches of device-updatable graphs made from the host (a function, block or shared-memory change, a second patch before a launch, the updater full)") \

@@ -157,11 +157,17 @@ static void gs_du_take(gs_du_node_t *d, const gs_rec_t *r)
 	memcpy(d->cur, r->args, d->nbytes);
 }
 
-/* Whether record r's node can take device updates. */
+bool gs_cu_du_could(const gs_rec_t *r)
+{
+	return gs_config.device_patch && r->kind == GS_REC_KERNEL && r->nbytes &&
+	       (r->layout || (r->flags & GS_CU_RF_EXTRA));
+}
+
+/* Whether record r's node is built to take device updates: its parameters
+ * drift, its function, block and shared memory do not (gs_rec_t.drift). */
 static bool gs_du_eligible(const gs_rec_t *r)
 {
-	return r->kind == GS_REC_KERNEL && r->nbytes && (r->layout || (r->flags & GS_CU_RF_EXTRA)) &&
-	       !r->geodrift; /* its patches are the host's: no upload for them */
+	return gs_cu_du_could(r) && (r->drift & (GS_DRIFT_ARGS | GS_DRIFT_GEOMETRY)) == GS_DRIFT_ARGS;
 }
 
 gs_cu_du_t *gs_cu_du_begin(CUgraph g, CUcontext ctx, const gs_rec_t *const *recs, size_t n,

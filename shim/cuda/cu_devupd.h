@@ -9,11 +9,16 @@
 
 typedef struct gs_cu_du gs_cu_du_t;
 
+/* Whether r's node could take device updates (GRAPHSHIM_DEVICE_PATCH on, a
+ * kernel with parameters); it is built so where its parameters are seen to
+ * drift and its function, block and shared memory are not (gs_rec_t.drift). */
+bool gs_cu_du_could(const gs_rec_t *r);
+
 /*
  * Before graph g's nodes are added: the state, and in *root the updater
  * node every other node must follow (node 0 depends on it).  NULL (and no
- * node) when GRAPHSHIM_DEVICE_PATCH is off, the records have no kernel to
- * update, or the updater would not load in ctx (current).
+ * node) when GRAPHSHIM_DEVICE_PATCH is off, no record is to be updated so,
+ * or the updater would not load in ctx (current).
  */
 gs_cu_du_t *gs_cu_du_begin(CUgraph g, CUcontext ctx, const gs_rec_t *const *recs, size_t n,
 			   CUgraphNode *root);

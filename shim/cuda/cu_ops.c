@@ -606,10 +606,14 @@ static int gs_cu_graph_patch(void *graph, size_t node, const gs_rec_t *r)
 	return (int)st;
 }
 
-static bool gs_cu_graph_node_devpatched(void *graph, size_t node)
+static int gs_cu_graph_node_patching(void *graph, size_t node, const gs_rec_t *r)
 {
 	gs_cu_graph_t *G = graph;
-	return G->du && node < G->n && gs_cu_du_opted(G->du, node);
+	if (node >= G->n)
+		return GS_PATCH_HOST;
+	if (G->du && gs_cu_du_opted(G->du, node))
+		return GS_PATCH_DEVICE;
+	return gs_cu_du_could(r) ? GS_PATCH_CAN : GS_PATCH_HOST;
 }
 
 static void gs_cu_graph_destroy(void *graph)

@@ -484,11 +484,12 @@ static void gs_hip_graph_destroy(void *graph)
 }
 
 /* No node of a HIP graph is patched on the GPU. */
-static bool gs_hip_graph_node_devpatched(void *graph, size_t node)
+static int gs_hip_graph_node_patching(void *graph, size_t node, const gs_rec_t *rec)
 {
 	(void)graph;
 	(void)node;
-	return false;
+	(void)rec;
+	return GS_PATCH_HOST;
 }
 
 /* An event the application destroyed while it was held (gs_ops.h), and

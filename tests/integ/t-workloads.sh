@@ -175,7 +175,10 @@ run fwstep-no-grow 80 -- $F --no-grow
 # refused now and then (each refusal of the updater's own update is a launch
 # that failed: its sequence retires), and with copies and memsets patched from the host.
 run fwstep-device-patch 80 GRAPHSHIM_DEVICE_PATCH=1 -- $F
-run fwstep-device-patch-faults 0 GRAPHSHIM_DEVICE_PATCH=1 GS_SIM_FAIL_NODE_PATCH=7* -- $F --pool --side-streams 4
+# Nodes take device updates only once their parameters drifted (a build
+# again after a first host patch): a refusal every 23rd patch, not every 7th,
+# so that one comes after that build.
+run fwstep-device-patch-faults 0 GRAPHSHIM_DEVICE_PATCH=1 GS_SIM_FAIL_NODE_PATCH=23* -- $F --pool --side-streams 4
 run decode-device-patch 90 GRAPHSHIM_DEVICE_PATCH=1 -- $D --pingpong --copies --pos-arg
 # Each layer's scratch buffer from the stream's pool (cuMemAllocAsync) and
 # freed after the layer (cuMemFreeAsync): a free is a mark held with its
