@@ -17,6 +17,7 @@ tb_state_t tb;
 typedef struct tb_graph {
 	size_t n;
 	gs_rec_t **nodes;
+	bool *dev; /* with tb.devpatch: built to take patches "on the GPU" */
 } tb_graph_t;
 
 /*
@@ -107,6 +108,14 @@ static int tb_build(const gs_rec_t *const *recs, size_t n, void **out, size_t *r
 	tb_graph_t *g = calloc(1, sizeof(*g));
 	g->n = n;
 	g->nodes = calloc(n, sizeof(*g->nodes));
+	g->dev = calloc(n, sizeof(*g->dev));
+	for (size_t i = 0; i < n; i++) {
+		/* As the CUDA backend's device patches: kernels whose parameters
+		 * drift and whose geometry does not. */
+		g->dev[i] = tb.devpatch && recs[i]->kind == GS_REC_KERNEL &&
+			    (recs[i]->drift & (GS_DRIFT_ARGS | GS_DRIFT_GEOMETRY)) == GS_DRIFT_ARGS;
+		tb.dev_nodes += g->dev[i];
+	}
 	for (size_t i = 0; i < n; i++) {
 		cr_assert(!gs_rec_copy(&g->nodes[i], recs[i]));
 		if (recs[i]->kind == GS_REC_KERNEL && ((uintptr_t)recs[i]->func & TB_STAND_IN)) {
@@ -153,6 +162,7 @@ static void tb_destroy(void *graph)
 	for (size_t i = 0; i < g->n; i++)
 		free(g->nodes[i]);
 	free(g->nodes);
+	free(g->dev);
 	free(g);
 	tb.destroys++;
 	tb.live_graphs--;
@@ -218,6 +228,17 @@ static const char *tb_func_name(const gs_rec_t *r)
 	return name;
 }
 
+/* How node i takes patches (gs_ops_t.graph_node_patching): "on the GPU" where
+ * built so, and where tb.devpatch is set, any other kernel could be. */
+static int tb_node_patching(void *graph, size_t node, const gs_rec_t *r)
+{
+	tb_graph_t *g = graph;
+	cr_assert_lt(node, g->n);
+	if (g->dev[node])
+		return GS_PATCH_DEVICE;
+	return tb.devpatch && r->kind == GS_REC_KERNEL ? GS_PATCH_CAN : GS_PATCH_HOST;
+}
+
 /* A held event the program destroyed, destroyed now: logged as TB_EVENT_DESTROYED. */
 static void tb_event_destroy(uint64_t ev)
 {
@@ -228,7 +249,7 @@ static void tb_event_destroy(uint64_t ev)
 
 const gs_ops_t tb_ops = {"test", tb_submit, tb_build, tb_glaunch, tb_patch, tb_destroy,
 			 tb_timer_create, tb_timer_mark, tb_timer_read, tb_timer_destroy,
-			 tb_func_name, tb_event_destroy};
+			 tb_func_name, tb_event_destroy, tb_node_patching};
 
 /* The gate's host clock in tests: the GPU clock, as for a program whose host
  * waits for the GPU every step (tests of a host-bound program set their own). */

@@ -48,6 +48,10 @@ typedef struct tb_state {
 	/* Kernels the cold lane took (gs_engine_cold_cached), and the full
 	 * cold lookup (gs_engine_cold). */
 	int lane_hits, cold_hits;
+	/* Nodes of kernels whose parameters drift are built to take patches
+	 * on the GPU (gs_ops_t.graph_node_patching); dev_nodes counts them. */
+	bool devpatch;
+	int dev_nodes;
 } tb_state_t;
 
 extern tb_state_t tb;

@@ -3,6 +3,7 @@
 
 #include <criterion/criterion.h>
 #include <pthread.h>
+#include <unistd.h>
 
 static const uintptr_t F[] = {0xf1, 0xf2, 0xf3, 0xf4, 0xf5, 0xf6, 0xf7, 0xf8};
 #define S1 ((uintptr_t)0x5001)
@@ -724,5 +725,85 @@ Test(replay, three_launch_bursts_spare_the_step_they_begin_like)
 	uint64_t replays = gs_stats.replays;
 	step(6, 0, 0, 0);
 	cr_expect_eq(gs_stats.replays, replays + 1, "the step still replays");
+	tb_check();
+}
+
+/*
+ * Device patches chosen by drift (gs_ops_t.graph_node_patching): a
+ * sequence is built with plain nodes, and again after the match where a
+ * patch shows a node whose parameters drift (it then takes its patches on
+ * the GPU) or a node on the GPU whose function drifts (then plain again).
+ */
+static const uintptr_t SL[] = {0xc1 | TB_SAME_LAYOUT, 0xc2 | TB_SAME_LAYOUT, 0xc3 | TB_SAME_LAYOUT,
+			       0xc4 | TB_SAME_LAYOUT, 0xc5 | TB_SAME_LAYOUT, 0xc6 | TB_SAME_LAYOUT,
+			       0xc7 | TB_SAME_LAYOUT, 0xc8 | TB_SAME_LAYOUT, 0xc9 | TB_SAME_LAYOUT};
+
+/* A step of 8 launches of SL[0..7], launch `at` with a1 = v and, when
+ * `other`, the function SL[8] instead of its own. */
+static void step_sl(int at, uint64_t v, bool other)
+{
+	for (int i = 0; i < 8; i++)
+		tb_launch(S1, i == at && other ? SL[8] : SL[i], 1000 + i, i == at ? v : 0);
+	sync_s1();
+}
+
+static void learn_devpatch(bool on)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_MISMATCH_LIMIT", "3", "GRAPHSHIM_COOLDOWN", "0",
+		 "GRAPHSHIM_FORGIVE", "1", "GRAPHSHIM_PATCH_COST", "0.5", "GRAPHSHIM_GRAPH_COST", "2", NULL);
+	tb.devpatch = on;
+	step_sl(-1, 0, false);
+	step_sl(-1, 0, false);
+	cr_assert_eq(tb.builds, 1);
+	cr_assert_eq(tb.dev_nodes, 0, "nothing has drifted yet: no node on the GPU");
+}
+
+Test(replay, a_node_whose_arguments_drift_is_built_again_to_patch_on_the_gpu)
+{
+	learn_devpatch(true);
+	step_sl(2, 42, false);
+	cr_expect_eq(gs_stats.patches, 1);
+	cr_expect_eq(gs_stats.drift_rebuilds, 1);
+	cr_expect_eq(tb.builds, 2);
+	cr_expect_eq(tb.dev_nodes, 1);
+	/* It drifts again: patched where it is, no build. */
+	step_sl(2, 43, false);
+	step_sl(2, 44, false);
+	cr_expect_eq(gs_stats.replays, 3);
+	cr_expect_eq(tb.builds, 2);
+	cr_expect_eq(gs_stats.drift_rebuilds, 1);
+	/* Its function drifts: plain again (the second build made no node on the GPU). */
+	step_sl(2, 45, true);
+	cr_expect_eq(gs_stats.drift_rebuilds, 2);
+	cr_expect_eq(tb.builds, 3);
+	step_sl(2, 46, true);
+	step_sl(2, 47, false);
+	cr_expect_eq(tb.builds, 3, "a node whose geometry drifts stays plain");
+	cr_expect_eq(tb.dev_nodes, 1);
+	tb_check();
+}
+
+Test(replay, without_patches_on_the_gpu_drift_builds_nothing_again)
+{
+	learn_devpatch(false);
+	step_sl(2, 42, false);
+	step_sl(3, 42, true);
+	step_sl(-1, 0, false);
+	cr_expect_eq(gs_stats.patches, 4);
+	cr_expect_eq(gs_stats.drift_rebuilds, 0);
+	cr_expect_eq(tb.builds, 1);
+	tb_check();
+}
+
+Test(replay, builds_for_drift_are_bounded)
+{
+	/* A new position drifts every step: four builds again, then patches
+	 * where the nodes are. */
+	learn_devpatch(true);
+	for (int i = 0; i < 8; i++)
+		step_sl(i, 100 + (uint64_t)i, false);
+	cr_expect_eq(gs_stats.drift_rebuilds, 4);
+	cr_expect_eq(tb.builds, 5);
+	cr_expect_eq(gs_stats.replays, 8);
 	tb_check();
 }
