@@ -454,10 +454,19 @@ void gs_seq_settle(gs_stream_t *s, bool sibling, uint64_t seg_id)
 
 void gs_seq_rebake(gs_rec_t **baked, uint32_t k, const gs_rec_t *r)
 {
-	/* Same shape, new operands: the same size, so the copy allocates nothing. */
-	uint32_t drift = baked[k]->drift;
+	/* Same shape, new operands: the same size, so the copy allocates
+	 * nothing.  What the core counts on a baked record stays: the waits
+	 * after it (a place cut there stays cut when the step is planned
+	 * again), its refusal, its drift; its stand-in is gone. */
+	gs_rec_t keep = *baked[k];
 	gs_rec_copy(&baked[k], r);
-	baked[k]->drift = drift;
+	gs_rec_t *b = baked[k];
+	b->held_ev = keep.held_ev;
+	b->refused = keep.refused;
+	b->waits = keep.waits;
+	b->idled = keep.idled;
+	b->drift = keep.drift;
+	b->stale = 0;
 }
 
 void gs_seq_patched(gs_seq_t *q, uint32_t n)

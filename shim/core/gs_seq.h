@@ -191,7 +191,8 @@ void gs_seq_owe(gs_stream_t *s, gs_seq_t *q);
  * the segment's sequence id (0: too short or not learnable), for the trace.
  */
 void gs_seq_settle(gs_stream_t *s, bool sibling, uint64_t seg_id);
-/* Node k of a graph (a chunk's, or a variant's) was patched with r's operands: its baked record follows. */
+/* Node k of a graph (a chunk's, or a variant's) was patched with r's operands: its baked
+ * record follows (what the core counts on it stays). */
 void gs_seq_rebake(gs_rec_t **baked, uint32_t k, const gs_rec_t *r);
 /* A replay of q patched n nodes. */
 void gs_seq_patched(gs_seq_t *q, uint32_t n);
