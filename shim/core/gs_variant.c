@@ -42,23 +42,10 @@ gs_variant_differs(gs_rec_t *const *baked, const gs_stream_t *s, uint64_t at, ui
 		   bool exact)
 {
 	uint32_t d = 0;
-	for (uint32_t k = 0; k < n && d < stop; k++) {
-		/* Two records ahead, both sides' first lines (the header, the
-		 * arguments' start): at a chunk's end they are rarely cached
-		 * still, and one miss after another made most of its time. */
-		if (k + 2 < n) {
-			const char *bp = (const char *)baked[k + 2], *hp = (const char *)gs_stream_at(s, at + k + 2);
-			__builtin_prefetch(bp);
-			__builtin_prefetch(hp);
-			if (exact) {
-				__builtin_prefetch(bp + 128);
-				__builtin_prefetch(hp + 128);
-			}
-		}
+	for (uint32_t k = 0; k < n && d < stop; k++)
 		d += exact ? gs_variant_patch(baked, s, at, k)
 			   : !gs_rec_is_mark(baked[k]) &&
 				     (baked[k]->stale || baked[k]->hash != gs_stream_at(s, at + k)->hash);
-	}
 	return d;
 }
 
