@@ -45,6 +45,7 @@ typedef struct gs_du_args {
 } gs_du_args_t;
 
 typedef struct gs_du_node {
+	bool tried;        /* its record's parameters had drifted when the graph was built */
 	bool opted;        /* device-updatable: a host patch makes the graph upload */
 	uint64_t dev;      /* device handle; 0: host patches */
 	void *func;        /* what a device update cannot change: */
@@ -170,6 +171,21 @@ static bool gs_du_eligible(const gs_rec_t *r)
 	return gs_cu_du_could(r) && (r->drift & (GS_DRIFT_ARGS | GS_DRIFT_GEOMETRY)) == GS_DRIFT_ARGS;
 }
 
+/* The parameter bytes of the records to be built device-updatable (an eligible record has some). */
+static size_t gs_du_bytes(const gs_rec_t *const *recs, size_t n)
+{
+	size_t bytes = 0;
+	for (size_t i = 0; i < n; i++)
+		if (gs_du_eligible(recs[i]))
+			bytes += recs[i]->nbytes;
+	return bytes;
+}
+
+bool gs_cu_du_wanted(const gs_rec_t *const *recs, size_t n)
+{
+	return gs_config.device_patch && gs_du_bytes(recs, n);
+}
+
 gs_cu_du_t *gs_cu_du_begin(CUgraph g, CUcontext ctx, const gs_rec_t *const *recs, size_t n,
 			   CUgraphNode *root)
 {
@@ -177,10 +193,7 @@ gs_cu_du_t *gs_cu_du_begin(CUgraph g, CUcontext ctx, const gs_rec_t *const *recs
 	*root = NULL;
 	if (!gs_config.device_patch)
 		return NULL;
-	size_t bytes = 0; /* an eligible record has parameters */
-	for (size_t i = 0; i < n; i++)
-		if (gs_du_eligible(recs[i]))
-			bytes += recs[i]->nbytes;
+	size_t bytes = gs_du_bytes(recs, n);
 	CUfunction small, big;
 	if (!bytes || !gs_du_funcs(ctx, &small, &big))
 		return NULL;
@@ -208,6 +221,7 @@ void gs_cu_du_node(gs_cu_du_t *du, size_t i, const gs_rec_t *r, CUgraphNode node
 	const gs_cu_real_t *R = &gs_cu_real;
 	if (!du || !gs_du_eligible(r))
 		return;
+	du->node[i].tried = true;
 	CUlaunchAttributeValue v;
 	memset(&v, 0, sizeof(v));
 	v.deviceUpdatableKernelNode.deviceUpdatable = 1;
@@ -233,6 +247,12 @@ void gs_cu_du_node(gs_cu_du_t *du, size_t i, const gs_rec_t *r, CUgraphNode node
 bool gs_cu_du_opted(const gs_cu_du_t *du, size_t i)
 {
 	return du->node[i].opted;
+}
+
+int gs_cu_du_patching(const gs_cu_du_t *du, size_t i)
+{
+	const gs_du_node_t *d = &du->node[i];
+	return d->opted ? GS_PATCH_DEVICE : d->tried ? GS_PATCH_HOST : GS_PATCH_CAN;
 }
 
 bool gs_cu_du_ready(gs_cu_du_t *du, CUgraphExec x)

@@ -26,6 +26,14 @@ gs_cu_du_t *gs_cu_du_begin(CUgraph g, CUcontext ctx, const gs_rec_t *const *recs
 void gs_cu_du_node(gs_cu_du_t *du, size_t i, const gs_rec_t *r, CUgraphNode node);
 /* Whether node i was made device-updatable. */
 bool gs_cu_du_opted(const gs_cu_du_t *du, size_t i);
+/* How node i takes patches (GS_PATCH_*): on the GPU; from the host, having
+ * been tried (the driver would not make it device-updatable); or it could
+ * be, built again, its parameters not having drifted at this build. */
+int gs_cu_du_patching(const gs_cu_du_t *du, size_t i);
+/* Whether a graph of recs would be built with an updater (some record's
+ * parameters drift): with none after all, the updater would not load or
+ * the driver would not take it, and building again changes nothing. */
+bool gs_cu_du_wanted(const gs_rec_t *const *recs, size_t n);
 /* After instantiation as x: false when the updater cannot be switched off. */
 bool gs_cu_du_ready(gs_cu_du_t *du, CUgraphExec x);
 void gs_cu_du_free(gs_cu_du_t *du);

@@ -17,6 +17,8 @@ typedef struct gs_cu_graph {
 	CUgraphExec x;
 	CUcontext ctx;
 	gs_cu_du_t *du; /* patches made on the GPU (cu_devupd.c), or NULL */
+	bool du_settled; /* built with its records' drift in view: no updater
+			  * means none would be had by building again */
 	size_t n;
 	CUgraphNode node[];
 } gs_cu_graph_t;
@@ -493,6 +495,7 @@ static int gs_cu_graph_make(const gs_rec_t *const *recs, size_t n, void **graph,
 	CUgraphNode root = NULL;
 	if (st == CUDA_SUCCESS && !plain)
 		G->du = gs_cu_du_begin(G->g, G->ctx, recs, n, &root);
+	G->du_settled = gs_config.device_patch && (plain || gs_cu_du_wanted(recs, n));
 	for (size_t i = 0; st == CUDA_SUCCESS && i < n; i++) {
 		if (i && gs_cu_programmatic(recs[i - 1], recs[i])) {
 			st = gs_cu_add_node(G->g, NULL, 0, recs[i], &G->node[i],
@@ -611,8 +614,13 @@ static int gs_cu_graph_node_patching(void *graph, size_t node, const gs_rec_t *r
 	gs_cu_graph_t *G = graph;
 	if (node >= G->n)
 		return GS_PATCH_HOST;
-	if (G->du && gs_cu_du_opted(G->du, node))
-		return GS_PATCH_DEVICE;
+	if (G->du) {
+		int how = gs_cu_du_patching(G->du, node);
+		if (how != GS_PATCH_CAN)
+			return how;
+	} else if (G->du_settled) {
+		return GS_PATCH_HOST; /* the updater would not load, or the driver refused it */
+	}
 	return gs_cu_du_could(r) ? GS_PATCH_CAN : GS_PATCH_HOST;
 }
 

@@ -1315,6 +1315,66 @@ Test(cuda, graph_nodes_carry_attributes_and_programmatic_edges)
 		free(r[i]);
 }
 
+/* The device updater's module: it will not load (a driver whose JIT refuses its PTX). */
+static int du_loads;
+static CUresult s_module_load_fails(CUmodule *m, const void *image)
+{
+	du_loads++;
+	return CUDA_ERROR_INVALID_IMAGE;
+}
+static CUresult s_any_node_attr(CUgraphNode n, CUkernelNodeAttrID id, CUkernelNodeAttrValue *v)
+{
+	return CUDA_ERROR_NOT_SUPPORTED;
+}
+static CUresult s_node_enable(CUgraphExec x, CUgraphNode n, unsigned on) { return CUDA_SUCCESS; }
+static CUresult s_upload(CUgraphExec x, CUstream s) { return CUDA_SUCCESS; }
+static CUresult s_exec_set(CUgraphExec x, CUgraphNode n, const CUDA_KERNEL_NODE_PARAMS *p)
+{
+	return CUDA_SUCCESS;
+}
+static CUresult s_get_function(CUfunction *f, CUmodule m, const char *name)
+{
+	return CUDA_ERROR_NOT_FOUND;
+}
+
+Test(cuda, a_graph_built_with_its_drift_in_view_and_no_updater_asks_for_no_second_build)
+{
+	s_graph_stubs();
+	gs_cu_real.cuGraphAddKernelNode_v2 = s_add_kernel;
+	gs_cu_real.cuGraphKernelNodeSetAttribute = s_node_attr;
+	gs_cu_real.cuGraphKernelNodeGetAttribute = s_any_node_attr;
+	gs_cu_real.cuModuleLoadData = s_module_load_fails;
+	gs_cu_real.cuModuleGetFunction = s_get_function;
+	gs_cu_real.cuGraphNodeSetEnabled = s_node_enable;
+	gs_cu_real.cuGraphUpload = s_upload;
+	gs_cu_real.cuGraphExecKernelNodeSetParams_v2 = s_exec_set;
+	gs_config.device_patch = true;
+	int a = 1, c = 2;
+	double b = 3;
+	void *kp[] = { &a, &b, &c };
+	cr_assert_eq(cuLaunchKernel(FN_A, 1, 1, 1, 32, 1, 1, 0, S_NB, kp, NULL), CUDA_SUCCESS);
+	gs_rec_t *r = rec_dup(gs_stub.last);
+	const gs_rec_t *const recs[] = { r };
+	void *graph = NULL;
+	size_t refused = 0;
+
+	/* Built before any drift: plain, and a drift of its parameters asks for a build again. */
+	cr_assert_eq(gs_cu_ops.graph_build(recs, 1, &graph, &refused, NULL), CUDA_SUCCESS);
+	cr_expect_eq(du_loads, 0, "nothing drifts: the updater is not even loaded");
+	cr_expect_eq(gs_cu_ops.graph_node_patching(graph, 0, r), GS_PATCH_CAN);
+	gs_cu_ops.graph_destroy(graph);
+
+	/* Built again with the drift in view, the updater would not load: from the host, for good. */
+	r->drift = GS_DRIFT_ARGS;
+	graph = NULL;
+	cr_assert_eq(gs_cu_ops.graph_build(recs, 1, &graph, &refused, NULL), CUDA_SUCCESS);
+	cr_expect_eq(du_loads, 1);
+	cr_expect_eq(gs_cu_ops.graph_node_patching(graph, 0, r), GS_PATCH_HOST);
+	gs_cu_ops.graph_destroy(graph);
+	gs_config.device_patch = false;
+	free(r);
+}
+
 Test(cuda, an_unreadable_layout_is_counted_and_passes_through)
 {
 	int a = 0;

@@ -89,13 +89,23 @@ run() {
 			fi ;;
 		esac ;;
 	esac
-	# Patches made on the GPU: the updater node must have written some.
-	case "$envs" in *GRAPHSHIM_DEVICE_PATCH=1*)
+	# Patches made on the GPU: the updater node must have written some;
+	# where it will not load, none, and each sequence is built again for
+	# its drift once at most (its first: a graph built with the drift in
+	# view answers "from the host" from then on).
+	case "$envs" in *GS_SIM_FAIL_DEVUPD*)
+		seqs=$(grep -o '"state":' "$tmp/s.json" | wc -l)
+		if [ "$(stat "$tmp/s.json" device_patched)" != 0 ] ||
+		   [ "$(stat "$tmp/s.json" drift_rebuilds)" -gt "$seqs" ]; then
+			echo "FAIL $name: patched on the GPU $(stat "$tmp/s.json" device_patched), built again for drift $(stat "$tmp/s.json" drift_rebuilds) ($seqs sequences)"
+			fails=$((fails + 1)); return
+		fi ;;
+	*GRAPHSHIM_DEVICE_PATCH=1*)
 		if [ "$(stat "$tmp/s.json" device_patched)" -lt 1 ]; then
 			echo "FAIL $name: nothing was patched on the (simulated) GPU"; fails=$((fails + 1)); return
 		fi ;;
 	esac
-	case "$envs" in *GS_SIM_FAIL_PARAM_INFO*) ;; *GS_SIM_FAIL*)
+	case "$envs" in *GS_SIM_FAIL_PARAM_INFO* | *GS_SIM_FAIL_DEVUPD*) ;; *GS_SIM_FAIL*)
 		if [ "${fallbacks:-0}" -lt 1 ]; then
 			echo "FAIL $name: the injected fault was not counted as a fallback"; fails=$((fails + 1)); return
 		fi ;;
@@ -180,6 +190,8 @@ run fwstep-device-patch 80 GRAPHSHIM_DEVICE_PATCH=1 -- $F
 # so that one comes after that build.
 run fwstep-device-patch-faults 0 GRAPHSHIM_DEVICE_PATCH=1 GS_SIM_FAIL_NODE_PATCH=23* -- $F --pool --side-streams 4
 run decode-device-patch 90 GRAPHSHIM_DEVICE_PATCH=1 -- $D --pingpong --copies --pos-arg
+# A driver whose JIT will not take the updater's PTX: patches from the host.
+run fwstep-device-patch-no-updater 80 GRAPHSHIM_DEVICE_PATCH=1 GS_SIM_FAIL_DEVUPD=1+ -- $F --pool --side-streams 4
 # Each layer's scratch buffer from the stream's pool (cuMemAllocAsync) and
 # freed after the layer (cuMemFreeAsync): a free is a mark held with its
 # chunk, not a boundary (86% replayed when each free ended a segment).

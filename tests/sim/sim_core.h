@@ -423,7 +423,7 @@ int gs_sim_capture_info(gs_sim_stream_t *s, uint64_t *id, gs_sim_graph_t **g,
 /* ---- knobs and fault injection (GS_SIM_* environment) ---- */
 enum {
 	GS_SIM_F_INSTANTIATE, GS_SIM_F_GRAPH_LAUNCH, GS_SIM_F_NODE_PATCH,
-	GS_SIM_F_PARAM_INFO, GS_SIM_F_ALLOC, GS_SIM_F_GRAPH_BUILD, GS_SIM_F_COUNT
+	GS_SIM_F_PARAM_INFO, GS_SIM_F_ALLOC, GS_SIM_F_GRAPH_BUILD, GS_SIM_F_DEVUPD, GS_SIM_F_COUNT
 };
 /* True when this call (counted per kind) must fail. */
 bool gs_sim_fault(int kind);

@@ -97,6 +97,8 @@ gs_sim_err_t gs_sim_module_load_image(gs_sim_module_t **out, const void *image)
 {
 	const char *s = image;
 	if (s && gs_sim_devupd_image(s)) {
+		if (gs_sim_fault(GS_SIM_F_DEVUPD))
+			return GS_SIM_EIMAGE; /* as a driver whose JIT will not take the PTX */
 		gs_sim_err_t err = gs_sim_module_from_table(out, gs_sim_devupd_kernels);
 		if (!err)
 			gs_sim_reg_add(*out, GS_SIM_H_MODULE);

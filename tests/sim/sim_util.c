@@ -100,6 +100,7 @@ static const char *const fault_env[GS_SIM_F_COUNT] = {
 	[GS_SIM_F_PARAM_INFO] = "GS_SIM_FAIL_PARAM_INFO",
 	[GS_SIM_F_ALLOC] = "GS_SIM_FAIL_ALLOC",
 	[GS_SIM_F_GRAPH_BUILD] = "GS_SIM_FAIL_GRAPH_BUILD",
+	[GS_SIM_F_DEVUPD] = "GS_SIM_FAIL_DEVUPD",
 };
 
 static double env_double(const char *name, double dflt)
