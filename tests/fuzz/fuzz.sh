@@ -150,7 +150,7 @@ counter() { [ -f "$2" ] && sed -n "s/.*\"$1\": \([0-9][0-9]*\).*/\1/p" "$2" | he
 # The first lines of a run's errors, and a sanitizer's report with its stacks.
 errors() {
 	awk 'NR <= 5 && !/^fuzz_run: [0-9]* programs/ { print "  " $0 }
-		/^==[0-9]+==ERROR|^WARNING: ThreadSanitizer/ { on = 1 }
+		/^==[0-9]+==ERROR|^WARNING: ThreadSanitizer|^fuzz_run: signal [0-9]+/ { on = 1 }
 		/^Shadow bytes/ { on = 0 }
 		NR > 5 && on && n < 60 { print "  " $0; n++ }' "$1"
 }
