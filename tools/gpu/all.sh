@@ -25,7 +25,10 @@
 #                       node patch and a graph launch cost this driver's host;
 #                       a few seconds, its lines join the table)
 # With .gpucarry/before.tar (prepare-carry.sh, GS_CARRY_BEFORE) it also
-# builds that tree's library and hands it to bench.sh as GS_BENCH_BEFORE_LIB.
+# builds that tree's library and hands it to bench.sh as GS_BENCH_BEFORE_LIB,
+# and with GS_ALL_HOOK_AB=N times graphshim's own code a launch call on this
+# host, that library (A) against this build's (B), N alternating pairs
+# (tools/gpu/hook-ab.sh: the fake driver, no GPU; its lines join the table).
 # and those of check-gpu.sh and bench.sh (GS_CHECK_STEPS, GS_BENCH_ROUNDS...).
 set -u
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
@@ -108,6 +111,12 @@ if [ -f "$CARRY/before.tar" ]; then
 		export GS_BENCH_BEFORE_LIB=$B/.libs/libgraphshim.so
 	else
 		tail -n 20 "$LOG/build-before.log"
+	fi
+fi
+if [ "${GS_ALL_HOOK_AB:-0}" -gt 0 ] && [ -n "${GS_BENCH_BEFORE_LIB:-}" ]; then
+	if stage hook-ab 120 env top_builddir="$SRC" sh "$SRC/tools/gpu/hook-ab.sh" \
+		"$GS_BENCH_BEFORE_LIB" "$SRC/.libs/libgraphshim.so" "$GS_ALL_HOOK_AB"; then
+		grep '^hook-ab:' "$LOG/hook-ab.log" >>"$GS_TABLE"
 	fi
 fi
 # What the cost rule weighs, on this machine (docs/performance.md, "Cost rule").
