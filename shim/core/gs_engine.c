@@ -370,58 +370,6 @@ bool gs_engine_event_destroy(uint64_t ev, const char *api)
 	return false;
 }
 
-/*
- * What the calling thread's next launch will touch first, noted at the end
- * of its last held one (under that stream's lock): the stream's state, the
- * history slot the next record will overwrite, the record the match expects
- * next.  Between two launches a framework's interpreter leaves little of
- * them near the core (a replayed launch of PyTorch's costs graphshim 1-1.5
- * us on the H200 host against 40 ns in a loop; tests/cuda/bench_hook c), and
- * one miss after another is most of that.  gs_engine_prefetch, at the next
- * launch's entry, asks for their first lines at once while the backend
- * builds its record.  Addresses only: a state freed or moved since is prefetched
- * for nothing, never read.
- */
-static _Thread_local struct {
-	const char *stream, *slot, *expect;
-} gs_next GS_TLS_IE;
-
-static void gs_engine_note_next(const gs_stream_t *s)
-{
-	const gs_match_t *m = &s->match;
-	const gs_seq_t *q = m->ncands ? m->cands[0] : s->cache.lru;
-	uint32_t k = m->ncands ? m->nheld : 0;
-	gs_next.stream = (const char *)s;
-	gs_next.slot = (const char *)s->ring[s->pos % s->cap];
-	gs_next.expect = q && q->recs && k < q->n ? (const char *)q->recs[k] : NULL; /* armed only */
-}
-
-void gs_engine_prefetch(void)
-{
-	const char *p = gs_next.stream;
-	if (!p)
-		return;
-	/*
-	 * The lines a held launch reads first, not all of them: dozens of
-	 * prefetches at once (the whole state, a kilobyte-long slot) fill the
-	 * core's miss buffers ahead of the launch's own loads.  The slot's
-	 * header only: the record's bytes are written in one sweep, which the
-	 * hardware streams.
-	 */
-	static const size_t at[] = {
-		offsetof(gs_stream_t, lane), offsetof(gs_stream_t, ring), offsetof(gs_stream_t, seg),
-		offsetof(gs_stream_t, match), offsetof(gs_stream_t, match) + 64,
-		offsetof(gs_stream_t, cache), offsetof(gs_stream_t, period),
-	};
-	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++)
-		__builtin_prefetch(p + at[i], 1, 3);
-	if ((p = gs_next.slot) != NULL)
-		__builtin_prefetch(p, 1, 3);
-	if ((p = gs_next.expect) != NULL) /* what gs_rec_same_shape reads */
-		for (size_t i = 0; i < offsetof(gs_rec_t, orig); i += 64)
-			__builtin_prefetch(p + i, 0, 3);
-}
-
 int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec, const char *api)
 {
 	bool mark = gs_rec_is_mark(rec);
@@ -510,7 +458,6 @@ int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec
 	s->match.api = NULL;
 	gs_learn_record(s, r, at);
 	gs_learn_long(s);
-	gs_engine_note_next(s);
 	gs_engine_unlock(s);
 	return rc;
 }

@@ -69,13 +69,6 @@ int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags,
  */
 bool gs_engine_cold(uintptr_t handle, void *ctx, unsigned sflags, uint64_t key);
 
-/*
- * Ask the caches for what this thread's last held launch noted its next one
- * will touch (its stream's state, history slot and expected record): a
- * backend calls it first thing in a launch, before it builds the record.
- */
-void gs_engine_prefetch(void);
-
 /* For the stream the calling thread's last launch went to: gs_lane.h. */
 
 /*

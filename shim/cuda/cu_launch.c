@@ -266,7 +266,6 @@ static CUresult gs_cu_kernel(const gs_cu_orig_t *o, CUfunction f, const unsigned
 			     const unsigned block[3], unsigned shmem, CUstream s,
 			     void **kp, void **extra, const char *api, const gs_cu_attrs_t *at)
 {
-	gs_engine_prefetch();
 	gs_cu_sref_t sr;
 	gs_cu_stream_ref(s, o->pt, &sr);
 	CUcontext ctx = gs_cu_ctx_current();

@@ -42,7 +42,6 @@ static hipError_t gs_hip_kernel_raw(const gs_hip_orig_t *o, const void *func, un
 				hipStream_t stream, int spt, void **params, void **extra,
 				const char *name)
 {
-	gs_engine_prefetch();
 	gs_hip_skey_t k = gs_hip_stream_key(stream, spt);
 	const gs_layout_t *l = NULL;
 	const void *img = NULL;

@@ -77,10 +77,6 @@ int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec
 	return 0;
 }
 
-void gs_engine_prefetch(void)
-{
-}
-
 bool gs_engine_cold(uintptr_t handle, void *ctx, unsigned sflags, uint64_t key)
 {
 	gs_stub.cold_calls++;
