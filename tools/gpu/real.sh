@@ -515,9 +515,21 @@ for q in seqs:
         ge += w * (q.get("eager_us") or 0); gr += w * (q.get("replay_us") or 0)
         n += 1; passes += w
 back = sum(1 for q in seqs if (q.get("first_trial") or {}).get("choice") == "eager" and q.get("gate") == "replay")
+# The same, each sequence's own ratio weighted by the launches it covered
+# (passes x length; a geometric mean): a short sequence whose passes span
+# the program's work between two calls (hf-gpt2: 4 launches, 38-105 ms a
+# pass) swamps the time-weighted figure and not this one.
+import math
+lw = ll = 0.0
+for q in seqs:
+    eh, rh = q.get("eager_host_us") or 0, q.get("replay_host_us") or 0
+    w = (q.get("seen") or 0) * (q.get("length") or 0)
+    if eh > 0 and rh > 0 and w > 0:
+        lw += w; ll += w * math.log(eh / rh)
 if n and tr > 0:
-    print("in process (the gate's timed passes, %d sequence(s), %d passes): host eager/replayed %.2fx%s%s" % (
+    print("in process (the gate's timed passes, %d sequence(s), %d passes): host eager/replayed %.2fx%s%s%s" % (
           n, passes, te / tr, ", GPU span %.2fx" % (ge / gr) if gr > 0 else "",
+          "; per launch %.2fx" % math.exp(ll / lw) if lw > 0 else "",
           "; %d first verdict(s) of eager taken back by a later trial" % back if back else ""))
 # GRAPHSHIM_SELFTIME=1: what a launch call cost graphshim's own code, by what
 # it did, and what the driver took for the calls graphshim made in it.
