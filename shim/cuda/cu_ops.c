@@ -17,8 +17,8 @@ typedef struct gs_cu_graph {
 	CUgraphExec x;
 	CUcontext ctx;
 	gs_cu_du_t *du; /* patches made on the GPU (cu_devupd.c), or NULL */
-	bool du_settled; /* built with its records' drift in view: no updater
-			  * means none would be had by building again */
+	bool du_settled; /* no updater, built with its records' drift in view:
+			  * none would be had by building again */
 	size_t n;
 	CUgraphNode node[];
 } gs_cu_graph_t;
@@ -495,7 +495,7 @@ static int gs_cu_graph_make(const gs_rec_t *const *recs, size_t n, void **graph,
 	CUgraphNode root = NULL;
 	if (st == CUDA_SUCCESS && !plain)
 		G->du = gs_cu_du_begin(G->g, G->ctx, recs, n, &root);
-	G->du_settled = gs_config.device_patch && (plain || gs_cu_du_wanted(recs, n));
+	G->du_settled = !G->du && gs_config.device_patch && (plain || gs_cu_du_wanted(recs, n));
 	for (size_t i = 0; st == CUDA_SUCCESS && i < n; i++) {
 		if (i && gs_cu_programmatic(recs[i - 1], recs[i])) {
 			st = gs_cu_add_node(G->g, NULL, 0, recs[i], &G->node[i],

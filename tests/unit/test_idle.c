@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 #include <time.h>
 
+#include "gs_clock.h"
 #include "gs_sig.h"
 #include "gs_testbe.h"
 
@@ -99,13 +100,6 @@ Test(idle, zero_turns_the_watchdog_off)
 	tb_check();
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
 /*
  * A stream that keeps holding launches, one every 0.2 ms, is not idle:
  * 40 ms of them with the watchdog looking every 10 ms (GRAPHSHIM_IDLE_US
@@ -124,12 +118,12 @@ Test(idle, a_stream_that_keeps_calling_is_not_idle)
 		replays0 = gs_stats.replays;
 		released0 = gs_stats.released;
 		longest = 0;
-		uint64_t last = now_ns();
+		uint64_t last = gs_clock_ns();
 		for (int k = 0; k < 25; k++) {
 			for (int i = 0; i < 8; i++) {
 				tb_launch(S1, F[i], 1000 + i, 0);
 				nap_us(200);
-				uint64_t n = now_ns();
+				uint64_t n = gs_clock_ns();
 				longest = n - last > longest ? n - last : longest;
 				last = n;
 			}

@@ -475,7 +475,7 @@ PYEOF
 # line, the gate's eager and replayed passes compared within that process.
 why_stats() {
 	"$PY" - "$@" <<'PYEOF' 2>/dev/null
-import json, sys
+import json, math, sys
 best = None
 for f in sys.argv[1:]:
     try:
@@ -505,7 +505,11 @@ print("boundary_launches %s, layouts_unreadable %s, sequences %d (replayed %d, r
 # process-to-process spread): each sequence timed both ways, weighted by
 # the passes seen -- what its passes cost the host all eager against all
 # replayed (launches the engine passed through or learned from not in it).
-te = tr = ge = gr = 0.0
+# Also each sequence's own ratio weighted by the launches it covered
+# (passes x length; a geometric mean): a short sequence whose passes span
+# the program's work between two calls (hf-gpt2: 4 launches, 38-105 ms a
+# pass) swamps the time-weighted figure and not this one.
+te = tr = ge = gr = lw = ll = 0.0
 n = passes = 0
 for q in seqs:
     eh, rh = q.get("eager_host_us") or 0, q.get("replay_host_us") or 0
@@ -514,18 +518,8 @@ for q in seqs:
         te += w * eh; tr += w * rh
         ge += w * (q.get("eager_us") or 0); gr += w * (q.get("replay_us") or 0)
         n += 1; passes += w
+        lw += w * (q.get("length") or 0); ll += w * (q.get("length") or 0) * math.log(eh / rh)
 back = sum(1 for q in seqs if (q.get("first_trial") or {}).get("choice") == "eager" and q.get("gate") == "replay")
-# The same, each sequence's own ratio weighted by the launches it covered
-# (passes x length; a geometric mean): a short sequence whose passes span
-# the program's work between two calls (hf-gpt2: 4 launches, 38-105 ms a
-# pass) swamps the time-weighted figure and not this one.
-import math
-lw = ll = 0.0
-for q in seqs:
-    eh, rh = q.get("eager_host_us") or 0, q.get("replay_host_us") or 0
-    w = (q.get("seen") or 0) * (q.get("length") or 0)
-    if eh > 0 and rh > 0 and w > 0:
-        lw += w; ll += w * math.log(eh / rh)
 if n and tr > 0:
     print("in process (the gate's timed passes, %d sequence(s), %d passes): host eager/replayed %.2fx%s%s%s" % (
           n, passes, te / tr, ", GPU span %.2fx" % (ge / gr) if gr > 0 else "",
