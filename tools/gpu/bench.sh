@@ -12,6 +12,7 @@
 #                       fwstatic (fwstep's static step, with its hand-written graph),
 #                       passlegacy (passthru on the legacy default stream),
 #                       onekernel (nrepeat --one-kernel: every operand drifts, replayed patched),
+#                       onekernelK (the same, K launches a step, with GS_BENCH_EXTRA's modes),
 #                       noreadback (host issue time only: no sync in a step),
 #                       branchlate (decode --branch-late: steps alike but for their
 #                       last launches, with and without GRAPHSHIM_SHARE),
@@ -29,7 +30,7 @@
 #                       .gpucarry/before.tar): the mode `before` preloads it,
 #                       and passthru runs it by default
 #   GS_BENCH_EXTRA      modes added to tiny's, decode's and fwstep's (e.g. "shimnormal";
-#                       "shimdp": GRAPHSHIM_DEVICE_PATCH=1)
+#                       "shimdp": GRAPHSHIM_DEVICE_PATCH=1; "shimhostp": =0)
 #   GS_BENCH_TINY       tiny's arguments (default --steps 1000)
 #   GS_BENCH_DECODE     decode's arguments (default --steps 300)
 #   GS_BENCH_PY         decode.py's arguments (default --tokens 100 --rounds 2)
@@ -110,6 +111,8 @@ bench_one() {
 			shimnotail) GRAPHSHIM_HOST_BOUND_US=1000000 LD_PRELOAD=$GS_LIB $PIN $cmd --time --out "$out" >"$log" 2>&1 ;;
 			# graph nodes patched on the GPU (cu_devupd.c)
 			shimdp) GRAPHSHIM_DEVICE_PATCH=1 LD_PRELOAD=$GS_LIB $PIN $cmd --time --out "$out" >"$log" 2>&1 ;;
+			# and from the host only
+			shimhostp) GRAPHSHIM_DEVICE_PATCH=0 LD_PRELOAD=$GS_LIB $PIN $cmd --time --out "$out" >"$log" 2>&1 ;;
 			graph) $PIN $cmd --time --explicit-graph --out "$out" >"$log" 2>&1 ;;
 			esac
 			rc=$?
@@ -243,7 +246,7 @@ PY
 		"preload:replaced by an empty preloaded library" "before:of the earlier build (GS_BENCH_BEFORE_LIB)" \
 		"shimnormal:with GRAPHSHIM_BUILD_SCHED=normal" "shimbatch:with GRAPHSHIM_BUILD_SCHED=batch" \
 		"shimidle:with GRAPHSHIM_BUILD_SCHED=idle" "shimnoshare:with GRAPHSHIM_SHARE=0" \
-		"shimdp:with GRAPHSHIM_DEVICE_PATCH=1"; do
+		"shimdp:with GRAPHSHIM_DEVICE_PATCH=1" "shimhostp:with GRAPHSHIM_DEVICE_PATCH=0"; do
 		case " $modes " in *" ${v%%:*} "*) ;; *) continue ;; esac
 		t=$(gs_median <"$w.${v%%:*}.times" 2>/dev/null || echo -)
 		NOTES="$NOTES$(printf '%s: graphshim %s %sus, speedup %s (interleaved in the same rounds)' \
@@ -282,6 +285,10 @@ for wl in $WORKLOADS; do
 	# structure repeats, so graphshim replays it with every node patched
 	onekernel) bench_one nrepeat-one "$ROUNDS" "eager graphshim${GS_BENCH_BEFORE_LIB:+ before}" \
 		"$GS_KBIN/nrepeat --one-kernel ${GS_BENCH_NREPEAT:---steps 500}" ;;
+	# the same with K launches a step (K nodes patched every launch), and
+	# GS_BENCH_EXTRA's modes: where patches on the GPU begin to pay
+	onekernel[0-9]*) bench_one "nrepeat-one${wl#onekernel}" "$ROUNDS" "eager graphshim${GS_BENCH_EXTRA:+ $GS_BENCH_EXTRA}" \
+		"$GS_KBIN/nrepeat --one-kernel --kernels ${wl#onekernel} ${GS_BENCH_NREPEAT:---steps 500}" ;;
 	passthru) bench_one passthru "$ROUNDS" "eager graphshim${GS_BENCH_BEFORE_LIB:+ before}" \
 		"$GS_KBIN/nrepeat --direct ${GS_BENCH_NREPEAT:---steps 500}" ;;
 	# the same on the legacy default stream (the lane asks for the context)
