@@ -115,6 +115,12 @@ void gs_seq_info_fill(const gs_stream_t *s, const gs_seq_t *q, gs_seq_info_t *i)
 	i->gate_trials = q->gate.trials;
 	i->first = q->gate.first;
 	i->eager_passes = q->eager_passes;
+	i->rebuilds = q->rebuilds;
+	i->drift_args = i->drift_shape = 0;
+	for (uint32_t k = 0; q->recs && k < q->n; k++) {
+		i->drift_args += !!(q->recs[k]->drift & GS_DRIFT_ARGS);
+		i->drift_shape += !!(q->recs[k]->drift & GS_DRIFT_GEOMETRY);
+	}
 	i->gone = false;
 }
 

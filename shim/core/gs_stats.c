@@ -257,6 +257,12 @@ static void gs_stats_seq(gs_fmt_t *f, const gs_seq_info_t *s)
 		gs_fmt_char(f, '}');
 	}
 	gs_stats_u64(f, "eager_passes", s->eager_passes);
+	if (s->rebuilds || s->drift_args || s->drift_shape) {
+		/* Which of its nodes drift (device patches: GRAPHSHIM_DEVICE_PATCH). */
+		gs_stats_u64(f, "rebuilds", s->rebuilds);
+		gs_stats_u64(f, "drift_args", s->drift_args);
+		gs_stats_u64(f, "drift_shape", s->drift_shape);
+	}
 	gs_stats_key(f, ", ", "gone");
 	gs_stats_bool(f, s->gone);
 	gs_fmt_char(f, '}');

@@ -167,6 +167,10 @@ typedef struct gs_seq_info {
 	uint32_t gate_trials;
 	gs_gate_first_t first; /* the first decision's figures (shown where a later one followed) */
 	uint64_t eager_passes; /* complete passes submitted eagerly by the gate */
+	uint32_t rebuilds;  /* built again for its drift (gs_arm_rebuild) */
+	uint32_t drift_args, drift_shape; /* its records seen to drift in their parameters
+					    * or grid, and in their function, block or
+					    * shared memory (gs_rec_t.drift) */
 	bool gone;          /* dropped with its stream or module; its last figures */
 } gs_seq_info_t;
 

@@ -780,6 +780,14 @@ Test(replay, a_node_whose_arguments_drift_is_built_again_to_patch_on_the_gpu)
 	step_sl(2, 47, false);
 	cr_expect_eq(tb.builds, 3, "a node whose geometry drifts stays plain");
 	cr_expect_eq(tb.dev_nodes, 1);
+	/* The statistics say which nodes drifted, and how (gs_seq_info_t). */
+	gs_seq_info_t info[4];
+	size_t n = gs_engine_seq_info(info, 4);
+	cr_assert_eq(n, 1);
+	cr_expect_eq(info[0].length, 8);
+	cr_expect_eq(info[0].drift_args, 1);
+	cr_expect_eq(info[0].drift_shape, 1);
+	cr_expect_eq(info[0].rebuilds, 2);
 	tb_check();
 }
 

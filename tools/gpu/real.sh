@@ -544,6 +544,15 @@ if c.get("device_updates") or c.get("device_host_patches"):
           c.get("device_host_patches", 0), c.get("device_host_shape", 0), c.get("device_uploads", 0),
           "; updater set-up %s ns (%d)" % (per("host_updater_ns", "host_updaters"), c.get("host_updaters", 0))
           if c.get("host_updaters") else ""))
+# Which nodes drift, in the sequences that replayed most (device patches take
+# those whose parameters or grid drift, not their function, block or shared memory).
+dr = sorted((q for q in seqs if q.get("drift_args") or q.get("drift_shape")),
+            key=lambda q: -(q.get("replays") or 0) * (q.get("length") or 0))[:4]
+if dr:
+    print("drifting nodes (replays x length, top %d): %s" % (len(dr), "; ".join(
+          "%d launches, %d replays: %d in parameters/grid, %d in function/block/shared memory, built again %d" % (
+          q.get("length", 0), q.get("replays", 0), q.get("drift_args", 0), q.get("drift_shape", 0),
+          q.get("rebuilds", 0)) for q in dr)))
 PYEOF
 }
 
