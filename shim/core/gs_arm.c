@@ -430,7 +430,11 @@ void gs_arm_rebuild(gs_stream_t *s, gs_seq_t *q)
 {
 	/* Armed: built and in no match.  Otherwise it is being built already
 	 * (with the marks), or no longer replays. */
-	if (q->state != GS_SEQ_ARMED || !gs_arm_rebuild_may(q))
+	if (q->state != GS_SEQ_ARMED) {
+		GS_STAT_INC(drift_unarmed);
+		return;
+	}
+	if (!gs_arm_rebuild_may(q))
 		return;
 	q->rebuilds++;
 	GS_STAT_INC(drift_rebuilds);

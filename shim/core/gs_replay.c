@@ -268,8 +268,12 @@ static void gs_replay_drift(gs_stream_t *s, gs_seq_t *q, const gs_variant_pick_t
 	int how = gs_backend->graph_node_patching(pick->graph, i - b, r);
 	bool again = d == GS_DRIFT_GEOMETRY ? how == GS_PATCH_DEVICE
 					   : how == GS_PATCH_CAN && !(o->drift & GS_DRIFT_GEOMETRY);
-	if (again && ((s->match.rebuild && s->match.rebuild != q) || !gs_arm_rebuild_may(q)))
+	if (d == GS_DRIFT_ARGS && how == GS_PATCH_HOST && gs_config.device_patch)
+		GS_STAT_INC(drift_host_only);
+	if (again && ((s->match.rebuild && s->match.rebuild != q) || !gs_arm_rebuild_may(q))) {
+		GS_STAT_INC(drift_deferred);
 		return;
+	}
 	pick->recs[i - b]->drift |= d;
 	q->recs[i]->drift |= d; /* the chunk's own record, where a variant was picked */
 	if (again)

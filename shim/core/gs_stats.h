@@ -37,6 +37,9 @@
 	X(patched_replays, "replays that needed at least one patch")          \
 	X(posted, "replays whose patches and graph launch went to the submission thread") \
 	X(drift_rebuilds, "sequences built again to patch on the GPU the nodes whose parameters drift, and from the host those whose function, block or shared memory does (GRAPHSHIM_DEVICE_PATCH)") \
+	X(drift_host_only, "patches whose node drifted in its parameters and that the backend would patch from the host even if built again (no updater in that context, or one refused; GRAPHSHIM_DEVICE_PATCH)") \
+	X(drift_deferred, "such drift not marked because another sequence's build again was pending in the match, or the sequence had been built again as often as it may") \
+	X(drift_unarmed, "builds again asked for and dropped: the sequence was not armed when its match ended") \
 	X(device_patched, "graph node words and grids written on the GPU by graphshim's updater node (GRAPHSHIM_DEVICE_PATCH)") \
 	X(device_updates, "graph launches whose updater node ran") \
 	X(device_host_patches, "patches of device-updatable graphs made from the host (a function, block or shared-memory change, a second patch before a launch, the updater full)") \

@@ -544,6 +544,9 @@ if c.get("device_updates") or c.get("device_host_patches"):
           c.get("device_host_patches", 0), c.get("device_host_shape", 0), c.get("device_uploads", 0),
           "; updater set-up %s ns (%d)" % (per("host_updater_ns", "host_updaters"), c.get("host_updaters", 0))
           if c.get("host_updaters") else ""))
+if c.get("drift_host_only") or c.get("drift_deferred") or c.get("drift_unarmed"):
+    print("drift not built for: host only %d, deferred %d, not armed %d" % (
+          c.get("drift_host_only", 0), c.get("drift_deferred", 0), c.get("drift_unarmed", 0)))
 # Which nodes drift, in the sequences that replayed most (device patches take
 # those whose parameters or grid drift, not their function, block or shared memory).
 dr = sorted((q for q in seqs if q.get("drift_args") or q.get("drift_shape")),
