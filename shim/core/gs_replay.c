@@ -253,7 +253,10 @@ static bool gs_replay_posted_failed(gs_stream_t *s, gs_seq_t *q, uint32_t b, uin
  * backend would build that node otherwise, q is built again after the
  * match (gs_arm_rebuild).  While another sequence's request is pending in
  * this match, or past the bound, nothing is marked: its next patch asks
- * again.
+ * again.  A node marked already and still built as before the mark asks
+ * again too: its build was asked for while q was not armed (its ready
+ * chunks replay while the rest is built, and that build was planned
+ * before the mark), and nothing else would ever build it for the mark.
  */
 static void gs_replay_drift(gs_stream_t *s, gs_seq_t *q, const gs_variant_pick_t *pick,
 			    uint32_t i, uint32_t b, const gs_rec_t *r)
@@ -263,14 +266,19 @@ static void gs_replay_drift(gs_stream_t *s, gs_seq_t *q, const gs_variant_pick_t
 		return;
 	uint32_t d = o->func != r->func || o->shmem != r->shmem ||
 		     memcmp(o->block, r->block, sizeof(o->block)) ? GS_DRIFT_GEOMETRY : GS_DRIFT_ARGS;
-	if (o->drift & d)
-		return;
+	bool marked = o->drift & d;
 	int how = gs_backend->graph_node_patching(pick->graph, i - b, r);
 	bool again = d == GS_DRIFT_GEOMETRY ? how == GS_PATCH_DEVICE
 					   : how == GS_PATCH_CAN && !(o->drift & GS_DRIFT_GEOMETRY);
+	bool busy = (s->match.rebuild && s->match.rebuild != q) || !gs_arm_rebuild_may(q);
+	if (marked) {
+		if (again && !busy)
+			s->match.rebuild = q;
+		return;
+	}
 	if (d == GS_DRIFT_ARGS && how == GS_PATCH_HOST && gs_config.device_patch)
 		GS_STAT_INC(drift_host_only);
-	if (again && ((s->match.rebuild && s->match.rebuild != q) || !gs_arm_rebuild_may(q))) {
+	if (again && busy) {
 		GS_STAT_INC(drift_deferred);
 		return;
 	}

@@ -1,4 +1,5 @@
 /* Replay: revalidation, patching, the cost rule, retirement, cool-down. */
+#include "gs_build.h"
 #include "gs_testbe.h"
 
 #include <criterion/criterion.h>
@@ -788,6 +789,44 @@ Test(replay, a_node_whose_arguments_drift_is_built_again_to_patch_on_the_gpu)
 	cr_expect_eq(info[0].drift_args, 1);
 	cr_expect_eq(info[0].drift_shape, 1);
 	cr_expect_eq(info[0].rebuilds, 2);
+	tb_check();
+}
+
+/*
+ * A sequence replays its ready chunks while the rest is being built: drift
+ * first seen there asks for a build again that cannot happen then (the
+ * sequence is not armed when the match ends), and the build under way was
+ * planned before the mark.  Its later patches ask again.  On the H200 the
+ * main step of hf-beam, hf-t5 and hf-mistral stayed so, every node patched
+ * from the host (docs/performance.md, forty-second session).
+ */
+Test(replay, drift_seen_while_the_rest_is_built_is_built_for_once_armed)
+{
+	tb_start("GRAPHSHIM_ASYNC_BUILD", "1", "GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_CHUNK_FIRST", "4",
+		 "GRAPHSHIM_MISMATCH_LIMIT", "3", "GRAPHSHIM_COOLDOWN", "0", "GRAPHSHIM_FORGIVE", "1",
+		 "GRAPHSHIM_PATCH_COST", "0.5", "GRAPHSHIM_GRAPH_COST", "2", NULL);
+	tb.devpatch = true;
+	tb.hold_builds_after = 1; /* the first chunk's graph, then the builder stalls */
+	step_sl(-1, 0, false);
+	step_sl(-1, 0, false);
+	for (int i = 0; i < 20000 && __atomic_load_n(&tb.builds_done, __ATOMIC_ACQUIRE) < 1; i++)
+		usleep(500);
+	cr_assert_geq(__atomic_load_n(&tb.builds_done, __ATOMIC_ACQUIRE), 1, "the builder never built");
+	step_sl(1, 42, false); /* drifts in the ready chunk */
+	cr_expect_eq(gs_stats.patches, 1);
+	cr_expect_eq(gs_stats.drift_unarmed, 1, "the match ended while the rest was built");
+	__atomic_store_n(&tb.release_builds, 1, __ATOMIC_RELEASE);
+	gs_build_wait();
+	cr_expect_eq(tb.dev_nodes, 0, "the build under way was planned before the drift");
+	step_sl(1, 43, false);
+	gs_build_wait();
+	step_sl(1, 44, false);
+	gs_build_wait();
+	cr_expect_eq(gs_stats.drift_rebuilds, 1);
+	cr_expect_eq(tb.dev_nodes, 1, "built again for the drift seen while it was building");
+	step_sl(1, 45, false);
+	gs_build_wait();
+	cr_expect_eq(gs_stats.drift_rebuilds, 1, "and once only");
 	tb_check();
 }
 
