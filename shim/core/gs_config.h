@@ -82,7 +82,7 @@
 	  "abort when a stream's record is submitted out of its order or twice (a testing aid)") \
 	X(submit_thread, "GRAPHSHIM_SUBMIT_THREAD", BOOL, 0, 0, 1,                           \
 	  "patch and launch replayed chunks' graphs on a thread of graphshim's, off the application's") \
-	X(device_patch, "GRAPHSHIM_DEVICE_PATCH", BOOL, 0, 0, 1,                            \
+	X(device_patch, "GRAPHSHIM_DEVICE_PATCH", BOOL, 1, 0, 1,                            \
 	  "kernel nodes' patches are written on the GPU by an updater node at the head of each graph, one host update a launch (CUDA)") \
 	X(submit_spin_us, "GRAPHSHIM_SUBMIT_SPIN_US", INT, 50, 0, 1000000,                    \
 	  "how long the submission thread spins for the next chunk before it sleeps")       \
