@@ -29,14 +29,16 @@
 #include "gs_self.h"
 #include "gs_stats.h"
 
-/* As the updater reads them (cu_devupd.cu); its two sizes. */
+/* As the updater reads them (cu_devupd.cu); its three sizes. */
 typedef struct gs_du_entry {
 	uint64_t node;
 	uint32_t off, size;
 	uint64_t value;
 } gs_du_entry_t;
 #define GS_DU_SMALL 32
-#define GS_DU_CAP 512
+#define GS_DU_MID 512
+#define GS_DU_CAP 1360 /* 32,648 bytes of parameters (the driver's limit: 32,764) */
+#define GS_DU_THREADS 1024 /* a block's at most: the updater strides past it */
 #define GS_DU_BLOCK 64 /* bytes compared at once (a multiple of 8) */
 
 typedef struct gs_du_args {
@@ -59,7 +61,7 @@ typedef struct gs_du_node {
 
 struct gs_cu_du {
 	CUgraphNode unode;
-	CUfunction small, big;
+	CUfunction small, mid, big;
 	bool on;           /* the updater node is enabled */
 	bool uploaded;     /* since instantiation or the last host update of a node */
 	uint32_t epoch;    /* launches so far, plus one */
@@ -74,12 +76,12 @@ struct gs_cu_du {
 #define GS_DU_CTXS 16
 static struct {
 	CUcontext ctx;
-	CUfunction small, big; /* NULL: it would not load there */
+	CUfunction small, mid, big; /* NULL: it would not load there */
 } gs_du_mods[GS_DU_CTXS];
 static pthread_mutex_t gs_du_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* The updater's functions in ctx (current); false when not available. */
-static bool gs_du_funcs(CUcontext ctx, CUfunction *small, CUfunction *big)
+static bool gs_du_funcs(CUcontext ctx, CUfunction *small, CUfunction *mid, CUfunction *big)
 {
 	const gs_cu_real_t *R = &gs_cu_real;
 	if (!R->cuModuleLoadData || !R->cuModuleGetFunction || !R->cuGraphKernelNodeGetAttribute ||
@@ -103,19 +105,22 @@ static bool gs_du_funcs(CUcontext ctx, CUfunction *small, CUfunction *big)
 			return false;
 		}
 		CUmodule m = NULL;
-		CUfunction s = NULL, b = NULL;
+		CUfunction s = NULL, md = NULL, b = NULL;
 		CUresult st = R->cuModuleLoadData(&m, gs_cu_devupd_ptx);
 		if (st == CUDA_SUCCESS && (R->cuModuleGetFunction(&s, m, "gs_du_apply32") != CUDA_SUCCESS ||
-					   R->cuModuleGetFunction(&b, m, "gs_du_apply512") != CUDA_SUCCESS))
-			s = b = NULL;
+					   R->cuModuleGetFunction(&md, m, "gs_du_apply512") != CUDA_SUCCESS ||
+					   R->cuModuleGetFunction(&b, m, "gs_du_apply1360") != CUDA_SUCCESS))
+			s = md = b = NULL;
 		if (!s)
 			gs_log_once(GS_LOG_INFO, "cuda: the device updater would not load (status %d); "
 				    "graph nodes are patched from the host", (int)st);
 		gs_du_mods[at].ctx = ctx;
 		gs_du_mods[at].small = s;
+		gs_du_mods[at].mid = md;
 		gs_du_mods[at].big = b;
 	}
 	*small = gs_du_mods[at].small;
+	*mid = gs_du_mods[at].mid;
 	*big = gs_du_mods[at].big;
 	pthread_mutex_unlock(&gs_du_lock);
 	return *small != NULL;
@@ -141,7 +146,7 @@ static CUDA_KERNEL_NODE_PARAMS gs_du_params(gs_cu_du_t *du, CUfunction func, uin
 	kp[0] = &du->args;
 	p.func = func;
 	p.gridDimX = p.gridDimY = p.gridDimZ = 1;
-	p.blockDimX = n ? (n + 31) / 32 * 32 : 32;
+	p.blockDimX = n ? (n < GS_DU_THREADS ? (n + 31) / 32 * 32 : GS_DU_THREADS) : 32;
 	p.blockDimY = p.blockDimZ = 1;
 	p.kernelParams = kp;
 	return p;
@@ -194,8 +199,8 @@ gs_cu_du_t *gs_cu_du_begin(CUgraph g, CUcontext ctx, const gs_rec_t *const *recs
 	if (!gs_config.device_patch)
 		return NULL;
 	size_t bytes = gs_du_bytes(recs, n);
-	CUfunction small, big;
-	if (!bytes || !gs_du_funcs(ctx, &small, &big))
+	CUfunction small, mid, big;
+	if (!bytes || !gs_du_funcs(ctx, &small, &mid, &big))
 		return NULL;
 	gs_cu_du_t *du = calloc(1, sizeof(*du) + n * sizeof(gs_du_node_t));
 	if (!du || !(du->arena = malloc(bytes))) {
@@ -203,6 +208,7 @@ gs_cu_du_t *gs_cu_du_begin(CUgraph g, CUcontext ctx, const gs_rec_t *const *recs
 		return NULL;
 	}
 	du->small = small;
+	du->mid = mid;
 	du->big = big;
 	du->epoch = 1;
 	void *kp[1];
@@ -373,10 +379,12 @@ CUresult gs_cu_du_prepare(gs_cu_du_t *du, CUgraphExec x, CUstream s)
 		return st; /* nothing to set */
 	uint64_t t = gs_self_drv_begin();
 	if (du->args.n) {
-		/* The small updater copies 776 bytes of parameters, the large 12 KB. */
+		/* The small updater copies 776 bytes of parameters, the middle
+		 * one 12 KB, the large 32 KB. */
 		uint32_t n = du->args.n;
 		void *kp[1];
-		CUDA_KERNEL_NODE_PARAMS p = gs_du_params(du, n <= GS_DU_SMALL ? du->small : du->big, n, kp);
+		CUDA_KERNEL_NODE_PARAMS p = gs_du_params(du, n <= GS_DU_SMALL ? du->small
+							 : n <= GS_DU_MID ? du->mid : du->big, n, kp);
 		st = R->cuGraphExecKernelNodeSetParams_v2(x, du->unode, &p);
 		if (st == CUDA_SUCCESS && !du->on && (st = R->cuGraphNodeSetEnabled(x, du->unode, 1)) == CUDA_SUCCESS)
 			du->on = true;

@@ -22,11 +22,8 @@ template <unsigned CAP> struct gs_du_args {
 	gs_du_entry e[CAP];
 };
 
-template <unsigned CAP> __device__ void gs_du_run(const gs_du_args<CAP> &a)
+template <unsigned CAP> __device__ void gs_du_node(const gs_du_args<CAP> &a, unsigned i)
 {
-	unsigned i = threadIdx.x;
-	if (i >= a.n || (i && a.e[i - 1].node == a.e[i].node))
-		return;
 	for (unsigned k = i; k < a.n && a.e[k].node == a.e[i].node; k++) {
 		/* The value through a copy of its own: taking the address of
 		 * the parameter itself would copy all of it (3 KB) to the
@@ -42,13 +39,30 @@ template <unsigned CAP> __device__ void gs_du_run(const gs_du_args<CAP> &a)
 	}
 }
 
-/* 776 and 12,296 bytes of parameters (past 4 KB: CUDA 12.1 and Volta on). */
+template <unsigned CAP> __device__ void gs_du_run(const gs_du_args<CAP> &a)
+{
+	/* One thread a node (its first entry's), the block striding over them
+	 * where there are more entries than threads (1,024 at most). */
+	for (unsigned i = threadIdx.x; i < a.n; i += blockDim.x) {
+		if (i && a.e[i - 1].node == a.e[i].node)
+			continue;
+		gs_du_node(a, i);
+	}
+}
+
+/* 776, 12,296 and 32,648 bytes of parameters (past 4 KB: CUDA 12.1 and
+ * Volta on; 32,764 at most). */
 extern "C" __global__ void gs_du_apply32(const __grid_constant__ gs_du_args<32> a)
 {
 	gs_du_run(a);
 }
 
 extern "C" __global__ void gs_du_apply512(const __grid_constant__ gs_du_args<512> a)
+{
+	gs_du_run(a);
+}
+
+extern "C" __global__ void gs_du_apply1360(const __grid_constant__ gs_du_args<1360> a)
 {
 	gs_du_run(a);
 }

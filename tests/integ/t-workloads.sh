@@ -105,6 +105,16 @@ run() {
 			echo "FAIL $name: nothing was patched on the (simulated) GPU"; fails=$((fails + 1)); return
 		fi ;;
 	esac
+	# More than 512 words a launch (GS_T_WIDE): all on the GPU (the largest
+	# updater), none from the host.
+	case "$envs" in *GS_T_WIDE=1*)
+		upd=$(stat "$tmp/s.json" device_updates) dp=$(stat "$tmp/s.json" device_patched)
+		if [ "$(stat "$tmp/s.json" device_host_patches)" != 0 ] || [ "${upd:-0}" -lt 1 ] ||
+		   [ "$(( ${dp:-0} / ${upd:-1} ))" -le 512 ]; then
+			echo "FAIL $name: $dp words in $upd updater runs, host patches $(stat "$tmp/s.json" device_host_patches)"
+			fails=$((fails + 1)); return
+		fi ;;
+	esac
 	case "$envs" in *GS_SIM_FAIL_PARAM_INFO* | *GS_SIM_FAIL_DEVUPD*) ;; *GS_SIM_FAIL*)
 		if [ "${fallbacks:-0}" -lt 1 ]; then
 			echo "FAIL $name: the injected fault was not counted as a fallback"; fails=$((fails + 1)); return
@@ -190,6 +200,9 @@ run fwstep-device-patch 80 GRAPHSHIM_DEVICE_PATCH=1 -- $F
 # so that one comes after that build.
 run fwstep-device-patch-faults 0 GRAPHSHIM_DEVICE_PATCH=1 GS_SIM_FAIL_NODE_PATCH=23* -- $F --pool --side-streams 4
 run decode-device-patch 90 GRAPHSHIM_DEVICE_PATCH=1 -- $D --pingpong --copies --pos-arg
+# 120 layers in one chunk: 600 words a launch, past the middle updater's 512.
+run decode-device-patch-wide 75 GS_T_WIDE=1 GRAPHSHIM_DEVICE_PATCH=1 GRAPHSHIM_CHUNK_FIRST=4096 GRAPHSHIM_CHUNK_MAX=4096 \
+	GRAPHSHIM_HOST_BOUND_US=1000000 -- $k/decode --layers 120 --dim 64 --ctx 64 --vocab 256 --steps 30 --pos-arg
 # A driver whose JIT will not take the updater's PTX: patches from the host.
 run fwstep-device-patch-no-updater 80 GRAPHSHIM_DEVICE_PATCH=1 GS_SIM_FAIL_DEVUPD=1+ -- $F --pool --side-streams 4
 # Each layer's scratch buffer from the stream's pool (cuMemAllocAsync) and

@@ -199,9 +199,16 @@ static void du_apply512(const gs_sim_dim_t *dim, void **params)
 	devupd_apply(params[0], 512);
 }
 
+static void du_apply1360(const gs_sim_dim_t *dim, void **params)
+{
+	(void)dim;
+	devupd_apply(params[0], 1360);
+}
+
 const gs_sim_kernel_t gs_sim_devupd_kernels[] = {
 	{ "gs_du_apply32", du_apply32, 1, { 8 + 32 * sizeof(gs_sim_du_entry_t) } },
 	{ "gs_du_apply512", du_apply512, 1, { 8 + 512 * sizeof(gs_sim_du_entry_t) } },
+	{ "gs_du_apply1360", du_apply1360, 1, { 8 + 1360 * sizeof(gs_sim_du_entry_t) } },
 	{ NULL, NULL, 0, { 0 } },
 };
 
@@ -209,5 +216,6 @@ bool gs_sim_devupd_image(const void *image)
 {
 	const char *s = image;
 	/* PTX is text; only graphshim's updater defines these entries. */
-	return s && strstr(s, ".entry gs_du_apply32") && strstr(s, ".entry gs_du_apply512");
+	return s && strstr(s, ".entry gs_du_apply32") && strstr(s, ".entry gs_du_apply512") &&
+	       strstr(s, ".entry gs_du_apply1360");
 }
