@@ -157,8 +157,37 @@ errors() {
 		NR > 5 && on && n < 60 { print "  " $0; n++ }' "$1"
 }
 
+# A digest that differs: rerun the batch FUZZ_RERUNS times on each side (2).
+# Where every rerun of both sides gives each diverging seed the graphshim
+# run's digest and only the first plain run's differed, the run without
+# graphshim is what was not deterministic (forty-second session: about one
+# program in 175,000, setting 3, with and without device patches): said
+# loudly, not counted as graphshim's.  Anything else is a divergence.
+plain_odd() {
+	reruns=${FUZZ_RERUNS:-2}
+	[ "$reruns" -gt 0 ] || return 1
+	odd=$(awk 'NR == FNR { a[$1] = $2; next } ($1 in a) && a[$1] != $2 { print $1 }' "$tmp/plain" "$tmp/shim")
+	[ -n "$odd" ] || return 1
+	k=0
+	while [ $k -lt "$reruns" ]; do
+		FUZZ_KDELAY=$1 $to "$run" -s "$3" "$4" >"$tmp/plain.re" 2>/dev/null || return 1
+		env FUZZ_KDELAY=$1 $common $per_after $2 GRAPHSHIM_STATS="$tmp/stats.re.json" LD_PRELOAD="$preload" \
+			$to "$run" -s "$3" "$4" >"$tmp/shim.re" 2>/dev/null || return 1
+		for d in $odd; do
+			want=$(awk -v x="$d" '$1 == x { print $2 }' "$tmp/shim")
+			for f in "$tmp/plain.re" "$tmp/shim.re"; do
+				[ "$(awk -v x="$d" '$1 == x { print $2 }' "$f")" = "$want" ] || return 1
+			done
+		done
+		k=$(( k + 1 ))
+	done
+	echo "fuzz: WARNING: seeds $(echo $odd | cut -c1-120): the run without graphshim gave another digest once," \
+		"and $reruns reruns of each side all gave graphshim's: the plain run is what was not deterministic"
+	return 0
+}
+
 start=$(date +%s.%N)
-t_launch=0 t_rlaunch=0 t_replay=0 t_patch=0 t_var=0 t_vrep=0 t_mis=0 t_flush=0 t_gated=0 t_gdec=0 t_cold=0 t_coldn=0 t_int=0 t_cut=0 t_ie=0 t_sh=0 t_si=0 t_ad=0 t_fh=0 t_tr=0 t_dp=0 t_rg=0 done_n=0 bad=0 shrunk=0 i=0
+t_launch=0 t_rlaunch=0 t_replay=0 t_patch=0 t_var=0 t_vrep=0 t_mis=0 t_flush=0 t_gated=0 t_gdec=0 t_cold=0 t_coldn=0 t_int=0 t_cut=0 t_ie=0 t_sh=0 t_si=0 t_ad=0 t_fh=0 t_tr=0 t_dp=0 t_rg=0 t_odd=0 done_n=0 bad=0 shrunk=0 i=0
 s=$first
 end=$(( first + count ))
 while [ "$s" -lt "$end" ]; do
@@ -207,12 +236,17 @@ while [ "$s" -lt "$end" ]; do
 	verdict=ok
 	if [ $rc_p -ne 0 ] || [ $rc_s -ne 0 ] || ! cmp -s "$tmp/plain" "$tmp/shim"; then
 		verdict=DIVERGED
-		bad=$(( bad + 1 ))
+		if [ $rc_p -eq 0 ] && [ $rc_s -eq 0 ] && plain_odd "$kd" "$set_i" "$s" "$n"; then
+			verdict="ok (the plain run was the odd one)"
+			t_odd=$(( t_odd + 1 ))
+		else
+			bad=$(( bad + 1 ))
+		fi
 	fi
 	printf 'fuzz: batch %d seeds %d..%d (%s%s): %.1f s, launches %s replayed %s patches %s variants %s (replays %s) mismatches %s flushes %s: %s\n' \
 		"$i" "$s" $(( s + n - 1 )) "$set_i" "$( [ $kd -gt 0 ] && echo " FUZZ_KDELAY=$kd")" \
 		"$(awk "BEGIN { print $t1 - $t0 }")" "${l:-?}" "${r:-?}" "${p:-?}" "${vb:-?}" "${vr:-?}" "${m:-?}" "${f:-?}" "$verdict"
-	if [ $verdict != ok ]; then
+	if [ "$verdict" = DIVERGED ]; then
 		echo "fuzz: exit status plain $rc_p, graphshim $rc_s"
 		errors "$tmp/plain.err"
 		errors "$tmp/shim.err"
@@ -246,7 +280,7 @@ pct=0
 # The floor's share: of the launches in batches that may replay.
 rpct=0
 [ "$t_rlaunch" -gt 0 ] && rpct=$(( 100 * t_replay / t_rlaunch ))
-echo "fuzz: $done_n programs in $secs s; graphshim launches $t_launch, replayed $t_replay ($pct%; $rpct% of the batches that may replay), patches $t_patch, variants $t_var (replays $t_vrep), mismatches $t_mis, flushes $t_flush, gate decisions $t_gdec, launches sent eagerly by the gate $t_gated, streams gone cold $t_coldn, launches passed cold $t_cold, matches that outlived another thread's flush $t_int, chunks cut where a program waited $t_cut, sequences sent eager by idle waits $t_ie, chunks shared by alike steps $t_sh, nodes made on stand-ins $t_si, side streams adopted $t_ad, frees held $t_fh, sequences trusted by the gate $t_tr, words patched on the GPU $t_dp, sequences built again for their drift $t_rg; diverging batches $bad"
+echo "fuzz: $done_n programs in $secs s; graphshim launches $t_launch, replayed $t_replay ($pct%; $rpct% of the batches that may replay), patches $t_patch, variants $t_var (replays $t_vrep), mismatches $t_mis, flushes $t_flush, gate decisions $t_gdec, launches sent eagerly by the gate $t_gated, streams gone cold $t_coldn, launches passed cold $t_cold, matches that outlived another thread's flush $t_int, chunks cut where a program waited $t_cut, sequences sent eager by idle waits $t_ie, chunks shared by alike steps $t_sh, nodes made on stand-ins $t_si, side streams adopted $t_ad, frees held $t_fh, sequences trusted by the gate $t_tr, words patched on the GPU $t_dp, sequences built again for their drift $t_rg; batches whose plain run was the odd one $t_odd; diverging batches $bad"
 if [ $bad -gt 0 ]; then
 	echo "fuzz: FAIL: graphshim changed results"
 	exit 1
