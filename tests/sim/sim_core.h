@@ -445,6 +445,9 @@ double gs_sim_node_us(void);
 double gs_sim_instantiate_us(void);
 /* Host time creating a graph takes (GS_SIM_GRAPH_CREATE_US, slept). */
 double gs_sim_graph_create_us(void);
+/* Host time a stream-ordered free takes between marking its block and
+ * queueing its work (GS_SIM_POOL_FREE_US, slept; a test seam). */
+double gs_sim_pool_free_us(void);
 void gs_sim_spin_us(double us);
 uint64_t gs_sim_now_ns(void);
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "sim_core.h"
 
@@ -352,6 +353,15 @@ typedef struct pool_blk {
 static pool_blk_t *pool;
 static size_t npool, cappool;
 static uint64_t pool_clock;
+/*
+ * Held by a free from marking its block pending until its work is on the
+ * stream, and by an allocation while it picks a block: a pending block
+ * another thread takes on the freeing stream (the legacy stream and a
+ * shared one are) is then always behind its free there, never before it
+ * (whose poison would land on the new owner's data).  Taken before mem_mu
+ * and before the submission's ctx->mu; a stream's worker never takes it.
+ */
+static pthread_mutex_t pool_order_mu = PTHREAD_MUTEX_INITIALIZER;
 
 typedef struct pool_free_job {
 	unsigned char *p;
@@ -372,6 +382,7 @@ gs_sim_err_t gs_sim_pool_alloc(void **out, size_t size, gs_sim_ctx_t *ctx,
 	if (!out || !size)
 		return GS_SIM_EINVAL;
 	size_t want = (size + DEV_ALIGN - 1) & ~(size_t)(DEV_ALIGN - 1);
+	GS_SIM_PT(pthread_mutex_lock(&pool_order_mu));
 	GS_SIM_PT(pthread_mutex_lock(&mem_mu));
 	pool_blk_t *best = NULL;
 	for (size_t i = 0; i < npool; i++) {
@@ -386,8 +397,10 @@ gs_sim_err_t gs_sim_pool_alloc(void **out, size_t size, gs_sim_ctx_t *ctx,
 		best->state = POOL_USED;
 		*out = best->p;
 		GS_SIM_PT(pthread_mutex_unlock(&mem_mu));
+		GS_SIM_PT(pthread_mutex_unlock(&pool_order_mu));
 		return GS_SIM_OK;
 	}
+	GS_SIM_PT(pthread_mutex_unlock(&pool_order_mu));
 	if (npool == cappool) {
 		size_t nc = cappool ? cappool * 2 : 64;
 		pool_blk_t *np = realloc(pool, nc * sizeof(*np));
@@ -429,10 +442,12 @@ gs_sim_err_t gs_sim_pool_free(void *p, gs_sim_stream_t *s)
 	pool_free_job_t *j = malloc(sizeof(*j));
 	if (!j)
 		return GS_SIM_ENOMEM;
+	GS_SIM_PT(pthread_mutex_lock(&pool_order_mu));
 	GS_SIM_PT(pthread_mutex_lock(&mem_mu));
 	pool_blk_t *b = pool_find_locked(p);
 	if (!b || b->state != POOL_USED) {
 		GS_SIM_PT(pthread_mutex_unlock(&mem_mu));
+		GS_SIM_PT(pthread_mutex_unlock(&pool_order_mu));
 		free(j);
 		return GS_SIM_EINVAL;
 	}
@@ -443,8 +458,13 @@ gs_sim_err_t gs_sim_pool_free(void *p, gs_sim_stream_t *s)
 	j->p = b->p;
 	j->gen = b->gen;
 	GS_SIM_PT(pthread_mutex_unlock(&mem_mu));
+	double us = gs_sim_pool_free_us();
+	if (us > 0)
+		usleep((useconds_t)us);
 	gs_sim_work_t w = { .kind = GS_SIM_W_HOST, .u.host = { pool_free_run, j }, .owned = j };
-	return gs_sim_submit(s, &w, NULL, 0, NULL);
+	gs_sim_err_t err = gs_sim_submit(s, &w, NULL, 0, NULL);
+	GS_SIM_PT(pthread_mutex_unlock(&pool_order_mu));
+	return err;
 }
 
 gs_sim_err_t gs_sim_pool_free_now(void *p)

@@ -86,7 +86,7 @@ int gs_sim_count_handles(int kind)
 
 /* ---- environment ---- */
 static pthread_once_t env_once = PTHREAD_ONCE_INIT;
-static double env_launch_us, env_node_us, env_inst_us, env_create_us;
+static double env_launch_us, env_node_us, env_inst_us, env_create_us, env_pool_free_us;
 static unsigned env_refuse; /* bit per GS_SIM_W_* kind (GS_SIM_REFUSE_NODES) */
 static bool env_refuse_late; /* GS_SIM_REFUSE_AT=instantiate */
 /* Fault spec per kind: fail call number nth (1-based); from_on: and all
@@ -123,6 +123,7 @@ static void env_init(void)
 	env_launch_us = env_double("GS_SIM_LAUNCH_US", 0.0);
 	env_node_us = env_double("GS_SIM_NODE_US", env_launch_us / 5.0);
 	env_inst_us = env_double("GS_SIM_INSTANTIATE_US", 0.0);
+	env_pool_free_us = env_double("GS_SIM_POOL_FREE_US", 0.0);
 	env_create_us = env_double("GS_SIM_GRAPH_CREATE_US", 0.0);
 	const char *ra = getenv("GS_SIM_REFUSE_AT");
 	env_refuse_late = ra && !strcmp(ra, "instantiate");
@@ -233,6 +234,12 @@ double gs_sim_instantiate_us(void)
 {
 	GS_SIM_PT(pthread_once(&env_once, env_init));
 	return env_inst_us;
+}
+
+double gs_sim_pool_free_us(void)
+{
+	GS_SIM_PT(pthread_once(&env_once, env_init));
+	return env_pool_free_us;
 }
 
 double gs_sim_graph_create_us(void)
