@@ -22,7 +22,8 @@ static void host_node(void *arg)
 
 /* The device updater's image as the simulator recognises it (graphshim
  * loads its PTX; only the entries' names matter here). */
-static const char du_image[] = "// t_graph\n.entry gs_du_apply32 (\n.entry gs_du_apply512 (\n";
+static const char du_image[] =
+	"// t_graph\n.entry gs_du_apply32 (\n.entry gs_du_apply512 (\n.entry gs_du_apply1360 (\n";
 
 typedef struct du_entry {
 	uint64_t node;
@@ -64,6 +65,10 @@ static void device_updates(CUstream s)
 	EXPECT(off == 0 && size == sizeof(du_args32_t));
 	CHECK(cuFuncGetParamInfo(big, 0, &off, &size));
 	EXPECT(off == 0 && size == 8 + 512 * sizeof(du_entry_t));
+	CUfunction large;
+	CHECK(cuModuleGetFunction(&large, m, "gs_du_apply1360"));
+	CHECK(cuFuncGetParamInfo(large, 0, &off, &size));
+	EXPECT(off == 0 && size == 8 + 1360 * sizeof(du_entry_t));
 
 	CUdeviceptr a;
 	unsigned n = 8;
