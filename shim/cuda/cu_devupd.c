@@ -35,11 +35,19 @@ typedef struct gs_du_entry {
 	uint32_t off, size;
 	uint64_t value;
 } gs_du_entry_t;
-#define GS_DU_SMALL 32
-#define GS_DU_MID 512
 #define GS_DU_CAP 1360 /* 32,648 bytes of parameters (the driver's limit: 32,764) */
 #define GS_DU_THREADS 1024 /* a block's at most: the updater strides past it */
 #define GS_DU_BLOCK 64 /* bytes compared at once (a multiple of 8) */
+
+/* The updater's sizes, smallest first: the entries each takes (776 bytes,
+ * 12 KB and 32 KB of parameters) and its entry point. */
+#define GS_DU_SIZES 3
+static const struct {
+	uint32_t cap;
+	const char *name;
+} gs_du_size[GS_DU_SIZES] = {
+	{ 32, "gs_du_apply32" }, { 512, "gs_du_apply512" }, { GS_DU_CAP, "gs_du_apply1360" }
+};
 
 typedef struct gs_du_args {
 	uint32_t n, pad;
@@ -61,7 +69,7 @@ typedef struct gs_du_node {
 
 struct gs_cu_du {
 	CUgraphNode unode;
-	CUfunction small, mid, big;
+	CUfunction fn[GS_DU_SIZES]; /* by gs_du_size */
 	bool on;           /* the updater node is enabled */
 	bool uploaded;     /* since instantiation or the last host update of a node */
 	uint32_t epoch;    /* launches so far, plus one */
@@ -76,12 +84,12 @@ struct gs_cu_du {
 #define GS_DU_CTXS 16
 static struct {
 	CUcontext ctx;
-	CUfunction small, mid, big; /* NULL: it would not load there */
+	CUfunction fn[GS_DU_SIZES]; /* by gs_du_size; NULL: it would not load there */
 } gs_du_mods[GS_DU_CTXS];
 static pthread_mutex_t gs_du_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* The updater's functions in ctx (current); false when not available. */
-static bool gs_du_funcs(CUcontext ctx, CUfunction *small, CUfunction *mid, CUfunction *big)
+/* The updater's functions in ctx (current), by gs_du_size; false when not available. */
+static bool gs_du_funcs(CUcontext ctx, CUfunction fn[GS_DU_SIZES])
 {
 	const gs_cu_real_t *R = &gs_cu_real;
 	if (!R->cuModuleLoadData || !R->cuModuleGetFunction || !R->cuGraphKernelNodeGetAttribute ||
@@ -105,25 +113,22 @@ static bool gs_du_funcs(CUcontext ctx, CUfunction *small, CUfunction *mid, CUfun
 			return false;
 		}
 		CUmodule m = NULL;
-		CUfunction s = NULL, md = NULL, b = NULL;
+		CUfunction f[GS_DU_SIZES] = { NULL };
 		CUresult st = R->cuModuleLoadData(&m, gs_cu_devupd_ptx);
-		if (st == CUDA_SUCCESS && (R->cuModuleGetFunction(&s, m, "gs_du_apply32") != CUDA_SUCCESS ||
-					   R->cuModuleGetFunction(&md, m, "gs_du_apply512") != CUDA_SUCCESS ||
-					   R->cuModuleGetFunction(&b, m, "gs_du_apply1360") != CUDA_SUCCESS))
-			s = md = b = NULL;
-		if (!s)
+		for (int k = 0; st == CUDA_SUCCESS && k < GS_DU_SIZES; k++)
+			if (R->cuModuleGetFunction(&f[k], m, gs_du_size[k].name) != CUDA_SUCCESS) {
+				memset(f, 0, sizeof(f)); /* all or none */
+				break;
+			}
+		if (!f[0])
 			gs_log_once(GS_LOG_INFO, "cuda: the device updater would not load (status %d); "
 				    "graph nodes are patched from the host", (int)st);
 		gs_du_mods[at].ctx = ctx;
-		gs_du_mods[at].small = s;
-		gs_du_mods[at].mid = md;
-		gs_du_mods[at].big = b;
+		memcpy(gs_du_mods[at].fn, f, sizeof(f));
 	}
-	*small = gs_du_mods[at].small;
-	*mid = gs_du_mods[at].mid;
-	*big = gs_du_mods[at].big;
+	memcpy(fn, gs_du_mods[at].fn, sizeof(gs_du_mods[at].fn));
 	pthread_mutex_unlock(&gs_du_lock);
-	return *small != NULL;
+	return fn[0] != NULL;
 }
 
 void gs_cu_du_forget(void)
@@ -199,21 +204,19 @@ gs_cu_du_t *gs_cu_du_begin(CUgraph g, CUcontext ctx, const gs_rec_t *const *recs
 	if (!gs_config.device_patch)
 		return NULL;
 	size_t bytes = gs_du_bytes(recs, n);
-	CUfunction small, mid, big;
-	if (!bytes || !gs_du_funcs(ctx, &small, &mid, &big))
+	CUfunction fn[GS_DU_SIZES];
+	if (!bytes || !gs_du_funcs(ctx, fn))
 		return NULL;
 	gs_cu_du_t *du = calloc(1, sizeof(*du) + n * sizeof(gs_du_node_t));
 	if (!du || !(du->arena = malloc(bytes))) {
 		free(du);
 		return NULL;
 	}
-	du->small = small;
-	du->mid = mid;
-	du->big = big;
+	memcpy(du->fn, fn, sizeof(fn));
 	du->epoch = 1;
 	void *kp[1];
-	/* Made with the larger parameters: an update may only shrink them. */
-	CUDA_KERNEL_NODE_PARAMS p = gs_du_params(du, big, 0, kp);
+	/* Made with the largest parameters: an update may only shrink them. */
+	CUDA_KERNEL_NODE_PARAMS p = gs_du_params(du, fn[GS_DU_SIZES - 1], 0, kp);
 	if (R->cuGraphAddKernelNode_v2(&du->unode, g, NULL, 0, &p) != CUDA_SUCCESS) {
 		gs_cu_du_free(du);
 		return NULL;
@@ -379,12 +382,14 @@ CUresult gs_cu_du_prepare(gs_cu_du_t *du, CUgraphExec x, CUstream s)
 		return st; /* nothing to set */
 	uint64_t t = gs_self_drv_begin();
 	if (du->args.n) {
-		/* The small updater copies 776 bytes of parameters, the middle
-		 * one 12 KB, the large 32 KB. */
+		/* The smallest updater that holds them: the fewer bytes of
+		 * parameters the host update copies. */
 		uint32_t n = du->args.n;
+		int k = 0;
+		while (k + 1 < GS_DU_SIZES && n > gs_du_size[k].cap)
+			k++;
 		void *kp[1];
-		CUDA_KERNEL_NODE_PARAMS p = gs_du_params(du, n <= GS_DU_SMALL ? du->small
-							 : n <= GS_DU_MID ? du->mid : du->big, n, kp);
+		CUDA_KERNEL_NODE_PARAMS p = gs_du_params(du, du->fn[k], n, kp);
 		st = R->cuGraphExecKernelNodeSetParams_v2(x, du->unode, &p);
 		if (st == CUDA_SUCCESS && !du->on && (st = R->cuGraphNodeSetEnabled(x, du->unode, 1)) == CUDA_SUCCESS)
 			du->on = true;
