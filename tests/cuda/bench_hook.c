@@ -7,6 +7,7 @@
  */
 #include <cuda.h>
 #include <dlfcn.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,8 +157,11 @@ static int rnn_pattern(void)
  * (larger than a core's L2) read and written before each launch, only the
  * launch call timed.  Prints the median ns of a launch call of 11 batches
  * of 10 steps: what a held launch costs when little of graphshim's code and
- * data is still near the core. */
-static int cold_pattern(void)
+ * data is still near the core.  Mode "d" (drift): each launch's words 1
+ * and 2 (two pointers, as a framework's tensors that moved) change every
+ * step, so every node of the replayed step is patched every step (from
+ * the host, or on the GPU under FAKE_DEVUPD=1). */
+static int cold_pattern(int drift)
 {
 	launch_fn launch = (launch_fn)drv("cuLaunchKernel");
 	CUresult (*sync)(CUstream) = (CUresult(*)(CUstream))drv("cuStreamSynchronize");
@@ -183,6 +187,11 @@ static int cold_pattern(void)
 				sum += stir[k]++;
 			int v = i % 64;
 			memcpy(image, &v, sizeof(v));
+			if (drift) {
+				uint64_t p[2] = { 0x7f0000000000ull + (uint64_t)(b * BATCH + i) / 64 * 4096,
+						  0x7f1000000000ull + (uint64_t)(b * BATCH + i) / 64 * 8192 };
+				memcpy(image + 8, p, sizeof(p));
+			}
 			double t0 = now_ns();
 			if (launch((CUfunction)((uintptr_t)FAKE_FN + 3), 1, 1, 1, 32, 1, 1, 0, s, kbig,
 				   NULL) != CUDA_SUCCESS)
@@ -233,8 +242,8 @@ int main(int argc, char **argv)
 		return rnn_pattern();
 	if (argc > 1 && argv[1][0] == 't')
 		return thrust_pattern();
-	if (argc > 1 && argv[1][0] == 'c')
-		return cold_pattern();
+	if (argc > 1 && (argv[1][0] == 'c' || argv[1][0] == 'd'))
+		return cold_pattern(argv[1][0] == 'd');
 	launch_fn launch = (launch_fn)drv("cuLaunchKernel");
 	CUresult (*sync)(CUstream) = (CUresult(*)(CUstream))drv("cuStreamSynchronize");
 	if (!launch || !sync)

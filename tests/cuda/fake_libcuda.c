@@ -214,6 +214,43 @@ CUresult cuGraphLaunch(CUgraphExec x, CUstream s)
 	return CUDA_SUCCESS;
 }
 
+/*
+ * The device updater's entry points (shim/cuda/cu_devupd.c), for
+ * bench_hook's drifting step: the module loads only with FAKE_DEVUPD=1
+ * (elsewhere graphshim patches from the host, as before), and a kernel
+ * node's device handle is the node itself.  The updater's entries are not
+ * applied: nothing run against this driver checks results that way.
+ */
+CUresult cuModuleLoadData(CUmodule *m, const void *image)
+{
+	const char *e = getenv("FAKE_DEVUPD");
+	if (!e || strcmp(e, "1"))
+		return CUDA_ERROR_NOT_SUPPORTED;
+	*m = (CUmodule)0x600;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
+{
+	*f = (CUfunction)((uintptr_t)0x700 + strlen(name));
+	return CUDA_SUCCESS;
+}
+
+CUresult cuGraphKernelNodeSetAttribute(CUgraphNode n, CUkernelNodeAttrID a, const CUkernelNodeAttrValue *v)
+{
+	return CUDA_SUCCESS;
+}
+
+CUresult cuGraphKernelNodeGetAttribute(CUgraphNode n, CUkernelNodeAttrID a, CUkernelNodeAttrValue *v)
+{
+	if (a == CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE)
+		v->deviceUpdatableKernelNode.devNode = (CUgraphDeviceNode)n;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuGraphNodeSetEnabled(CUgraphExec x, CUgraphNode n, unsigned int on) { return CUDA_SUCCESS; }
+CUresult cuGraphUpload(CUgraphExec x, CUstream s) { return CUDA_SUCCESS; }
+
 CUresult cuGraphExecDestroy(CUgraphExec x) { free(x); return CUDA_SUCCESS; }
 CUresult cuGraphDestroy(CUgraph g) { free(g); return CUDA_SUCCESS; }
 
