@@ -13,6 +13,20 @@ call produces exactly --tokens new tokens.
                     parallel residual and partial rotary, Phi's partial rotary
                     and GELU MLP beside attention, Gemma's tanh-GELU gated MLP,
                     RMSNorm and scaled embeddings
+  --arch falcon|bloom|gptj|phi3|starcoder2
+                    more families: Falcon's multi-query parallel attention,
+                    BLOOM's ALiBi biases (no rotary), GPT-J's interleaved
+                    rotary, Phi-3's fused qkv and gate-up projections,
+                    StarCoder2's biased layers and LayerNorm
+  --arch gemma2     Gemma 2: logit soft-capping, sliding-window layers every
+                    other layer and the cache transformers picks for it
+  --arch mamba      a state-space model (MambaConfig), no attention: each
+                    layer a causal convolution and a selective scan whose
+                    states (fixed size, updated in place every token) are
+                    the cache; without the mamba-ssm kernels transformers
+                    runs its PyTorch path, many small launches a layer
+  --arch qwen2moe   Qwen2-MoE: --experts routed experts (4 chosen a token)
+                    and a shared expert behind a sigmoid gate, every layer
   --arch mixtral    a sparse mixture of experts (MixtralConfig: --experts
                     experts, 2 chosen per token by a router, each a SwiGLU MLP
                     of half the dense width): transformers routes each token
@@ -65,6 +79,12 @@ call produces exactly --tokens new tokens.
                     the decoding forward with torch.compile(mode=
                     "reduce-overhead") and replays it through CUDA graphs by
                     itself (on cuda; on cpu it runs uncompiled).
+
+--compile         model.forward = torch.compile(model.forward) (Inductor's
+                    default mode, the dynamic cache's shapes growing every
+                    token: recompiled with dynamic shapes after the first
+                    tokens), as users speed up generate() without a static
+                    cache; on cpu it runs uncompiled.
 
 --warmup W generate() calls come first (W >= 1 with a static cache: that is
 where it compiles and captures), then --rounds timed calls.  The time of a
@@ -152,11 +172,52 @@ def build_config(a):
                                           num_key_value_heads=max(1, a.heads // 2), num_local_experts=a.experts,
                                           num_experts_per_tok=2, max_position_embeddings=a.ctx,
                                           tie_word_embeddings=False, **common)
+    if a.arch == "falcon":
+        return transformers.FalconConfig(hidden_size=a.dim, num_hidden_layers=a.layers, num_attention_heads=a.heads,
+                                         multi_query=True, parallel_attn=True, new_decoder_architecture=False,
+                                         alibi=False, bias=False, max_position_embeddings=a.ctx, **common)
+    if a.arch == "bloom":
+        return transformers.BloomConfig(hidden_size=a.dim, n_layer=a.layers, n_head=a.heads, **common)
+    if a.arch == "gptj":
+        return transformers.GPTJConfig(n_embd=a.dim, n_layer=a.layers, n_head=a.heads, n_positions=a.ctx,
+                                       rotary_dim=a.dim // a.heads // 2, tie_word_embeddings=False, **common)
+    if a.arch == "phi3":
+        return transformers.Phi3Config(hidden_size=a.dim, intermediate_size=inter, num_hidden_layers=a.layers,
+                                       num_attention_heads=a.heads, num_key_value_heads=max(1, a.heads // 2),
+                                       max_position_embeddings=a.ctx, original_max_position_embeddings=a.ctx,
+                                       tie_word_embeddings=False, **common)
+    if a.arch == "starcoder2":
+        return transformers.Starcoder2Config(hidden_size=a.dim, intermediate_size=4 * a.dim,
+                                             num_hidden_layers=a.layers, num_attention_heads=a.heads,
+                                             num_key_value_heads=max(1, a.heads // 2),
+                                             max_position_embeddings=a.ctx, use_bias=True, **common)
+    if a.arch == "gemma2":
+        return transformers.Gemma2Config(hidden_size=a.dim, intermediate_size=inter, num_hidden_layers=a.layers,
+                                         num_attention_heads=a.heads, num_key_value_heads=max(1, a.heads // 2),
+                                         head_dim=a.dim // a.heads, max_position_embeddings=a.ctx,
+                                         sliding_window=64, **common)
+    if a.arch == "mamba":
+        return transformers.MambaConfig(hidden_size=a.dim, num_hidden_layers=a.layers, state_size=16,
+                                        conv_kernel=4, expand=2, use_mambapy=False, **common)
+    if a.arch == "qwen2moe":
+        return transformers.Qwen2MoeConfig(hidden_size=a.dim, intermediate_size=inter,
+                                           moe_intermediate_size=inter // 4,
+                                           shared_expert_intermediate_size=inter, num_experts=a.experts,
+                                           num_experts_per_tok=4, num_hidden_layers=a.layers,
+                                           num_attention_heads=a.heads, num_key_value_heads=max(1, a.heads // 2),
+                                           max_position_embeddings=a.ctx, tie_word_embeddings=False, **common)
     cls = {"llama": transformers.LlamaConfig, "qwen2": transformers.Qwen2Config,
            "mistral": transformers.MistralConfig}[a.arch]
     return cls(hidden_size=a.dim, intermediate_size=inter, num_hidden_layers=a.layers,
                num_attention_heads=a.heads, num_key_value_heads=max(1, a.heads // 2),
                max_position_embeddings=a.ctx, tie_word_embeddings=False, **common)
+
+
+def make_model(auto, a, dtype):
+    """The model from its config, with --attn where the family has it (Mamba has no attention)."""
+    if a.arch == "mamba":
+        return auto.from_config(build_config(a), dtype=dtype)
+    return auto.from_config(build_config(a), dtype=dtype, attn_implementation=a.attn)
 
 
 def main():
@@ -165,7 +226,9 @@ def main():
                     help="new tokens of every generate() call")
     ap.add_argument("--warmup", type=int, default=1, help="untimed generate() calls first")
     ap.add_argument("--rounds", type=int, default=2, help="timed generate() calls")
-    ap.add_argument("--arch", choices=("gpt2", "llama", "qwen2", "mistral", "opt", "neox", "phi", "gemma", "mixtral") + SEQ2SEQ, default="llama")
+    ap.add_argument("--arch", choices=("gpt2", "llama", "qwen2", "mistral", "opt", "neox", "phi", "gemma", "mixtral",
+                                       "falcon", "bloom", "gptj", "phi3", "starcoder2", "gemma2", "mamba",
+                                       "qwen2moe") + SEQ2SEQ, default="llama")
     ap.add_argument("--cache", choices=("dynamic", "static"), default="dynamic")
     ap.add_argument("--attn", choices=("sdpa", "eager"), default="sdpa", help="attn_implementation")
     ap.add_argument("--layers", type=int, default=4)
@@ -185,6 +248,7 @@ def main():
     ap.add_argument("--beams", type=int, default=1, help="beam search with N beams (greedy, dynamic cache)")
     ap.add_argument("--assistant", type=int, default=0, metavar="L",
                     help="assisted generation with the target's first L layers as the draft")
+    ap.add_argument("--compile", action="store_true", help="model.forward = torch.compile(model.forward)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument("--out")
@@ -195,6 +259,8 @@ def main():
         ap.error("--prompt + --tokens must fit in --ctx")
     if a.arch == "mixtral" and a.experts < 2:
         ap.error("--experts must be >= 2 (two are chosen per token)")
+    if a.arch == "qwen2moe" and a.experts < 4:
+        ap.error("--arch qwen2moe: --experts must be >= 4 (four are chosen per token)")
     if a.tokens < 2 or a.rounds < 1:
         ap.error("--tokens must be >= 2 and --rounds >= 1")
     if a.beams < 1 or (a.beams > 1 and (a.sample or a.cache != "dynamic")):
@@ -204,7 +270,9 @@ def main():
         ap.error("--assistant L: 1 <= L < --layers, a decoder-only --arch, --batch 1, greedy, --cache dynamic")
     dtype = {"auto": torch.bfloat16 if dev.type == "cuda" else torch.float32,
              "float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[a.dtype]
-    if a.cache == "static":
+    if a.compile and (a.cache != "dynamic" or a.assistant):
+        ap.error("--compile: with --cache dynamic and no --assistant")
+    if a.cache == "static" or a.compile:
         # No on-device benchmarking that could pick different kernels (and
         # so different bits) in different processes.
         import torch._inductor.config as inductor_config
@@ -213,7 +281,7 @@ def main():
     seq2seq = a.arch in SEQ2SEQ
     torch.manual_seed(a.seed)
     auto = AutoModelForSeq2SeqLM if seq2seq else AutoModelForCausalLM
-    model = auto.from_config(build_config(a), dtype=dtype, attn_implementation=a.attn)
+    model = make_model(auto, a, dtype)
     if a.arch == "t5":
         # T5 initialises its (tied) embedding with std 1, far above its layers'
         # outputs: a fresh model only repeats the decoder's start token.  With
@@ -222,10 +290,12 @@ def main():
         with torch.no_grad():
             model.shared.weight.normal_(0.0, 0.02)
     model = model.to(dev).eval()
+    if a.compile and dev.type == "cuda":
+        model.forward = torch.compile(model.forward)
     if a.assistant:
         full = a.layers
         a.layers = a.assistant
-        draft = auto.from_config(build_config(a), dtype=dtype, attn_implementation=a.attn)
+        draft = make_model(auto, a, dtype)
         a.layers = full
         # Every key of the draft is the target's (its first layers, norm and head).
         missing, _ = draft.load_state_dict(model.state_dict(), strict=False)
@@ -279,6 +349,7 @@ def main():
     if a.time:
         variant = a.cache + ("-sample" if a.sample else "") + ("-beam%d" % a.beams if a.beams > 1 else "")
         variant += "-assist%d" % a.assistant if a.assistant else ""
+        variant += "-compile" if a.compile else ""
         print("gs-wl: hf_generate variant=%s-%s device=%s dtype=%s layers=%d dim=%d batch=%d tokens=%d "
               "rounds=%d steps=%d warmup=%d transformers=%s median_us=%.3f mean_us=%.3f" % (
                   a.arch, variant, dev.type, str(dtype).split(".")[-1],

@@ -210,7 +210,16 @@ hf-llama-async|transformers|-|eager graphshim|PYTORCH_CUDA_ALLOC_CONF=backend:cu
 nanogpt-expandable|torch|-|eager graphshim|PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True $PY $R/torch_nanogpt.py --greedy --readback|-|--device cpu --steps 2 --warmup 1 --tokens 8 --layers 1 --dim 64 --heads 2 --vocab 256 --block 16 --greedy --readback
 jax-platform|jax|-|eager graphshim graph|XLA_PYTHON_CLIENT_ALLOCATOR=platform XLA_FLAGS=--xla_gpu_enable_command_buffer= $PY $R/jax_decode.py|XLA_FLAGS=|--device cpu --tokens 12 --warmup 2 --layers 2
 thrust-cg|cuda|-|eager graphshim|$B/thrust_cg|-|-
-thrust-cg-stream|cuda|-|eager graphshim|$B/thrust_cg --stream --n 64|-|-'
+thrust-cg-stream|cuda|-|eager graphshim|$B/thrust_cg --stream --n 64|-|-
+hf-mamba|transformers|-|eager graphshim|$PY $R/hf_generate.py --arch mamba --cache dynamic --layers 4 --dim 256|-|--device cpu --tokens 6 --layers 1 --dim 128
+hf-gemma2|transformers|-|eager graphshim|$PY $R/hf_generate.py --arch gemma2 --cache dynamic --attn eager --layers 4 --dim 256 --heads 4|-|--device cpu --tokens 6 --layers 2 --dim 128
+hf-falcon|transformers|-|eager graphshim|$PY $R/hf_generate.py --arch falcon --cache dynamic|-|--device cpu --tokens 6 --layers 1 --dim 128
+hf-bloom|transformers|-|eager graphshim|$PY $R/hf_generate.py --arch bloom --cache dynamic --attn eager --dtype float16|-|--device cpu --tokens 6 --layers 1 --dim 128
+hf-qwen2moe|transformers|-|eager graphshim|$PY $R/hf_generate.py --arch qwen2moe --cache dynamic --experts 8|-|--device cpu --tokens 6 --layers 1 --dim 128
+hf-phi3|transformers|-|eager graphshim|$PY $R/hf_generate.py --arch phi3 --cache dynamic --sample|-|--device cpu --tokens 6 --layers 1 --dim 128
+hf-gptj|transformers|-|eager graphshim|$PY $R/hf_generate.py --arch gptj --cache dynamic --attn eager --batch 2|-|--device cpu --tokens 6 --layers 1 --dim 128
+hf-starcoder2|transformers|-|eager graphshim|$PY $R/hf_generate.py --arch starcoder2 --cache dynamic --dtype float16|-|--device cpu --tokens 6 --layers 1 --dim 128
+hf-compile|transformers|compile|eager graphshim|$PY $R/hf_generate.py --arch llama --cache dynamic --compile --layers 2 --dim 256 --heads 4|-|--device cpu --tokens 6 --layers 1 --dim 128'
 
 
 if [ "${1:-}" = --list ]; then
