@@ -9,10 +9,14 @@
  * CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL (KIND_KERNEL would serialise the
  * program's kernels), MEMCPY and MEMSET, counts the records, and at exit
  * writes one line
- *     gs-cupti: pid=P kernels=N graph_kernels=G memcpy=C memset=S dropped=D
+ *     gs-cupti: pid=P kernels=N graph_kernels=G memcpy=C memset=S dropped=D own=O
  * to the file named by GS_CUPTI_OUT (%p becomes the pid; appended), or to
  * stderr when that is unset.  graph_kernels are the kernel records with a
- * graph id: those that ran as nodes of a CUDA graph, whoever built it.  A
+ * graph id: those that ran as nodes of a CUDA graph, whoever built it.
+ * own: graphshim's own kernels (its device updater, gs_du_*: a node of a
+ * graph whose nodes it patches on the GPU, run where a launch patches
+ * some), counted apart and left out of kernels and graph_kernels, so that
+ * kernels is the program's with and without graphshim.  A
  * process that ran no kernel writes nothing (frameworks start helper
  * processes that inherit the environment).
  *
@@ -69,7 +73,8 @@ static struct {
 	__typeof__(cuptiGetResultString) *result_string;
 } gs_cp;
 
-static atomic_ullong gs_cp_kernels, gs_cp_graph_kernels, gs_cp_memcpy, gs_cp_memset, gs_cp_dropped;
+static atomic_ullong gs_cp_kernels, gs_cp_graph_kernels, gs_cp_memcpy, gs_cp_memset, gs_cp_dropped,
+	gs_cp_own;
 static atomic_bool gs_cp_failed_once;
 static pthread_mutex_t gs_cp_tl_lock = PTHREAD_MUTEX_INITIALIZER;
 static FILE *gs_cp_tl;		/* the timeline, or NULL */
@@ -135,6 +140,13 @@ static uint32_t gs_cp_kernel_graph_id(const CUpti_Activity *rec)
 	return k->graphId;
 }
 
+/* Whether a kernel record is one of graphshim's own kernels (its device updater). */
+static bool gs_cp_kernel_own(const CUpti_Activity *rec)
+{
+	const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)(const void *)rec;
+	return k->name && !strncmp(k->name, "gs_du_", 6);
+}
+
 /* One timeline line (GS_CUPTI_TIMELINE); records of other kinds are skipped. */
 static void gs_cp_timeline(const CUpti_Activity *rec)
 {
@@ -184,6 +196,10 @@ static void CUPTIAPI gs_cp_buffer_completed(CUcontext ctx, uint32_t stream_id, u
 			switch (rec->kind) {
 			case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
 			case CUPTI_ACTIVITY_KIND_KERNEL:
+				if (gs_cp_kernel_own(rec)) {
+					atomic_fetch_add(&gs_cp_own, 1);
+					break;
+				}
 				atomic_fetch_add(&gs_cp_kernels, 1);
 				if (gs_cp_kernel_graph_id(rec))
 					atomic_fetch_add(&gs_cp_graph_kernels, 1);
@@ -258,12 +274,14 @@ static void gs_cp_fini(void)
 	if (atomic_load(&gs_cp_kernels) == 0)
 		return;
 	n = snprintf(line, sizeof(line),
-		     "gs-cupti: pid=%ld kernels=%llu graph_kernels=%llu memcpy=%llu memset=%llu dropped=%llu\n",
+		     "gs-cupti: pid=%ld kernels=%llu graph_kernels=%llu memcpy=%llu memset=%llu dropped=%llu "
+		     "own=%llu\n",
 		     (long)getpid(), (unsigned long long)atomic_load(&gs_cp_kernels),
 		     (unsigned long long)atomic_load(&gs_cp_graph_kernels),
 		     (unsigned long long)atomic_load(&gs_cp_memcpy),
 		     (unsigned long long)atomic_load(&gs_cp_memset),
-		     (unsigned long long)atomic_load(&gs_cp_dropped));
+		     (unsigned long long)atomic_load(&gs_cp_dropped),
+		     (unsigned long long)atomic_load(&gs_cp_own));
 	if (n <= 0 || (size_t)n >= sizeof(line))
 		return;
 	if (env && *env) {

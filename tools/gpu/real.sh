@@ -568,14 +568,15 @@ if dr:
 PYEOF
 }
 
-# cupti_main FILE: "kernels graph_kernels memcpy memset dropped processes" of
-# the process that ran the most kernels.
+# cupti_main FILE: "kernels graph_kernels memcpy memset dropped processes own"
+# of the process that ran the most kernels (own: graphshim's own kernels, its
+# device updater's, which kernels leaves out).
 cupti_main() {
-	[ -s "$1" ] || { echo "- - - - - 0"; return; }
-	awk '/^gs-cupti:/ { n++; k = 0
+	[ -s "$1" ] || { echo "- - - - - 0 -"; return; }
+	awk '/^gs-cupti:/ { n++; k = 0; delete v
 		for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
-		if (v["kernels"] + 0 >= best + 0) { best = v["kernels"]; line = v["kernels"] " " v["graph_kernels"] " " v["memcpy"] " " v["memset"] " " v["dropped"] } }
-		END { if (n) print line, n; else print "- - - - - 0" }' "$1" 2>/dev/null
+		if (v["kernels"] + 0 >= best + 0) { best = v["kernels"]; line = v["kernels"] " " v["graph_kernels"] " " v["memcpy"] " " v["memset"] " " v["dropped"]; own = ("own" in v) ? v["own"] : "-" } }
+		END { if (n) print line, n, own; else print "- - - - - 0 -" }' "$1" 2>/dev/null
 }
 
 # --- One program ---------------------------------------------------------
@@ -779,6 +780,9 @@ PYEOF
 	else
 		note "$name: CUPTI (main process: kernels, in graphs, memcpy, memset, dropped; processes): $(echo "$cnt" |
 			awk 'NF { printf "%s%s %s/%s/%s/%s/%s (%s)", sep, $1, $2, $3, $4, $5, $6, $7; sep = "; " }')"
+		local own
+		own=$(echo "$cnt" | awk 'NF && $8 != "-" && $8 > 0 { printf "%s%s %s", sep, $1, $8; sep = ", " }')
+		[ -z "$own" ] || note "$name: CUPTI: graphshim's own kernels (its device updater, not counted above): $own"
 		local sc cl
 		sc=$(main_stats "$w".graphshim.count.*.json)
 		cl=$(echo "$cnt" | awk '$1 == "graphshim" && $2 != "-" { print $2 + $4 + $5 }')
