@@ -43,6 +43,7 @@
 #include "gs_clock.h"
 #include "gs_gate.h"
 #include "gs_log.h"
+#include "gs_self.h"
 #include "gs_stream.h"
 #include "gs_trace.h"
 
@@ -230,7 +231,10 @@ static void gs_gate_decide(gs_stream_t *s, gs_seq_t *q)
 		more = GS_GATE_MAX_SAMPLES;
 	gs_gate_loss_t l; /* the deciding clock's */
 	g->eager_host_ns = g->replay_host_ns = 0; /* where the host has no samples of both kinds */
+	g->eager_less_ns = 0;
 	if (gs_config.gate_host && g->neh && g->nrh) {
+		if (gs_config.selftime) /* reported only: the decision is the same */
+			g->eager_less_ns = gs_gate_median(g->el_ns, g->neh);
 		/*
 		 * The host's time decides, the GPU's span can veto: eager when
 		 * replayed passes cost the host more by the margin and the GPU
@@ -574,9 +578,17 @@ static void gs_gate_host_sample(gs_stream_t *s, uint64_t now)
 	if (g->state != GS_GATE_S_TRIAL || now < s->pass.t0)
 		return;
 	gs_trace_gate_sample(s->key.handle, q->id, s->pass.host_eager, true, now - s->pass.t0);
-	if (s->pass.host_eager)
-		gs_gate_sample(g->eh_ns, &g->neh, GS_GATE_MAX_SAMPLES, now - s->pass.t0);
-	else
+	if (s->pass.host_eager) {
+		/* With GRAPHSHIM_SELFTIME, also the pass less graphshim's own time
+		 * in it, where one thread made the whole pass's calls it saw. */
+		uint64_t ns = now - s->pass.t0, own = 0;
+		if (gs_config.selftime && s->pass.own_tl == (const void *)&gs_self_tl &&
+		    gs_self_tl.own_ns >= s->pass.own0)
+			own = gs_self_tl.own_ns - s->pass.own0;
+		uint8_t n = g->neh;
+		gs_gate_sample(g->el_ns, &n, GS_GATE_MAX_SAMPLES, own < ns ? ns - own : 0);
+		gs_gate_sample(g->eh_ns, &g->neh, GS_GATE_MAX_SAMPLES, ns);
+	} else
 		gs_gate_sample(g->rh_ns, &g->nrh, GS_GATE_MAX_SAMPLES, now - s->pass.t0);
 }
 
@@ -593,8 +605,11 @@ void gs_gate_begin(gs_stream_t *s, gs_seq_t *const *cands, uint32_t n)
 	for (uint32_t i = 0; i < n && s->pass.nmarked < GS_GATE_MARKS; i++)
 		if (gs_gate_wants(s, cands[i]) && gs_gate_start(s, cands[i]))
 			s->pass.marked[s->pass.nmarked++] = cands[i];
-	if (s->pass.nmarked && gs_config.gate_host)
+	if (s->pass.nmarked && gs_config.gate_host) {
 		s->pass.t0 = now ? now : gs_gate_clock();
+		s->pass.own0 = gs_self_tl.own_ns;
+		s->pass.own_tl = &gs_self_tl;
+	}
 	if (n == 1)
 		gs_gate_eager(s, cands[0]);
 }
@@ -608,6 +623,7 @@ static void gs_gate_untried(gs_gate_t *g)
 	g->ref_ns = 0; /* the first watched pass sets it */
 	g->eager_ns = g->replay_ns = 0;
 	g->eager_host_ns = g->replay_host_ns = 0;
+	g->eager_less_ns = 0;
 }
 
 /*

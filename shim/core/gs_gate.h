@@ -62,9 +62,14 @@ typedef struct gs_gate {
 	uint32_t e_ns[GS_GATE_MAX_SAMPLES], r_ns[GS_GATE_MAX_SAMPLES];
 	uint8_t neh, nrh;  /* host samples read in this trial */
 	uint32_t eh_ns[GS_GATE_MAX_SAMPLES], rh_ns[GS_GATE_MAX_SAMPLES];
+	uint32_t el_ns[GS_GATE_MAX_SAMPLES]; /* each eager sample less graphshim's own
+					      * time in it (GRAPHSHIM_SELFTIME), neh of them */
 	uint64_t passes;   /* passes since the last decision */
 	uint64_t eager_ns, replay_ns; /* the medians behind the last decision */
 	uint32_t eager_host_ns, replay_host_ns; /* the host's, where it had both kinds */
+	uint32_t eager_less_ns; /* with GRAPHSHIM_SELFTIME, the median eager host time
+				 * less graphshim's own in it: eager without graphshim,
+				 * as near as one process tells (0: not measured) */
 	uint32_t trials;   /* decisions made */
 	gs_gate_first_t first; /* the first one's figures */
 	uint64_t ref_ns;   /* what the watch compares with: the chosen kind's median,
@@ -86,6 +91,8 @@ typedef struct gs_gate_pass {
 	uint8_t nmarked; /* candidates whose timer started at the pass's first launch */
 	gs_seq_t *marked[GS_GATE_MARKS];
 	uint64_t t0;     /* host clock at the first launch of the last pass timed in a trial */
+	uint64_t own0;   /* its thread's graphshim own time then (GRAPHSHIM_SELFTIME) */
+	const void *own_tl; /* ... and that thread (gs_self_tl) */
 	gs_seq_t *host;  /* that pass's sequence, while its host time runs to the next pass */
 	bool host_eager; /* ... and its kind */
 	gs_seq_t *trial; /* the sequence in its first trial: like ones wait for its verdict */

@@ -32,6 +32,7 @@ void gs_self_call_end_slow(const gs_self_call_t *c)
 		return;
 	uint64_t all = gs_clock_ns() - c->t0, drv = gs_self_tl.drv_ns - c->drv0;
 	uint64_t own = all > drv ? all - drv : 0;
+	gs_self_tl.own_ns += own;
 	unsigned k = gs_self_tl.kinds;
 	if (k & GS_SELF_GRAPH) {
 		GS_STAT_INC(host_chunk_calls);

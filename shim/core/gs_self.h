@@ -22,6 +22,8 @@ enum { GS_SELF_SUBMIT = 1u, GS_SELF_GRAPH = 2u, GS_SELF_PATCH = 4u, GS_SELF_UPDA
 
 typedef struct gs_self_tl {
 	uint64_t drv_ns;    /* this thread's time in timed vendor calls, ever */
+	uint64_t own_ns;    /* ... and graphshim's own in its launch calls, ever (the gate
+			     * subtracts it from its eager passes' host time) */
 	unsigned kinds;     /* GS_SELF_* made since the outermost call began */
 	unsigned depth;     /* launch calls nested on this thread (a hook's own hooks) */
 } gs_self_tl_t;

@@ -112,6 +112,7 @@ void gs_seq_info_fill(const gs_stream_t *s, const gs_seq_t *q, gs_seq_info_t *i)
 	i->replay_ns = q->gate.replay_ns;
 	i->eager_host_ns = q->gate.eager_host_ns;
 	i->replay_host_ns = q->gate.replay_host_ns;
+	i->eager_less_ns = q->gate.eager_less_ns;
 	i->gate_trials = q->gate.trials;
 	i->first = q->gate.first;
 	i->eager_passes = q->eager_passes;

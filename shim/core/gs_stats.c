@@ -246,6 +246,11 @@ static void gs_stats_seq(gs_fmt_t *f, const gs_seq_info_t *s)
 	gs_stats_key(f, ", ", "gate");
 	gs_fmt_json(f, s->gate ? s->gate : "off");
 	gs_stats_medians(f, s->eager_ns, s->replay_ns, s->eager_host_ns, s->replay_host_ns);
+	if (s->eager_less_ns) {
+		/* GRAPHSHIM_SELFTIME: the eager passes less graphshim's own time. */
+		gs_stats_key(f, ", ", "eager_host_less_own_us");
+		gs_fmt_fixed(f, (double)s->eager_less_ns / 1e3, 1);
+	}
 	gs_stats_u64(f, "gate_trials", s->gate_trials);
 	if (s->gate_trials > 1) {
 		/* The first decision, which a later trial's figures replaced. */

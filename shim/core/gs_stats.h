@@ -167,6 +167,8 @@ typedef struct gs_seq_info {
 	uint64_t replay_ns;
 	uint32_t eager_host_ns; /* the host's medians behind it, 0 where it had none */
 	uint32_t replay_host_ns;
+	uint32_t eager_less_ns; /* with GRAPHSHIM_SELFTIME, eager_host_ns less graphshim's own
+				 * time in those passes (0: not measured) */
 	uint32_t gate_trials;
 	gs_gate_first_t first; /* the first decision's figures (shown where a later one followed) */
 	uint64_t eager_passes; /* complete passes submitted eagerly by the gate */

@@ -1,5 +1,6 @@
 /* The gate: eager or replay by GPU timing, per sequence (gs_gate.c). */
 #include "gs_gate.h"
+#include "gs_self.h"
 #include "gs_testbe.h"
 
 #include <criterion/criterion.h>
@@ -751,6 +752,43 @@ Test(gate, the_host_decides_where_the_gpu_ties)
 	cr_expect_str_eq(seq_info().gate, "eager");
 	cr_expect_eq(seq_info().eager_host_ns, 200000, "the host's medians are kept for the statistics");
 	cr_expect_eq(seq_info().replay_host_ns, 300000);
+	tb_check();
+}
+
+/*
+ * With GRAPHSHIM_SELFTIME the statistics also give the eager passes less
+ * graphshim's own time in them (what its launch calls spent on its own,
+ * gs_self.h): eager without graphshim, as near as one process tells.  The
+ * decision is the host's time as before.  Here graphshim's own time is 40
+ * us of each 200 us eager pass.
+ */
+Test(gate, the_eager_passes_are_reported_less_graphshims_own_time)
+{
+	gate_start(1000, 1000, 0, "GRAPHSHIM_SELFTIME", "1"); /* GPU: eager 8000, replay 8000 */
+	host_clock_start(200000, 150000);
+	for (int i = 0; i < STEPS_TO_DECIDE + 2; i++) {
+		step(0);
+		bool eager = !last_step_from_graph();
+		host_ns += eager ? host_eager_ns : host_replay_ns;
+		if (eager)
+			gs_self_tl.own_ns += 40000;
+	}
+	cr_expect_eq(gs_stats.gate_decisions, 1);
+	cr_expect_str_eq(seq_info().gate, "replay");
+	cr_expect_eq(seq_info().eager_host_ns, 200000);
+	cr_expect_eq(seq_info().eager_less_ns, 160000, "eager less graphshim's own: %u",
+		     seq_info().eager_less_ns);
+	cr_expect_eq(seq_info().replay_host_ns, 150000);
+	tb_check();
+	gs_engine_fini();
+
+	/* Without GRAPHSHIM_SELFTIME, nothing to report. */
+	gate_start(1000, 1000, 0, "GRAPHSHIM_SELFTIME", "0");
+	host_clock_start(200000, 150000);
+	for (int i = 0; i < STEPS_TO_DECIDE + 2; i++)
+		host_step();
+	cr_expect_eq(gs_stats.gate_decisions, 1);
+	cr_expect_eq(seq_info().eager_less_ns, 0);
 	tb_check();
 }
 
