@@ -47,8 +47,12 @@ typedef struct gs_ops {
 	/*
 	 * Patch node i of the instantiated graph with rec's operands (same
 	 * shape as the baked record).  Affects only launches made after it.
+	 * old: the record whose operands node i holds now (it was built or
+	 * last patched with them), which a backend may diff rec against; NULL
+	 * where the caller cannot say (a stand-in in the node, a job of the
+	 * submission thread, whose baked records are already rec).
 	 */
-	int (*graph_patch)(void *graph, size_t node, const gs_rec_t *rec);
+	int (*graph_patch)(void *graph, size_t node, const gs_rec_t *rec, const gs_rec_t *old);
 
 	/* Release a graph; work already launched from it still completes. */
 	void (*graph_destroy)(void *graph);

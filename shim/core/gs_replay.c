@@ -388,7 +388,8 @@ bool gs_replay_chunk(gs_stream_t *s, gs_seq_t *q, uint32_t j, bool shared)
 	for (uint32_t k = 0; k < ndiff; k++) {
 		uint32_t i = m->diffs[k];
 		const gs_rec_t *r = gs_stream_at(s, m->held_start + i);
-		int rc = gs_backend->graph_patch(pick.graph, i - b, r);
+		const gs_rec_t *old = pick.recs[i - b]; /* the node's operands until now */
+		int rc = gs_backend->graph_patch(pick.graph, i - b, r, old->stale ? NULL : old);
 		if (rc)
 			return gs_replay_failed(s, q, b, e, GS_MISMATCH_PATCH_FAILED, i, r, rc);
 		gs_replay_drift(s, q, &pick, i, b, r);

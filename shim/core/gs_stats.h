@@ -44,6 +44,7 @@
 	X(device_updates, "graph launches whose updater node ran") \
 	X(device_host_patches, "patches of device-updatable graphs made from the host (a function, block or shared-memory change, a second patch before a launch, the updater full)") \
 	X(device_host_shape, "of those, patches that changed what a device update cannot: the function, the block or the shared memory") \
+	X(device_host_behind, "of those, patches without the engine's record of the node after device patches diffed against it (a stand-in in the node, the submission thread)") \
 	X(device_uploads, "uploads of device-updatable graphs: before their first launch, and after a host patch of one of their nodes") \
 	X(mismatches, "replays abandoned (structure or drift)")               \
 	X(retirements, "sequences retired to eager")                          \

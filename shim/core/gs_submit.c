@@ -90,7 +90,7 @@ static void gs_submit_run(gs_submit_job_t *j)
 {
 	for (uint32_t k = 0; k < j->ndiff; k++) {
 		uint32_t d = j->diffs[k];
-		int rc = gs_submit_raw->graph_patch(j->graph, d, j->recs[d]);
+		int rc = gs_submit_raw->graph_patch(j->graph, d, j->recs[d], NULL);
 		if (rc) {
 			gs_submit_failed(j, GS_MISMATCH_PATCH_FAILED, j->base + d, rc);
 			goto out;
@@ -266,10 +266,10 @@ static int gs_submit_w_graph_launch(void *graph, uintptr_t stream)
 	return gs_submit_raw->graph_launch(graph, stream);
 }
 
-static int gs_submit_w_graph_patch(void *graph, size_t node, const gs_rec_t *rec)
+static int gs_submit_w_graph_patch(void *graph, size_t node, const gs_rec_t *rec, const gs_rec_t *old)
 {
 	gs_submit_drain();
-	return gs_submit_raw->graph_patch(graph, node, rec);
+	return gs_submit_raw->graph_patch(graph, node, rec, old);
 }
 
 static void gs_submit_w_graph_destroy(void *graph)

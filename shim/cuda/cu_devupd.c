@@ -16,7 +16,14 @@
  * the updater's capacity take a host patch of that node as before; such a
  * graph is uploaded before its next launch (the driver's rule for host
  * updates of device-updatable nodes).  A device update lasts until the
- * node is set again, so each node's current parameters are kept here.
+ * node is set again, so what each node holds is known: the engine's record
+ * of it (the old record of a patch, gs_ops_t.graph_patch), and where the
+ * engine cannot say, a copy kept here.  A patch diffs against the record
+ * the engine gives: it was just read to find the node drifting and is
+ * written next (the engine's rebake), so the copy here, which a patch of
+ * every node would read and write too, is kept up only where it will be
+ * read (GRAPHSHIM_CHECK_ORDER, which checks the two agree); where neither
+ * is to be had, the patch is the host's.
  * Every entry points the updater at a node of this graph and at bytes
  * inside its parameters; the simulator checks both (tests/sim/sim_devupd.c).
  */
@@ -61,7 +68,11 @@ typedef struct gs_du_node {
 	void *func;        /* what a device update cannot change: */
 	uint32_t block[3], shmem, flags, nbytes;
 	uint32_t grid[3];  /* and what it can, as the next launch has them */
-	unsigned char *cur;
+	unsigned char *cur; /* the bytes as the next launch leaves them, unless behind */
+	bool behind;       /* a device patch diffed against the engine's record since cur
+			    * was last taken whole: a patch without that record is the
+			    * host's (under GRAPHSHIM_CHECK_ORDER cur is kept up all the
+			    * same, to check against, and the choices are the same) */
 	uint32_t epoch;    /* == du->epoch: it has entries pending */
 	bool unsure;       /* entries dropped: cur is what they would have left,
 			    * not the node's, until a host patch succeeds */
@@ -166,6 +177,7 @@ static void gs_du_take(gs_du_node_t *d, const gs_rec_t *r)
 	d->shmem = r->shmem;
 	d->flags = r->flags;
 	memcpy(d->cur, r->args, d->nbytes);
+	d->behind = false;
 }
 
 bool gs_cu_du_could(const gs_rec_t *r)
@@ -300,14 +312,31 @@ static uint64_t gs_du_word(const unsigned char *p, uint32_t sz)
 	return w;
 }
 
-bool gs_cu_du_defer(gs_cu_du_t *du, size_t i, const gs_rec_t *r)
+/*
+ * GRAPHSHIM_CHECK_ORDER: the engine's record of node d (old) against the
+ * copy kept here; where they differ a device patch would have left bytes
+ * of the node as they were.  A bug: said once, and the process aborts.
+ */
+static void gs_du_check_old(const gs_du_node_t *d, const gs_rec_t *old)
+{
+	if (!memcmp(old->args, d->cur, d->nbytes) && !memcmp(old->grid, d->grid, sizeof(d->grid)))
+		return;
+	gs_log_once(GS_LOG_ERROR, "cuda: a device-updatable node's parameters are not what the engine "
+				  "says it holds: a bug, please report it");
+	abort();
+}
+
+bool gs_cu_du_defer(gs_cu_du_t *du, size_t i, const gs_rec_t *r, const gs_rec_t *old)
 {
 	gs_du_node_t *d = &du->node[i];
 	if (!d->dev || r->kind != GS_REC_KERNEL)
 		return false;
 	bool shape = r->func != d->func || memcmp(r->block, d->block, sizeof(d->block)) ||
 		     r->shmem != d->shmem || r->flags != d->flags || r->nbytes != d->nbytes;
-	if (shape || d->epoch == du->epoch || d->unsure) {
+	if (old && (old->kind != GS_REC_KERNEL || old->nbytes != d->nbytes))
+		old = NULL; /* (not seen: a patch keeps its node's shape) */
+	bool behind = !old && d->behind && !shape && d->epoch != du->epoch && !d->unsure;
+	if (shape || d->epoch == du->epoch || d->unsure || behind) {
 		/* A host patch (the caller's): this node's pending entries go, its
 		 * bytes become r's, and the graph is uploaded before its launch.
 		 * Should that patch fail, the node keeps neither r's bytes nor the
@@ -316,13 +345,20 @@ bool gs_cu_du_defer(gs_cu_du_t *du, size_t i, const gs_rec_t *r)
 		GS_STAT_INC(device_host_patches);
 		if (shape)
 			GS_STAT_INC(device_host_shape);
+		if (behind)
+			GS_STAT_INC(device_host_behind);
 		return false;
 	}
 	/* The entries go after the pending ones, counted in only if all fit.
 	 * Parameter blocks run to kilobytes (PyTorch's offset calculators) and
 	 * a patch changes a few words: blocks that are equal are skipped whole. */
+	bool keep = !old || gs_config.check_order; /* cur, read again */
+	if (old && gs_config.check_order)
+		gs_du_check_old(d, old);
+	const unsigned char *was = old ? old->args : d->cur;
+	const uint32_t *grid = old ? old->grid : d->grid;
 	uint32_t n = du->args.n;
-	if (memcmp(r->grid, d->grid, sizeof(d->grid))) {
+	if (memcmp(r->grid, grid, sizeof(d->grid))) {
 		if (n == GS_DU_CAP)
 			goto full;
 		du->args.e[n++] = (gs_du_entry_t){ d->dev, r->grid[0], 0,
@@ -330,12 +366,12 @@ bool gs_cu_du_defer(gs_cu_du_t *du, size_t i, const gs_rec_t *r)
 	}
 	for (uint32_t blk = 0; blk < d->nbytes; blk += GS_DU_BLOCK) {
 		uint32_t end = d->nbytes - blk < GS_DU_BLOCK ? d->nbytes : blk + GS_DU_BLOCK;
-		if (!memcmp(r->args + blk, d->cur + blk, end - blk))
+		if (!memcmp(r->args + blk, was + blk, end - blk))
 			continue;
 		for (uint32_t off = blk; off < end; off += 8) {
 			uint32_t sz = end - off < 8 ? end - off : 8;
 			uint64_t w = gs_du_word(r->args + off, sz);
-			if (w == gs_du_word(d->cur + off, sz))
+			if (w == gs_du_word(was + off, sz))
 				continue;
 			if (n == GS_DU_CAP)
 				goto full; /* past the updater's capacity: the host's */
@@ -345,11 +381,12 @@ bool gs_cu_du_defer(gs_cu_du_t *du, size_t i, const gs_rec_t *r)
 	if (n == du->args.n)
 		return true;
 	/* The node's bytes as the launch leaves them: the words just noted. */
-	for (uint32_t k = du->args.n; k < n; k++) {
+	for (uint32_t k = du->args.n; keep && k < n; k++) {
 		const gs_du_entry_t *e = &du->args.e[k];
 		if (e->size)
 			memcpy(d->cur + e->off, &e->value, e->size);
 	}
+	d->behind = d->behind || old;
 	memcpy(d->grid, r->grid, sizeof(d->grid));
 	du->args.n = n;
 	d->epoch = du->epoch;

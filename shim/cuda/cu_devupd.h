@@ -41,9 +41,10 @@ void gs_cu_du_free(gs_cu_du_t *du);
 /*
  * Patch node i with r's operands on the GPU: true when r's changes wait
  * for the next launch; false when the caller must patch it from the host
- * (and then call gs_cu_du_patched on success).
+ * (and then call gs_cu_du_patched on success).  old: the record whose
+ * operands the node holds (gs_ops_t.graph_patch), or NULL.
  */
-bool gs_cu_du_defer(gs_cu_du_t *du, size_t i, const gs_rec_t *r);
+bool gs_cu_du_defer(gs_cu_du_t *du, size_t i, const gs_rec_t *r, const gs_rec_t *old);
 void gs_cu_du_patched(gs_cu_du_t *du, size_t i, const gs_rec_t *r);
 /* Before graph x's launch on s: the updater set (or off), the upload. */
 CUresult gs_cu_du_prepare(gs_cu_du_t *du, CUgraphExec x, CUstream s);

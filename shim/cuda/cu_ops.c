@@ -565,13 +565,13 @@ static int gs_cu_graph_launch(void *graph, uintptr_t stream)
 	return (int)st;
 }
 
-static int gs_cu_graph_patch(void *graph, size_t node, const gs_rec_t *r)
+static int gs_cu_graph_patch(void *graph, size_t node, const gs_rec_t *r, const gs_rec_t *old)
 {
 	gs_cu_graph_t *G = graph;
 	const gs_cu_real_t *R = &gs_cu_real;
 	if (node >= G->n)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (G->du && gs_cu_du_defer(G->du, node, r))
+	if (G->du && gs_cu_du_defer(G->du, node, r, old))
 		return CUDA_SUCCESS; /* written on the GPU at the next launch */
 	bool pushed = gs_cu_ctx_enter(G->ctx);
 	CUresult st = CUDA_ERROR_NOT_SUPPORTED;

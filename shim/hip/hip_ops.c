@@ -463,8 +463,9 @@ static int gs_hip_graph_patch_raw(void *graph, size_t node, const gs_rec_t *rec)
 	return gs_hip_quiet_end(clean, rc);
 }
 
-static int gs_hip_graph_patch(void *graph, size_t node, const gs_rec_t *rec)
+static int gs_hip_graph_patch(void *graph, size_t node, const gs_rec_t *rec, const gs_rec_t *old)
 {
+	(void)old; /* nodes are patched whole from the host */
 	uint64_t t = gs_self_drv_begin();
 	int rc = gs_hip_graph_patch_raw(graph, node, rec);
 	gs_self_drv_end(t, GS_SELF_PATCH);

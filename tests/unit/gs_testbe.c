@@ -143,13 +143,17 @@ static int tb_glaunch(void *graph, uintptr_t stream)
 	return 0;
 }
 
-static int tb_patch(void *graph, size_t node, const gs_rec_t *r)
+static int tb_patch(void *graph, size_t node, const gs_rec_t *r, const gs_rec_t *old)
 {
 	if (++tb.patches == tb.fail_patch_at)
 		return 4;
 	tb_graph_t *g = graph;
 	cr_assert_lt(node, g->n);
 	cr_assert(gs_rec_same_shape(g->nodes[node], r), "patch must keep the node's shape");
+	/* What the engine says the node holds is what it holds (a backend
+	 * diffs against it: the CUDA backend's device patches). */
+	cr_assert(!old || !gs_rec_differs(old, g->nodes[node]),
+		  "the old record given with a patch must be the node's operands");
 	/* A node takes every operand: function, geometry, size and bytes. */
 	cr_assert(!gs_rec_copy(&g->nodes[node], r));
 	g->nodes[node]->orig = NULL;
