@@ -12,24 +12,10 @@
  * (eager, graph, graph with host patches, graph with the updater).
  */
 #define _GNU_SOURCE
-#include <cuda.h>
+#define PROBE_NAME "probe"
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
 
-#define CK(x)                                                                          \
-	do {                                                                           \
-		CUresult st_ = (x);                                                    \
-		if (st_ != CUDA_SUCCESS) {                                             \
-			const char *s_ = "?";                                          \
-			cuGetErrorName(st_, &s_);                                      \
-			fprintf(stderr, "probe: %s:%d %s -> %s\n", __FILE__, __LINE__, \
-				#x, s_);                                               \
-			exit(1);                                                       \
-		}                                                                      \
-	} while (0)
+#include "probe_util.h"
 
 #define N 32   /* nodes a step */
 #define W 32   /* floats a node adds to */
@@ -52,26 +38,6 @@ static CUgraphExec xplain, xdev, xin;
 static CUgraphNode nplain[N], ndev[N], nin[N], nupd;
 static unsigned long long devnode[N], innode[N];
 static int upd_on;
-
-static double now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1e9 + t.tv_nsec;
-}
-
-/* Kernel node parameters: f on one block of bx threads, kernelParams kp. */
-static CUDA_KERNEL_NODE_PARAMS knp(CUfunction f, unsigned bx, void **kp)
-{
-	CUDA_KERNEL_NODE_PARAMS k;
-	memset(&k, 0, sizeof(k));
-	k.func = f;
-	k.gridDimX = k.gridDimY = k.gridDimZ = 1;
-	k.blockDimX = bx;
-	k.blockDimY = k.blockDimZ = 1;
-	k.kernelParams = kp;
-	return k;
-}
 
 static CUdeviceptr ptr(int it, int j)
 {
@@ -251,12 +217,6 @@ static int check(int m, int I)
 				bad++;
 		}
 	return bad;
-}
-
-static int cmpd(const void *x, const void *y)
-{
-	double a = *(const double *)x, b = *(const double *)y;
-	return (a > b) - (a < b);
 }
 
 int main(int argc, char **argv)

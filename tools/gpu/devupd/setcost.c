@@ -9,23 +9,10 @@
  *   setcost WORK.cubin TIERS.cubin
  */
 #define _GNU_SOURCE
-#include <cuda.h>
+#define PROBE_NAME "setcost"
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
 
-#define CK(x)                                                                                  \
-	do {                                                                                   \
-		CUresult st_ = (x);                                                            \
-		if (st_ != CUDA_SUCCESS) {                                                     \
-			const char *s_ = "?";                                                  \
-			cuGetErrorName(st_, &s_);                                              \
-			fprintf(stderr, "setcost: %s:%d %s -> %s\n", __FILE__, __LINE__, #x, s_); \
-			exit(1);                                                               \
-		}                                                                              \
-	} while (0)
+#include "probe_util.h"
 
 #define N 64    /* work nodes */
 #define W 32    /* floats each adds to */
@@ -50,31 +37,6 @@ static const struct {
 #define NT (int)(sizeof(tier) / sizeof(tier[0]))
 static const unsigned counts[] = { 8, 32, 128, 160 };
 #define NC (int)(sizeof(counts) / sizeof(counts[0]))
-
-static double now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1e9 + t.tv_nsec;
-}
-
-static int cmpd(const void *x, const void *y)
-{
-	double a = *(const double *)x, b = *(const double *)y;
-	return (a > b) - (a < b);
-}
-
-static CUDA_KERNEL_NODE_PARAMS knp(CUfunction f, unsigned bx, void **kp)
-{
-	CUDA_KERNEL_NODE_PARAMS k;
-	memset(&k, 0, sizeof(k));
-	k.func = f;
-	k.gridDimX = k.gridDimY = k.gridDimZ = 1;
-	k.blockDimX = bx;
-	k.blockDimY = k.blockDimZ = 1;
-	k.kernelParams = kp;
-	return k;
-}
 
 int main(int argc, char **argv)
 {

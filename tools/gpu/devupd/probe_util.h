@@ -1,0 +1,54 @@
+/*
+ * What the device-update probes (probe.c, setcost.c) share: a driver call
+ * checked (CK: the failing call and the driver's name for its error, then
+ * exit), a monotonic clock in ns, a comparison of doubles for qsort, and a
+ * kernel node's parameters on one block.  PROBE_NAME prefixes the message.
+ */
+#ifndef GS_PROBE_UTIL_H
+#define GS_PROBE_UTIL_H
+
+#include <cuda.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define CK(x)                                                                                \
+	do {                                                                                 \
+		CUresult st_ = (x);                                                          \
+		if (st_ != CUDA_SUCCESS) {                                                   \
+			const char *s_ = "?";                                                \
+			cuGetErrorName(st_, &s_);                                            \
+			fprintf(stderr, "%s: %s:%d %s -> %s\n", PROBE_NAME, __FILE__, __LINE__, \
+				#x, s_);                                                     \
+			exit(1);                                                             \
+		}                                                                            \
+	} while (0)
+
+static inline double now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1e9 + t.tv_nsec;
+}
+
+static inline int cmpd(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+	return (a > b) - (a < b);
+}
+
+/* Kernel node parameters: f on one block of bx threads, kernelParams kp. */
+static inline CUDA_KERNEL_NODE_PARAMS knp(CUfunction f, unsigned bx, void **kp)
+{
+	CUDA_KERNEL_NODE_PARAMS k;
+	memset(&k, 0, sizeof(k));
+	k.func = f;
+	k.gridDimX = k.gridDimY = k.gridDimZ = 1;
+	k.blockDimX = bx;
+	k.blockDimY = k.blockDimZ = 1;
+	k.kernelParams = kp;
+	return k;
+}
+
+#endif /* GS_PROBE_UTIL_H */
