@@ -690,8 +690,9 @@ Test(gate, a_steady_decision_is_watched_without_eager_passes)
 }
 
 /* The gate's host clock in the tests of the host's time: a step takes it
- * host_eager_ns eagerly and host_replay_ns replayed (host_step). */
-static uint64_t host_ns, host_eager_ns, host_replay_ns;
+ * host_eager_ns eagerly and host_replay_ns replayed (host_step), of which
+ * host_own_ns of each eager step is graphshim's own (gs_self.h). */
+static uint64_t host_ns, host_eager_ns, host_replay_ns, host_own_ns;
 static uint64_t host_clock(void)
 {
 	return host_ns;
@@ -702,13 +703,17 @@ static void host_clock_start(uint64_t eager, uint64_t replay)
 	host_ns = 0;
 	host_eager_ns = eager;
 	host_replay_ns = replay;
+	host_own_ns = 0;
 	gs_gate_clock = host_clock;
 }
 
 static void host_step(void)
 {
 	step(0);
-	host_ns += last_step_from_graph() ? host_replay_ns : host_eager_ns;
+	bool eager = !last_step_from_graph();
+	host_ns += eager ? host_eager_ns : host_replay_ns;
+	if (eager)
+		gs_self_tl.own_ns += host_own_ns;
 }
 
 /*
@@ -766,13 +771,9 @@ Test(gate, the_eager_passes_are_reported_less_graphshims_own_time)
 {
 	gate_start(1000, 1000, 0, "GRAPHSHIM_SELFTIME", "1"); /* GPU: eager 8000, replay 8000 */
 	host_clock_start(200000, 150000);
-	for (int i = 0; i < STEPS_TO_DECIDE + 2; i++) {
-		step(0);
-		bool eager = !last_step_from_graph();
-		host_ns += eager ? host_eager_ns : host_replay_ns;
-		if (eager)
-			gs_self_tl.own_ns += 40000;
-	}
+	host_own_ns = 40000;
+	for (int i = 0; i < STEPS_TO_DECIDE + 2; i++)
+		host_step();
 	cr_expect_eq(gs_stats.gate_decisions, 1);
 	cr_expect_str_eq(seq_info().gate, "replay");
 	cr_expect_eq(seq_info().eager_host_ns, 200000);
