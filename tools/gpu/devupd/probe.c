@@ -228,13 +228,7 @@ int main(int argc, char **argv)
 	const char *fn_name = getenv("GS_PROBE_FN") ? getenv("GS_PROBE_FN") : "gs_du_apply";
 	split = getenv("GS_PROBE_SPLIT") && atoi(getenv("GS_PROBE_SPLIT"));
 	int quick = getenv("GS_PROBE_QUICK") && atoi(getenv("GS_PROBE_QUICK"));
-	CK(cuInit(0));
-	CUdevice dev;
-	CK(cuDeviceGet(&dev, 0));
-	CUcontext ctx;
-	CK(cuDevicePrimaryCtxRetain(&ctx, dev));
-	CK(cuCtxSetCurrent(ctx));
-	CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	s = probe_start();
 	CUmodule mk;
 	CK(cuModuleLoad(&mk, argv[1]));
 	CK(cuModuleGetFunction(&fadd, mk, "gs_probe_add"));

@@ -1,8 +1,9 @@
 /*
  * What the device-update probes (probe.c, setcost.c) share: a driver call
  * checked (CK: the failing call and the driver's name for its error, then
- * exit), a monotonic clock in ns, a comparison of doubles for qsort, and a
- * kernel node's parameters on one block.  PROBE_NAME prefixes the message.
+ * exit), a monotonic clock in ns, a comparison of doubles for qsort, a
+ * kernel node's parameters on one block, and the start: device 0's primary
+ * context current and a non-blocking stream on it.  PROBE_NAME prefixes the message.
  */
 #ifndef GS_PROBE_UTIL_H
 #define GS_PROBE_UTIL_H
@@ -49,6 +50,19 @@ static inline CUDA_KERNEL_NODE_PARAMS knp(CUfunction f, unsigned bx, void **kp)
 	k.blockDimY = k.blockDimZ = 1;
 	k.kernelParams = kp;
 	return k;
+}
+
+static inline CUstream probe_start(void)
+{
+	CUdevice dev;
+	CUcontext ctx;
+	CUstream s;
+	CK(cuInit(0));
+	CK(cuDeviceGet(&dev, 0));
+	CK(cuDevicePrimaryCtxRetain(&ctx, dev));
+	CK(cuCtxSetCurrent(ctx));
+	CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	return s;
 }
 
 #endif /* GS_PROBE_UTIL_H */

@@ -44,14 +44,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: setcost WORK.cubin TIERS.cubin\n");
 		return 2;
 	}
-	CK(cuInit(0));
-	CUdevice dev;
-	CK(cuDeviceGet(&dev, 0));
-	CUcontext ctx;
-	CK(cuDevicePrimaryCtxRetain(&ctx, dev));
-	CK(cuCtxSetCurrent(ctx));
-	CUstream s;
-	CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	CUstream s = probe_start();
 	CUmodule mw, mt;
 	CUfunction fadd, fn[NT];
 	CK(cuModuleLoad(&mw, argv[1]));
