@@ -203,6 +203,9 @@ detect|torchvision|-|eager graphshim|$PY $R/tv_detect.py|-|--device cpu --steps 
 detect-ssd|torchvision|-|eager graphshim|$PY $R/tv_detect.py --model ssdlite --batch 4|-|--device cpu --steps 2 --warmup 1 --batch 1 --model ssdlite
 serve|torch|-|eager graphshim|$PY $R/torch_serve.py|-|--device cpu --steps 30 --warmup 4 --layers 1 --dim 64 --requests 8 --max-new 12
 serve-fp16|torch|-|eager graphshim|$PY $R/torch_serve.py --dtype float16 --slots 16 --admit 4 --requests 128 --layers 6 --dim 384 --heads 6|-|--device cpu --steps 30 --warmup 4 --layers 1 --dim 64 --requests 8 --max-new 12 --slots 4
+threads|torch|-|eager graphshim|$PY $R/torch_threads.py --streams own|-|--device cpu --requests 2 --warmup 1 --tokens 4 --layers 1 --dim 64 --heads 2
+threads-default|torch|-|eager graphshim|$PY $R/torch_threads.py --streams default|-|--device cpu --requests 2 --warmup 1 --tokens 4 --layers 1 --dim 64 --heads 2
+threads-4|torch|-|eager graphshim|$PY $R/torch_threads.py --streams own --threads 4 --layers 2 --dim 256 --heads 4|-|--device cpu --requests 2 --warmup 1 --tokens 4 --layers 1 --dim 64 --heads 2 --threads 4
 cupy-cg-async|cupy|-|eager graphshim|$PY $R/cupy_solver.py --method cg --pool async|-|-
 nanogpt-async|torch|-|eager graphshim|PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync $PY $R/torch_nanogpt.py --greedy --readback|-|--device cpu --steps 2 --warmup 1 --tokens 8 --layers 1 --dim 64 --heads 2 --vocab 256 --block 16 --greedy --readback
 train-async|torch|-|eager graphshim|PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync $PY $R/torch_train.py --arch mlp|-|--device cpu --steps 6 --warmup 2
