@@ -192,6 +192,61 @@ void gs_engine_flush_stream(uintptr_t handle, void *ctx, unsigned sflags, gs_flu
 	gs_submit_drain(); /* what was posted, the flush's too, before the caller's call */
 }
 
+/*
+ * What a synchronization of one stream waits for: that stream's work, which
+ * holds whatever its waits on events made it wait for (the work before a
+ * held record goes when a wait on it is made: gs_event.h), and, for the
+ * legacy stream and blocking streams, the other side's (their ties,
+ * gs_engine_flush_peers).  Nothing another stream holds can be part of it,
+ * nor can the host count on that work having run once the call returns:
+ * the work was not the synchronized stream's.  Flushing every stream at
+ * each synchronization, as it was, made every thread's read-back cut the
+ * other threads' steps at random places (torch_threads.py: two workers of
+ * a decode server, each on its own stream reading back a token, replayed
+ * 0.80 of their steady state on an H200, four 0.36, both slower than
+ * eager), and a sync of one stream cut a side stream's step.  A stream's
+ * state is keyed by its context as well, and the context current to the
+ * calling thread need not be the stream's: every state of an ordinary
+ * handle is flushed (at most GS_SYNCED_CTXS other contexts; past that, as
+ * rare as it is, every stream).  What is left held can still be needed: a
+ * kernel of the synchronized stream may spin on memory that another
+ * stream's held work writes.  The idle watchdog submits that work while
+ * the call waits (the program makes no call meanwhile: gs_idle.h); with
+ * no watchdog (GRAPHSHIM_IDLE_US=0) every stream goes first, as it did.
+ */
+#define GS_SYNCED_CTXS 8
+
+void gs_engine_flush_synced(uintptr_t handle, void *ctx, unsigned sflags, const char *api)
+{
+	void *other[GS_SYNCED_CTXS];
+	unsigned n = 0;
+	bool more = false;
+	bool held = __atomic_load_n(&gs_hot.held_streams, __ATOMIC_RELAXED);
+	if (held && gs_engine_active() && !gs_idle_running()) {
+		gs_engine_flush_all(GS_FLUSH_SYNC, api);
+		return;
+	}
+	if (held && gs_engine_active() && !(sflags & (GS_STREAM_LEGACY | GS_STREAM_PASSTHRU))) {
+		gs_stream_table_lock();
+		for (gs_stream_t *s = gs_stream_first(); s; s = s->hh.next) {
+			if (s->key.handle != handle || s->key.ctx == ctx)
+				continue;
+			if (n < GS_SYNCED_CTXS)
+				other[n++] = s->key.ctx;
+			else
+				more = true;
+		}
+		gs_stream_table_unlock();
+	}
+	if (more) {
+		gs_engine_flush_all(GS_FLUSH_SYNC, api);
+		return;
+	}
+	for (unsigned i = 0; i < n; i++)
+		gs_engine_flush_stream(handle, other[i], sflags, GS_FLUSH_SYNC, api);
+	gs_engine_flush_stream(handle, ctx, sflags, GS_FLUSH_SYNC, api);
+}
+
 void gs_engine_stream_absorb(uintptr_t handle, void *ctx, unsigned sflags)
 {
 	if (!gs_engine_active() || (sflags & GS_STREAM_PASSTHRU))

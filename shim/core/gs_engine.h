@@ -86,6 +86,15 @@ void gs_engine_flush_stream(uintptr_t handle, void *ctx, unsigned sflags,
 void gs_engine_stream_absorb(uintptr_t handle, void *ctx, unsigned sflags);
 
 /*
+ * A synchronization of one stream (reason SYNC): gs_engine_flush_stream for
+ * every state the handle has, in whatever context each was made (a thread
+ * may synchronize a stream of a context not current to it); the legacy and
+ * per-thread default streams are ctx's own.  Other streams' held work stays
+ * held.  Call before the vendor function.
+ */
+void gs_engine_flush_synced(uintptr_t handle, void *ctx, unsigned sflags, const char *api);
+
+/*
  * Event ev is shared with another process (its IPC handle is taken): what
  * holds it submits, and no record of or wait on it is held from now on
  * (gs_event_share).

@@ -111,6 +111,11 @@ void gs_idle_allow(void)
 	pthread_mutex_unlock(&gs_idle_lock);
 }
 
+bool gs_idle_running(void)
+{
+	return __atomic_load_n(&gs_idle_state, __ATOMIC_ACQUIRE) == GS_IDLE_RUNNING;
+}
+
 void gs_idle_forget(void)
 {
 	pthread_mutex_init(&gs_idle_lock, NULL);

@@ -20,6 +20,8 @@ void gs_idle_start(void);
 void gs_idle_stop(void);
 /* The engine begins (again): the watchdog may start with the next held launch. */
 void gs_idle_allow(void);
+/* Whether it runs now: held work never waits for a call that does not come. */
+bool gs_idle_running(void);
 /* In a forked child: forget it without touching its lock. */
 void gs_idle_forget(void);
 

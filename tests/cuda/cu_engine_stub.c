@@ -105,6 +105,12 @@ void gs_engine_flush_stream(uintptr_t handle, void *ctx, unsigned sflags,
 	gs_stub.api = api;
 }
 
+/* The stub has one context: the stream's own flush. */
+void gs_engine_flush_synced(uintptr_t handle, void *ctx, unsigned sflags, const char *api)
+{
+	gs_engine_flush_stream(handle, ctx, sflags, GS_FLUSH_SYNC, api);
+}
+
 void gs_engine_flush_all(gs_flush_reason_t why, const char *api)
 {
 	gs_stub.flush_all++;

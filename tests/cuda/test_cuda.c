@@ -213,6 +213,8 @@ static void setup(void)
 	gs_cu_real.cuPointerGetAttribute = s_ptr_attr;
 	gs_cu_real.cuMemcpyHtoDAsync_v2 = s_htod;
 	gs_cu_real.cuStreamSynchronize = s_generic_stream;
+	gs_cu_real.cuStreamQuery = s_generic_stream;
+	gs_cu_real.cuStreamSynchronize_ptsz = s_generic_stream;
 	gs_cu_real.cuEventRecord = s_event_record;
 	gs_cu_real.cuEventRecord_ptsz = s_event_record;
 	gs_cu_real.cuDeviceGetCount = s_count;
@@ -1579,21 +1581,29 @@ Test(cuda, classes_reach_the_engine)
 	cr_expect_eq(cuDeviceGetCount(&n), CUDA_SUCCESS); /* harmless */
 	cr_expect_eq(n, 3);
 	cr_expect_eq(gs_stub.flush_all + gs_stub.flush_stream, 0);
+	cuStreamQuery(S_NB);
+	cr_expect_eq(gs_stub.flush_all, 1, "a query: every stream");
+	cr_expect_eq(gs_stub.why, GS_FLUSH_QUERY);
 	cuStreamSynchronize(S_NB);
-	cr_expect_eq(gs_stub.flush_all, 1);
+	cr_expect_eq(gs_stub.flush_all, 1, "a synchronization: its stream only (and its ties)");
+	cr_expect_eq(gs_stub.flush_stream, 1);
+	cr_expect_eq(gs_stub.handle, (uintptr_t)S_NB);
 	cr_expect_eq(gs_stub.why, GS_FLUSH_SYNC);
+	cuStreamSynchronize_ptsz(NULL);
+	cr_expect_eq(gs_stub.flush_stream, 2, "the per-thread stream's: ties to the legacy stream");
+	cr_expect_eq(gs_stub.sflags, GS_STREAM_PASSTHRU | GS_STREAM_BLOCKING);
 	gs_stub.passthru = true; /* the engine submits a mark at its own call */
 	cuEventRecord((CUevent)0x1, S_BLK);
 	cr_expect_eq(gs_stub.launches, 1, "an event record is a mark of its stream's step");
 	cr_expect_eq(gs_stub.last->kind, GS_REC_MARK);
 	cr_expect_eq(gs_stub.handle, (uintptr_t)S_BLK);
-	cr_expect_eq(gs_stub.flush_stream, 0);
+	cr_expect_eq(gs_stub.flush_stream, 2);
 	gs_stub.passthru = false;
 	cuEventRecord_ptsz((CUevent)0x1, NULL);
-	cr_expect_eq(gs_stub.flush_stream, 1, "on the per-thread stream: a boundary");
+	cr_expect_eq(gs_stub.flush_stream, 3, "on the per-thread stream: a boundary");
 	cr_expect_eq(gs_stub.why, GS_FLUSH_EVENT);
 	cr_expect_eq(gs_stub.sflags, GS_STREAM_PASSTHRU | GS_STREAM_BLOCKING);
-	cr_expect_eq(real_calls, 4);
+	cr_expect_eq(real_calls, 6);
 	/* No real function: an error, never a call through NULL. */
 	cr_expect_neq(cuCtxSynchronize(), CUDA_SUCCESS);
 }
@@ -1655,6 +1665,6 @@ Test(cuda, reentrant_calls_bypass_the_engine)
 	gs_cu_depth++;
 	cuStreamSynchronize(S_NB);
 	gs_cu_depth--;
-	cr_expect_eq(gs_stub.flush_all, 0);
+	cr_expect_eq(gs_stub.flush_all + gs_stub.flush_stream, 0);
 	cr_expect_eq(real_calls, 1);
 }

@@ -325,15 +325,15 @@ static int tb_rec(uintptr_t stream, unsigned sflags, uint32_t kind, uintptr_t fu
 	 */
 	uint64_t key = func * 0x9e3779b97f4a7c15ULL;
 	if (kind == GS_REC_KERNEL && !(sflags & (GS_STREAM_LEGACY | GS_STREAM_PASSTHRU)) &&
-	    gs_engine_cold_cached(stream, NULL, key)) {
+	    gs_engine_cold_cached(stream, tb.ctx, key)) {
 		tb.lane_hits++;
 		return tb_submit(r, stream);
 	}
-	if (kind == GS_REC_KERNEL && gs_engine_cold(stream, NULL, sflags, key)) {
+	if (kind == GS_REC_KERNEL && gs_engine_cold(stream, tb.ctx, sflags, key)) {
 		tb.cold_hits++;
 		return tb_submit(r, stream);
 	}
-	return gs_engine_launch(stream, NULL, sflags, r, "tb_launch");
+	return gs_engine_launch(stream, tb.ctx, sflags, r, "tb_launch");
 }
 
 int tb_launch_on(uintptr_t stream, unsigned sflags, uintptr_t func, uint64_t a0, uint64_t a1)
@@ -363,7 +363,7 @@ int tb_mark(uintptr_t stream, uint64_t event, uint64_t which)
 
 void tb_sync(uintptr_t stream, unsigned sflags)
 {
-	gs_engine_flush_stream(stream, NULL, sflags, GS_FLUSH_SYNC, "sync");
+	gs_engine_flush_stream(stream, tb.ctx, sflags, GS_FLUSH_SYNC, "sync");
 }
 
 void tb_step(uintptr_t stream, const uintptr_t *funcs, size_t n, uint64_t a1)

@@ -52,6 +52,7 @@ typedef struct tb_state {
 	 * on the GPU (gs_ops_t.graph_node_patching); dev_nodes counts them. */
 	bool devpatch;
 	int dev_nodes;
+	void *ctx; /* the context of the records tb_launch_on and the rest make (NULL) */
 } tb_state_t;
 
 extern tb_state_t tb;

@@ -87,6 +87,57 @@ Test(order, a_stream_flush_leaves_other_streams_held)
 	tb_check();
 }
 
+/* The idle watchdog on (a second: it never fires in a test) or off. */
+Test(order, a_streams_synchronization_leaves_other_streams_held)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_IDLE_US", "1000000", NULL);
+	arm_and_hold(NBK, 0);
+	gs_engine_flush_synced(0x777, NULL, 0, "cuStreamSynchronize");
+	cr_expect_eq(gs_stats.released, 0, "another stream's held work is no part of it");
+	gs_engine_flush_synced(NBK, NULL, 0, "cuStreamSynchronize");
+	cr_expect_eq(gs_stats.released, 2, "its own goes");
+	cr_expect_eq(gs_stats.flush_by[GS_FLUSH_SYNC], 1);
+	tb_check();
+}
+
+Test(order, a_legacy_synchronization_submits_held_work_of_blocking_streams)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", NULL);
+	arm_and_hold(BLK, GS_STREAM_BLOCKING);
+	gs_engine_flush_synced(LEG, NULL, GS_STREAM_LEGACY, "cuStreamSynchronize");
+	cr_expect_eq(gs_stats.released, 2, "the legacy stream's: blocking streams first");
+	tb_check();
+}
+
+Test(order, a_blocking_streams_synchronization_submits_held_legacy_work)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", NULL);
+	arm_and_hold(LEG, GS_STREAM_LEGACY);
+	gs_engine_flush_synced(BLK, NULL, GS_STREAM_BLOCKING, "cuStreamSynchronize");
+	cr_expect_eq(gs_stats.released, 2, "a blocking stream's: the legacy stream's first");
+	tb_check();
+}
+
+Test(order, a_streams_synchronization_without_the_watchdog_submits_every_stream)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", NULL);
+	arm_and_hold(NBK, 0);
+	gs_engine_flush_synced(0x777, NULL, 0, "cuStreamSynchronize");
+	cr_expect_eq(gs_stats.released, 2, "a kernel of 0x777 could spin on what NBK holds");
+	tb_check();
+}
+
+Test(order, a_streams_synchronization_reaches_it_in_any_context)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_IDLE_US", "1000000", NULL);
+	tb.ctx = (void *)0xc1;
+	arm_and_hold(NBK, 0);
+	gs_engine_flush_synced(NBK, (void *)0xc2, 0, "cuStreamSynchronize");
+	cr_expect_eq(gs_stats.released, 2, "its work held in the context it was made in goes");
+	tb.ctx = NULL;
+	tb_check();
+}
+
 Test(order, flush_all_submits_every_stream)
 {
 	tb_start("GRAPHSHIM_PERIOD", "0", NULL);
