@@ -204,40 +204,62 @@ void gs_engine_flush_stream(uintptr_t handle, void *ctx, unsigned sflags, gs_flu
  * other threads' steps at random places (torch_threads.py: two workers of
  * a decode server, each on its own stream reading back a token, replayed
  * 0.80 of their steady state on an H200, four 0.36, both slower than
- * eager), and a sync of one stream cut a side stream's step.  A stream's
- * state is keyed by its context as well, and the context current to the
- * calling thread need not be the stream's: every state of an ordinary
- * handle is flushed (at most GS_SYNCED_CTXS other contexts; past that, as
- * rare as it is, every stream).  What is left held can still be needed: a
- * kernel of the synchronized stream may spin on memory that another
- * stream's held work writes.  The idle watchdog submits that work while
- * the call waits (the program makes no call meanwhile: gs_idle.h); with
- * no watchdog (GRAPHSHIM_IDLE_US=0) every stream goes first, as it did.
+ * eager).  A stream's state is keyed by its context as well, and the
+ * context current to the calling thread need not be the stream's: every
+ * state of an ordinary handle is flushed (at most GS_SYNCED_CTXS other
+ * contexts; past that, as rare as it is, every stream).
+ *
+ * The calling thread's other streams still end their segments here, as
+ * they did: a side stream that never synchronizes itself (a copy stream
+ * prefetching the next batch, a tower of a two-tower model) has no other
+ * boundary, and learned its step from them (train-prefetch and twotower
+ * replayed 0.978 and 0.982 of their steady state without, 1.000 with).
+ * What is left held can still be needed: a kernel of the synchronized
+ * stream may spin on memory that another thread's stream's held work
+ * writes.  The idle watchdog submits that work while the call waits (no
+ * call comes meanwhile: gs_idle.h); with no watchdog
+ * (GRAPHSHIM_IDLE_US=0), every stream goes first, as it did.
  */
 #define GS_SYNCED_CTXS 8
 
+/* Under the table lock: s, when the calling thread made its segment. */
+static void gs_engine_flush_mine(gs_stream_t *s, const char *api)
+{
+	gs_engine_lock(s);
+	if (s->seg.thread == gs_stream_thread()) {
+		if (__atomic_load_n(&s->cache.built, __ATOMIC_ACQUIRE))
+			gs_arm_publish(s);
+		gs_engine_flush_locked(s, GS_FLUSH_SYNC, api, false);
+	}
+	gs_engine_unlock(s);
+}
+
 void gs_engine_flush_synced(uintptr_t handle, void *ctx, unsigned sflags, const char *api)
 {
-	void *other[GS_SYNCED_CTXS];
-	unsigned n = 0;
-	bool more = false;
-	bool held = __atomic_load_n(&gs_hot.held_streams, __ATOMIC_RELAXED);
-	if (held && gs_engine_active() && !gs_idle_running()) {
+	if (!gs_engine_active()) {
+		gs_submit_drain();
+		return;
+	}
+	if (__atomic_load_n(&gs_hot.held_streams, __ATOMIC_RELAXED) && !gs_idle_running()) {
 		gs_engine_flush_all(GS_FLUSH_SYNC, api);
 		return;
 	}
-	if (held && gs_engine_active() && !(sflags & (GS_STREAM_LEGACY | GS_STREAM_PASSTHRU))) {
-		gs_stream_table_lock();
-		for (gs_stream_t *s = gs_stream_first(); s; s = s->hh.next) {
-			if (s->key.handle != handle || s->key.ctx == ctx)
-				continue;
+	bool ordinary = !(sflags & (GS_STREAM_LEGACY | GS_STREAM_PASSTHRU));
+	void *other[GS_SYNCED_CTXS];
+	unsigned n = 0;
+	bool more = false;
+	gs_stream_table_lock();
+	for (gs_stream_t *s = gs_stream_first(); s; s = s->hh.next) {
+		if (s->key.handle != handle) {
+			gs_engine_flush_mine(s, api);
+		} else if (ordinary && s->key.ctx != ctx) {
 			if (n < GS_SYNCED_CTXS)
 				other[n++] = s->key.ctx;
 			else
 				more = true;
 		}
-		gs_stream_table_unlock();
 	}
+	gs_stream_table_unlock();
 	if (more) {
 		gs_engine_flush_all(GS_FLUSH_SYNC, api);
 		return;

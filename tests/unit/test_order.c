@@ -88,15 +88,49 @@ Test(order, a_stream_flush_leaves_other_streams_held)
 }
 
 /* The idle watchdog on (a second: it never fires in a test) or off. */
-Test(order, a_streams_synchronization_leaves_other_streams_held)
+static void *sync_0x777_elsewhere(void *arg)
+{
+	(void)arg;
+	gs_engine_flush_synced(0x777, NULL, 0, "cuStreamSynchronize");
+	return NULL;
+}
+
+Test(order, another_threads_synchronization_leaves_this_threads_streams_held)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_IDLE_US", "1000000", NULL);
+	arm_and_hold(NBK, 0);
+	pthread_t t;
+	cr_assert_eq(pthread_create(&t, NULL, sync_0x777_elsewhere, NULL), 0);
+	pthread_join(t, NULL);
+	cr_expect_eq(gs_stats.released + gs_stats.interrupted, 0,
+		     "another thread's stream's synchronization: NBK's work is no part of it");
+	tb_launch_on(NBK, 0, F[2], 2, 0);
+	tb_launch_on(NBK, 0, F[3], 3, 0);
+	gs_engine_flush_synced(NBK, NULL, 0, "cuStreamSynchronize");
+	cr_expect_eq(gs_stats.replays, 1, "the step replays whole");
+	cr_expect_eq(gs_stats.released, 0);
+	cr_expect_eq(gs_stats.flush_by[GS_FLUSH_SYNC], 0, "its own synchronization ends a replayed pass");
+	tb_check();
+}
+
+Test(order, a_synchronization_ends_its_own_threads_other_segments)
 {
 	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_IDLE_US", "1000000", NULL);
 	arm_and_hold(NBK, 0);
 	gs_engine_flush_synced(0x777, NULL, 0, "cuStreamSynchronize");
-	cr_expect_eq(gs_stats.released, 0, "another stream's held work is no part of it");
-	gs_engine_flush_synced(NBK, NULL, 0, "cuStreamSynchronize");
-	cr_expect_eq(gs_stats.released, 2, "its own goes");
-	cr_expect_eq(gs_stats.flush_by[GS_FLUSH_SYNC], 1);
+	cr_expect_eq(gs_stats.released, 2, "the thread's side stream ends its segment, as before");
+	tb_check();
+}
+
+Test(order, a_streams_synchronization_without_the_watchdog_submits_every_stream)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", NULL);
+	arm_and_hold(NBK, 0);
+	pthread_t t;
+	cr_assert_eq(pthread_create(&t, NULL, sync_0x777_elsewhere, NULL), 0);
+	pthread_join(t, NULL);
+	find_exec(NBK, F[1], 1); /* a kernel of 0x777 could spin on what NBK held: submitted */
+	cr_expect_eq(gs_stats.interrupted, 1, "NBK's match goes on");
 	tb_check();
 }
 
@@ -115,15 +149,6 @@ Test(order, a_blocking_streams_synchronization_submits_held_legacy_work)
 	arm_and_hold(LEG, GS_STREAM_LEGACY);
 	gs_engine_flush_synced(BLK, NULL, GS_STREAM_BLOCKING, "cuStreamSynchronize");
 	cr_expect_eq(gs_stats.released, 2, "a blocking stream's: the legacy stream's first");
-	tb_check();
-}
-
-Test(order, a_streams_synchronization_without_the_watchdog_submits_every_stream)
-{
-	tb_start("GRAPHSHIM_PERIOD", "0", NULL);
-	arm_and_hold(NBK, 0);
-	gs_engine_flush_synced(0x777, NULL, 0, "cuStreamSynchronize");
-	cr_expect_eq(gs_stats.released, 2, "a kernel of 0x777 could spin on what NBK holds");
 	tb_check();
 }
 
