@@ -250,9 +250,9 @@ void gs_engine_flush_synced(uintptr_t handle, void *ctx, unsigned sflags, const 
 	bool more = false;
 	gs_stream_table_lock();
 	for (gs_stream_t *s = gs_stream_first(); s; s = s->hh.next) {
-		if (s->key.handle != handle) {
-			gs_engine_flush_mine(s, api);
-		} else if (ordinary && s->key.ctx != ctx) {
+		if (s->key.handle != handle || (!ordinary && s->key.ctx != ctx)) {
+			gs_engine_flush_mine(s, api); /* (another context's legacy stream too) */
+		} else if (s->key.ctx != ctx) {
 			if (n < GS_SYNCED_CTXS)
 				other[n++] = s->key.ctx;
 			else

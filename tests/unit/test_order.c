@@ -163,6 +163,17 @@ Test(order, a_streams_synchronization_reaches_it_in_any_context)
 	tb_check();
 }
 
+Test(order, a_legacy_synchronization_ends_the_threads_segment_in_another_context)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_IDLE_US", "1000000", NULL);
+	tb.ctx = (void *)0xc1;
+	arm_and_hold(LEG, GS_STREAM_LEGACY);
+	gs_engine_flush_synced(LEG, (void *)0xc2, GS_STREAM_LEGACY, "cuStreamSynchronize");
+	cr_expect_eq(gs_stats.released, 2, "the thread's other stream, as any of its streams");
+	tb.ctx = NULL;
+	tb_check();
+}
+
 Test(order, flush_all_submits_every_stream)
 {
 	tb_start("GRAPHSHIM_PERIOD", "0", NULL);
