@@ -89,8 +89,9 @@ void gs_engine_stream_absorb(uintptr_t handle, void *ctx, unsigned sflags);
  * A synchronization of one stream (reason SYNC): gs_engine_flush_stream for
  * every state the handle has, in whatever context each was made (a thread
  * may synchronize a stream of a context not current to it); the legacy and
- * per-thread default streams are ctx's own.  Other streams' held work stays
- * held.  Call before the vendor function.
+ * per-thread default streams are ctx's own.  The calling thread's other
+ * streams end their segments as at any boundary; other threads' streams
+ * keep their held work.  Call before the vendor function.
  */
 void gs_engine_flush_synced(uintptr_t handle, void *ctx, unsigned sflags, const char *api);
 

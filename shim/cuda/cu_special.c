@@ -44,33 +44,6 @@ CUresult gs_cu_x_cuStreamDestroy_v2(int pt, CUstream s)
 }
 
 /*
- * A synchronization of one stream: that stream's held work first, and what
- * the legacy stream's ties add, not every stream's (gs_engine_flush_synced).
- * An adopted stream's work is its root's (cu_adopt.c): the root is
- * synchronized, as the class's wrappers do.
- */
-CUresult gs_cu_x_cuStreamSynchronize(int pt, CUstream s)
-{
-	GS_CU_READY();
-	gs_cu_pfn_cuStreamSynchronize fn = pt ? gs_cu_real.cuStreamSynchronize_ptsz
-					      : gs_cu_real.cuStreamSynchronize;
-	if (GS_UNLIKELY(!fn))
-		return gs_cu_missing(pt ? GS_CU_IDX_cuStreamSynchronize_ptsz : GS_CU_IDX_cuStreamSynchronize);
-	GS_CU_ADOPT_SCOPE_OF(s, true);
-	if (gs_cu_elements_ok()) {
-		gs_cu_sref_t r;
-		gs_cu_stream_ref(s, pt, &r);
-		CUcontext ctx = gs_cu_ctx_current();
-		gs_cu_depth++;
-		gs_engine_flush_synced(r.handle, ctx, r.sflags,
-				       pt ? "cuStreamSynchronize_ptsz" : "cuStreamSynchronize");
-		gs_cu_depth--;
-	}
-	gs_submit_drain();
-	return fn(s);
-}
-
-/*
  * Captures the engine was told about and not yet told the end of, so that
  * an end without a begin (the engine came up in between) is never passed.
  */
