@@ -223,27 +223,35 @@ void gs_engine_flush_stream(uintptr_t handle, void *ctx, unsigned sflags, gs_flu
 #define GS_SYNCED_CTXS 8
 
 /* Under the table lock: s, when the calling thread made its segment. */
-static void gs_engine_flush_mine(gs_stream_t *s, const char *api)
+static void gs_engine_flush_mine(gs_stream_t *s, gs_flush_reason_t why, const char *api)
 {
 	gs_engine_lock(s);
 	if (s->seg.thread == gs_stream_thread()) {
 		if (__atomic_load_n(&s->cache.built, __ATOMIC_ACQUIRE))
 			gs_arm_publish(s);
-		gs_engine_flush_locked(s, GS_FLUSH_SYNC, api, false);
+		gs_engine_flush_locked(s, why, api, false);
 	}
 	gs_engine_unlock(s);
 }
 
-void gs_engine_flush_synced(uintptr_t handle, void *ctx, unsigned sflags, const char *api)
+/* Held work and no watchdog to release it while the host waits: every stream goes (true). */
+static bool gs_engine_wait_flushes_all(gs_flush_reason_t why, const char *api)
+{
+	if (!__atomic_load_n(&gs_hot.held_streams, __ATOMIC_RELAXED) || gs_idle_running())
+		return false;
+	gs_engine_flush_all(why, api);
+	return true;
+}
+
+void gs_engine_flush_synced(uintptr_t handle, void *ctx, unsigned sflags, gs_flush_reason_t why,
+			    const char *api)
 {
 	if (!gs_engine_active()) {
 		gs_submit_drain();
 		return;
 	}
-	if (__atomic_load_n(&gs_hot.held_streams, __ATOMIC_RELAXED) && !gs_idle_running()) {
-		gs_engine_flush_all(GS_FLUSH_SYNC, api);
+	if (gs_engine_wait_flushes_all(why, api))
 		return;
-	}
 	bool ordinary = !(sflags & (GS_STREAM_LEGACY | GS_STREAM_PASSTHRU));
 	void *other[GS_SYNCED_CTXS];
 	unsigned n = 0;
@@ -251,7 +259,7 @@ void gs_engine_flush_synced(uintptr_t handle, void *ctx, unsigned sflags, const 
 	gs_stream_table_lock();
 	for (gs_stream_t *s = gs_stream_first(); s; s = s->hh.next) {
 		if (s->key.handle != handle || (!ordinary && s->key.ctx != ctx)) {
-			gs_engine_flush_mine(s, api); /* (another context's legacy stream too) */
+			gs_engine_flush_mine(s, why, api); /* (another context's legacy stream too) */
 		} else if (s->key.ctx != ctx) {
 			if (n < GS_SYNCED_CTXS)
 				other[n++] = s->key.ctx;
@@ -261,12 +269,12 @@ void gs_engine_flush_synced(uintptr_t handle, void *ctx, unsigned sflags, const 
 	}
 	gs_stream_table_unlock();
 	if (more) {
-		gs_engine_flush_all(GS_FLUSH_SYNC, api);
+		gs_engine_flush_all(why, api);
 		return;
 	}
 	for (unsigned i = 0; i < n; i++)
-		gs_engine_flush_stream(handle, other[i], sflags, GS_FLUSH_SYNC, api);
-	gs_engine_flush_stream(handle, ctx, sflags, GS_FLUSH_SYNC, api);
+		gs_engine_flush_stream(handle, other[i], sflags, why, api);
+	gs_engine_flush_stream(handle, ctx, sflags, why, api);
 }
 
 void gs_engine_stream_absorb(uintptr_t handle, void *ctx, unsigned sflags)
@@ -433,6 +441,33 @@ void gs_engine_event_use(uint64_t ev, const char *api)
 {
 	if (gs_engine_active())
 		gs_engine_event_used(NULL, ev, api);
+}
+
+/*
+ * An event's synchronization waits for the work before its last record,
+ * on the stream that made it: a record held there (in a chunk, or behind
+ * held work) goes with what precedes it (gs_engine_event_used), and one
+ * already submitted had everything before it submitted first.  As for a
+ * stream's synchronization, the calling thread's streams end their
+ * segments (first: a record one of them holds goes with their flush) and
+ * other threads' streams are left alone (a decode server's workers, each
+ * waiting for its own read-back's event).
+ */
+void gs_engine_event_synced(uint64_t ev, const char *api)
+{
+	if (!gs_engine_active()) {
+		gs_submit_drain();
+		return;
+	}
+	if (gs_engine_wait_flushes_all(GS_FLUSH_EVENT, api))
+		return;
+	gs_engine_note_flush();
+	gs_stream_table_lock();
+	for (gs_stream_t *s = gs_stream_first(); s; s = s->hh.next)
+		gs_engine_flush_mine(s, GS_FLUSH_EVENT, api);
+	gs_stream_table_unlock();
+	gs_engine_event_used(NULL, ev, api);
+	gs_submit_drain(); /* what was posted, the flushes' too, before the caller's call */
 }
 
 bool gs_engine_event_destroy(uint64_t ev, const char *api)

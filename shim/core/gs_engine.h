@@ -86,14 +86,24 @@ void gs_engine_flush_stream(uintptr_t handle, void *ctx, unsigned sflags,
 void gs_engine_stream_absorb(uintptr_t handle, void *ctx, unsigned sflags);
 
 /*
- * A synchronization of one stream (reason SYNC): gs_engine_flush_stream for
- * every state the handle has, in whatever context each was made (a thread
- * may synchronize a stream of a context not current to it); the legacy and
- * per-thread default streams are ctx's own.  The calling thread's other
- * streams end their segments as at any boundary; other threads' streams
+ * A synchronization or a query of one stream (reason SYNC or QUERY):
+ * gs_engine_flush_stream for every state the handle has, in whatever
+ * context each was made (a thread may synchronize a stream of a context
+ * not current to it); the legacy and per-thread default streams are ctx's
+ * own.  The calling thread's other streams end their segments as at any
+ * boundary; other threads' streams keep their held work.  Call before the
+ * vendor function.
+ */
+void gs_engine_flush_synced(uintptr_t handle, void *ctx, unsigned sflags, gs_flush_reason_t why,
+			    const char *api);
+
+/*
+ * A synchronization of event ev (reason EVENT): whatever stream holds its
+ * record (or a wait on it) submits what it holds; the calling thread's
+ * streams end their segments, as at any boundary; other threads' streams
  * keep their held work.  Call before the vendor function.
  */
-void gs_engine_flush_synced(uintptr_t handle, void *ctx, unsigned sflags, const char *api);
+void gs_engine_event_synced(uint64_t ev, const char *api);
 
 /*
  * Event ev is shared with another process (its IPC handle is taken): what

@@ -211,6 +211,22 @@ CUresult gs_cu_x_cuEventQuery(int pt, CUevent ev)
 	return gs_cu_real.cuEventQuery(ev);
 }
 
+/* What the synchronization waits for goes first; other threads' streams keep theirs. */
+CUresult gs_cu_x_cuEventSynchronize(int pt, CUevent ev)
+{
+	(void)pt;
+	GS_CU_READY();
+	if (GS_UNLIKELY(!gs_cu_real.cuEventSynchronize))
+		return gs_cu_missing(GS_CU_IDX_cuEventSynchronize);
+	if (gs_cu_engine_ok()) {
+		gs_cu_depth++;
+		gs_engine_event_synced((uint64_t)(uintptr_t)ev, "cuEventSynchronize");
+		gs_cu_depth--;
+	}
+	gs_submit_drain();
+	return gs_cu_real.cuEventSynchronize(ev);
+}
+
 /*
  * An event destroyed while a stream holds a record of it or a wait on it
  * is destroyed when they have gone (gs_engine_event_destroy): torch makes

@@ -118,8 +118,8 @@ void gs_cu_flush_stream(CUstream s, int pt, gs_flush_reason_t why, const char *a
 	gs_cu_stream_ref(s, pt, &r);
 	CUcontext ctx = gs_cu_ctx_current();
 	gs_cu_depth++;
-	if (why == GS_FLUSH_SYNC) /* a stream's synchronization: not other threads' streams */
-		gs_engine_flush_synced(r.handle, ctx, r.sflags, api);
+	if (why == GS_FLUSH_SYNC || why == GS_FLUSH_QUERY) /* the host waits on (or looks at) one stream */
+		gs_engine_flush_synced(r.handle, ctx, r.sflags, why, api);
 	else
 		gs_engine_flush_stream(r.handle, ctx, r.sflags, why, api);
 	gs_cu_depth--;

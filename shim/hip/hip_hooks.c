@@ -35,17 +35,17 @@
 	if (GS_ADOPT_ENDS(name))                                              \
 		gs_hip_adopt_release_all(#name);                              \
 	gs_engine_flush_all(GS_CAT(GS_FLUSH_, GS_C_REASON c), #name);
-/* A stream's synchronization (reason SYNC): gs_engine_flush_synced. */
+/* A stream's synchronization or query (reason SYNC, QUERY): gs_engine_flush_synced. */
 #define GS_PRE_STREAM(c, name)                                                \
 	{                                                                     \
 		gs_hip_skey_t gs_k_ = gs_hip_stream_key(GS_C_SARG c, GS_C_SPT c); \
-		if (GS_CAT(GS_FLUSH_, GS_C_REASON c) == GS_FLUSH_SYNC)        \
+		gs_flush_reason_t gs_w_ = GS_CAT(GS_FLUSH_, GS_C_REASON c);  \
+		if (gs_w_ == GS_FLUSH_SYNC || gs_w_ == GS_FLUSH_QUERY)        \
 			gs_engine_flush_synced(gs_k_.handle, gs_k_.ctx,       \
-					       gs_k_.flags, #name);           \
+					       gs_k_.flags, gs_w_, #name);    \
 		else                                                          \
 			gs_engine_flush_stream(gs_k_.handle, gs_k_.ctx,       \
-					       gs_k_.flags,                   \
-					       GS_CAT(GS_FLUSH_, GS_C_REASON c), #name); \
+					       gs_k_.flags, gs_w_, #name);    \
 	}
 
 /*

@@ -566,6 +566,16 @@ GS_EXPORT hipError_t hipEventQuery(hipEvent_t ev)
 	return gs_hip_real.hipEventQuery(ev);
 }
 
+/* What the synchronization waits for goes first; other threads' streams keep theirs. */
+GS_EXPORT hipError_t hipEventSynchronize(hipEvent_t ev)
+{
+	if (!gs_hip_bypass() && gs_engine_active())
+		gs_engine_event_synced((uintptr_t)ev, "hipEventSynchronize");
+	if (GS_UNLIKELY(!gs_hip_real.hipEventSynchronize))
+		return hipErrorNotSupported;
+	return gs_hip_real.hipEventSynchronize(ev);
+}
+
 GS_EXPORT hipError_t hipEventDestroy(hipEvent_t ev)
 {
 	/* Held: destroyed once its holders submit (gs_engine_event_destroy). */

@@ -106,9 +106,17 @@ void gs_engine_flush_stream(uintptr_t handle, void *ctx, unsigned sflags,
 }
 
 /* The stub has one context: the stream's own flush. */
-void gs_engine_flush_synced(uintptr_t handle, void *ctx, unsigned sflags, const char *api)
+void gs_engine_flush_synced(uintptr_t handle, void *ctx, unsigned sflags, gs_flush_reason_t why,
+			    const char *api)
 {
-	gs_engine_flush_stream(handle, ctx, sflags, GS_FLUSH_SYNC, api);
+	gs_engine_flush_stream(handle, ctx, sflags, why, api);
+}
+
+/* An event's synchronization: noted as a use of the event, with its reason. */
+void gs_engine_event_synced(uint64_t ev, const char *api)
+{
+	gs_stub.why = GS_FLUSH_EVENT;
+	gs_engine_event_use(ev, api);
 }
 
 void gs_engine_flush_all(gs_flush_reason_t why, const char *api)

@@ -152,6 +152,7 @@ static CUresult s_htod(CUdeviceptr d, const void *s, size_t n, CUstream st)
 
 static CUresult s_generic_stream(CUstream s) { real_calls++; return CUDA_SUCCESS; }
 static CUresult s_event_record(CUevent e, CUstream s) { real_calls++; return CUDA_SUCCESS; }
+static CUresult s_event(CUevent e) { real_calls++; return CUDA_SUCCESS; }
 static CUresult s_count(int *n) { real_calls++; *n = 3; return CUDA_SUCCESS; }
 static CUstream pool_stream;
 static CUdeviceptr pool_freed;
@@ -217,6 +218,7 @@ static void setup(void)
 	gs_cu_real.cuStreamSynchronize_ptsz = s_generic_stream;
 	gs_cu_real.cuEventRecord = s_event_record;
 	gs_cu_real.cuEventRecord_ptsz = s_event_record;
+	gs_cu_real.cuEventSynchronize = s_event;
 	gs_cu_real.cuDeviceGetCount = s_count;
 	gs_cu_real.cuMemAllocAsync = s_alloc_async;
 	gs_cu_real.cuMemFreeAsync = s_free_async;
@@ -1581,29 +1583,36 @@ Test(cuda, classes_reach_the_engine)
 	cr_expect_eq(cuDeviceGetCount(&n), CUDA_SUCCESS); /* harmless */
 	cr_expect_eq(n, 3);
 	cr_expect_eq(gs_stub.flush_all + gs_stub.flush_stream, 0);
-	cuStreamQuery(S_NB);
-	cr_expect_eq(gs_stub.flush_all, 1, "a query: every stream");
+	cuStreamQuery(S_BLK);
+	cr_expect_eq(gs_stub.flush_all, 0, "a query: its stream only (and its ties)");
+	cr_expect_eq(gs_stub.flush_stream, 1);
+	cr_expect_eq(gs_stub.handle, (uintptr_t)S_BLK);
 	cr_expect_eq(gs_stub.why, GS_FLUSH_QUERY);
 	cuStreamSynchronize(S_NB);
-	cr_expect_eq(gs_stub.flush_all, 1, "a synchronization: its stream only (and its ties)");
-	cr_expect_eq(gs_stub.flush_stream, 1);
+	cr_expect_eq(gs_stub.flush_all, 0, "a synchronization: its stream only (and its ties)");
+	cr_expect_eq(gs_stub.flush_stream, 2);
 	cr_expect_eq(gs_stub.handle, (uintptr_t)S_NB);
 	cr_expect_eq(gs_stub.why, GS_FLUSH_SYNC);
+	cuEventSynchronize((CUevent)0x5);
+	cr_expect_eq(gs_stub.flush_all + gs_stub.flush_stream, 2, "an event's: where its record is");
+	cr_expect_eq(gs_stub.nused, 1);
+	cr_expect_eq(gs_stub.used[0], 0x5);
+	cr_expect_eq(gs_stub.why, GS_FLUSH_EVENT);
 	cuStreamSynchronize_ptsz(NULL);
-	cr_expect_eq(gs_stub.flush_stream, 2, "the per-thread stream's: ties to the legacy stream");
+	cr_expect_eq(gs_stub.flush_stream, 3, "the per-thread stream's: ties to the legacy stream");
 	cr_expect_eq(gs_stub.sflags, GS_STREAM_PASSTHRU | GS_STREAM_BLOCKING);
 	gs_stub.passthru = true; /* the engine submits a mark at its own call */
 	cuEventRecord((CUevent)0x1, S_BLK);
 	cr_expect_eq(gs_stub.launches, 1, "an event record is a mark of its stream's step");
 	cr_expect_eq(gs_stub.last->kind, GS_REC_MARK);
 	cr_expect_eq(gs_stub.handle, (uintptr_t)S_BLK);
-	cr_expect_eq(gs_stub.flush_stream, 2);
+	cr_expect_eq(gs_stub.flush_stream, 3);
 	gs_stub.passthru = false;
 	cuEventRecord_ptsz((CUevent)0x1, NULL);
-	cr_expect_eq(gs_stub.flush_stream, 3, "on the per-thread stream: a boundary");
+	cr_expect_eq(gs_stub.flush_stream, 4, "on the per-thread stream: a boundary");
 	cr_expect_eq(gs_stub.why, GS_FLUSH_EVENT);
 	cr_expect_eq(gs_stub.sflags, GS_STREAM_PASSTHRU | GS_STREAM_BLOCKING);
-	cr_expect_eq(real_calls, 6);
+	cr_expect_eq(real_calls, 7);
 	/* No real function: an error, never a call through NULL. */
 	cr_expect_neq(cuCtxSynchronize(), CUDA_SUCCESS);
 }

@@ -12,6 +12,7 @@
 #include "gs_testbe.h"
 
 #include <criterion/criterion.h>
+#include <pthread.h>
 
 static const uintptr_t F[] = {0xf1, 0xf2, 0xf3, 0xf4, 0xf5, 0xf6, 0xf7, 0xf8};
 #define S ((uintptr_t)0x5a)
@@ -509,6 +510,53 @@ Test(marks, a_held_record_is_not_ready_while_its_holder_goes_on)
 	uint64_t r0 = gs_stats.replayed;
 	step(7, 7, true);
 	cr_expect_eq(gs_stats.replayed - r0, 6, "the next step replays whole");
+	tb_check();
+}
+
+/* Another thread synchronizes event 100 (the watchdog runs: the test's own stream is left alone). */
+static void *sync_100(void *arg)
+{
+	(void)arg;
+	gs_engine_event_synced(100, "cuEventSynchronize");
+	return NULL;
+}
+
+/* Six steps absorbed, the watchdog on, then the next step's head and its record of 100, held. */
+static size_t record_held_in_a_replayed_step(void)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_ABSORB", "1", "GRAPHSHIM_IDLE_US", "1000000", NULL);
+	for (int i = 0; i < 6; i++)
+		step(i, (uint64_t)i, true);
+	step_head(6);
+	tb_mark(S, 100, 1);
+	cr_expect(held(100), "the record is held with the chunk");
+	return tb.nexec;
+}
+
+Test(marks, another_threads_synchronization_of_a_held_record_submits_it_and_the_match_goes_on)
+{
+	size_t before = record_held_in_a_replayed_step();
+	pthread_t t;
+	cr_assert_eq(pthread_create(&t, NULL, sync_100, NULL), 0);
+	pthread_join(t, NULL);
+	cr_expect_eq(mark_ran_at(100, 2), before + 2, "F0 F1, then the record, ran before the wait");
+	cr_expect(!held(100));
+	step_rest(6);
+	tb_check();
+	uint64_t r0 = gs_stats.replayed;
+	step(7, 7, true);
+	cr_expect_eq(gs_stats.replayed - r0, 6, "the match went on: the next step replays whole");
+	tb_check();
+}
+
+Test(marks, a_synchronization_of_a_held_record_on_its_own_thread_ends_the_segment)
+{
+	size_t before = record_held_in_a_replayed_step();
+	gs_engine_event_synced(100, "cuEventSynchronize");
+	cr_expect_eq(mark_ran_at(100, 2), before + 2, "F0 F1, then the record, ran before the wait");
+	cr_expect(!held(100));
+	cr_expect_eq(gs_stats.flush_by[GS_FLUSH_EVENT], 1, "a boundary of the thread's stream");
+	step_rest(6);
 	tb_check();
 }
 

@@ -87,26 +87,52 @@ Test(order, a_stream_flush_leaves_other_streams_held)
 	tb_check();
 }
 
-/* The idle watchdog on (a second: it never fires in a test) or off. */
+/*
+ * Another thread synchronizes stream 0x777, waits on an event no stream
+ * holds, or queries 0x777; the idle watchdog on (a second: it never fires
+ * in a test) or off.
+ */
 static void *sync_0x777_elsewhere(void *arg)
 {
 	(void)arg;
-	gs_engine_flush_synced(0x777, NULL, 0, "cuStreamSynchronize");
+	gs_engine_flush_synced(0x777, NULL, 0, GS_FLUSH_SYNC, "cuStreamSynchronize");
 	return NULL;
 }
 
-Test(order, another_threads_synchronization_leaves_this_threads_streams_held)
+static void *event_sync_elsewhere(void *arg)
+{
+	(void)arg;
+	gs_engine_event_synced(0x999, "cuEventSynchronize");
+	return NULL;
+}
+
+static void *query_0x777_elsewhere(void *arg)
+{
+	(void)arg;
+	gs_engine_flush_synced(0x777, NULL, 0, GS_FLUSH_QUERY, "cuStreamQuery");
+	return NULL;
+}
+
+/* fn on another thread, to its end. */
+static void elsewhere(void *(*fn)(void *))
+{
+	pthread_t t;
+	cr_assert_eq(pthread_create(&t, NULL, fn, NULL), 0);
+	pthread_join(t, NULL);
+}
+
+Test(order, another_threads_waits_leave_this_threads_streams_held)
 {
 	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_IDLE_US", "1000000", NULL);
 	arm_and_hold(NBK, 0);
-	pthread_t t;
-	cr_assert_eq(pthread_create(&t, NULL, sync_0x777_elsewhere, NULL), 0);
-	pthread_join(t, NULL);
+	elsewhere(sync_0x777_elsewhere);
+	elsewhere(event_sync_elsewhere);
+	elsewhere(query_0x777_elsewhere);
 	cr_expect_eq(gs_stats.released + gs_stats.interrupted, 0,
-		     "another thread's stream's synchronization: NBK's work is no part of it");
+		     "another thread's synchronizations and query: NBK's work is no part of them");
 	tb_launch_on(NBK, 0, F[2], 2, 0);
 	tb_launch_on(NBK, 0, F[3], 3, 0);
-	gs_engine_flush_synced(NBK, NULL, 0, "cuStreamSynchronize");
+	gs_engine_flush_synced(NBK, NULL, 0, GS_FLUSH_SYNC, "cuStreamSynchronize");
 	cr_expect_eq(gs_stats.replays, 1, "the step replays whole");
 	cr_expect_eq(gs_stats.released, 0);
 	cr_expect_eq(gs_stats.flush_by[GS_FLUSH_SYNC], 0, "its own synchronization ends a replayed pass");
@@ -117,7 +143,7 @@ Test(order, a_synchronization_ends_its_own_threads_other_segments)
 {
 	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_IDLE_US", "1000000", NULL);
 	arm_and_hold(NBK, 0);
-	gs_engine_flush_synced(0x777, NULL, 0, "cuStreamSynchronize");
+	gs_engine_flush_synced(0x777, NULL, 0, GS_FLUSH_SYNC, "cuStreamSynchronize");
 	cr_expect_eq(gs_stats.released, 2, "the thread's side stream ends its segment, as before");
 	tb_check();
 }
@@ -126,11 +152,34 @@ Test(order, a_streams_synchronization_without_the_watchdog_submits_every_stream)
 {
 	tb_start("GRAPHSHIM_PERIOD", "0", NULL);
 	arm_and_hold(NBK, 0);
-	pthread_t t;
-	cr_assert_eq(pthread_create(&t, NULL, sync_0x777_elsewhere, NULL), 0);
-	pthread_join(t, NULL);
+	elsewhere(sync_0x777_elsewhere);
 	find_exec(NBK, F[1], 1); /* a kernel of 0x777 could spin on what NBK held: submitted */
 	cr_expect_eq(gs_stats.interrupted, 1, "NBK's match goes on");
+	tb_check();
+}
+
+Test(order, an_event_synchronization_or_query_ends_its_own_threads_segments)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_IDLE_US", "1000000", NULL);
+	arm_and_hold(NBK, 0);
+	gs_engine_event_synced(0x999, "cuEventSynchronize");
+	cr_expect_eq(gs_stats.released, 2, "the thread's stream ends its segment, as before");
+	cr_expect_eq(gs_stats.flush_by[GS_FLUSH_EVENT], 1);
+	tb_launch_on(NBK, 0, F[0], 0, 0);
+	tb_launch_on(NBK, 0, F[1], 1, 0);
+	gs_engine_flush_synced(0x777, NULL, 0, GS_FLUSH_QUERY, "cuStreamQuery");
+	cr_expect_eq(gs_stats.released, 4, "a query of another stream: the same");
+	cr_expect_eq(gs_stats.flush_by[GS_FLUSH_QUERY], 1);
+	tb_check();
+}
+
+Test(order, an_event_synchronization_without_the_watchdog_submits_every_stream)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", NULL);
+	arm_and_hold(NBK, 0);
+	elsewhere(event_sync_elsewhere);
+	find_exec(NBK, F[1], 1); /* the event's work could spin on what NBK held: submitted */
+	cr_expect_eq(gs_stats.flush_by[GS_FLUSH_EVENT], 1, "every stream, as before");
 	tb_check();
 }
 
@@ -138,7 +187,7 @@ Test(order, a_legacy_synchronization_submits_held_work_of_blocking_streams)
 {
 	tb_start("GRAPHSHIM_PERIOD", "0", NULL);
 	arm_and_hold(BLK, GS_STREAM_BLOCKING);
-	gs_engine_flush_synced(LEG, NULL, GS_STREAM_LEGACY, "cuStreamSynchronize");
+	gs_engine_flush_synced(LEG, NULL, GS_STREAM_LEGACY, GS_FLUSH_SYNC, "cuStreamSynchronize");
 	cr_expect_eq(gs_stats.released, 2, "the legacy stream's: blocking streams first");
 	tb_check();
 }
@@ -147,7 +196,7 @@ Test(order, a_blocking_streams_synchronization_submits_held_legacy_work)
 {
 	tb_start("GRAPHSHIM_PERIOD", "0", NULL);
 	arm_and_hold(LEG, GS_STREAM_LEGACY);
-	gs_engine_flush_synced(BLK, NULL, GS_STREAM_BLOCKING, "cuStreamSynchronize");
+	gs_engine_flush_synced(BLK, NULL, GS_STREAM_BLOCKING, GS_FLUSH_SYNC, "cuStreamSynchronize");
 	cr_expect_eq(gs_stats.released, 2, "a blocking stream's: the legacy stream's first");
 	tb_check();
 }
@@ -157,7 +206,7 @@ Test(order, a_streams_synchronization_reaches_it_in_any_context)
 	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_IDLE_US", "1000000", NULL);
 	tb.ctx = (void *)0xc1;
 	arm_and_hold(NBK, 0);
-	gs_engine_flush_synced(NBK, (void *)0xc2, 0, "cuStreamSynchronize");
+	gs_engine_flush_synced(NBK, (void *)0xc2, 0, GS_FLUSH_SYNC, "cuStreamSynchronize");
 	cr_expect_eq(gs_stats.released, 2, "its work held in the context it was made in goes");
 	tb.ctx = NULL;
 	tb_check();
@@ -168,7 +217,7 @@ Test(order, a_legacy_synchronization_ends_the_threads_segment_in_another_context
 	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_IDLE_US", "1000000", NULL);
 	tb.ctx = (void *)0xc1;
 	arm_and_hold(LEG, GS_STREAM_LEGACY);
-	gs_engine_flush_synced(LEG, (void *)0xc2, GS_STREAM_LEGACY, "cuStreamSynchronize");
+	gs_engine_flush_synced(LEG, (void *)0xc2, GS_STREAM_LEGACY, GS_FLUSH_SYNC, "cuStreamSynchronize");
 	cr_expect_eq(gs_stats.released, 2, "the thread's other stream, as any of its streams");
 	tb.ctx = NULL;
 	tb_check();
