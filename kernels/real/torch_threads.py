@@ -15,6 +15,13 @@ differs from run to run while each request's result does not.
   --streams default  every worker on the current (legacy default) stream, as
                      code that never mentions streams does: the workers'
                      launches interleave on ONE stream
+  --readback item    each token read with .item() (a copy, then the stream's
+                     synchronization)
+  --readback event   copied into a pinned buffer (non_blocking), an event
+                     recorded after it and synchronized, as servers that
+                     overlap output processing write it
+  --readback query   the same copy, then the worker polls its stream
+                     (stream.query()) until it is done
 
 A round hands every worker one request (its prompt drawn from --seed, the
 round and the worker) and waits for all of them; --warmup rounds come
@@ -34,7 +41,44 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torch_nn_decode import GPT, DynamicDecoder  # noqa: E402
+from torch_nn_decode import GPT, DynamicDecoder, DynamicKV, read_tokens  # noqa: E402
+
+
+class Decoder(DynamicDecoder):
+    """DynamicDecoder whose token read-back is --readback's."""
+
+    def __init__(self, model, a, dev):
+        super().__init__(model, a, dev)
+        self.read = read_tokens
+        if a.readback != "item" and dev.type == "cuda":
+            self.host = torch.empty(1, dtype=torch.long, pin_memory=True)
+            self.ev = torch.cuda.Event()
+            self.read = self.read_event if a.readback == "event" else self.read_query
+
+    def read_event(self, tok):
+        self.host.copy_(tok.view(-1), non_blocking=True)
+        self.ev.record()
+        self.ev.synchronize()
+        return self.host.tolist()
+
+    def read_query(self, tok):
+        self.host.copy_(tok.view(-1), non_blocking=True)
+        s = torch.cuda.current_stream()
+        while not s.query():
+            pass
+        return self.host.tolist()
+
+    def generate(self, prompt, n, times):
+        kvs = [DynamicKV() for _ in self.model.blocks]
+        p = prompt.shape[1]
+        logits = self.model(prompt, torch.arange(p, device=self.dev), kvs)
+        tok = logits.argmax(-1, keepdim=True)
+        out = self.read(tok)
+        for i in range(n - 1):
+            logits = self.model(tok, torch.arange(p + i, p + i + 1, device=self.dev), kvs)
+            tok = logits.argmax(-1, keepdim=True)
+            out += self.read(tok)
+        return out
 
 
 class Worker(threading.Thread):
@@ -51,7 +95,7 @@ class Worker(threading.Thread):
         return torch.randint(0, self.a.vocab, (1, self.a.prompt), generator=g).to(self.dev)
 
     def serve(self):
-        dec = DynamicDecoder(self.model, self.a, self.dev)
+        dec = Decoder(self.model, self.a, self.dev)
         for rnd in range(self.a.warmup + self.a.requests):
             self.start_b.wait()
             try:
@@ -74,6 +118,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--streams", choices=("own", "default"), default="own")
+    ap.add_argument("--readback", choices=("item", "event", "query"), default="item")
     ap.add_argument("--requests", "--steps", dest="requests", type=int, default=12,
                     help="timed rounds (a request per worker each)")
     ap.add_argument("--warmup", type=int, default=2, help="untimed rounds first")
@@ -127,9 +172,9 @@ def main():
         with open(a.out, "wb") as f:
             f.write(struct.pack("<%di" % len(tokens), *tokens))
     if a.time:
-        print("gs-wl: torch_threads variant=%s-streams threads=%d device=%s dtype=%s layers=%d dim=%d "
+        print("gs-wl: torch_threads variant=%s-streams-%s threads=%d device=%s dtype=%s layers=%d dim=%d "
               "steps=%d warmup=%d median_us=%.3f mean_us=%.3f" % (
-                  a.streams, a.threads, dev.type, str(dtype).split(".")[-1], a.layers, a.dim,
+                  a.streams, a.readback, a.threads, dev.type, str(dtype).split(".")[-1], a.layers, a.dim,
                   len(times), a.warmup, statistics.median(times) * 1e6,
                   statistics.mean(times) * 1e6), flush=True)
 
