@@ -466,7 +466,8 @@ void gs_engine_event_synced(uint64_t ev, const char *api)
 	for (gs_stream_t *s = gs_stream_first(); s; s = s->hh.next)
 		gs_engine_flush_mine(s, GS_FLUSH_EVENT, api);
 	gs_stream_table_unlock();
-	gs_engine_event_used(NULL, ev, api);
+	if (ev) /* (0 would name every event: the driver refuses the call) */
+		gs_engine_event_used(NULL, ev, api);
 	gs_submit_drain(); /* what was posted, the flushes' too, before the caller's call */
 }
 
