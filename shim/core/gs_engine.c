@@ -516,6 +516,17 @@ int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec
 		gs_engine_event_used(s, gs_rec_event(rec), api);
 
 	gs_engine_lock(s);
+	if (GS_UNLIKELY(__atomic_load_n(&gs_hot.capturing, __ATOMIC_ACQUIRE) |
+			__atomic_load_n(&gs_hot.capture_pending, __ATOMIC_ACQUIRE))) {
+		/* A capture began since the check above (gs_engine_capture_begin):
+		 * what the stream holds goes, then this record, as it came. */
+		if (mark)
+			gs_engine_mark_note(s, rec);
+		gs_engine_flush_locked(s, GS_FLUSH_CAPTURE, api, false);
+		int rc = mark ? gs_backend->submit(rec, handle) : gs_engine_pass(s, rec, api);
+		gs_engine_unlock(s);
+		return rc;
+	}
 	if (mark && gs_trace_on)
 		gs_trace_mark(s->key.handle, api, gs_rec_event(rec),
 			      __atomic_load_n(&s->lane.cold, __ATOMIC_RELAXED));
@@ -664,8 +675,19 @@ void gs_engine_capture_begin(const char *api)
 	if (!gs_engine_active())
 		return;
 	gs_build_pause(); /* before the flush, which may queue a build */
+	/*
+	 * A launch that read "not capturing" may take its stream's lock only
+	 * after the flush has passed that stream: it finds the capture pending
+	 * under the lock and holds nothing (gs_engine_launch).  Without it,
+	 * such a launch stayed held through the capture and reached the driver
+	 * after later work on its stream.  `capturing` itself is raised only
+	 * after the flush: from then on the backends pass launches straight to
+	 * the driver, which may happen only once nothing is held.
+	 */
+	__atomic_fetch_add(&gs_hot.capture_pending, 1, __ATOMIC_ACQ_REL);
 	gs_engine_flush_all(GS_FLUSH_CAPTURE, api);
 	__atomic_fetch_add(&gs_hot.capturing, 1, __ATOMIC_ACQ_REL);
+	__atomic_fetch_sub(&gs_hot.capture_pending, 1, __ATOMIC_ACQ_REL);
 }
 
 bool gs_engine_capturing(void)

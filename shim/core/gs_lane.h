@@ -49,6 +49,7 @@ typedef struct gs_lane {
 typedef struct gs_hot {
 	bool active;           /* init done and enabled */
 	int capturing;         /* application captures in progress */
+	int capture_pending;   /* captures beginning: their flush under way (gs_engine_capture_begin) */
 	unsigned generation;   /* bumped when a stream is forgotten */
 	unsigned held_streams; /* streams with held work (a hint) */
 	uint64_t cold_limit;   /* a cold segment this long ends (period detection) */

@@ -1,8 +1,10 @@
 /* The ordering contract as the core sees it: legacy stream, flushes, capture. */
+#include "gs_stream.h"
 #include "gs_testbe.h"
 
 #include <criterion/criterion.h>
 #include <pthread.h>
+#include <unistd.h>
 
 static const uintptr_t F[] = {0xf1, 0xf2, 0xf3, 0xf4, 0xf5, 0xf6, 0xf7, 0xf8};
 #define LEG ((uintptr_t)0)
@@ -269,6 +271,61 @@ Test(order, passthru_blocking_launch_flushes_legacy)
 	arm_and_hold(LEG, GS_STREAM_LEGACY);
 	tb_launch_on(0x2, GS_STREAM_PASSTHRU | GS_STREAM_BLOCKING, F[7], 77, 0);
 	cr_expect_lt(find_exec(LEG, F[1], 1), find_exec(0x2, F[7], 77));
+	tb_check();
+}
+
+static int race_go; /* 1: the launch may go */
+
+/* The stream's state found once (cached for this thread), then, when told, F0 on it. */
+static void *launch_f0_on_nbk(void *arg)
+{
+	(void)arg;
+	cr_assert(gs_stream_get(NBK, tb.ctx, 0));
+	__atomic_store_n(&race_go, 1, __ATOMIC_RELEASE);
+	while (__atomic_load_n(&race_go, __ATOMIC_ACQUIRE) != 2)
+		usleep(100);
+	tb_launch_on(NBK, 0, F[0], 0, 0);
+	return NULL;
+}
+
+static void *begin_capture(void *arg)
+{
+	(void)arg;
+	gs_engine_capture_begin("cuStreamBeginCapture");
+	return NULL;
+}
+
+/*
+ * A launch that read "not capturing" and waits for its stream's lock while
+ * another thread begins a capture: whichever takes the lock first, nothing
+ * is held once both calls have returned.  (Before, the launch could take
+ * the lock after the capture's flush had passed the stream and stay held
+ * through the capture, behind later work on its stream.)
+ */
+Test(order, a_launch_racing_a_captures_beginning_is_not_held_through_it)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", NULL);
+	steps_on(NBK, 0, 4, 2); /* armed, nothing held: F0 would begin a match */
+	cr_assert_eq(tb.builds, 1);
+	gs_stream_t *s = gs_stream_get(NBK, tb.ctx, 0);
+	cr_assert(s);
+	pthread_t a, c;
+	race_go = 0;
+	cr_assert_eq(pthread_create(&a, NULL, launch_f0_on_nbk, NULL), 0);
+	while (!__atomic_load_n(&race_go, __ATOMIC_ACQUIRE))
+		usleep(100);
+	pthread_mutex_lock(&s->lock);
+	cr_assert_eq(pthread_create(&c, NULL, begin_capture, NULL), 0);
+	usleep(20000); /* the capture's flush waits for the stream's lock */
+	__atomic_store_n(&race_go, 2, __ATOMIC_RELEASE);
+	usleep(20000); /* the launch too, having read "not capturing" */
+	pthread_mutex_unlock(&s->lock);
+	pthread_join(a, NULL);
+	pthread_join(c, NULL);
+	cr_expect_eq(__atomic_load_n(&s->match.nheld, __ATOMIC_ACQUIRE), 0,
+		     "nothing held while the capture lasts");
+	find_exec(NBK, F[0], 0);
+	gs_engine_capture_end("cuStreamEndCapture");
 	tb_check();
 }
 
