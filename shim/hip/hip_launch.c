@@ -164,6 +164,38 @@ hipError_t gs_hip_ext_mangled(hipFunction_t, uint32_t, uint32_t, uint32_t, uint3
 	__asm__("_Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j")
 	__attribute__((alias("hipExtModuleLaunchKernel"), visibility("default")));
 
+/*
+ * A launch that records events and is never held (ATTR): a stream holding a
+ * record of either event (or a wait on it) submits first, as for
+ * hipExtModuleLaunchKernel (else that older record would reach the driver
+ * after this launch's and become the event's last), then the launch's own
+ * stream.
+ */
+static void gs_hip_event_launch_flush(hipStream_t stream, hipEvent_t start, hipEvent_t stop,
+				      const char *name)
+{
+	if (start)
+		gs_engine_event_use((uintptr_t)start, name);
+	if (stop)
+		gs_engine_event_use((uintptr_t)stop, name);
+	gs_hip_skey_t k = gs_hip_stream_key(stream, 0);
+	gs_engine_flush_stream(k.handle, k.ctx, k.flags, GS_FLUSH_ATTR, name);
+}
+
+GS_EXPORT hipError_t hipExtLaunchKernel(const void *function_address, dim3 numBlocks, dim3 dimBlocks,
+					void **args, size_t sharedMemBytes, hipStream_t stream,
+					hipEvent_t startEvent, hipEvent_t stopEvent, int flags)
+{
+	bool bypass = gs_hip_bypass();
+	if (!gs_hip_real.hipExtLaunchKernel)
+		return hipErrorNotSupported;
+	GS_HIP_ADOPT_SCOPE_OF(stream, 0, true);
+	if (!bypass)
+		gs_hip_event_launch_flush(stream, startEvent, stopEvent, "hipExtLaunchKernel");
+	return gs_hip_real.hipExtLaunchKernel(function_address, numBlocks, dimBlocks, args,
+					      sharedMemBytes, stream, startEvent, stopEvent, flags);
+}
+
 /* The deprecated twin: stream-ordered and never held (ATTR), with its own spelling too. */
 GS_EXPORT hipError_t hipHccModuleLaunchKernel(hipFunction_t f, uint32_t globalWorkSizeX,
 					      uint32_t globalWorkSizeY, uint32_t globalWorkSizeZ,
@@ -176,10 +208,8 @@ GS_EXPORT hipError_t hipHccModuleLaunchKernel(hipFunction_t f, uint32_t globalWo
 	if (!gs_hip_real.hipHccModuleLaunchKernel)
 		return hipErrorNotSupported;
 	GS_HIP_ADOPT_SCOPE_OF(hStream, 0, true);
-	if (!bypass) {
-		gs_hip_skey_t k = gs_hip_stream_key(hStream, 0);
-		gs_engine_flush_stream(k.handle, k.ctx, k.flags, GS_FLUSH_ATTR, "hipHccModuleLaunchKernel");
-	}
+	if (!bypass)
+		gs_hip_event_launch_flush(hStream, startEvent, stopEvent, "hipHccModuleLaunchKernel");
 	return gs_hip_real.hipHccModuleLaunchKernel(f, globalWorkSizeX, globalWorkSizeY, globalWorkSizeZ,
 						    localWorkSizeX, localWorkSizeY, localWorkSizeZ,
 						    sharedMemBytes, hStream, kernelParams, extra,
