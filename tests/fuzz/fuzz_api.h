@@ -28,6 +28,8 @@ typedef hipEvent_t CUevent;
 typedef int CUdevice;
 typedef int CUcontext; /* the simulator has no hipCtxCreate: device 0's primary context */
 typedef hipHostFn_t CUhostFn;
+typedef hipGraph_t CUgraph;
+typedef hipGraphExec_t CUgraphExec;
 
 #define CUDA_SUCCESS hipSuccess
 #define CUDA_ERROR_NOT_READY hipErrorNotReady
@@ -83,6 +85,13 @@ typedef hipHostFn_t CUhostFn;
 #define cuEventRecord hipEventRecord
 #define cuEventQuery hipEventQuery
 #define cuEventSynchronize hipEventSynchronize
+#define CU_STREAM_CAPTURE_MODE_RELAXED hipStreamCaptureModeRelaxed
+#define cuStreamBeginCapture hipStreamBeginCapture
+#define cuStreamEndCapture hipStreamEndCapture
+#define cuGraphInstantiate(x, g, flags) hipGraphInstantiate((x), (g), NULL, NULL, 0)
+#define cuGraphLaunch hipGraphLaunch
+#define cuGraphExecDestroy hipGraphExecDestroy
+#define cuGraphDestroy hipGraphDestroy
 #endif
 
 #endif /* FUZZ_API_H */
