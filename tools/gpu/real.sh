@@ -33,7 +33,8 @@
 #   GS_REAL_ROUNDS    rounds (default 5)
 #   GS_REAL_EXTRA_LIB another build of libgraphshim.so (default: all.sh's build of
 #                     GS_CARRY_BEFORE, GS_BENCH_BEFORE_LIB): mode `before` preloads it,
-#                     interleaved with the others
+#                     interleaved with the others (its note under the table: median, eager/before
+#                     and before/graphshim, its coverage and steady state)
 #   GS_REAL_EXTRA_ENV VAR=value words for mode `before`; set alone, mode `before` is
 #                     this build under them (GS_REAL_EXTRA_ENV=GRAPHSHIM_GATE=eager:
 #                     graphshim passing every launch through, in the same rounds)
@@ -459,6 +460,24 @@ have() { # have NEED: true when the framework is usable (cached)
 }
 
 # --- Statistics helpers --------------------------------------------------
+# stats_summary FILE: "launches kernels replayed coverage steady" over the
+# rounds of one mode (FILE: main_stats lines, one a round): medians, the
+# steady state with its spread over the rounds in points.
+stats_summary() {
+	"$PY" - "$1" <<'PYEOF' 2>/dev/null || echo "- - - - -"
+import statistics, sys
+rows = [l.split() for l in open(sys.argv[1]) if l.split() and l.split()[0] != "-"]
+if not rows:
+    print("- - - - -"); sys.exit(0)
+med = lambda i, f: f(statistics.median(float(r[i]) for r in rows))
+k = "-" if any(r[1] == "-" for r in rows) else "%d" % med(1, float)
+st = [float(r[4]) for r in rows if len(r) > 4 and r[4] != "-"]
+# The steady state's median and, over the rounds, its spread in points.
+sts = "%.3f+-%.1f" % (statistics.median(st), 50 * (max(st) - min(st))) if st else "-"
+print("%d %s %d %.3f %s" % (med(0, float), k, med(2, float), statistics.median(float(r[3]) for r in rows), sts))
+PYEOF
+}
+
 # main_stats FILE...: "launches kernels replayed coverage steady" of the process
 # whose counters saw the most launches ("-" for what is missing).
 main_stats() {
@@ -764,19 +783,7 @@ real_one() {
 	[ -n "$ce" ] || ce=-
 	[ -n "$cs" ] || cs=-
 	[ "$ce" = - ] || [ "$cs" = - ] || [ "$ce" = "$cs" ] || cs="$cs!"
-	read -r launches kern rep cov steady <<<"$("$PY" - "$w.graphshim.stats" <<'PYEOF' 2>/dev/null || echo "- - - - -"
-import statistics, sys
-rows = [l.split() for l in open(sys.argv[1]) if l.split() and l.split()[0] != "-"]
-if not rows:
-    print("- - - - -"); sys.exit(0)
-med = lambda i, f: f(statistics.median(float(r[i]) for r in rows))
-k = "-" if any(r[1] == "-" for r in rows) else "%d" % med(1, float)
-st = [float(r[4]) for r in rows if len(r) > 4 and r[4] != "-"]
-# The steady state's median and, over the rounds, its spread in points.
-sts = "%.3f+-%.1f" % (statistics.median(st), 50 * (max(st) - min(st))) if st else "-"
-print("%d %s %d %.3f %s" % (med(0, float), k, med(2, float), statistics.median(float(r[3]) for r in rows), sts))
-PYEOF
-)"
+	read -r launches kern rep cov steady <<<"$(stats_summary "$w.graphshim.stats")"
 	[ "$kern" = - ] || launches="$launches/$kern"
 	if [ "$same" = yes ] && [ $gdiff = 0 ]; then ident=yes
 	elif [ "$same" = yes ]; then ident="yes (graph differs: $gdiff)"
@@ -873,7 +880,14 @@ PYEOF
 		[ -z "$skips" ] || [ "$skips" = 0 ] || note "$name: $m: torch.compile skipped CUDA graphs $skips time(s)"
 	done
 	if [ -f "$w.before.times" ]; then
-		note "$name: before (${GS_REAL_EXTRA_LIB:+GS_REAL_EXTRA_LIB}${GS_REAL_EXTRA_ENV:+ $GS_REAL_EXTRA_ENV}) $(med "$w.before.times")us; eager/before $(gs_interval "$w.eager.times" "$w.before.times"); before/graphshim $(gs_interval "$w.before.times" "$w.graphshim.times")"
+		local bm bci bgi bl bk br bc bs
+		bm=$(med "$w.before.times")
+		bci=$(gs_interval "$w.eager.times" "$w.before.times")
+		[ "$bci" != - ] || bci=$(gs_ratio "$e" "$bm")
+		bgi=$(gs_interval "$w.before.times" "$w.graphshim.times")
+		[ "$bgi" != - ] || bgi=$(gs_ratio "$bm" "$g")
+		read -r bl bk br bc bs <<<"$(stats_summary "$w.before.stats")"
+		note "$name: before (${GS_REAL_EXTRA_LIB:+GS_REAL_EXTRA_LIB}${GS_REAL_EXTRA_ENV:+ $GS_REAL_EXTRA_ENV}) ${bm}us; eager/before $bci; before/graphshim $bgi; cov $bc, steady $bs"
 	fi
 	local gl
 	gl=$(grep -c "^$name " "$W/graphshim-lines.log" 2>/dev/null)
