@@ -516,8 +516,7 @@ int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec
 		gs_engine_event_used(s, gs_rec_event(rec), api);
 
 	gs_engine_lock(s);
-	if (GS_UNLIKELY(__atomic_load_n(&gs_hot.capturing, __ATOMIC_ACQUIRE) |
-			__atomic_load_n(&gs_hot.capture_pending, __ATOMIC_ACQUIRE))) {
+	if (GS_UNLIKELY(gs_engine_capture_begun())) {
 		/* A capture began since the check above (gs_engine_capture_begin):
 		 * what the stream holds goes, then this record, as it came. */
 		if (mark)
@@ -670,10 +669,13 @@ void gs_engine_stream_destroy(uintptr_t handle, void *ctx, const char *api)
 
 /* ---- the application's captures ------------------------------------------- */
 
-void gs_engine_capture_begin(const char *api)
+void gs_engine_capture_begin(const char *api, void (*release)(const char *api))
 {
-	if (!gs_engine_active())
+	if (!gs_engine_active()) {
+		if (release)
+			release(api);
 		return;
+	}
 	gs_build_pause(); /* before the flush, which may queue a build */
 	/*
 	 * A launch that read "not capturing" may take its stream's lock only
@@ -685,6 +687,10 @@ void gs_engine_capture_begin(const char *api)
 	 * the driver, which may happen only once nothing is held.
 	 */
 	__atomic_fetch_add(&gs_hot.capture_pending, 1, __ATOMIC_ACQ_REL);
+	if (release) { /* no stream is adopted from here on (gs_engine_capture_begun) */
+		gs_engine_flush_all(GS_FLUSH_CAPTURE, api);
+		release(api);
+	}
 	gs_engine_flush_all(GS_FLUSH_CAPTURE, api);
 	__atomic_fetch_add(&gs_hot.capturing, 1, __ATOMIC_ACQ_REL);
 	__atomic_fetch_sub(&gs_hot.capture_pending, 1, __ATOMIC_ACQ_REL);
@@ -692,6 +698,19 @@ void gs_engine_capture_begin(const char *api)
 
 bool gs_engine_capturing(void)
 {
+	return __atomic_load_n(&gs_hot.capturing, __ATOMIC_ACQUIRE) != 0;
+}
+
+/*
+ * The pending count first: it is lowered only after `capturing` is raised,
+ * so reading it down means the next load sees the capture (reading the two
+ * the other way round, a capture could begin and finish its beginning
+ * between them, and both read 0).
+ */
+bool gs_engine_capture_begun(void)
+{
+	if (__atomic_load_n(&gs_hot.capture_pending, __ATOMIC_ACQUIRE))
+		return true;
 	return __atomic_load_n(&gs_hot.capturing, __ATOMIC_ACQUIRE) != 0;
 }
 

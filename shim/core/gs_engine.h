@@ -182,9 +182,12 @@ bool gs_engine_event_origin(uint64_t ev, uintptr_t *handle, void **ctx);
 /*
  * The application began or ended its own stream capture.  While any capture
  * is active the engine holds nothing and learns nothing (work it held could
- * not join the capture, and work it replayed would escape it).
+ * not join the capture, and work it replayed would escape it).  `release`
+ * (or NULL): the backend's end of every adoption, called once the capture
+ * counts as beginning (gs_engine_capture_begun), so that no stream is adopted
+ * after it; every stream is flushed before and after it.
  */
-void gs_engine_capture_begin(const char *api);
+void gs_engine_capture_begin(const char *api, void (*release)(const char *api));
 void gs_engine_capture_end(const char *api);
 
 /*
@@ -194,6 +197,8 @@ void gs_engine_capture_end(const char *api);
  * can invalidate the capture.
  */
 bool gs_engine_capturing(void);
+/* A capture beginning (its flush under way) or under way: no stream may be adopted, nothing held. */
+bool gs_engine_capture_begun(void);
 
 /*
  * The figures of every sequence (gs_stats.h), for the statistics and for

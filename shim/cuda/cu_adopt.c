@@ -202,7 +202,7 @@ static bool gs_cu_adopt_graced(void)
 
 void gs_cu_adopt_try(CUstream t, int pt, CUevent ev)
 {
-	if (!gs_config.adopt || !ev || gs_engine_capturing())
+	if (!gs_config.adopt || !ev || gs_engine_capture_begun())
 		return;
 	if (!t)
 		t = pt ? CU_STREAM_PER_THREAD : CU_STREAM_LEGACY;
@@ -236,7 +236,8 @@ void gs_cu_adopt_try(CUstream t, int pt, CUevent ev)
 	if (!graced || !gs_adopt_fork(&gs_cu_adoption, (uintptr_t)t, (uintptr_t)root))
 		return;
 	uintptr_t rh = (uintptr_t)root;
-	if (gs_adopt_take_begin(&gs_cu_adoption, (uintptr_t)t, &rh)) {
+	/* Again under the lock: a capture that began meanwhile ends adoptions under it. */
+	if (gs_adopt_take_begin(&gs_cu_adoption, (uintptr_t)t, &rh) && !gs_engine_capture_begun()) {
 		root = (CUstream)rh;
 		gs_cu_sref_t ts, rs;
 		gs_cu_stream_ref(t, pt, &ts);

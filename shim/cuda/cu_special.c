@@ -54,12 +54,10 @@ static bool gs_cu_capture_begin(const char *api)
 {
 	if (!gs_cu_engine_ok())
 		return false;
+	/* The capture sees its streams as the program made them: every
+	 * adoption ends, once none can begin any more. */
 	gs_cu_depth++;
-	gs_engine_flush_all(GS_FLUSH_CAPTURE, api);
-	gs_cu_depth--;
-	gs_cu_adopt_release_all(api); /* the capture sees its streams as the program made them */
-	gs_cu_depth++;
-	gs_engine_capture_begin(api);
+	gs_engine_capture_begin(api, gs_cu_adopt_release_all);
 	gs_cu_depth--;
 	__atomic_add_fetch(&gs_cu_captures, 1, __ATOMIC_RELAXED);
 	return true;

@@ -85,7 +85,7 @@ static uintptr_t gs_hip_adopt_handle(hipStream_t s, int spt)
 
 void gs_hip_adopt_try(hipStream_t t, int spt, hipEvent_t ev)
 {
-	if (!gs_config.adopt || !ev || gs_engine_capturing())
+	if (!gs_config.adopt || !ev || gs_engine_capture_begun())
 		return;
 	uintptr_t th = gs_hip_adopt_handle(t, spt);
 	if (th == (uintptr_t)hipStreamPerThread)
@@ -103,7 +103,8 @@ void gs_hip_adopt_try(hipStream_t t, int spt, hipEvent_t ev)
 	 * the side there), and a fork of t from root. */
 	if (!gs_adopt_fork(&gs_hip_adoption, th, rh))
 		return;
-	if (gs_adopt_take_begin(&gs_hip_adoption, th, &rh)) {
+	/* Again under the lock: a capture that began meanwhile ends adoptions under it. */
+	if (gs_adopt_take_begin(&gs_hip_adoption, th, &rh) && !gs_engine_capture_begun()) {
 		gs_hip_skey_t tk = gs_hip_stream_key(t, spt), rk = gs_hip_stream_key((hipStream_t)rh, 0);
 		/* Never into the legacy stream: its handle, 0, is the per-thread
 		 * stream's in a _spt call a redirected one could be. */

@@ -117,10 +117,10 @@ GS_EXPORT hipError_t hipStreamBeginCapture(hipStream_t stream, hipStreamCaptureM
 	if (gs_hip_bypass())
 		return gs_hip_real.hipStreamBeginCapture ? gs_hip_real.hipStreamBeginCapture(stream, mode)
 							 : hipErrorNotSupported;
-	/* The capture sees its streams as the program made them. */
-	gs_hip_adopt_release_all("hipStreamBeginCapture");
-	/* Stop holding before the capture starts, so nothing held can miss it. */
-	gs_engine_capture_begin("hipStreamBeginCapture"); /* flushes everything first */
+	/* Stop holding before the capture starts, so nothing held can miss it;
+	 * the capture sees its streams as the program made them (every
+	 * adoption ends, once none can begin any more). */
+	gs_engine_capture_begin("hipStreamBeginCapture", gs_hip_adopt_release_all);
 	hipError_t rc = GS_HIP_REAL(gs_hip_real.hipStreamBeginCapture(stream, mode));
 	if (rc != hipSuccess)
 		gs_engine_capture_end("hipStreamBeginCapture");

@@ -58,6 +58,7 @@ bool gs_engine_init(const gs_ops_t *ops)
 void gs_engine_fini(void) {}
 bool gs_engine_active(void) { return true; }
 bool gs_engine_capturing(void) { return gs_stub.captures > 0; }
+bool gs_engine_capture_begun(void) { return gs_stub.captures > 0; }
 
 int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec,
 		     const char *api)
@@ -187,7 +188,14 @@ void gs_engine_stream_destroy(uintptr_t handle, void *ctx, const char *api)
 	gs_stub.handle = handle;
 }
 
-void gs_engine_capture_begin(const char *api) { gs_stub.captures++; }
+/* As the engine: every stream flushed, the adoptions ended, then the capture counted. */
+void gs_engine_capture_begin(const char *api, void (*release)(const char *api))
+{
+	gs_engine_flush_all(GS_FLUSH_CAPTURE, api);
+	if (release)
+		release(api);
+	gs_stub.captures++;
+}
 void gs_engine_capture_end(const char *api) { gs_stub.captures--; }
 
 const char *gs_flush_reason_name(gs_flush_reason_t r) { return "stub"; }

@@ -320,7 +320,7 @@ Test(build, nothing_is_built_while_the_application_captures)
 	for (int i = 0; i < 16; i++)
 		tb_launch(S1, 0x100 + (uintptr_t)i, i, 0);
 	/* The capture's own flush ends the segment and queues the build. */
-	gs_engine_capture_begin("cuStreamBeginCapture");
+	gs_engine_capture_begin("cuStreamBeginCapture", NULL);
 	usleep(100 * 1000);
 	cr_expect_eq(__atomic_load_n(&tb.builds, __ATOMIC_RELAXED), 0, "built during a capture");
 	gs_engine_capture_end("cuStreamEndCapture");

@@ -403,7 +403,7 @@ Test(cold, a_thread_turning_among_many_streams_finds_each_ones_state)
 Test(cold, no_lane_during_an_application_capture)
 {
 	start_in_lane();
-	gs_engine_capture_begin("tb_capture");
+	gs_engine_capture_begin("tb_capture", NULL);
 	tb_launch(S1, 0x7003, 0, 0);
 	tb_launch(S1, 0x7004, 0, 0);
 	gs_engine_capture_end("tb_capture");
