@@ -118,18 +118,26 @@ GS_EXPORT hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned int gridDim
 			     kernelParams, extra, "hipModuleLaunchKernel");
 }
 
+/*
+ * The events a launch records: a stream holding a record of either (or a
+ * wait on it) submits first (gs_event.h), else that older record would
+ * reach the driver after this launch's and become the event's last.
+ */
+static void gs_hip_launch_events_use(hipEvent_t start, hipEvent_t stop, const char *name)
+{
+	if (start)
+		gs_engine_event_use((uintptr_t)start, name);
+	if (stop)
+		gs_engine_event_use((uintptr_t)stop, name);
+}
+
 static hipError_t gs_hip_ext_launch(const gs_hip_orig_t *o, const char *name)
 {
 	if (gs_hip_bypass() || !gs_engine_active())
 		return gs_hip_call_orig(o);
 	uint32_t grid[3];
 	if (o->k.start || o->k.stop || o->k.flags || gs_hip_ext_grid(o->k.g, o->k.b, grid)) {
-		/* The events the launch records: a stream holding a record of
-		 * either (or a wait on it) submits first (gs_event.h). */
-		if (o->k.start)
-			gs_engine_event_use((uintptr_t)o->k.start, name);
-		if (o->k.stop)
-			gs_engine_event_use((uintptr_t)o->k.stop, name);
+		gs_hip_launch_events_use(o->k.start, o->k.stop, name);
 		return gs_hip_boundary(o, gs_hip_stream_key(o->stream, 0), name);
 	}
 	return gs_hip_kernel(o, o->k.f, GS_HIP_F_EXT, grid, o->k.b, o->k.shmem, o->stream, 0,
@@ -164,20 +172,11 @@ hipError_t gs_hip_ext_mangled(hipFunction_t, uint32_t, uint32_t, uint32_t, uint3
 	__asm__("_Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j")
 	__attribute__((alias("hipExtModuleLaunchKernel"), visibility("default")));
 
-/*
- * A launch that records events and is never held (ATTR): a stream holding a
- * record of either event (or a wait on it) submits first, as for
- * hipExtModuleLaunchKernel (else that older record would reach the driver
- * after this launch's and become the event's last), then the launch's own
- * stream.
- */
+/* A launch that records events and is never held (ATTR): their holders, then its own stream. */
 static void gs_hip_event_launch_flush(hipStream_t stream, hipEvent_t start, hipEvent_t stop,
 				      const char *name)
 {
-	if (start)
-		gs_engine_event_use((uintptr_t)start, name);
-	if (stop)
-		gs_engine_event_use((uintptr_t)stop, name);
+	gs_hip_launch_events_use(start, stop, name);
 	gs_hip_skey_t k = gs_hip_stream_key(stream, 0);
 	gs_engine_flush_stream(k.handle, k.ctx, k.flags, GS_FLUSH_ATTR, name);
 }
