@@ -106,13 +106,14 @@ static inline void gs_engine_unlock(gs_stream_t *s)
 }
 
 /*
- * Another thread's synchronization, synchronous copy, or operation on the
- * legacy stream (tied to blocking streams) needs this stream's held work
- * submitted first.  Such calls fall anywhere in this stream's step: ending
- * the match there cut the step at random places (decode with two threads,
- * each reading back with cuMemcpyDtoH, on an H100: 294 sequences of 14-183
- * launches learned from the pieces, a quarter of the launches not
- * replayed).  So where one sequence is being matched, the held launches go
+ * Another thread's synchronization (of every stream, or of this one: a
+ * monitor polling a worker's stream), query of this stream, synchronous
+ * copy, or operation on the legacy stream (tied to blocking streams) needs
+ * this stream's held work submitted first.  Such calls fall anywhere in
+ * this stream's step: ending the match there cut the step at random places
+ * (decode with two threads, each reading back with cuMemcpyDtoH, on an
+ * H100: 294 sequences of 14-183 launches learned from the pieces, a
+ * quarter of the launches not replayed).  So where one sequence is being matched, the held launches go
  * eagerly and the match, and the step's segment, go on
  * (gs_match_interrupt).  Where the stream holds nothing, there is nothing
  * to submit and its segment goes on too: the step is learned whole, not
@@ -122,7 +123,8 @@ static inline void gs_engine_unlock(gs_stream_t *s)
  */
 static bool gs_engine_interrupts(gs_flush_reason_t why)
 {
-	return why == GS_FLUSH_LEGACY || why == GS_FLUSH_SYNC || why == GS_FLUSH_COPY;
+	return why == GS_FLUSH_LEGACY || why == GS_FLUSH_SYNC || why == GS_FLUSH_COPY ||
+	       why == GS_FLUSH_QUERY;
 }
 
 /*
@@ -150,6 +152,8 @@ static void gs_engine_flush_one(gs_stream_t *s, gs_flush_reason_t why, const cha
 	gs_engine_lock(s);
 	if (__atomic_load_n(&s->cache.built, __ATOMIC_ACQUIRE))
 		gs_arm_publish(s);
+	if (own && s->seg.thread && s->seg.thread != gs_stream_thread())
+		own = false; /* another thread's call on this stream: gs_engine_interrupts */
 	if (own || !gs_engine_outlived(s, why, api))
 		gs_engine_flush_locked(s, why, api, own);
 	gs_engine_unlock(s);

@@ -318,6 +318,59 @@ Test(replay, another_threads_sync_mid_step_does_not_end_the_match)
 	tb_check();
 }
 
+static void *sync_s1_elsewhere(void *why)
+{
+	gs_flush_reason_t r = *(const gs_flush_reason_t *)why;
+	gs_engine_flush_synced(S1, NULL, 0, r, r == GS_FLUSH_QUERY ? "cuStreamQuery" : "cuStreamSynchronize");
+	return NULL;
+}
+
+/*
+ * Another thread's synchronization or query of this very stream, in the
+ * middle of a step (a monitor thread polling a worker's stream): the held
+ * launches go first, as the call needs, and the match goes on as for
+ * another thread's synchronization of every stream.  It used to end the
+ * match as a cut charged to the sequence, so a stream polled often enough
+ * from elsewhere had its sequences retired.
+ */
+static void another_thread_syncs_s1_mid_step(gs_flush_reason_t why)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_MISMATCH_LIMIT", "3", "GRAPHSHIM_COOLDOWN", "0",
+		 "GRAPHSHIM_FORGIVE", "1", "GRAPHSHIM_PATCH_COST", "0.5", "GRAPHSHIM_GRAPH_COST", "2",
+		 "GRAPHSHIM_IDLE_US", "1000000", NULL);
+	step(8, 0, 0, 0);
+	step(8, 0, 0, 0);
+	cr_assert_eq(tb.builds, 1);
+	for (int k = 0; k < 4; k++) {
+		for (int i = 0; i < 3; i++)
+			tb_launch(S1, F[i], 1000 + i, 0);
+		pthread_t t;
+		cr_assert_eq(pthread_create(&t, NULL, sync_s1_elsewhere, &why), 0);
+		pthread_join(t, NULL);
+		cr_expect_eq(gs_stats.released, 8 * k + 3, "the held launches went before the call");
+		for (int i = 3; i < 8; i++)
+			tb_launch(S1, F[i], 1000 + i, 0);
+		sync_s1();
+	}
+	cr_expect_eq(gs_stats.interrupted, 4);
+	cr_expect_eq(gs_stats.mismatches, 0, "no cut charged to the sequence");
+	cr_expect_eq(gs_stats.retirements, 0);
+	cr_expect_eq(gs_stats.sequences, 1, "nothing learned from the pieces");
+	step(8, 0, 0, 0);
+	cr_expect_eq(gs_stats.replays, 1, "the next step replays");
+	tb_check();
+}
+
+Test(replay, another_threads_sync_of_this_stream_does_not_end_the_match)
+{
+	another_thread_syncs_s1_mid_step(GS_FLUSH_SYNC);
+}
+
+Test(replay, another_threads_query_of_this_stream_does_not_end_the_match)
+{
+	another_thread_syncs_s1_mid_step(GS_FLUSH_QUERY);
+}
+
 /*
  * Nor, where the stream holds nothing (still learning), does another
  * thread's sync end its segment: the step is learned whole, not as the
