@@ -22,6 +22,10 @@ differs from run to run while each request's result does not.
                      overlap output processing write it
   --readback query   the same copy, then the worker polls its stream
                      (stream.query()) until it is done
+  --monitor MS       a monitor thread polls every worker's stream
+                     (stream.query()) each MS milliseconds while the
+                     server runs, as a health check or a load report
+                     does: the polls fall anywhere in the workers' steps
 
 A round hands every worker one request (its prompt drawn from --seed, the
 round and the worker) and waits for all of them; --warmup rounds come
@@ -89,6 +93,7 @@ class Worker(threading.Thread):
         self.wid, self.model, self.a, self.dev = wid, model, a, dev
         self.start_b, self.done_b, self.results = start, done, results
         self.error = None
+        self.stream = None  # the stream it issues on, once running (cuda only)
 
     def prompt(self, rnd):
         g = torch.Generator().manual_seed(self.a.seed * 1000003 + rnd * 101 + self.wid)
@@ -109,9 +114,31 @@ class Worker(threading.Thread):
         with torch.inference_mode():  # grad mode is per thread
             if self.dev.type == "cuda" and self.a.streams == "own":
                 with torch.cuda.stream(torch.cuda.Stream(device=self.dev)):
+                    self.stream = torch.cuda.current_stream()
                     self.serve()
             else:
+                if self.dev.type == "cuda":
+                    self.stream = torch.cuda.current_stream()
                 self.serve()
+
+
+class Monitor(threading.Thread):
+    """Polls the workers' streams every `period` seconds until stopped."""
+
+    def __init__(self, workers, period):
+        super().__init__(daemon=True)
+        self.workers, self.period = workers, period
+        self.stop = threading.Event()
+        self.polls = self.busy = 0
+
+    def run(self):
+        while not self.stop.is_set():
+            for w in self.workers:
+                s = w.stream
+                if s is not None:
+                    self.polls += 1
+                    self.busy += not s.query()
+            self.stop.wait(self.period)
 
 
 def main():
@@ -119,6 +146,8 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--streams", choices=("own", "default"), default="own")
     ap.add_argument("--readback", choices=("item", "event", "query"), default="item")
+    ap.add_argument("--monitor", type=float, default=0, metavar="MS",
+                    help="a monitor thread polls every worker's stream each MS milliseconds (0: none)")
     ap.add_argument("--requests", "--steps", dest="requests", type=int, default=12,
                     help="timed rounds (a request per worker each)")
     ap.add_argument("--warmup", type=int, default=2, help="untimed rounds first")
@@ -137,9 +166,9 @@ def main():
     ap.add_argument("--time", action="store_true")
     a = ap.parse_args()
     dev = torch.device(a.device)
-    if a.threads < 1 or a.requests < 1 or a.tokens < 1 or a.warmup < 0:
+    if a.threads < 1 or a.requests < 1 or a.tokens < 1 or a.warmup < 0 or a.monitor < 0:
         sys.exit("torch_threads.py: --threads, --requests and --tokens must be at least 1, "
-                 "--warmup at least 0")
+                 "--warmup and --monitor at least 0")
     if a.dim % a.heads:
         sys.exit("torch_threads.py: --dim must be a multiple of --heads")
     if a.prompt + a.tokens > a.ctx:
@@ -156,6 +185,9 @@ def main():
     workers = [Worker(w, model, a, dev, start, done, results) for w in range(a.threads)]
     for w in workers:
         w.start()
+    monitor = Monitor(workers, a.monitor / 1000) if a.monitor > 0 else None
+    if monitor is not None:
+        monitor.start()
     times = []
     for rnd in range(rounds):
         t0 = time.perf_counter()
@@ -163,6 +195,9 @@ def main():
         done.wait()
         if rnd >= a.warmup:
             times.append((time.perf_counter() - t0) / a.tokens)
+    if monitor is not None:
+        monitor.stop.set()
+        monitor.join()
     for w in workers:
         w.join()
         if w.error is not None:
@@ -172,11 +207,13 @@ def main():
         with open(a.out, "wb") as f:
             f.write(struct.pack("<%di" % len(tokens), *tokens))
     if a.time:
-        print("gs-wl: torch_threads variant=%s-streams-%s threads=%d device=%s dtype=%s layers=%d dim=%d "
-              "steps=%d warmup=%d median_us=%.3f mean_us=%.3f" % (
-                  a.streams, a.readback, a.threads, dev.type, str(dtype).split(".")[-1], a.layers, a.dim,
+        print("gs-wl: torch_threads variant=%s-streams-%s%s threads=%d device=%s dtype=%s layers=%d dim=%d "
+              "steps=%d warmup=%d median_us=%.3f mean_us=%.3f%s" % (
+                  a.streams, a.readback, "" if monitor is None else "-monitor%g" % a.monitor,
+                  a.threads, dev.type, str(dtype).split(".")[-1], a.layers, a.dim,
                   len(times), a.warmup, statistics.median(times) * 1e6,
-                  statistics.mean(times) * 1e6), flush=True)
+                  statistics.mean(times) * 1e6,
+                  "" if monitor is None else " polls=%d busy=%d" % (monitor.polls, monitor.busy)), flush=True)
 
 
 if __name__ == "__main__":
