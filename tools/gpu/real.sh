@@ -209,7 +209,7 @@ threads-default|torch|-|eager graphshim|$PY $R/torch_threads.py --streams defaul
 threads-4|torch|-|eager graphshim|$PY $R/torch_threads.py --streams own --threads 4 --layers 2 --dim 256 --heads 4|-|--device cpu --requests 2 --warmup 1 --tokens 4 --layers 1 --dim 64 --heads 2 --threads 4
 threads-event|torch|-|eager graphshim|$PY $R/torch_threads.py --streams own --readback event|-|--device cpu --requests 2 --warmup 1 --tokens 4 --layers 1 --dim 64 --heads 2
 threads-query|torch|-|eager graphshim|$PY $R/torch_threads.py --streams own --readback query|-|--device cpu --requests 2 --warmup 1 --tokens 4 --layers 1 --dim 64 --heads 2
-threads-monitor|torch|-|eager graphshim|$PY $R/torch_threads.py --streams own --monitor 0.5|-|--device cpu --requests 2 --warmup 1 --tokens 4 --layers 1 --dim 64 --heads 2 --monitor 0.5
+threads-monitor|torch|-|eager graphshim|$PY $R/torch_threads.py --streams own --monitor 2|-|--device cpu --requests 2 --warmup 1 --tokens 4 --layers 1 --dim 64 --heads 2 --monitor 2
 cupy-cg-async|cupy|-|eager graphshim|$PY $R/cupy_solver.py --method cg --pool async|-|-
 nanogpt-async|torch|-|eager graphshim|PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync $PY $R/torch_nanogpt.py --greedy --readback|-|--device cpu --steps 2 --warmup 1 --tokens 8 --layers 1 --dim 64 --heads 2 --vocab 256 --block 16 --greedy --readback
 train-async|torch|-|eager graphshim|PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync $PY $R/torch_train.py --arch mlp|-|--device cpu --steps 6 --warmup 2
