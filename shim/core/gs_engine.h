@@ -98,6 +98,17 @@ void gs_engine_flush_synced(uintptr_t handle, void *ctx, unsigned sflags, gs_flu
 			    const char *api);
 
 /*
+ * A query of one stream: true when the backend answers "not ready" itself,
+ * without calling the vendor: the stream holds work not yet submitted that
+ * another thread is issuing (a monitor polling a worker's stream), so that
+ * work is not complete, and the worker's pass goes on whole.  Answered so
+ * while that thread goes on holding launches and for GS_QUERY_SPINS
+ * queries in a row without; otherwise as gs_engine_flush_synced with
+ * reason QUERY, and the backend asks the vendor.
+ */
+bool gs_engine_stream_query(uintptr_t handle, void *ctx, unsigned sflags, const char *api);
+
+/*
  * A synchronization of event ev (reason EVENT): whatever stream holds its
  * record (or a wait on it) submits what it holds; the calling thread's
  * streams end their segments, as at any boundary; other threads' streams

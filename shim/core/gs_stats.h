@@ -70,6 +70,7 @@
 	X(idle_cuts, "places a chunk ends because the program waited there without a call, GRAPHSHIM_IDLE_CUT replayed passes in a row") \
 	X(idle_eager, "times a sequence went eager until its next re-check: its replayed passes kept waiting for the idle watchdog") \
 	X(event_not_ready, "event queries answered not ready: the event's record was held with its chunk, not yet submitted") \
+	X(query_not_ready, "stream queries from another thread answered not ready: the stream held launches of that thread's step, not yet submitted") \
 	X(destroys_deferred, "event destructions deferred until a held record of the event, or wait on it, went to the driver") \
 	X(adopted, "side streams whose work went to the stream they waited on (GRAPHSHIM_ADOPT)") \
 	X(frees_held, "stream-ordered frees held with their chunk and sent after it") \

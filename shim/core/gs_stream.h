@@ -60,6 +60,8 @@ struct gs_stream {
 	gs_period_t period;
 	uint64_t sent;   /* the position after the last record submitted (gs_stream_sent) */
 	uint32_t idle_seen; /* match.stamp at the idle watchdog's last look (its thread's only) */
+	uint32_t qstamp;    /* match.stamp at the last query answered "not ready" (gs_engine_stream_query) */
+	uint8_t qspins;     /* such answers in a row with match.stamp unmoved */
 	bool absorbs;    /* side streams were adopted into it: marks absorbed (gs_stream_absorbs) */
 	UT_hash_handle hh;
 };

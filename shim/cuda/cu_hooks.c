@@ -74,8 +74,9 @@ gs_cu_real_t gs_cu_real;
 			return gs_cu_missing(GS_CU_IDX_##name);             \
 		GS_CU_ADOPT_ARG_##strm(why, name);                          \
 		/* During a capture nothing is held: no flush, no query. */ \
-		if (gs_cu_elements_ok())                                    \
-			gs_cu_flush_stream(strm, pt, GS_FLUSH_##why, #name); \
+		if (gs_cu_elements_ok() &&                                  \
+		    gs_cu_flush_stream(strm, pt, GS_FLUSH_##why, #name))    \
+			return CUDA_ERROR_NOT_READY; /* (a query: held work) */ \
 		gs_submit_drain();                                          \
 		GS_CU_FREE_CALL(why, name, args);                           \
 	}

@@ -247,7 +247,9 @@ bool gs_cu_ctx_enter(CUcontext ctx);
 void gs_cu_ctx_leave(bool pushed);
 
 /* Engine calls with the reentrancy depth raised. */
-void gs_cu_flush_stream(CUstream s, int pt, gs_flush_reason_t why, const char *api);
+/* True only for reason QUERY, when the query is answered "not ready" without the
+ * driver (gs_engine_stream_query). */
+bool gs_cu_flush_stream(CUstream s, int pt, gs_flush_reason_t why, const char *api);
 void gs_cu_flush_all(gs_flush_reason_t why, const char *api);
 /* Before a call that observes or changes ev (NULL: any event): gs_engine_event_use. */
 void gs_cu_event_use(CUevent ev, const char *api);

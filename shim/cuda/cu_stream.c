@@ -112,17 +112,21 @@ void gs_cu_ctx_leave(bool pushed)
 		gs_cu_real.cuCtxPopCurrent_v2(&c);
 }
 
-void gs_cu_flush_stream(CUstream s, int pt, gs_flush_reason_t why, const char *api)
+bool gs_cu_flush_stream(CUstream s, int pt, gs_flush_reason_t why, const char *api)
 {
 	gs_cu_sref_t r;
+	bool busy = false;
 	gs_cu_stream_ref(s, pt, &r);
 	CUcontext ctx = gs_cu_ctx_current();
 	gs_cu_depth++;
-	if (why == GS_FLUSH_SYNC || why == GS_FLUSH_QUERY) /* the host waits on (or looks at) one stream */
+	if (why == GS_FLUSH_QUERY) /* the host looks at one stream */
+		busy = gs_engine_stream_query(r.handle, ctx, r.sflags, api);
+	else if (why == GS_FLUSH_SYNC) /* the host waits on one stream */
 		gs_engine_flush_synced(r.handle, ctx, r.sflags, why, api);
 	else
 		gs_engine_flush_stream(r.handle, ctx, r.sflags, why, api);
 	gs_cu_depth--;
+	return busy;
 }
 
 /* An engine call about event ev, made from a hook (the depth raised). */

@@ -35,12 +35,23 @@
 	if (GS_ADOPT_ENDS(name))                                              \
 		gs_hip_adopt_release_all(#name);                              \
 	gs_engine_flush_all(GS_CAT(GS_FLUSH_, GS_C_REASON c), #name);
-/* A stream's synchronization or query (reason SYNC, QUERY): gs_engine_flush_synced. */
+/* A query answered "not ready" without the runtime (only hipError_t queries exist). */
+#define GS_NOT_READY_E() return hipErrorNotReady
+#define GS_NOT_READY_V() return
+#define GS_NOT_READY_P() GS_MISSING_P(void *)
+/*
+ * A stream's synchronization (reason SYNC): gs_engine_flush_synced; its
+ * query (QUERY): gs_engine_stream_query, which may answer it.
+ */
 #define GS_PRE_STREAM(c, name)                                                \
 	{                                                                     \
 		gs_hip_skey_t gs_k_ = gs_hip_stream_key(GS_C_SARG c, GS_C_SPT c); \
 		gs_flush_reason_t gs_w_ = GS_CAT(GS_FLUSH_, GS_C_REASON c);  \
-		if (gs_w_ == GS_FLUSH_SYNC || gs_w_ == GS_FLUSH_QUERY)        \
+		if (gs_w_ == GS_FLUSH_QUERY) {                                \
+			if (gs_engine_stream_query(gs_k_.handle, gs_k_.ctx,   \
+						   gs_k_.flags, #name))       \
+				GS_CAT(GS_NOT_READY_, GS_C_RK c)();            \
+		} else if (gs_w_ == GS_FLUSH_SYNC)                            \
 			gs_engine_flush_synced(gs_k_.handle, gs_k_.ctx,       \
 					       gs_k_.flags, gs_w_, #name);    \
 		else                                                          \

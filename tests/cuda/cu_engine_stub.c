@@ -113,6 +113,15 @@ void gs_engine_flush_synced(uintptr_t handle, void *ctx, unsigned sflags, gs_flu
 	gs_engine_flush_stream(handle, ctx, sflags, why, api);
 }
 
+/* A stream's query: "not ready" where the test says so, else its stream's flush. */
+bool gs_engine_stream_query(uintptr_t handle, void *ctx, unsigned sflags, const char *api)
+{
+	if (gs_stub.query_busy)
+		return true;
+	gs_engine_flush_stream(handle, ctx, sflags, GS_FLUSH_QUERY, api);
+	return false;
+}
+
 /* An event's synchronization: noted as a use of the event, with its reason. */
 void gs_engine_event_synced(uint64_t ev, const char *api)
 {

@@ -26,6 +26,7 @@ typedef struct gs_stub {
 	int nused;
 	int free_begins; /* gs_engine_free_begin's calls */
 	void (*during)(void); /* called inside gs_engine_launch, where set */
+	bool query_busy; /* gs_engine_stream_query answers "not ready" (no flush) */
 } gs_stub_t;
 
 extern gs_stub_t gs_stub;

@@ -1577,6 +1577,19 @@ Test(cuda, a_copy_past_its_allocation_is_a_boundary)
 	cr_expect_eq(real_calls, 2);
 }
 
+/* The engine answers another thread's query of held work: the driver is not asked. */
+Test(cuda, a_query_the_engine_answers_does_not_reach_the_driver)
+{
+	gs_stub.query_busy = true;
+	cr_expect_eq(cuStreamQuery(S_NB), CUDA_ERROR_NOT_READY);
+	cr_expect_eq(real_calls, 0);
+	cr_expect_eq(gs_stub.flush_stream, 0);
+	gs_stub.query_busy = false;
+	cr_expect_eq(cuStreamQuery(S_NB), CUDA_SUCCESS);
+	cr_expect_eq(real_calls, 1);
+	cr_expect_eq(gs_stub.why, GS_FLUSH_QUERY);
+}
+
 Test(cuda, classes_reach_the_engine)
 {
 	int n;

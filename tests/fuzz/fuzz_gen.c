@@ -39,7 +39,7 @@ typedef struct fz_rng {
 	uint64_t s;
 } fz_rng_t;
 
-static uint64_t mix64(uint64_t z)
+uint64_t fz_mix64(uint64_t z)
 {
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
@@ -48,7 +48,7 @@ static uint64_t mix64(uint64_t z)
 
 static uint64_t rnext(fz_rng_t *r)
 {
-	return mix64(r->s += 0x9e3779b97f4a7c15ULL);
+	return fz_mix64(r->s += 0x9e3779b97f4a7c15ULL);
 }
 
 static unsigned rn(fz_rng_t *r, unsigned n)
@@ -720,7 +720,7 @@ static void gen_fork_loop(gen_t *g)
 	unsigned e = rn(&g->r, 3);
 	g->loop++;
 	int reps = 8 + (int)rn(&g->r, 17);
-	uint8_t fresh = (uint8_t)((mix64(g->p->seed + g->loop) >> 7) & 1);
+	uint8_t fresh = (uint8_t)((fz_mix64(g->p->seed + g->loop) >> 7) & 1);
 	for (int it = 0; it < reps; it++) {
 		emit(g, pre, it);
 		fz_op_t rec = op_new(FZ_K_EVREC, S);
@@ -827,7 +827,7 @@ bool fz_gen(fz_prog_t *p, uint64_t seed)
 	memset(&g, 0, sizeof(g));
 	p->seed = seed;
 	g.p = p;
-	g.r.s = mix64(seed ^ 0x6a09e667f3bcc909ULL);
+	g.r.s = fz_mix64(seed ^ 0x6a09e667f3bcc909ULL);
 	g.pinned_pct = 10;
 	bool shared_nb = rn(&g.r, 4) == 0;
 	for (int t = 0; t < 2; t++) {
@@ -983,7 +983,7 @@ static void fix(lg_t *l, int X, int Y, uint32_t p)
 	enum { F_EVENT, F_EVSYNC, F_SSYNC, F_SPIN, F_CTX, F_FREE, F_SCOPY, F_NOPL, F_N };
 	static const uint8_t w[F_N] = { 45, 7, 12, 6, 6, 4, 8, 12 };
 	for (int attempt = 0; attempt < 4 && !ordered(l, X, Y, p); attempt++) {
-		fz_rng_t r = { mix64(l->p->seed * 0x9e3779b97f4a7c15ULL + (uint64_t)l->prim * 977 +
+		fz_rng_t r = { fz_mix64(l->p->seed * 0x9e3779b97f4a7c15ULL + (uint64_t)l->prim * 977 +
 				     (uint64_t)l->t * 31 + (uint64_t)attempt * 7 + (uint64_t)Y) };
 		bool blk_y = Y == FZ_S_L || fz_blocking(l->p, l->t, Y);
 		bool ok[F_N] = { true, true, true, true, true, true, blk_y,

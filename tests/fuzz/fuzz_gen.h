@@ -20,6 +20,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* splitmix64's finalizer: the generator's random numbers, and the runner's per-place choices. */
+uint64_t fz_mix64(uint64_t z);
+
 #define FZ_N 32 /* 32-bit words per buffer */
 #define FZ_NDEV 5
 #define FZ_NPIN 2

@@ -132,6 +132,7 @@ typedef struct fz_thr {
 	FILE *vout; /* verbose lines, or NULL */
 	char *vbuf;
 	size_t vlen;
+	const struct fz_thr *peer; /* the other thread (its streams: monitor_poll) */
 } fz_thr_t;
 
 static CUfunction fz_fn[FZ_NKERN_ALL];
@@ -467,6 +468,28 @@ static void do_memset(fz_thr_t *th, const fz_op_t *op, int at)
 	check(th, at, "memset", r);
 }
 
+/*
+ * A monitor's look at the other thread's work: with a stream query, one in
+ * two (by seed and place) also queries one of the other thread's own
+ * streams, and with a stream synchronization one in eight synchronizes one
+ * (a health check, a load report, a thread that waits for a worker).  What
+ * they answer or wait for changes no value: no operation of the program is
+ * ordered by them, so the program, its legalization and its digest are
+ * what they were.  Only blocking streams: see below.  graphshim meets a query or synchronization of a stream
+ * whose step another thread is issuing (gs_engine_stream_query,
+ * gs_engine_outlived).  0: none; else the stream's index + 1.
+ */
+static int monitor_poll(const fz_thr_t *th, int at, unsigned one_in)
+{
+	uint64_t x = fz_mix64(th->prog->seed ^ ((uint64_t)(unsigned)at << 20) ^ (uint64_t)th->t << 52);
+	int s = FZ_S_OWN + (int)((x >> 32) % (FZ_NS - FZ_S_OWN));
+	/* Blocking ones only: the other thread may be capturing a non-blocking
+	 * stream of its own, which no other thread may query or synchronize. */
+	if (x % one_in || th->prog->nb[!th->t][s])
+		return 0;
+	return s + 1;
+}
+
 static void exec_op(fz_thr_t *th, const fz_op_t *op, int at)
 {
 	bool pt = op->st == FZ_S_P && op->form;
@@ -527,14 +550,25 @@ static void exec_op(fz_thr_t *th, const fz_op_t *op, int at)
 	case FZ_K_EVSYNC:
 		r = cuEventSynchronize(th->ev[op->ev]);
 		break;
-	case FZ_K_SSYNC:
+	case FZ_K_SSYNC: {
+		int m = monitor_poll(th, at, 8);
+		if (m)
+			check(th, at, "peer sync", cuStreamSynchronize(th->peer->s[m - 1]));
 		r = tab ? tab->ssync(h) : cuStreamSynchronize(h);
 		break;
-	case FZ_K_SQUERY:
+	}
+	case FZ_K_SQUERY: {
+		int m = monitor_poll(th, at, 2);
+		if (m) {
+			CUresult q = cuStreamQuery(th->peer->s[m - 1]);
+			if (q != CUDA_ERROR_NOT_READY)
+				check(th, at, "peer query", q);
+		}
 		r = cuStreamQuery(h);
 		if (r == CUDA_ERROR_NOT_READY)
 			r = CUDA_SUCCESS;
 		break;
+	}
 	case FZ_K_SPIN:
 		if (th->flag && ((r = mem_wait(th, h)) != CUDA_SUCCESS || th->poll_only))
 			break;
@@ -697,6 +731,8 @@ static uint64_t run_prog(const fz_prog_t *lp, bool verbose)
 		if (verbose && !(h->vout = open_memstream(&h->vbuf, &h->vlen)))
 			exit(2);
 	}
+	th[0].peer = &th[1];
+	th[1].peer = &th[0];
 	pthread_t other;
 	if (pthread_create(&other, NULL, exec_thread, &th[1]))
 		exit(2);

@@ -371,6 +371,83 @@ Test(replay, another_threads_query_of_this_stream_does_not_end_the_match)
 	another_thread_syncs_s1_mid_step(GS_FLUSH_QUERY);
 }
 
+static void *query_s1_elsewhere(void *busy)
+{
+	*(bool *)busy = gs_engine_stream_query(S1, NULL, 0, "cuStreamQuery");
+	return NULL;
+}
+
+/* Another thread's cuStreamQuery of S1: whether it was answered "not ready" without the driver. */
+static bool another_thread_queries_s1(void)
+{
+	bool busy = false;
+	pthread_t t;
+	cr_assert_eq(pthread_create(&t, NULL, query_s1_elsewhere, &busy), 0);
+	pthread_join(t, NULL);
+	return busy;
+}
+
+/*
+ * A monitor thread's query of a stream holding launches of another
+ * thread's step: "not ready", from graphshim (the work is not even
+ * submitted), and the pass goes on whole: nothing released, nothing
+ * interrupted, the step replays.
+ */
+Test(replay, another_threads_query_of_held_work_is_not_ready_and_the_pass_goes_on)
+{
+	learn(8, "3", "0");
+	for (int k = 0; k < 3; k++) {
+		for (int i = 0; i < 3; i++)
+			tb_launch(S1, F[i], 1000 + i, 0);
+		cr_expect(another_thread_queries_s1(), "held work: not ready");
+		tb_launch(S1, F[3], 1003, 0);
+		cr_expect(another_thread_queries_s1(), "the worker went on: not ready again");
+		for (int i = 4; i < 8; i++)
+			tb_launch(S1, F[i], 1000 + i, 0);
+		sync_s1();
+		cr_expect_not(another_thread_queries_s1(), "nothing held: the driver answers");
+	}
+	cr_expect_eq(gs_stats.query_not_ready, 6);
+	cr_expect_eq(gs_stats.replays, 3, "every pass replays whole");
+	cr_expect_eq(gs_stats.released + gs_stats.interrupted + gs_stats.mismatches, 0);
+	tb_check();
+}
+
+/*
+ * A thread spinning on the query while the worker holds and issues
+ * nothing more (waiting for that very thread, say) gets "not ready" four
+ * times, then the held launches are submitted and the driver answers.
+ */
+Test(replay, a_query_spinning_on_held_work_has_it_submitted)
+{
+	learn(8, "3", "0");
+	for (int i = 0; i < 3; i++)
+		tb_launch(S1, F[i], 1000 + i, 0);
+	for (int q = 0; q < 4; q++)
+		cr_expect(another_thread_queries_s1(), "answer %d: not ready", q);
+	cr_expect_eq(gs_stats.released, 0);
+	cr_expect_not(another_thread_queries_s1(), "the fifth: submitted, the driver answers");
+	cr_expect_eq(gs_stats.released, 3);
+	cr_expect_eq(gs_stats.interrupted, 1, "the match goes on");
+	for (int i = 3; i < 8; i++)
+		tb_launch(S1, F[i], 1000 + i, 0);
+	sync_s1();
+	cr_expect_eq(gs_stats.mismatches, 0);
+	tb_check();
+}
+
+/* The stream's own thread polling it waits for the answer: its held work goes. */
+Test(replay, a_streams_own_query_submits_its_held_work)
+{
+	learn(8, "3", "0");
+	for (int i = 0; i < 3; i++)
+		tb_launch(S1, F[i], 1000 + i, 0);
+	cr_expect_not(gs_engine_stream_query(S1, NULL, 0, "cuStreamQuery"));
+	cr_expect_eq(gs_stats.query_not_ready, 0);
+	cr_expect_eq(gs_stats.released, 3);
+	tb_check();
+}
+
 /*
  * Nor, where the stream holds nothing (still learning), does another
  * thread's sync end its segment: the step is learned whole, not as the
