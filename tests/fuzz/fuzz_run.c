@@ -471,7 +471,8 @@ static void do_memset(fz_thr_t *th, const fz_op_t *op, int at)
 /*
  * A monitor's look at the other thread's work: with a stream query, one in
  * two (by seed and place) also queries one of the other thread's own
- * streams, and with a stream synchronization one in eight synchronizes one
+ * streams, before a launch one in sixty-four does, and with a stream
+ * synchronization one in eight synchronizes one
  * (a health check, a load report, a thread that waits for a worker).  What
  * they answer or wait for changes no value: no operation of the program is
  * ordered by them, so the program, its legalization and its digest are
@@ -501,6 +502,14 @@ static void exec_op(fz_thr_t *th, const fz_op_t *op, int at)
 		COV(cov_fix);
 	if (op->form && op->kind != FZ_K_LAUNCH)
 		COV(cov_proc);
+	if (op->kind == FZ_K_LAUNCH) {
+		int m = monitor_poll(th, at, 64);
+		if (m) {
+			CUresult q = cuStreamQuery(th->peer->s[m - 1]);
+			if (q != CUDA_ERROR_NOT_READY)
+				check(th, at, "peer query", q);
+		}
+	}
 	if (th->vout) {
 		char line[256];
 		fz_op_format(op, line, sizeof(line));
