@@ -299,11 +299,16 @@ void gs_engine_flush_synced(uintptr_t handle, void *ctx, unsigned sflags, gs_flu
  * complete: "not ready" is the answer the driver would give once it had
  * it, and the worker's pass goes on whole.  Only another thread's query:
  * a stream's own thread polling it waits for the answer (threads-query).
+ * The calling thread's own streams end their segments as at any query
+ * (gs_engine_flush_synced): its held work may be what the polled stream's
+ * kernels spin on.  Without the idle watchdog, the query flushes every
+ * stream as before (gs_engine_wait_flushes_all): nothing else would send
+ * what the polled stream's work could be waiting for.
  */
 bool gs_engine_stream_query(uintptr_t handle, void *ctx, unsigned sflags, const char *api)
 {
 	if (gs_engine_active() && !(sflags & GS_STREAM_PASSTHRU) &&
-	    __atomic_load_n(&gs_hot.held_streams, __ATOMIC_RELAXED)) {
+	    __atomic_load_n(&gs_hot.held_streams, __ATOMIC_RELAXED) && gs_idle_running()) {
 		gs_stream_t *s = gs_stream_get(handle, ctx, sflags);
 		bool busy = false;
 		if (s) {
@@ -320,6 +325,11 @@ bool gs_engine_stream_query(uintptr_t handle, void *ctx, unsigned sflags, const 
 		}
 		if (busy) {
 			GS_STAT_INC(query_not_ready);
+			gs_stream_table_lock();
+			for (gs_stream_t *o = gs_stream_first(); o; o = o->hh.next)
+				gs_engine_flush_mine(o, GS_FLUSH_QUERY, api);
+			gs_stream_table_unlock();
+			gs_submit_drain();
 			return true;
 		}
 	}

@@ -35,10 +35,14 @@
 	if (GS_ADOPT_ENDS(name))                                              \
 		gs_hip_adopt_release_all(#name);                              \
 	gs_engine_flush_all(GS_CAT(GS_FLUSH_, GS_C_REASON c), #name);
-/* A query answered "not ready" without the runtime (only hipError_t queries exist). */
+/*
+ * A query answered "not ready" without the runtime.  Every stream-class
+ * hook returns hipError_t today; one that did not could not say "not
+ * ready", so it does not compile until someone decides what it should do.
+ */
 #define GS_NOT_READY_E() return hipErrorNotReady
-#define GS_NOT_READY_V() return
-#define GS_NOT_READY_P() GS_MISSING_P(void *)
+#define GS_NOT_READY_V() { _Static_assert(0, "a stream-class HIP hook returning void"); }
+#define GS_NOT_READY_P() { _Static_assert(0, "a stream-class HIP hook returning no hipError_t"); }
 /*
  * A stream's synchronization (reason SYNC): gs_engine_flush_synced; its
  * query (QUERY): gs_engine_stream_query, which may answer it.

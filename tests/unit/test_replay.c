@@ -318,6 +318,17 @@ Test(replay, another_threads_sync_mid_step_does_not_end_the_match)
 	tb_check();
 }
 
+/* learn(8, "3", "0") with the idle watchdog running (1 s: it never fires here). */
+static void learn_watched(void)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_MISMATCH_LIMIT", "3", "GRAPHSHIM_COOLDOWN", "0",
+		 "GRAPHSHIM_FORGIVE", "1", "GRAPHSHIM_PATCH_COST", "0.5", "GRAPHSHIM_GRAPH_COST", "2",
+		 "GRAPHSHIM_IDLE_US", "1000000", NULL);
+	step(8, 0, 0, 0);
+	step(8, 0, 0, 0);
+	cr_assert_eq(tb.builds, 1);
+}
+
 static void *sync_s1_elsewhere(void *why)
 {
 	gs_flush_reason_t r = *(const gs_flush_reason_t *)why;
@@ -335,12 +346,7 @@ static void *sync_s1_elsewhere(void *why)
  */
 static void another_thread_syncs_s1_mid_step(gs_flush_reason_t why)
 {
-	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_MISMATCH_LIMIT", "3", "GRAPHSHIM_COOLDOWN", "0",
-		 "GRAPHSHIM_FORGIVE", "1", "GRAPHSHIM_PATCH_COST", "0.5", "GRAPHSHIM_GRAPH_COST", "2",
-		 "GRAPHSHIM_IDLE_US", "1000000", NULL);
-	step(8, 0, 0, 0);
-	step(8, 0, 0, 0);
-	cr_assert_eq(tb.builds, 1);
+	learn_watched();
 	for (int k = 0; k < 4; k++) {
 		for (int i = 0; i < 3; i++)
 			tb_launch(S1, F[i], 1000 + i, 0);
@@ -395,7 +401,7 @@ static bool another_thread_queries_s1(void)
  */
 Test(replay, another_threads_query_of_held_work_is_not_ready_and_the_pass_goes_on)
 {
-	learn(8, "3", "0");
+	learn_watched();
 	for (int k = 0; k < 3; k++) {
 		for (int i = 0; i < 3; i++)
 			tb_launch(S1, F[i], 1000 + i, 0);
@@ -420,7 +426,7 @@ Test(replay, another_threads_query_of_held_work_is_not_ready_and_the_pass_goes_o
  */
 Test(replay, a_query_spinning_on_held_work_has_it_submitted)
 {
-	learn(8, "3", "0");
+	learn_watched();
 	for (int i = 0; i < 3; i++)
 		tb_launch(S1, F[i], 1000 + i, 0);
 	for (int q = 0; q < 4; q++)
@@ -436,10 +442,65 @@ Test(replay, a_query_spinning_on_held_work_has_it_submitted)
 	tb_check();
 }
 
+/* Without the idle watchdog nothing else would send what the polled work may wait for: every stream goes. */
+Test(replay, without_the_watchdog_another_threads_query_submits)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_MISMATCH_LIMIT", "3", "GRAPHSHIM_COOLDOWN", "0",
+		 "GRAPHSHIM_FORGIVE", "1", "GRAPHSHIM_PATCH_COST", "0.5", "GRAPHSHIM_GRAPH_COST", "2",
+		 "GRAPHSHIM_IDLE_US", "0", NULL);
+	step(8, 0, 0, 0);
+	step(8, 0, 0, 0);
+	cr_assert_eq(tb.builds, 1);
+	for (int i = 0; i < 3; i++)
+		tb_launch(S1, F[i], 1000 + i, 0);
+	cr_expect_not(another_thread_queries_s1(), "the driver answers");
+	cr_expect_eq(gs_stats.query_not_ready, 0);
+	cr_expect_eq(gs_stats.released, 3, "what S1 held went first");
+	tb_check();
+}
+
+#define S9 ((uintptr_t)0x5009)
+
+/* The querying thread: a step of 4 launches of its own on S9, learned, three of them held, then a poll of S1. */
+static void *hold_on_s9_then_query_s1(void *busy)
+{
+	for (int k = 0; k < 3; k++) {
+		for (int i = 0; i < (k < 2 ? 4 : 3); i++)
+			tb_launch(S9, F[i], 2000 + i, 0);
+		if (k < 2)
+			gs_engine_flush_stream(S9, NULL, 0, GS_FLUSH_SYNC, "sync");
+	}
+	*(bool *)busy = gs_engine_stream_query(S1, NULL, 0, "cuStreamQuery");
+	return NULL;
+}
+
+/*
+ * The querying thread's own streams end their segments at the query, as
+ * at any query the driver answers: a kernel of the polled stream may spin
+ * on memory its held work writes.
+ */
+Test(replay, a_query_answered_not_ready_ends_the_callers_own_segments)
+{
+	learn_watched();
+	for (int i = 0; i < 3; i++)
+		tb_launch(S1, F[i], 1000 + i, 0);
+	bool busy = false;
+	pthread_t t;
+	cr_assert_eq(pthread_create(&t, NULL, hold_on_s9_then_query_s1, &busy), 0);
+	pthread_join(t, NULL);
+	cr_expect(busy, "S1 held another thread's step: not ready");
+	cr_expect_eq(gs_stats.released, 3, "the caller's three held on S9 went, S1's stayed");
+	for (int i = 3; i < 8; i++)
+		tb_launch(S1, F[i], 1000 + i, 0);
+	sync_s1();
+	cr_expect_eq(gs_stats.mismatches, 0);
+	tb_check();
+}
+
 /* The stream's own thread polling it waits for the answer: its held work goes. */
 Test(replay, a_streams_own_query_submits_its_held_work)
 {
-	learn(8, "3", "0");
+	learn_watched();
 	for (int i = 0; i < 3; i++)
 		tb_launch(S1, F[i], 1000 + i, 0);
 	cr_expect_not(gs_engine_stream_query(S1, NULL, 0, "cuStreamQuery"));
