@@ -1,8 +1,9 @@
 #!/bin/bash
 # Everything the GPU machine is asked for, in ONE call (device time is
 # scarce): configure and build (-j16), check-gpu.sh, bench.sh.  Logs go to
-# $OUT when set (the device tool brings that folder back), else to .gpu/ in
-# the source tree.  The combined short table is printed LAST.  Sized to
+# $OUT when set (the device tool brings that folder back: the stage logs then
+# end up in one logs.tar.gz beside table.txt, real-table.txt and the runs'
+# tarballs, five files of the tool's eight), else to .gpu/ in the source tree.  The combined short table is printed LAST.  Sized to
 # finish in under 8 minutes on an H100; each stage has a time limit, and a
 # stage cut short still prints the rows it finished.  Settings (environment):
 #   GS_ALL_BUILD=0      skip autoreconf/configure/make (tree already built)
@@ -159,6 +160,12 @@ fi
 # Statistics files and the logs of every run, small enough to bring back.
 (cd "$GS_WORK" && tar czf "$LOG/runs.tar.gz" --exclude='*.out' --exclude=real . 2>/dev/null)
 grep -h -E 'FAIL|differs|failed' "$LOG/check-gpu.log" "$LOG/bench.log" "$LOG/real.log" 2>/dev/null | head -n 20
+# The device tool brings back at most 8 files of $OUT, and would leave out
+# the tables (last by name) behind a dozen stage logs: those travel as one.
+if [ -n "${OUT:-}" ] && ls "$LOG"/*.log >/dev/null 2>&1; then
+	(cd "$LOG" && tar czf logs.tar.gz ./*.log && rm -f ./*.log)
+	echo "all: the stage logs are in $LOG/logs.tar.gz"
+fi
 echo
 echo "all: finished in $(($(date +%s) - T0))s:$STATUS (0 = pass, 77 = skipped, 124 = out of time)"
 cat "$GS_TABLE"
