@@ -238,6 +238,15 @@ static void gs_engine_flush_mine(gs_stream_t *s, gs_flush_reason_t why, const ch
 	gs_engine_unlock(s);
 }
 
+/* Every stream whose segment the calling thread made ends it (gs_engine_flush_mine). */
+static void gs_engine_flush_mine_all(gs_flush_reason_t why, const char *api)
+{
+	gs_stream_table_lock();
+	for (gs_stream_t *s = gs_stream_first(); s; s = s->hh.next)
+		gs_engine_flush_mine(s, why, api);
+	gs_stream_table_unlock();
+}
+
 /* Held work and no watchdog to release it while the host waits: every stream goes (true). */
 static bool gs_engine_wait_flushes_all(gs_flush_reason_t why, const char *api)
 {
@@ -282,14 +291,6 @@ void gs_engine_flush_synced(uintptr_t handle, void *ctx, unsigned sflags, gs_flu
 }
 
 /*
- * Queries of another thread's held work answered "not ready" in a row while
- * that thread holds nothing more: a program spinning on the query (waiting
- * for work whose thread has stopped issuing) waits this many answers
- * longer, as for a held event record (gs_event_first_query).
- */
-#define GS_QUERY_SPINS 4
-
-/*
  * A monitor thread that polls the workers' streams (a health check, a load
  * report) falls anywhere in their steps.  Submitting what the polled stream
  * held there, so that the driver could answer, sent the rest of that chunk
@@ -313,22 +314,14 @@ bool gs_engine_stream_query(uintptr_t handle, void *ctx, unsigned sflags, const 
 		bool busy = false;
 		if (s) {
 			gs_engine_lock(s);
-			if (s->seg.thread && s->seg.thread != gs_stream_thread() &&
-			    s->match.nheld > s->match.submitted) {
-				if (s->match.stamp != s->qstamp)
-					s->qspins = 0;
-				busy = s->qspins < GS_QUERY_SPINS;
-				s->qspins += busy;
-				s->qstamp = s->match.stamp;
-			}
+			busy = s->seg.thread && s->seg.thread != gs_stream_thread() &&
+			       s->match.nheld > s->match.submitted &&
+			       gs_match_not_ready(&s->match, &s->qstamp, &s->qspins);
 			gs_engine_unlock(s);
 		}
 		if (busy) {
 			GS_STAT_INC(query_not_ready);
-			gs_stream_table_lock();
-			for (gs_stream_t *o = gs_stream_first(); o; o = o->hh.next)
-				gs_engine_flush_mine(o, GS_FLUSH_QUERY, api);
-			gs_stream_table_unlock();
+			gs_engine_flush_mine_all(GS_FLUSH_QUERY, api);
 			gs_submit_drain();
 			return true;
 		}
@@ -522,10 +515,7 @@ void gs_engine_event_synced(uint64_t ev, const char *api)
 	if (gs_engine_wait_flushes_all(GS_FLUSH_EVENT, api))
 		return;
 	gs_engine_note_flush();
-	gs_stream_table_lock();
-	for (gs_stream_t *s = gs_stream_first(); s; s = s->hh.next)
-		gs_engine_flush_mine(s, GS_FLUSH_EVENT, api);
-	gs_stream_table_unlock();
+	gs_engine_flush_mine_all(GS_FLUSH_EVENT, api);
 	if (ev) /* (0 would name every event: the driver refuses the call) */
 		gs_engine_event_used(NULL, ev, api);
 	gs_submit_drain(); /* what was posted, the flushes' too, before the caller's call */

@@ -102,8 +102,8 @@ void gs_engine_flush_synced(uintptr_t handle, void *ctx, unsigned sflags, gs_flu
  * without calling the vendor: the stream holds work not yet submitted that
  * another thread is issuing (a monitor polling a worker's stream), so that
  * work is not complete, and the worker's pass goes on whole.  Answered so
- * while that thread goes on holding launches and for GS_QUERY_SPINS
- * queries in a row without; otherwise as gs_engine_flush_synced with
+ * while that thread goes on holding launches and for GS_NOT_READY_SPINS
+ * queries in a row without (gs_match_not_ready); otherwise as gs_engine_flush_synced with
  * reason QUERY, and the backend asks the vendor.
  */
 bool gs_engine_stream_query(uintptr_t handle, void *ctx, unsigned sflags, const char *api);

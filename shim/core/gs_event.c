@@ -100,13 +100,11 @@ bool gs_event_destroy(uint64_t ev)
 }
 
 /*
- * Queries of a held record answered "not ready" in a row while its holder
- * holds nothing more: an allocator polls at every allocation, and
- * allocations come back to back; a program spinning on the event waits
- * this many answers longer.
+ * A held record's queries: "not ready" while its holder goes on holding,
+ * and for GS_NOT_READY_SPINS answers in a row without (gs_match_not_ready):
+ * an allocator polls at every allocation, and allocations come back to
+ * back.
  */
-#define GS_EVENT_SPINS 4
-
 bool gs_event_first_query(uint64_t ev)
 {
 	bool first = false;
@@ -117,15 +115,7 @@ bool gs_event_first_query(uint64_t ev)
 		gs_event_ent_t *e = &gs_event_tab[i];
 		if (e->ev != ev || !e->records)
 			continue;
-		/* The holder's count of held records, read as the idle watchdog
-		 * reads it: moved since the last answer, the stream has gone on
-		 * towards its chunk's end. */
-		uint32_t stamp = __atomic_load_n(&e->s->match.stamp, __ATOMIC_RELAXED);
-		if (stamp != e->qstamp)
-			e->spins = 0;
-		first = e->spins < GS_EVENT_SPINS;
-		e->spins += first;
-		e->qstamp = stamp;
+		first = gs_match_not_ready(&e->s->match, &e->qstamp, &e->spins);
 		break;
 	}
 	pthread_mutex_unlock(&gs_event_lock);

@@ -106,4 +106,29 @@ bool gs_match_defer(gs_stream_t *s, gs_rec_t *r);
  */
 bool gs_match_interrupt(gs_stream_t *s);
 
+/*
+ * Work held and not yet submitted is not complete: a query of it (a held
+ * event record's, another thread's of the stream) may be answered "not
+ * ready" without the driver.  So it is while the holder's match.stamp
+ * moves (it holds more: it goes on towards its chunk's end) and for
+ * GS_NOT_READY_SPINS answers in a row without that; then the caller
+ * submits and asks the driver, so that a program spinning on the query
+ * for work whose thread has stopped issuing waits only this many answers
+ * longer.  `seen` and `spins` are the asker's record of its last answers
+ * (an event's entry, a stream), under the asker's lock; `stamp` is read as
+ * the idle watchdog reads it.
+ */
+#define GS_NOT_READY_SPINS 4
+
+static inline bool gs_match_not_ready(const gs_match_t *m, uint32_t *seen, uint8_t *spins)
+{
+	uint32_t stamp = __atomic_load_n(&m->stamp, __ATOMIC_RELAXED);
+	if (stamp != *seen)
+		*spins = 0;
+	bool yes = *spins < GS_NOT_READY_SPINS;
+	*spins += yes;
+	*seen = stamp;
+	return yes;
+}
+
 #endif /* GS_MATCH_H */

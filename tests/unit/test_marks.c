@@ -498,7 +498,7 @@ Test(marks, a_held_record_is_not_ready_while_its_holder_goes_on)
 	cr_expect(gs_engine_event_query(100, "query"), "the holder went on: not ready again");
 	cr_expect_eq(tb.nexec, before, "nothing submitted");
 	cr_expect(held(100));
-	/* Polls back to back (GS_EVENT_SPINS: four answers without progress). */
+	/* Polls back to back (GS_NOT_READY_SPINS: four answers without progress). */
 	for (int k = 0; k < 3; k++)
 		cr_expect(gs_engine_event_query(100, "query"), "poll %d without progress: not ready", k);
 	cr_expect_eq(tb.nexec, before, "nothing submitted");
