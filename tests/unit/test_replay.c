@@ -14,6 +14,13 @@ static void sync_s1(void)
 	gs_engine_flush_stream(S1, NULL, 0, GS_FLUSH_SYNC, "sync");
 }
 
+/* Launches [from, to) of the step on S1, as step() makes them, undrifted. */
+static void launches(int from, int to)
+{
+	for (int i = from; i < to; i++)
+		tb_launch(S1, F[i], 1000 + i, 0);
+}
+
 /* One step of n launches; launch `drift_at` (if >= 0) gets a1 = v. */
 static void step(int n, int drift_from, int drift_to, uint64_t v)
 {
@@ -269,12 +276,18 @@ static void *flush_all_elsewhere(void *why)
 	return NULL;
 }
 
+/* fn(arg) on another thread, to its end. */
+static void on_another_thread(void *(*fn)(void *), void *arg)
+{
+	pthread_t t;
+	cr_assert_eq(pthread_create(&t, NULL, fn, arg), 0);
+	pthread_join(t, NULL);
+}
+
 /* A flush of every stream from another thread, for the reason given. */
 static void another_threads_flush(gs_flush_reason_t why)
 {
-	pthread_t t;
-	cr_assert_eq(pthread_create(&t, NULL, flush_all_elsewhere, &why), 0);
-	pthread_join(t, NULL);
+	on_another_thread(flush_all_elsewhere, &why);
 }
 
 /* Another thread's sync: it submits this stream's held launches, and cuts
@@ -302,13 +315,11 @@ static void another_threads_free(void)
 Test(replay, another_threads_sync_mid_step_does_not_end_the_match)
 {
 	learn(8, "3", "0");
-	for (int i = 0; i < 3; i++)
-		tb_launch(S1, F[i], 1000 + i, 0);
+	launches(0, 3);
 	another_threads_sync();
 	cr_expect_eq(gs_stats.released, 3, "the held launches went first");
 	cr_expect_eq(gs_stats.interrupted, 1);
-	for (int i = 3; i < 8; i++)
-		tb_launch(S1, F[i], 1000 + i, 0);
+	launches(3, 8);
 	sync_s1();
 	cr_expect_eq(gs_stats.mismatches, 0);
 	cr_expect_eq(gs_stats.released, 8, "the rest of its chunk went eagerly too");
@@ -348,14 +359,10 @@ static void another_thread_syncs_s1_mid_step(gs_flush_reason_t why)
 {
 	learn_watched();
 	for (int k = 0; k < 4; k++) {
-		for (int i = 0; i < 3; i++)
-			tb_launch(S1, F[i], 1000 + i, 0);
-		pthread_t t;
-		cr_assert_eq(pthread_create(&t, NULL, sync_s1_elsewhere, &why), 0);
-		pthread_join(t, NULL);
+		launches(0, 3);
+		on_another_thread(sync_s1_elsewhere, &why);
 		cr_expect_eq(gs_stats.released, 8 * k + 3, "the held launches went before the call");
-		for (int i = 3; i < 8; i++)
-			tb_launch(S1, F[i], 1000 + i, 0);
+		launches(3, 8);
 		sync_s1();
 	}
 	cr_expect_eq(gs_stats.interrupted, 4);
@@ -387,9 +394,7 @@ static void *query_s1_elsewhere(void *busy)
 static bool another_thread_queries_s1(void)
 {
 	bool busy = false;
-	pthread_t t;
-	cr_assert_eq(pthread_create(&t, NULL, query_s1_elsewhere, &busy), 0);
-	pthread_join(t, NULL);
+	on_another_thread(query_s1_elsewhere, &busy);
 	return busy;
 }
 
@@ -403,13 +408,11 @@ Test(replay, another_threads_query_of_held_work_is_not_ready_and_the_pass_goes_o
 {
 	learn_watched();
 	for (int k = 0; k < 3; k++) {
-		for (int i = 0; i < 3; i++)
-			tb_launch(S1, F[i], 1000 + i, 0);
+		launches(0, 3);
 		cr_expect(another_thread_queries_s1(), "held work: not ready");
-		tb_launch(S1, F[3], 1003, 0);
+		launches(3, 4);
 		cr_expect(another_thread_queries_s1(), "the worker went on: not ready again");
-		for (int i = 4; i < 8; i++)
-			tb_launch(S1, F[i], 1000 + i, 0);
+		launches(4, 8);
 		sync_s1();
 		cr_expect_not(another_thread_queries_s1(), "nothing held: the driver answers");
 	}
@@ -427,16 +430,14 @@ Test(replay, another_threads_query_of_held_work_is_not_ready_and_the_pass_goes_o
 Test(replay, a_query_spinning_on_held_work_has_it_submitted)
 {
 	learn_watched();
-	for (int i = 0; i < 3; i++)
-		tb_launch(S1, F[i], 1000 + i, 0);
+	launches(0, 3);
 	for (int q = 0; q < 4; q++)
 		cr_expect(another_thread_queries_s1(), "answer %d: not ready", q);
 	cr_expect_eq(gs_stats.released, 0);
 	cr_expect_not(another_thread_queries_s1(), "the fifth: submitted, the driver answers");
 	cr_expect_eq(gs_stats.released, 3);
 	cr_expect_eq(gs_stats.interrupted, 1, "the match goes on");
-	for (int i = 3; i < 8; i++)
-		tb_launch(S1, F[i], 1000 + i, 0);
+	launches(3, 8);
 	sync_s1();
 	cr_expect_eq(gs_stats.mismatches, 0);
 	tb_check();
@@ -446,8 +447,7 @@ Test(replay, a_query_spinning_on_held_work_has_it_submitted)
 Test(replay, without_the_watchdog_another_threads_query_submits)
 {
 	learn(8, "3", "0"); /* (the test backend's default: GRAPHSHIM_IDLE_US=0) */
-	for (int i = 0; i < 3; i++)
-		tb_launch(S1, F[i], 1000 + i, 0);
+	launches(0, 3);
 	cr_expect_not(another_thread_queries_s1(), "the driver answers");
 	cr_expect_eq(gs_stats.query_not_ready, 0);
 	cr_expect_eq(gs_stats.released, 3, "what S1 held went first");
@@ -477,16 +477,12 @@ static void *hold_on_s9_then_query_s1(void *busy)
 Test(replay, a_query_answered_not_ready_ends_the_callers_own_segments)
 {
 	learn_watched();
-	for (int i = 0; i < 3; i++)
-		tb_launch(S1, F[i], 1000 + i, 0);
+	launches(0, 3);
 	bool busy = false;
-	pthread_t t;
-	cr_assert_eq(pthread_create(&t, NULL, hold_on_s9_then_query_s1, &busy), 0);
-	pthread_join(t, NULL);
+	on_another_thread(hold_on_s9_then_query_s1, &busy);
 	cr_expect(busy, "S1 held another thread's step: not ready");
 	cr_expect_eq(gs_stats.released, 3, "the caller's three held on S9 went, S1's stayed");
-	for (int i = 3; i < 8; i++)
-		tb_launch(S1, F[i], 1000 + i, 0);
+	launches(3, 8);
 	sync_s1();
 	cr_expect_eq(gs_stats.mismatches, 0);
 	tb_check();
@@ -496,8 +492,7 @@ Test(replay, a_query_answered_not_ready_ends_the_callers_own_segments)
 Test(replay, a_streams_own_query_submits_its_held_work)
 {
 	learn_watched();
-	for (int i = 0; i < 3; i++)
-		tb_launch(S1, F[i], 1000 + i, 0);
+	launches(0, 3);
 	cr_expect_not(gs_engine_stream_query(S1, NULL, 0, "cuStreamQuery"));
 	cr_expect_eq(gs_stats.query_not_ready, 0);
 	cr_expect_eq(gs_stats.released, 3);
@@ -513,11 +508,9 @@ Test(replay, another_threads_sync_leaves_a_learning_step_whole)
 {
 	tb_start("GRAPHSHIM_PERIOD", "0", NULL);
 	for (int k = 0; k < 2; k++) {
-		for (int i = 0; i < 3; i++)
-			tb_launch(S1, F[i], 1000 + i, 0);
+		launches(0, 3);
 		another_threads_sync();
-		for (int i = 3; i < 8; i++)
-			tb_launch(S1, F[i], 1000 + i, 0);
+		launches(3, 8);
 		sync_s1();
 	}
 	cr_expect_eq(gs_stats.sequences, 1);
