@@ -476,9 +476,10 @@ static void do_memset(fz_thr_t *th, const fz_op_t *op, int at)
  * (a health check, a load report, a thread that waits for a worker).  What
  * they answer or wait for changes no value: no operation of the program is
  * ordered by them, so the program, its legalization and its digest are
- * what they were.  Only blocking streams: see below.  graphshim meets a query or synchronization of a stream
- * whose step another thread is issuing (gs_engine_stream_query,
- * gs_engine_outlived).  0: none; else the stream's index + 1.
+ * what they were.  Only blocking streams: see below.  graphshim meets a
+ * query or synchronization of a stream whose step another thread is
+ * issuing (gs_engine_stream_query, gs_engine_outlived).  0: none; else the
+ * stream's index + 1.
  */
 static int monitor_poll(const fz_thr_t *th, int at, unsigned one_in)
 {
@@ -489,6 +490,17 @@ static int monitor_poll(const fz_thr_t *th, int at, unsigned one_in)
 	if (x % one_in || th->prog->nb[!th->t][s])
 		return 0;
 	return s + 1;
+}
+
+/* The monitor's query, one time in one_in: its answer ("not ready" or done) decides nothing. */
+static void peer_query(fz_thr_t *th, int at, unsigned one_in)
+{
+	int m = monitor_poll(th, at, one_in);
+	if (m) {
+		CUresult q = cuStreamQuery(th->peer->s[m - 1]);
+		if (q != CUDA_ERROR_NOT_READY)
+			check(th, at, "peer query", q);
+	}
 }
 
 static void exec_op(fz_thr_t *th, const fz_op_t *op, int at)
@@ -502,14 +514,8 @@ static void exec_op(fz_thr_t *th, const fz_op_t *op, int at)
 		COV(cov_fix);
 	if (op->form && op->kind != FZ_K_LAUNCH)
 		COV(cov_proc);
-	if (op->kind == FZ_K_LAUNCH) {
-		int m = monitor_poll(th, at, 64);
-		if (m) {
-			CUresult q = cuStreamQuery(th->peer->s[m - 1]);
-			if (q != CUDA_ERROR_NOT_READY)
-				check(th, at, "peer query", q);
-		}
-	}
+	if (op->kind == FZ_K_LAUNCH)
+		peer_query(th, at, 64);
 	if (th->vout) {
 		char line[256];
 		fz_op_format(op, line, sizeof(line));
@@ -566,18 +572,12 @@ static void exec_op(fz_thr_t *th, const fz_op_t *op, int at)
 		r = tab ? tab->ssync(h) : cuStreamSynchronize(h);
 		break;
 	}
-	case FZ_K_SQUERY: {
-		int m = monitor_poll(th, at, 2);
-		if (m) {
-			CUresult q = cuStreamQuery(th->peer->s[m - 1]);
-			if (q != CUDA_ERROR_NOT_READY)
-				check(th, at, "peer query", q);
-		}
+	case FZ_K_SQUERY:
+		peer_query(th, at, 2);
 		r = cuStreamQuery(h);
 		if (r == CUDA_ERROR_NOT_READY)
 			r = CUDA_SUCCESS;
 		break;
-	}
 	case FZ_K_SPIN:
 		if (th->flag && ((r = mem_wait(th, h)) != CUDA_SUCCESS || th->poll_only))
 			break;
