@@ -4,6 +4,7 @@
 #include "gs_testbe.h"
 
 #include <criterion/criterion.h>
+#include <pthread.h>
 #include <stdio.h>
 
 static const uintptr_t F[] = {0xf1, 0xf2, 0xf3, 0xf4, 0xf5, 0xf6, 0xf7, 0xf8};
@@ -428,6 +429,55 @@ Test(gate, passes_cut_by_other_streams_alternate_and_then_give_up)
 	cr_expect_str_eq(seq_info().gate, "replay");
 	step(0);
 	cr_expect_eq(last_step_from_graph(), N, "it keeps its graph");
+	tb_check();
+}
+
+static void *query_s1(void *busy)
+{
+	*(bool *)busy = gs_engine_stream_query(S1, NULL, 0, "cuStreamQuery");
+	return NULL;
+}
+
+/* A step in which a monitor thread polls S1 after the third launch: whether it was answered "not ready". */
+static bool step_polled(void)
+{
+	bool busy = false;
+	pthread_t t;
+	for (int i = 0; i < N; i++) {
+		tb_launch(S1, F[i], 1000 + i, 0);
+		if (i == 2) {
+			cr_assert_eq(pthread_create(&t, NULL, query_s1, &busy), 0);
+			pthread_join(t, NULL);
+		}
+	}
+	gs_engine_flush_stream(S1, NULL, 0, GS_FLUSH_SYNC, "sync");
+	return busy;
+}
+
+/*
+ * A monitor thread polling the worker's stream in every pass.  A replayed
+ * pass holds its launches: "not ready", and its timing goes on.  An eager
+ * pass holds nothing unsubmitted: the driver answers, and its timing must
+ * go on as well.  It was dropped, so that under a monitor only eager
+ * passes no poll fell in were timed, the short ones (threads-monitor on an
+ * H200 timed a replay 1.1-1.3x faster at 0.59x, and went eager).  Here no
+ * eager pass was timed at all: no decision in 40 steps.
+ */
+Test(gate, a_monitors_polls_keep_both_kinds_of_pass_timed)
+{
+	gate_start_with(5000, 500, 2000, "GRAPHSHIM_IDLE_US", "1000000", NULL, NULL);
+	step(0);
+	step(0);
+	int polled = 0, not_ready = 0;
+	while (gs_stats.gate_decisions < 1 && polled < 40) {
+		not_ready += step_polled();
+		polled++;
+	}
+	cr_expect_eq(gs_stats.gate_decisions, 1, "decided in %d polled steps", polled);
+	cr_expect_leq(polled, STEPS_TO_DECIDE - 2, "as soon as without the polls");
+	cr_expect_eq(gs_stats.interrupted, 0, "nothing to submit at an eager pass's poll");
+	cr_expect_gt(not_ready, 0, "the replayed passes' polls were answered by graphshim");
+	cr_expect_str_eq(seq_info().gate, "replay");
 	tb_check();
 }
 
