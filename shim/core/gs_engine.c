@@ -128,28 +128,22 @@ static bool gs_engine_interrupts(gs_flush_reason_t why)
 }
 
 /*
- * Lock held, a flush from elsewhere: true when it leaves the stream's match
- * and segment going (nothing held, or a match of one sequence interrupted:
- * its held launches submitted); false when the caller must end them.
+ * Lock held, a call from elsewhere that needs s's held work submitted:
+ * true when the match goes on (what it held is submitted, or had all gone
+ * already), false when the caller must end it.  Everything held already
+ * went (a pass the gate sends eagerly, a chunk just launched): the call
+ * needs nothing, and the pass goes on with its timing.  Interrupting it
+ * anyway threw away the gate's samples of polled passes only: under a
+ * monitor polling every 2 ms, eager passes were dropped whenever polled
+ * and replayed ones kept (their polls found held work, answered "not
+ * ready"), so the eager samples left were the short passes, and a replay
+ * 1.1-1.3x faster timed 0.59x (threads-monitor on an H200: one worker's
+ * step eager, 0.54 of its steady state replayed).  The idle watchdog
+ * looked only at streams with work unsubmitted already.
  */
-static bool gs_engine_outlived(gs_stream_t *s, gs_flush_reason_t why, const char *api)
+static bool gs_engine_interrupt_held(gs_stream_t *s, gs_flush_reason_t why, const char *api)
 {
-	if (!gs_engine_interrupts(why) || !s->seg.thread || s->seg.thread == gs_stream_thread())
-		return false;
-	if (!s->match.nheld)
-		return !s->match.ncands; /* nothing to submit, no segment to end */
 	uint32_t n = s->match.nheld - s->match.submitted;
-	/*
-	 * Everything held already went (a pass the gate sends eagerly, a
-	 * chunk just launched): the call needs nothing, and the pass goes on
-	 * with its timing.  Interrupting it anyway threw away the gate's
-	 * samples of polled passes only: under a monitor polling every 2 ms,
-	 * eager passes were dropped whenever polled and replayed ones kept
-	 * (their polls found held work, answered "not ready"), so the eager
-	 * samples left were the short passes, and a replay 1.1-1.3x faster
-	 * timed 0.59x (threads-monitor on an H200: one worker's step eager,
-	 * 0.54 of its steady state replayed).
-	 */
 	if (!n)
 		return true;
 	if (!gs_match_interrupt(s))
@@ -158,6 +152,20 @@ static bool gs_engine_outlived(gs_stream_t *s, gs_flush_reason_t why, const char
 	GS_STAT_INC(flush_by[why]);
 	gs_trace_flush(s->key.handle, why, api, n, gs_engine_last_held(s));
 	return true;
+}
+
+/*
+ * Lock held, a flush from elsewhere: true when it leaves the stream's match
+ * and segment going (nothing held, or a match of one sequence interrupted:
+ * gs_engine_interrupt_held); false when the caller must end them.
+ */
+static bool gs_engine_outlived(gs_stream_t *s, gs_flush_reason_t why, const char *api)
+{
+	if (!gs_engine_interrupts(why) || !s->seg.thread || s->seg.thread == gs_stream_thread())
+		return false;
+	if (!s->match.nheld)
+		return !s->match.ncands; /* nothing to submit, no segment to end */
+	return gs_engine_interrupt_held(s, why, api);
 }
 
 static void gs_engine_flush_one(gs_stream_t *s, gs_flush_reason_t why, const char *api, bool own)
@@ -425,16 +433,11 @@ static void gs_engine_held_go(gs_stream_t *h, gs_flush_reason_t why, const char 
 {
 	uint32_t n = h->match.nheld - h->match.submitted, at = h->match.nheld;
 	gs_seq_t *q = h->match.ncands == 1 ? h->match.cands[0] : NULL;
-	if (n && !gs_match_interrupt(h)) {
+	if (!gs_engine_interrupt_held(h, why, api)) {
 		gs_engine_flush_locked(h, why, api, false);
-	} else if (n) {
-		GS_STAT_INC(flushes);
-		GS_STAT_INC(flush_by[why]);
-		gs_trace_flush(h->key.handle, why, api, n, gs_engine_last_held(h));
-		if (why == GS_FLUSH_IDLE && q) {
-			h->match.idled = true;
-			gs_arm_waited(h, q, at); /* the program waits here: a chunk may end here */
-		}
+	} else if (n && why == GS_FLUSH_IDLE && q) {
+		h->match.idled = true;
+		gs_arm_waited(h, q, at); /* the program waits here: a chunk may end here */
 	}
 }
 
