@@ -18,6 +18,7 @@
 #include "gs_engine.h"
 #include "gs_event.h"
 #include "gs_fmt.h"
+#include "gs_gate.h"
 #include "gs_idle.h"
 #include "gs_log.h"
 #include "gs_out.h"
@@ -132,20 +133,27 @@ static bool gs_engine_interrupts(gs_flush_reason_t why)
  * true when the match goes on (what it held is submitted, or had all gone
  * already), false when the caller must end it.  Everything held already
  * went (a pass the gate sends eagerly, a chunk just launched): the call
- * needs nothing, and the pass goes on with its timing.  Interrupting it
- * anyway threw away the gate's samples of polled passes only: under a
- * monitor polling every 2 ms, eager passes were dropped whenever polled
- * and replayed ones kept (their polls found held work, answered "not
- * ready"), so the eager samples left were the short passes, and a replay
- * 1.1-1.3x faster timed 0.59x (threads-monitor on an H200: one worker's
- * step eager, 0.54 of its steady state replayed).  The idle watchdog
- * looked only at streams with work unsubmitted already.
+ * needs nothing, and the match goes on uncounted.  Whether the pass keeps
+ * its timing is what keeps the gate's two kinds of sample alike: a
+ * replayed pass that a synchronization falls in is interrupted and not
+ * timed, so neither is an eager one; but a replayed pass that a query
+ * falls in is answered "not ready" and timed, so an eager one is too.
+ * Until the forty-seventh session every such pass was interrupted and
+ * its timing dropped: under a monitor polling every 2 ms, eager passes
+ * were dropped whenever polled and replayed ones kept, so the eager
+ * samples left were the short passes, and a replay 1.1-1.3x faster timed
+ * 0.59x (threads-monitor on an H200: one worker's step eager, 0.54 of its
+ * steady state replayed).  (The idle watchdog and an event's users come
+ * here only for work not yet submitted.)
  */
 static bool gs_engine_interrupt_held(gs_stream_t *s, gs_flush_reason_t why, const char *api)
 {
 	uint32_t n = s->match.nheld - s->match.submitted;
-	if (!n)
+	if (!n) {
+		if (why != GS_FLUSH_QUERY)
+			gs_gate_abandon(s);
 		return true;
+	}
 	if (!gs_match_interrupt(s))
 		return false;
 	GS_STAT_INC(flushes);

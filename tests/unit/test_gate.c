@@ -481,6 +481,53 @@ Test(gate, a_monitors_polls_keep_both_kinds_of_pass_timed)
 	tb_check();
 }
 
+static void *sync_all(void *unused)
+{
+	(void)unused;
+	gs_engine_flush_all(GS_FLUSH_SYNC, "another thread's cuCtxSynchronize");
+	return NULL;
+}
+
+/* A step in which another thread synchronizes every stream after the third launch, if the pass went eagerly. */
+static void step_eager_ones_synced(void)
+{
+	size_t start = tb.nexec;
+	for (int i = 0; i < N; i++) {
+		tb_launch(S1, F[i], 1000 + i, 0);
+		if (i == 2 && tb.nexec - start == 3) {
+			pthread_t t;
+			cr_assert_eq(pthread_create(&t, NULL, sync_all, NULL), 0);
+			pthread_join(t, NULL);
+		}
+	}
+	gs_engine_flush_stream(S1, NULL, 0, GS_FLUSH_SYNC, "sync");
+}
+
+/*
+ * Another thread's synchronization falls in the eager passes only.  A
+ * replayed pass it fell in would have its held launches sent and its
+ * timing dropped; so is an eager pass's, though it had nothing to send:
+ * kept, the eager samples would be every pass and the replayed ones those
+ * no synchronization fell in, the shorter ones.  Here no eager sample is
+ * taken until the synchronizations stop; then the gate decides.
+ */
+Test(gate, another_threads_sync_drops_an_eager_pass_as_it_would_a_replayed_one)
+{
+	gate_start_with(5000, 500, 2000, "GRAPHSHIM_IDLE_US", "1000000", NULL, NULL);
+	step(0);
+	step(0);
+	for (int k = 0; k < 2 * STEPS_TO_DECIDE; k++)
+		step_eager_ones_synced();
+	cr_expect_eq(gs_stats.gate_decisions, 0, "no eager pass was timed");
+	cr_expect_eq(gs_stats.interrupted, 0, "nothing to submit");
+	cr_expect_eq(gs_stats.mismatches, 0);
+	cr_expect_str_eq(seq_info().gate, "trial");
+	int more = steps_to_decision(1, 3 * STEPS_TO_DECIDE);
+	cr_expect_eq(gs_stats.gate_decisions, 1, "undisturbed, decided in %d steps", more);
+	cr_expect_str_eq(seq_info().gate, "replay");
+	tb_check();
+}
+
 /* Step B: the same first launch as step(), then the other functions in reverse. */
 static void step_b(void)
 {
