@@ -143,8 +143,8 @@ static bool gs_engine_interrupts(gs_flush_reason_t why)
  * were dropped whenever polled and replayed ones kept, so the eager
  * samples left were the short passes, and a replay 1.1-1.3x faster timed
  * 0.59x (threads-monitor on an H200: one worker's step eager, 0.54 of its
- * steady state replayed).  (The idle watchdog and an event's users come
- * here only for work not yet submitted.)
+ * steady state replayed).  (The idle watchdog and an event's users,
+ * gs_engine_held_go, come here only for work not yet submitted.)
  */
 static bool gs_engine_interrupt_held(gs_stream_t *s, gs_flush_reason_t why, const char *api)
 {
@@ -439,11 +439,13 @@ static int gs_engine_mark(gs_stream_t *s, gs_rec_t *r, uint64_t at)
  */
 static void gs_engine_held_go(gs_stream_t *h, gs_flush_reason_t why, const char *api)
 {
-	uint32_t n = h->match.nheld - h->match.submitted, at = h->match.nheld;
+	uint32_t at = h->match.nheld;
 	gs_seq_t *q = h->match.ncands == 1 ? h->match.cands[0] : NULL;
+	if (at == h->match.submitted)
+		return; /* all gone already */
 	if (!gs_engine_interrupt_held(h, why, api)) {
 		gs_engine_flush_locked(h, why, api, false);
-	} else if (n && why == GS_FLUSH_IDLE && q) {
+	} else if (why == GS_FLUSH_IDLE && q) {
 		h->match.idled = true;
 		gs_arm_waited(h, q, at); /* the program waits here: a chunk may end here */
 	}
