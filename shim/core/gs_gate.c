@@ -753,8 +753,11 @@ static bool gs_gate_eager_out(const gs_gate_t *g)
 static bool gs_gate_kind(gs_stream_t *s, gs_seq_t *q, bool mine)
 {
 	gs_gate_t *g = &q->gate;
+	/* Still building: its ready chunks replay, unless GRAPHSHIM_GATE=eager
+	 * (its state is set when it is armed: until then a ready chunk replayed,
+	 * now and then, in a forced-eager run on a loaded machine). */
 	if (q->state != GS_SEQ_ARMED)
-		return false; /* still building: its ready chunks replay */
+		return (gs_gate_mode_t)gs_config.gate == GS_GATE_EAGER;
 	if (q->idle_eager) {
 		q->idle_eager--; /* its replayed passes kept waiting for the idle watchdog (gs_seq.c) */
 		return true;
@@ -836,8 +839,10 @@ bool gs_gate_eager(gs_stream_t *s, gs_seq_t *q)
 
 bool gs_gate_shares(const gs_stream_t *s, const gs_seq_t *q)
 {
-	/* Unmarked, gs_gate_kind replays q untimed, unless EAGER. */
-	return !s->pass.nmarked && !q->idle_eager && q->gate.state != GS_GATE_S_EAGER;
+	/* Unmarked, gs_gate_kind replays q untimed, unless EAGER (or forced
+	 * so, while q is still building). */
+	return !s->pass.nmarked && !q->idle_eager && q->gate.state != GS_GATE_S_EAGER &&
+	       (gs_gate_mode_t)gs_config.gate != GS_GATE_EAGER;
 }
 
 void gs_gate_complete(gs_stream_t *s, gs_seq_t *q, bool eager)

@@ -384,6 +384,31 @@ Test(build, without_speculation_the_third_sighting_is_eager)
 	tb_check();
 }
 
+/*
+ * GRAPHSHIM_GATE=eager: no graph is ever launched, not even a chunk built
+ * while the rest of its sequence is still being built.  The gate's state
+ * was set when the whole build was published, so until then a ready chunk
+ * replayed (a forced-eager run of hostwork on the HIP simulator launched
+ * one graph, now and then, on a loaded CI machine).
+ */
+Test(build, forced_eager_replays_no_ready_chunk_while_the_rest_is_built)
+{
+	tb_start("GRAPHSHIM_ASYNC_BUILD", "1", "GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_CHUNK_FIRST", "4",
+		 "GRAPHSHIM_GATE", "eager", NULL);
+	tb.hold_builds_after = 1;
+	step(12);
+	step(12);
+	wait_builds_done(1);
+	step(12);
+	cr_expect_eq(from_graph_in_last(12), 0, "the ready chunk goes eagerly too");
+	__atomic_store_n(&tb.release_builds, 1, __ATOMIC_RELEASE);
+	gs_build_wait();
+	step(12);
+	cr_expect_eq(from_graph_in_last(12), 0);
+	cr_expect_eq(gs_stats.replays, 0);
+	tb_check();
+}
+
 Test(build, ready_chunks_replay_while_the_rest_is_built)
 {
 	tb_start("GRAPHSHIM_ASYNC_BUILD", "1", "GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_CHUNK_FIRST", "4",
