@@ -114,10 +114,12 @@ static inline void gs_engine_unlock(gs_stream_t *s)
  * this stream's step: ending the match there cut the step at random places
  * (decode with two threads, each reading back with cuMemcpyDtoH, on an
  * H100: 294 sequences of 14-183 launches learned from the pieces, a
- * quarter of the launches not replayed).  So where one sequence is being matched, the held launches go
- * eagerly and the match, and the step's segment, go on
- * (gs_match_interrupt).  Where the stream holds nothing, there is nothing
- * to submit and its segment goes on too: the step is learned whole, not
+ * quarter of the launches not replayed).  So where one sequence is being
+ * matched, the held launches go eagerly and the match, and the step's
+ * segment, go on (gs_match_interrupt); where what the match held has all
+ * gone already, with any number of candidates, there is nothing to submit
+ * and it goes on as it was (gs_engine_interrupt_held).  Where the stream
+ * holds nothing, its segment goes on too: the step is learned whole, not
  * from the pieces another thread's calls happened to cut.  The stream's
  * own thread's calls, and other reasons (a module unloaded, a capture,
  * exit), end both, as any boundary.
@@ -137,7 +139,9 @@ static bool gs_engine_interrupts(gs_flush_reason_t why)
  * its timing is what keeps the gate's two kinds of sample alike: a
  * replayed pass that a synchronization falls in is interrupted and not
  * timed, so neither is an eager one; but a replayed pass that a query
- * falls in is answered "not ready" and timed, so an eager one is too.
+ * falls in is answered "not ready" and timed, so an eager one is too
+ * (where the idle watchdog runs: without it the query is not answered,
+ * gs_engine_stream_query).
  * Until the forty-seventh session every such pass was interrupted and
  * its timing dropped: under a monitor polling every 2 ms, eager passes
  * were dropped whenever polled and replayed ones kept, so the eager
@@ -150,7 +154,7 @@ static bool gs_engine_interrupt_held(gs_stream_t *s, gs_flush_reason_t why, cons
 {
 	uint32_t n = s->match.nheld - s->match.submitted;
 	if (!n) {
-		if (why != GS_FLUSH_QUERY)
+		if (why != GS_FLUSH_QUERY || !gs_idle_running())
 			gs_gate_abandon(s);
 		return true;
 	}
@@ -164,8 +168,9 @@ static bool gs_engine_interrupt_held(gs_stream_t *s, gs_flush_reason_t why, cons
 
 /*
  * Lock held, a flush from elsewhere: true when it leaves the stream's match
- * and segment going (nothing held, or a match of one sequence interrupted:
- * gs_engine_interrupt_held); false when the caller must end them.
+ * and segment going (nothing held, everything held gone already, or a
+ * match of one sequence interrupted: gs_engine_interrupt_held); false when
+ * the caller must end them.
  */
 static bool gs_engine_outlived(gs_stream_t *s, gs_flush_reason_t why, const char *api)
 {

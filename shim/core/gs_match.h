@@ -98,11 +98,13 @@ void gs_match_drain(gs_stream_t *s);
 bool gs_match_defer(gs_stream_t *s, gs_rec_t *r);
 /*
  * Another thread's flush (the legacy stream's tie to blocking streams), or
- * the idle watchdog's: submit the held records eagerly and, where one
- * sequence is being matched, go on matching it (the rest of the chunk they
- * were held for goes eagerly too, later chunks replay).  False, with
- * nothing done, where the match should end (several candidates; gs_match.c
- * says why): the caller ends it.
+ * the idle watchdog's, finding held records not yet submitted: submit them
+ * eagerly and, where one sequence is being matched, go on matching it (the
+ * rest of the chunk they were held for goes eagerly too, later chunks
+ * replay).  False, with nothing done, where the match should end (several
+ * candidates; gs_match.c says why): the caller ends it.  (Where nothing
+ * held is left unsubmitted the caller does not come here: the match goes
+ * on whatever its candidates, gs_engine_interrupt_held.)
  */
 bool gs_match_interrupt(gs_stream_t *s);
 

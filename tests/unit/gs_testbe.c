@@ -200,6 +200,7 @@ static int tb_timer_mark(void *timer, int which, uintptr_t stream)
 	tb_timer_t *t = timer;
 	t->mark[which] = tb.clock;
 	t->lag = tb.timer_lag;
+	tb.timer_ends += which == 1;
 	return 0;
 }
 

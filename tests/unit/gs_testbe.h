@@ -45,6 +45,7 @@ typedef struct tb_state {
 	uint64_t clock, cost_eager, cost_node, cost_graph;
 	bool timers;
 	int timer_lag, timer_calls, fail_timer_at, live_timers;
+	int timer_ends; /* timers marked at a timed pass's end (a sample taken) */
 	/* Kernels the cold lane took (gs_engine_cold_cached), and the full
 	 * cold lookup (gs_engine_cold). */
 	int lane_hits, cold_hits;

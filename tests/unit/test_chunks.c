@@ -2,6 +2,7 @@
 #include "gs_testbe.h"
 
 #include <criterion/criterion.h>
+#include <pthread.h>
 
 #define S1 ((uintptr_t)0x5001)
 
@@ -277,6 +278,42 @@ Test(chunks, a_step_unlike_both_after_shared_chunks_keeps_order)
 	alike(100, 70, 0xc); /* unlike both at 70, inside their fourth chunk */
 	cr_expect_eq(gs_stats.replayed - replayed, 56);
 	cr_expect_eq(gs_stats.released - released, 14, "launches 56-69 held, then released in order");
+	tb_check();
+}
+
+static void *sync_all_elsewhere(void *unused)
+{
+	(void)unused;
+	gs_engine_flush_all(GS_FLUSH_SYNC, "another thread's cuCtxSynchronize");
+	return NULL;
+}
+
+/*
+ * Another thread synchronizes right after the chunks two alike steps share
+ * went: nothing is held unsubmitted, so the match goes on with both
+ * candidates, and step B's own chunks replay once it differs.  Until the
+ * forty-seventh session the match ended there (only a match of one
+ * sequence could be interrupted), and launches 24-99 went eagerly.
+ */
+Test(chunks, another_threads_sync_after_shared_chunks_leaves_both_candidates)
+{
+	learn_alike("1");
+	uint64_t replayed = gs_stats.replayed, released = gs_stats.released;
+	uint64_t mismatches = gs_stats.mismatches;
+	size_t before = tb.nexec;
+	launches(0, 24);
+	cr_assert_eq(tb.nexec, before + 24, "the two shared chunks went");
+	pthread_t t;
+	cr_assert_eq(pthread_create(&t, NULL, sync_all_elsewhere, NULL), 0);
+	pthread_join(t, NULL);
+	cr_expect_eq(tb.nexec, before + 24, "nothing else to send");
+	for (int i = 24; i < 100; i++)
+		tb_launch(S1, i == 90 ? 0xb : 0x100 + (uintptr_t)i, i, 0);
+	gs_engine_flush_stream(S1, NULL, 0, GS_FLUSH_SYNC, "sync");
+	cr_expect_eq(gs_stats.replayed - replayed, 100, "the whole step from graphs");
+	cr_expect_eq(gs_stats.released - released, 0);
+	cr_expect_eq(gs_stats.interrupted, 0);
+	cr_expect_eq(gs_stats.mismatches, mismatches);
 	tb_check();
 }
 

@@ -476,8 +476,34 @@ Test(gate, a_monitors_polls_keep_both_kinds_of_pass_timed)
 	cr_expect_eq(gs_stats.gate_decisions, 1, "decided in %d polled steps", polled);
 	cr_expect_leq(polled, STEPS_TO_DECIDE - 2, "as soon as without the polls");
 	cr_expect_eq(gs_stats.interrupted, 0, "nothing to submit at an eager pass's poll");
+	cr_expect_geq(tb.timer_ends, 6, "three samples of each kind");
 	cr_expect_gt(not_ready, 0, "the replayed passes' polls were answered by graphshim");
 	cr_expect_str_eq(seq_info().gate, "replay");
+	tb_check();
+}
+
+/*
+ * Without the idle watchdog a query is not answered "not ready": the held
+ * work goes, and a replayed pass it falls in is interrupted, its timing
+ * dropped.  So an eager pass's is dropped too: no sample of either kind,
+ * no decision, the sequence keeps its graph (the helper's experiment:
+ * with an eager pass kept, 37 replayed passes were dropped and every eager
+ * one timed).
+ */
+Test(gate, without_the_watchdog_a_monitors_polls_drop_both_kinds_alike)
+{
+	gate_start_with(5000, 500, 2000, "GRAPHSHIM_IDLE_US", "0", NULL, NULL);
+	step(0);
+	step(0);
+	int not_ready = 0;
+	for (int k = 0; k < 40; k++)
+		not_ready += step_polled();
+	cr_expect_eq(not_ready, 0, "no watchdog: the driver answers every poll");
+	cr_expect_gt(gs_stats.interrupted, 0, "replayed passes were interrupted");
+	cr_expect_eq(tb.timer_ends, 0, "no pass of either kind was timed to its end");
+	cr_expect_eq(gs_stats.gate_decisions, 0);
+	step(0);
+	cr_expect_eq(last_step_from_graph(), N, "it gave up timing and keeps its graph");
 	tb_check();
 }
 
