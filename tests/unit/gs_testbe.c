@@ -367,6 +367,43 @@ void tb_sync(uintptr_t stream, unsigned sflags)
 	gs_engine_flush_stream(stream, tb.ctx, sflags, GS_FLUSH_SYNC, "sync");
 }
 
+void tb_elsewhere(void *(*fn)(void *), void *arg)
+{
+	pthread_t t;
+	cr_assert_eq(pthread_create(&t, NULL, fn, arg), 0);
+	pthread_join(t, NULL);
+}
+
+static void *tb_flush_all_main(void *why)
+{
+	gs_engine_flush_all(*(const gs_flush_reason_t *)why, "another thread's call");
+	return NULL;
+}
+
+void tb_flush_all_elsewhere(gs_flush_reason_t why)
+{
+	tb_elsewhere(tb_flush_all_main, &why);
+}
+
+typedef struct tb_query {
+	uintptr_t stream;
+	bool busy;
+} tb_query_t;
+
+static void *tb_query_main(void *arg)
+{
+	tb_query_t *q = arg;
+	q->busy = gs_engine_stream_query(q->stream, tb.ctx, 0, "cuStreamQuery");
+	return NULL;
+}
+
+bool tb_query_elsewhere(uintptr_t stream)
+{
+	tb_query_t q = {stream, false};
+	tb_elsewhere(tb_query_main, &q);
+	return q.busy;
+}
+
 void tb_step(uintptr_t stream, const uintptr_t *funcs, size_t n, uint64_t a1)
 {
 	for (size_t i = 0; i < n; i++)

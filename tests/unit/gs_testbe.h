@@ -92,6 +92,14 @@ int tb_mark(uintptr_t stream, uint64_t event, uint64_t which);
 /* A stream synchronize: the stream's boundary. */
 void tb_sync(uintptr_t stream, unsigned sflags);
 
+/* fn(arg) on another thread, to its end (a monitor, another worker). */
+void tb_elsewhere(void *(*fn)(void *), void *arg);
+/* Another thread's flush of every stream, for the reason given. */
+void tb_flush_all_elsewhere(gs_flush_reason_t why);
+/* Another thread's query of `stream`: whether graphshim answered it "not
+ * ready" itself (gs_engine_stream_query). */
+bool tb_query_elsewhere(uintptr_t stream);
+
 /* Issue the steps `nsteps` times: funcs[0..n) with a0 = base + i, a1 = step*arg_stride. */
 void tb_step(uintptr_t stream, const uintptr_t *funcs, size_t n, uint64_t a1);
 

@@ -2,7 +2,6 @@
 #include "gs_testbe.h"
 
 #include <criterion/criterion.h>
-#include <pthread.h>
 
 #define S1 ((uintptr_t)0x5001)
 
@@ -281,13 +280,6 @@ Test(chunks, a_step_unlike_both_after_shared_chunks_keeps_order)
 	tb_check();
 }
 
-static void *sync_all_elsewhere(void *unused)
-{
-	(void)unused;
-	gs_engine_flush_all(GS_FLUSH_SYNC, "another thread's cuCtxSynchronize");
-	return NULL;
-}
-
 /*
  * Another thread synchronizes right after the chunks two alike steps share
  * went: nothing is held unsubmitted, so the match goes on with both
@@ -303,9 +295,7 @@ Test(chunks, another_threads_sync_after_shared_chunks_leaves_both_candidates)
 	size_t before = tb.nexec;
 	launches(0, 24);
 	cr_assert_eq(tb.nexec, before + 24, "the two shared chunks went");
-	pthread_t t;
-	cr_assert_eq(pthread_create(&t, NULL, sync_all_elsewhere, NULL), 0);
-	pthread_join(t, NULL);
+	tb_flush_all_elsewhere(GS_FLUSH_SYNC);
 	cr_expect_eq(tb.nexec, before + 24, "nothing else to send");
 	for (int i = 24; i < 100; i++)
 		tb_launch(S1, i == 90 ? 0xb : 0x100 + (uintptr_t)i, i, 0);

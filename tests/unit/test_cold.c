@@ -232,11 +232,9 @@ Test(cold, a_cold_blocking_stream_submits_held_legacy_work_first)
 
 /* Another thread's cuMemFree: a flush of every stream that ends their
  * segments (another thread's sync no longer does where nothing is held). */
-static void *flush_all_elsewhere(void *arg)
+static void flush_all_elsewhere(void)
 {
-	(void)arg;
-	gs_engine_flush_all(GS_FLUSH_FREE, "another thread's free");
-	return NULL;
+	tb_flush_all_elsewhere(GS_FLUSH_FREE);
 }
 
 Test(cold, segments_cut_by_another_threads_flush_do_not_count)
@@ -245,9 +243,7 @@ Test(cold, segments_cut_by_another_threads_flush_do_not_count)
 	for (unsigned i = 0; i < 10; i++) {
 		for (unsigned k = 0; k < 8; k++)
 			tb_launch(S1, 0x10000 + i * 64 + k, k, i);
-		pthread_t t;
-		cr_assert_eq(pthread_create(&t, NULL, flush_all_elsewhere, NULL), 0);
-		pthread_join(t, NULL);
+		flush_all_elsewhere();
 	}
 	cr_expect_eq(gs_stats.cold_streams, 0, "another thread's flushes say nothing");
 	unique_step(S1, 0, 10, 8);
@@ -269,9 +265,7 @@ Test(cold, a_repeat_that_another_threads_flush_ends_does_not_reset_the_count)
 	unique_step(S1, 0, 0, 8);
 	cr_assert_eq(gs_stats.cold_streams, 0, "one new segment in a row");
 	tb_step(S1, F, 6, 0);
-	pthread_t t;
-	cr_assert_eq(pthread_create(&t, NULL, flush_all_elsewhere, NULL), 0);
-	pthread_join(t, NULL);
+	flush_all_elsewhere();
 	unique_step(S1, 0, 1, 8);
 	cr_expect_eq(gs_stats.cold_streams, 1, "the second new segment this thread ended");
 	tb_check();

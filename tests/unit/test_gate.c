@@ -4,7 +4,6 @@
 #include "gs_testbe.h"
 
 #include <criterion/criterion.h>
-#include <pthread.h>
 #include <stdio.h>
 
 static const uintptr_t F[] = {0xf1, 0xf2, 0xf3, 0xf4, 0xf5, 0xf6, 0xf7, 0xf8};
@@ -432,23 +431,14 @@ Test(gate, passes_cut_by_other_streams_alternate_and_then_give_up)
 	tb_check();
 }
 
-static void *query_s1(void *busy)
-{
-	*(bool *)busy = gs_engine_stream_query(S1, NULL, 0, "cuStreamQuery");
-	return NULL;
-}
-
 /* A step in which a monitor thread polls S1 after the third launch: whether it was answered "not ready". */
 static bool step_polled(void)
 {
 	bool busy = false;
-	pthread_t t;
 	for (int i = 0; i < N; i++) {
 		tb_launch(S1, F[i], 1000 + i, 0);
-		if (i == 2) {
-			cr_assert_eq(pthread_create(&t, NULL, query_s1, &busy), 0);
-			pthread_join(t, NULL);
-		}
+		if (i == 2)
+			busy = tb_query_elsewhere(S1);
 	}
 	gs_engine_flush_stream(S1, NULL, 0, GS_FLUSH_SYNC, "sync");
 	return busy;
@@ -507,24 +497,14 @@ Test(gate, without_the_watchdog_a_monitors_polls_drop_both_kinds_alike)
 	tb_check();
 }
 
-static void *sync_all(void *unused)
-{
-	(void)unused;
-	gs_engine_flush_all(GS_FLUSH_SYNC, "another thread's cuCtxSynchronize");
-	return NULL;
-}
-
 /* A step in which another thread synchronizes every stream after the third launch, if the pass went eagerly. */
 static void step_eager_ones_synced(void)
 {
 	size_t start = tb.nexec;
 	for (int i = 0; i < N; i++) {
 		tb_launch(S1, F[i], 1000 + i, 0);
-		if (i == 2 && tb.nexec - start == 3) {
-			pthread_t t;
-			cr_assert_eq(pthread_create(&t, NULL, sync_all, NULL), 0);
-			pthread_join(t, NULL);
-		}
+		if (i == 2 && tb.nexec - start == 3)
+			tb_flush_all_elsewhere(GS_FLUSH_SYNC);
 	}
 	gs_engine_flush_stream(S1, NULL, 0, GS_FLUSH_SYNC, "sync");
 }

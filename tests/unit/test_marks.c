@@ -12,7 +12,6 @@
 #include "gs_testbe.h"
 
 #include <criterion/criterion.h>
-#include <pthread.h>
 
 static const uintptr_t F[] = {0xf1, 0xf2, 0xf3, 0xf4, 0xf5, 0xf6, 0xf7, 0xf8};
 #define S ((uintptr_t)0x5a)
@@ -536,9 +535,7 @@ static size_t record_held_in_a_replayed_step(void)
 Test(marks, another_threads_synchronization_of_a_held_record_submits_it_and_the_match_goes_on)
 {
 	size_t before = record_held_in_a_replayed_step();
-	pthread_t t;
-	cr_assert_eq(pthread_create(&t, NULL, sync_100, NULL), 0);
-	pthread_join(t, NULL);
+	tb_elsewhere(sync_100, NULL);
 	cr_expect_eq(mark_ran_at(100, 2), before + 2, "F0 F1, then the record, ran before the wait");
 	cr_expect(!held(100));
 	step_rest(6);

@@ -115,21 +115,13 @@ static void *query_0x777_elsewhere(void *arg)
 	return NULL;
 }
 
-/* fn on another thread, to its end. */
-static void elsewhere(void *(*fn)(void *))
-{
-	pthread_t t;
-	cr_assert_eq(pthread_create(&t, NULL, fn, NULL), 0);
-	pthread_join(t, NULL);
-}
-
 Test(order, another_threads_waits_leave_this_threads_streams_held)
 {
 	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_IDLE_US", "1000000", NULL);
 	arm_and_hold(NBK, 0);
-	elsewhere(sync_0x777_elsewhere);
-	elsewhere(event_sync_elsewhere);
-	elsewhere(query_0x777_elsewhere);
+	tb_elsewhere(sync_0x777_elsewhere, NULL);
+	tb_elsewhere(event_sync_elsewhere, NULL);
+	tb_elsewhere(query_0x777_elsewhere, NULL);
 	cr_expect_eq(gs_stats.released + gs_stats.interrupted, 0,
 		     "another thread's synchronizations and query: NBK's work is no part of them");
 	tb_launch_on(NBK, 0, F[2], 2, 0);
@@ -154,7 +146,7 @@ Test(order, a_streams_synchronization_without_the_watchdog_submits_every_stream)
 {
 	tb_start("GRAPHSHIM_PERIOD", "0", NULL);
 	arm_and_hold(NBK, 0);
-	elsewhere(sync_0x777_elsewhere);
+	tb_elsewhere(sync_0x777_elsewhere, NULL);
 	find_exec(NBK, F[1], 1); /* a kernel of 0x777 could spin on what NBK held: submitted */
 	cr_expect_eq(gs_stats.interrupted, 1, "NBK's match goes on");
 	tb_check();
@@ -179,7 +171,7 @@ Test(order, an_event_synchronization_without_the_watchdog_submits_every_stream)
 {
 	tb_start("GRAPHSHIM_PERIOD", "0", NULL);
 	arm_and_hold(NBK, 0);
-	elsewhere(event_sync_elsewhere);
+	tb_elsewhere(event_sync_elsewhere, NULL);
 	find_exec(NBK, F[1], 1); /* the event's work could spin on what NBK held: submitted */
 	cr_expect_eq(gs_stats.flush_by[GS_FLUSH_EVENT], 1, "every stream, as before");
 	tb_check();
@@ -406,9 +398,7 @@ Test(order, another_threads_legacy_launch_does_not_end_the_match)
 	cr_assert_geq(tb.builds, 1);
 	tb_launch_on(BLK, GS_STREAM_BLOCKING, F[0], 0, 0);
 	tb_launch_on(BLK, GS_STREAM_BLOCKING, F[1], 1, 0);
-	pthread_t t;
-	cr_assert_eq(pthread_create(&t, NULL, legacy_launch_elsewhere, NULL), 0);
-	pthread_join(t, NULL);
+	tb_elsewhere(legacy_launch_elsewhere, NULL);
 	size_t held1 = find_exec(BLK, F[1], 1), leg = find_exec(LEG, F[7], 77);
 	cr_expect_lt(held1, leg, "the held launches ran before the legacy one");
 	cr_expect_eq(gs_stats.interrupted, 1);

@@ -3,7 +3,6 @@
 #include "gs_testbe.h"
 
 #include <criterion/criterion.h>
-#include <pthread.h>
 #include <unistd.h>
 
 static const uintptr_t F[] = {0xf1, 0xf2, 0xf3, 0xf4, 0xf5, 0xf6, 0xf7, 0xf8};
@@ -270,38 +269,18 @@ Test(replay, a_cut_that_repeats_is_a_step_of_its_own)
 	tb_check();
 }
 
-static void *flush_all_elsewhere(void *why)
-{
-	gs_engine_flush_all(*(const gs_flush_reason_t *)why, "another thread's call");
-	return NULL;
-}
-
-/* fn(arg) on another thread, to its end. */
-static void on_another_thread(void *(*fn)(void *), void *arg)
-{
-	pthread_t t;
-	cr_assert_eq(pthread_create(&t, NULL, fn, arg), 0);
-	pthread_join(t, NULL);
-}
-
-/* A flush of every stream from another thread, for the reason given. */
-static void another_threads_flush(gs_flush_reason_t why)
-{
-	on_another_thread(flush_all_elsewhere, &why);
-}
-
 /* Another thread's sync: it submits this stream's held launches, and cuts
  * neither a match of one sequence nor a segment that holds nothing. */
 static void another_threads_sync(void)
 {
-	another_threads_flush(GS_FLUSH_SYNC);
+	tb_flush_all_elsewhere(GS_FLUSH_SYNC);
 }
 
 /* Another thread's cuMemFree: a flush of every stream that still ends
  * their segments. */
 static void another_threads_free(void)
 {
-	another_threads_flush(GS_FLUSH_FREE);
+	tb_flush_all_elsewhere(GS_FLUSH_FREE);
 }
 
 /*
@@ -360,7 +339,7 @@ static void another_thread_syncs_s1_mid_step(gs_flush_reason_t why)
 	learn_watched();
 	for (int k = 0; k < 4; k++) {
 		launches(0, 3);
-		on_another_thread(sync_s1_elsewhere, &why);
+		tb_elsewhere(sync_s1_elsewhere, &why);
 		cr_expect_eq(gs_stats.released, 8 * k + 3, "the held launches went before the call");
 		launches(3, 8);
 		sync_s1();
@@ -384,18 +363,10 @@ Test(replay, another_threads_query_of_this_stream_does_not_end_the_match)
 	another_thread_syncs_s1_mid_step(GS_FLUSH_QUERY);
 }
 
-static void *query_s1_elsewhere(void *busy)
-{
-	*(bool *)busy = gs_engine_stream_query(S1, NULL, 0, "cuStreamQuery");
-	return NULL;
-}
-
 /* Another thread's cuStreamQuery of S1: whether it was answered "not ready" without the driver. */
 static bool another_thread_queries_s1(void)
 {
-	bool busy = false;
-	on_another_thread(query_s1_elsewhere, &busy);
-	return busy;
+	return tb_query_elsewhere(S1);
 }
 
 /*
@@ -479,7 +450,7 @@ Test(replay, a_query_answered_not_ready_ends_the_callers_own_segments)
 	learn_watched();
 	launches(0, 3);
 	bool busy = false;
-	on_another_thread(hold_on_s9_then_query_s1, &busy);
+	tb_elsewhere(hold_on_s9_then_query_s1, &busy);
 	cr_expect(busy, "S1 held another thread's step: not ready");
 	cr_expect_eq(gs_stats.released, 3, "the caller's three held on S9 went, S1's stayed");
 	launches(3, 8);
