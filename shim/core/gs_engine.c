@@ -124,6 +124,12 @@ static inline void gs_engine_unlock(gs_stream_t *s)
  * own thread's calls, and other reasons (a module unloaded, a capture,
  * exit), end both, as any boundary.
  */
+/* Whether s's segment is another thread's than the caller's (lock held). */
+static inline bool gs_engine_elsewhere(const gs_stream_t *s)
+{
+	return s->seg.thread && s->seg.thread != gs_stream_thread();
+}
+
 static bool gs_engine_interrupts(gs_flush_reason_t why)
 {
 	return why == GS_FLUSH_LEGACY || why == GS_FLUSH_SYNC || why == GS_FLUSH_COPY ||
@@ -174,7 +180,7 @@ static bool gs_engine_interrupt_held(gs_stream_t *s, gs_flush_reason_t why, cons
  */
 static bool gs_engine_outlived(gs_stream_t *s, gs_flush_reason_t why, const char *api)
 {
-	if (!gs_engine_interrupts(why) || !s->seg.thread || s->seg.thread == gs_stream_thread())
+	if (!gs_engine_interrupts(why) || !gs_engine_elsewhere(s))
 		return false;
 	if (!s->match.nheld)
 		return !s->match.ncands; /* nothing to submit, no segment to end */
@@ -186,7 +192,7 @@ static void gs_engine_flush_one(gs_stream_t *s, gs_flush_reason_t why, const cha
 	gs_engine_lock(s);
 	if (__atomic_load_n(&s->cache.built, __ATOMIC_ACQUIRE))
 		gs_arm_publish(s);
-	if (own && s->seg.thread && s->seg.thread != gs_stream_thread())
+	if (own && gs_engine_elsewhere(s))
 		own = false; /* another thread's call on this stream: gs_engine_interrupts */
 	if (own || !gs_engine_outlived(s, why, api))
 		gs_engine_flush_locked(s, why, api, own);
@@ -348,8 +354,7 @@ bool gs_engine_stream_query(uintptr_t handle, void *ctx, unsigned sflags, const 
 		bool busy = false;
 		if (s) {
 			gs_engine_lock(s);
-			busy = s->seg.thread && s->seg.thread != gs_stream_thread() &&
-			       s->match.nheld > s->match.submitted &&
+			busy = gs_engine_elsewhere(s) && s->match.nheld > s->match.submitted &&
 			       gs_match_not_ready(&s->match, &s->qstamp, &s->qspins);
 			gs_engine_unlock(s);
 		}
