@@ -15,7 +15,19 @@ batch), as loops that test for end of sequence do.
                    token issues the same kernels with the same arguments.
   --graph          (static only) one decode step captured in a
                    torch.cuda.CUDAGraph and replayed per token: the
-                   hand-written alternative to graphshim.
+                   hand-written alternative to graphshim.  With --sample
+                   topk only the model is captured (its logits land in the
+                   graph's output tensor) and the sampler runs eagerly
+                   after each replay, as serving engines do (vLLM captures
+                   the model's forward, not its sampler).
+  --sample topk    sample instead of taking the argmax, as a chat loop
+                   does: a repetition penalty over the tokens each sequence
+                   has produced (a [batch, vocab] mask updated by scatter_),
+                   temperature, top-k (torch.topk's k-th value as a
+                   threshold), top-p (a stable sort, softmax, cumsum, the
+                   mask scattered back) and torch.multinomial from a seeded
+                   torch.Generator on the device (its Philox offset moves
+                   every call: a kernel argument that changes every token).
 
 --warmup W runs a whole generation of W tokens first (lazy loading, cuBLAS
 heuristics, the caching allocator); then the timed generation of --tokens.
@@ -114,25 +126,66 @@ class GPT(nn.Module):
         return self.head(self.ln_f(x[:, -1]))  # logits of the last position
 
 
+class Sampler:
+    """Penalty, temperature, top-k, top-p, multinomial, written as
+    transformers' logits processors write them (top-k as a threshold on the
+    values, top-p through a sort and a scatter back, then one multinomial
+    over the whole vocabulary): about twenty small kernels a token, all
+    eager.  Nothing depends on the order torch.topk gives tied values
+    (bfloat16 logits tie often, and the order of ties may change from run
+    to run); the sort is stable."""
+
+    def __init__(self, a, dev):
+        self.a, self.dev = a, dev
+        self.gen = torch.Generator(device=dev)
+        self.seen = None
+
+    def reset(self, batch):
+        self.gen.manual_seed(self.a.seed + 3)
+        self.seen = torch.zeros(batch, self.a.vocab, dtype=torch.bool, device=self.dev)
+
+    def __call__(self, logits):
+        a = self.a
+        x = logits.float()
+        x = torch.where(self.seen, torch.where(x > 0, x / a.penalty, x * a.penalty), x)
+        x = x / a.temperature
+        kth = torch.topk(x, a.top_k, dim=-1).values[..., -1:]
+        x = x.masked_fill(x < kth, -float("inf"))
+        srt, idx = torch.sort(x, dim=-1, stable=True)  # ascending
+        cum = srt.softmax(-1).cumsum(-1)
+        drop = cum <= 1 - a.top_p
+        drop[..., -1:] = False  # the most likely token always stays
+        x = x.masked_fill(drop.scatter(1, idx, drop), -float("inf"))
+        tok = torch.multinomial(x.softmax(-1), 1, generator=self.gen)
+        self.seen.scatter_(1, tok, True)
+        return tok
+
+
 def read_tokens(tok):
     """The per-token read-back: .item() for one sequence, a list for a batch."""
     return [tok.item()] if tok.numel() == 1 else tok.view(-1).tolist()
 
 
+def pick(logits, sampler):
+    return sampler(logits) if sampler is not None else logits.argmax(-1, keepdim=True)
+
+
 class DynamicDecoder:
-    def __init__(self, model, a, dev):
-        self.model, self.a, self.dev = model, a, dev
+    def __init__(self, model, a, dev, sampler):
+        self.model, self.a, self.dev, self.sampler = model, a, dev, sampler
 
     def generate(self, prompt, n, times):
         kvs = [DynamicKV() for _ in self.model.blocks]
+        if self.sampler is not None:
+            self.sampler.reset(prompt.shape[0])
         p = prompt.shape[1]
         logits = self.model(prompt, torch.arange(p, device=self.dev), kvs)
-        tok = logits.argmax(-1, keepdim=True)
+        tok = pick(logits, self.sampler)
         out = read_tokens(tok)
         for i in range(n - 1):
             t0 = time.perf_counter()
             logits = self.model(tok, torch.arange(p + i, p + i + 1, device=self.dev), kvs)
-            tok = logits.argmax(-1, keepdim=True)
+            tok = pick(logits, self.sampler)
             out += read_tokens(tok)
             times.append(time.perf_counter() - t0)
         return out
@@ -142,8 +195,9 @@ class StaticDecoder:
     """Fixed shapes: the token, the position and the cache live in tensors
     that one step reads and updates in place, so the step can be captured."""
 
-    def __init__(self, model, a, dev, dtype):
-        self.model, self.a, self.dev = model, a, dev
+    def __init__(self, model, a, dev, dtype, sampler):
+        self.model, self.a, self.dev, self.sampler = model, a, dev, sampler
+        self.logits = None
         hd = a.dim // a.heads
         self.kvs = [StaticKV(a.batch, a.heads, a.ctx, hd, dev, dtype) for _ in model.blocks]
         self.tok = torch.zeros(a.batch, 1, dtype=torch.long, device=dev)
@@ -156,7 +210,10 @@ class StaticDecoder:
         for kv in self.kvs:
             kv.mask = mask
         logits = self.model(self.tok, self.pos, self.kvs)
-        self.tok.copy_(logits.argmax(-1, keepdim=True))
+        if self.sampler is None:
+            self.tok.copy_(logits.argmax(-1, keepdim=True))
+        else:
+            self.logits = logits  # under capture: the graph's output tensor
         self.pos.add_(1)
 
     def reset(self):
@@ -183,9 +240,13 @@ class StaticDecoder:
             self.graph.replay()
         else:
             self.step()
+        if self.sampler is not None:
+            self.tok.copy_(self.sampler(self.logits))
 
     def generate(self, prompt, n, times):
         self.reset()
+        if self.sampler is not None:
+            self.sampler.reset(prompt.shape[0])
         for i in range(prompt.shape[1]):  # the prompt, a token a step
             self.tok.copy_(prompt[:, i:i + 1])
             self.run_step()
@@ -205,6 +266,11 @@ def main():
     ap.add_argument("--warmup", type=int, default=32, help="tokens of the warm-up generation")
     ap.add_argument("--cache", choices=("dynamic", "static"), default="dynamic")
     ap.add_argument("--graph", action="store_true", help="static cache: replay a CUDAGraph per token")
+    ap.add_argument("--sample", choices=("greedy", "topk"), default="greedy")
+    ap.add_argument("--top-k", type=int, default=50)
+    ap.add_argument("--top-p", type=float, default=0.9)
+    ap.add_argument("--temperature", type=float, default=0.8)
+    ap.add_argument("--penalty", type=float, default=1.1, help="repetition penalty")
     ap.add_argument("--layers", type=int, default=6)
     ap.add_argument("--dim", type=int, default=512)
     ap.add_argument("--heads", type=int, default=8)
@@ -235,12 +301,15 @@ def main():
     g = torch.Generator().manual_seed(a.seed + 1)
     prompt = torch.randint(0, a.vocab, (a.batch, a.prompt), generator=g).to(dev)
 
+    if a.sample == "topk" and not 0 < a.top_k <= a.vocab:
+        sys.exit("torch_nn_decode.py: --top-k must be in 1..--vocab")
+    sampler = Sampler(a, dev) if a.sample == "topk" else None
     tokens, times = [], []
     with torch.no_grad():
         if a.cache == "dynamic":
-            dec = DynamicDecoder(model, a, dev)
+            dec = DynamicDecoder(model, a, dev, sampler)
         else:
-            dec = StaticDecoder(model, a, dev, dtype)
+            dec = StaticDecoder(model, a, dev, dtype, sampler)
             if a.graph:
                 dec.capture()
         if a.warmup > 0:
@@ -250,9 +319,9 @@ def main():
         with open(a.out, "wb") as f:
             f.write(struct.pack("<%di" % len(tokens), *tokens))
     if a.time:
-        print("gs-wl: torch_nn_decode variant=%s-%s device=%s dtype=%s layers=%d dim=%d batch=%d "
+        print("gs-wl: torch_nn_decode variant=%s-%s%s device=%s dtype=%s layers=%d dim=%d batch=%d "
               "steps=%d warmup=%d median_us=%.3f mean_us=%.3f" % (
-                  a.cache, "graph" if a.graph else "eager", dev.type, str(dtype).split(".")[-1],
+                  a.cache, "graph" if a.graph else "eager", "-topk" if sampler else "", dev.type, str(dtype).split(".")[-1],
                   a.layers, a.dim, a.batch, len(times), a.warmup,
                   statistics.median(times) * 1e6, statistics.mean(times) * 1e6), flush=True)
 

@@ -226,7 +226,14 @@ hf-qwen2moe|transformers|-|eager graphshim|$PY $R/hf_generate.py --arch qwen2moe
 hf-phi3|transformers|-|eager graphshim|$PY $R/hf_generate.py --arch phi3 --cache dynamic --sample|-|--device cpu --tokens 6 --layers 1 --dim 128
 hf-gptj|transformers|-|eager graphshim|$PY $R/hf_generate.py --arch gptj --cache dynamic --attn eager --batch 2|-|--device cpu --tokens 6 --layers 1 --dim 128
 hf-starcoder2|transformers|-|eager graphshim|$PY $R/hf_generate.py --arch starcoder2 --cache dynamic --dtype float16|-|--device cpu --tokens 6 --layers 1 --dim 128
-hf-compile|transformers|compile|eager graphshim|$PY $R/hf_generate.py --arch llama --cache dynamic --compile --layers 2 --dim 256 --heads 4|-|--device cpu --tokens 6 --layers 1 --dim 128'
+hf-compile|transformers|compile|eager graphshim|$PY $R/hf_generate.py --arch llama --cache dynamic --compile --layers 2 --dim 256 --heads 4|-|--device cpu --tokens 6 --layers 1 --dim 128
+nn-sample|torch|-|eager graphshim graph|$PY $R/torch_nn_decode.py --cache static --sample topk --batch 4|--graph|--device cpu --tokens 24 --warmup 4 --layers 2 --batch 2
+nn-sample-graph|torch|-|eager graphshim|$PY $R/torch_nn_decode.py --cache static --sample topk --batch 4 --graph|-|-
+nn-sample-dyn|torch|-|eager graphshim|$PY $R/torch_nn_decode.py --cache dynamic --sample topk|-|--device cpu --tokens 24 --warmup 4 --layers 2
+quant-fp8|torch|-|eager graphshim|$PY $R/torch_quant.py --quant fp8|-|-
+quant-int8|torch|-|eager graphshim|$PY $R/torch_quant.py --quant int8|-|-
+quant-bf16|torch|-|eager graphshim|$PY $R/torch_quant.py --quant none|-|--device cpu --tokens 4 --warmup 1 --layers 1 --batch 4 --dim 64 --ffn 128 --vocab 256
+torch-cupy|cupy|-|eager graphshim|$PY $R/torch_cupy_mix.py|-|-'
 
 
 if [ "${1:-}" = --list ]; then
