@@ -25,6 +25,19 @@ with .item().
                           their grids grow with it.  Default: --cache
                           static.
 
+  --breaks                (static cache) a graph break after every block:
+                          between blocks the activation goes through a
+                          function under torch._dynamo.disable (a clamp to
+                          float16's range, as code kept out of the
+                          compiler for a custom operation is), and the
+                          decoder compiles with fullgraph=False into one
+                          graph per block.  Default mode: the pieces'
+                          kernels with an eager clamp between; with
+                          reduce-overhead, CUDAGraph Trees replay each
+                          piece's graph and the clamps, and the copies
+                          into the next graph's static inputs, run eagerly
+                          between them.
+
 With --cache static the cache, token and position buffers are marked static
 (torch._dynamo.mark_static_address, as transformers does for its static
 cache), so CUDA graphs may mutate them in place.  Inductor runs in its
@@ -73,9 +86,16 @@ class Block(nn.Module):
         return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
 
 
+@torch._dynamo.disable
+def between(x):
+    """Run eagerly between compiled blocks (--breaks): a graph break."""
+    return x.clamp(-60000.0, 60000.0)
+
+
 class Decoder(nn.Module):
     def __init__(self, a, dtype):
         super().__init__()
+        self.breaks = a.breaks
         self.wte = nn.Embedding(a.vocab, a.dim)
         self.wpe = nn.Embedding(a.ctx, a.dim)
         self.blocks = nn.ModuleList(Block(a.dim, a.heads) for _ in range(a.layers))
@@ -93,6 +113,8 @@ class Decoder(nn.Module):
         mask = (self.slots <= self.pos).view(1, -1)
         for i, blk in enumerate(self.blocks):
             x = blk(x, self.k_cache[i], self.v_cache[i], self.pos, mask)
+            if self.breaks:
+                x = between(x)
         nxt = self.head(self.ln_f(x[:, -1])).argmax(-1, keepdim=True)
         self.tok.copy_(nxt)
         self.pos.add_(1)
@@ -164,6 +186,8 @@ def main():
     ap.add_argument("--cache", choices=("static", "dynamic"), default="static",
                     help="static: buffers updated in place (dynamic=False); dynamic: the cache grown by "
                     "torch.cat and passed in (dynamic=True)")
+    ap.add_argument("--breaks", action="store_true",
+                    help="static cache: a graph break after every block (fullgraph=False)")
     ap.add_argument("--layers", type=int, default=4)
     ap.add_argument("--dim", type=int, default=256)
     ap.add_argument("--heads", type=int, default=4)
@@ -183,6 +207,8 @@ def main():
         sys.exit("torch_compile.py: --dim must be a multiple of --heads")
     if a.prompt + max(a.tokens, a.warmup) > a.ctx:
         sys.exit("torch_compile.py: --prompt + --tokens must fit in --ctx")
+    if a.breaks and a.cache != "static":
+        sys.exit("torch_compile.py: --breaks needs --cache static")
     dtype = {"auto": torch.bfloat16 if dev.type == "cuda" else torch.float32,
              "float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[a.dtype]
     inductor_config.deterministic = True
@@ -193,7 +219,8 @@ def main():
     if not dynamic:
         for name in ("k_cache", "v_cache", "tok", "pos", "slots"):
             torch._dynamo.mark_static_address(getattr(model, name))
-    step = model if a.mode == "none" else torch.compile(model, mode=a.mode, fullgraph=True, dynamic=dynamic)
+    step = model if a.mode == "none" else torch.compile(model, mode=a.mode, fullgraph=not a.breaks,
+                                                         dynamic=dynamic)
     gen = generate_dynamic if dynamic else generate
     g = torch.Generator().manual_seed(a.seed + 1)
     prompt = torch.randint(0, a.vocab, (a.batch, a.prompt), generator=g).to(dev)
@@ -208,9 +235,9 @@ def main():
             f.write(struct.pack("<%di" % len(tokens), *tokens))
     if a.time:
         skips = torch._dynamo.utils.counters["inductor"]["cudagraph_skips"]
-        print("gs-wl: torch_compile variant=%s cache=%s device=%s dtype=%s layers=%d dim=%d batch=%d steps=%d "
+        print("gs-wl: torch_compile variant=%s%s cache=%s device=%s dtype=%s layers=%d dim=%d batch=%d steps=%d "
               "warmup=%d cudagraph_skips=%d median_us=%.3f mean_us=%.3f" % (
-                  a.mode, a.cache, dev.type, str(dtype).split(".")[-1], a.layers, a.dim, a.batch, len(times),
+                  a.mode, "-breaks" if a.breaks else "", a.cache, dev.type, str(dtype).split(".")[-1], a.layers, a.dim, a.batch, len(times),
                   a.warmup, skips, statistics.median(times) * 1e6, statistics.mean(times) * 1e6),
               flush=True)
 

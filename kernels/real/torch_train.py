@@ -50,6 +50,13 @@ Options for the other loops users write (all off by default):
                 kept on the device and read back together, stacked): no
                 read-back inside a step, K steps between synchronisations.
                 The times are then those of K-step windows divided by K.
+  --cuda-events each step timed on the GPU as training scripts log it:
+                a fresh torch.cuda.Event(enable_timing=True) pair a step
+                (recorded before the forward and after zero_grad), and
+                start.elapsed_time(end) read after the step's loss.item();
+                the median goes into the gs-wl line (gpu_step_us), not into
+                --out (times differ between runs).  CUDA only, with
+                --log-every 1.
   --optim sgd   torch.optim.SGD (momentum 0.9, foreach=True) instead of AdamW.
   --fused       the optimizer with fused=True (one fused kernel per dtype
                 and device instead of the foreach kernels).
@@ -234,6 +241,8 @@ def main():
                     help="read the losses back every K steps (1: every step)")
     ap.add_argument("--optim", choices=("adamw", "sgd"), default="adamw")
     ap.add_argument("--fused", action="store_true", help="the optimizer with fused=True")
+    ap.add_argument("--cuda-events", action="store_true",
+                    help="time each step with a fresh pair of timing CUDA events")
     ap.add_argument("--compile", action="store_true", help="torch.compile(model), default mode")
     ap.add_argument("--ddp", action="store_true", help="DistributedDataParallel over one rank")
     ap.add_argument("--bucket-mb", type=float, default=1.0, help="--ddp: gradient bucket size (MB)")
@@ -246,6 +255,8 @@ def main():
         ap.error("--dim must be a multiple of --heads")
     if a.log_every < 1 or (a.loader >= 0 and a.prefetch):
         ap.error("--log-every must be >= 1; --loader and --prefetch are two ways to feed the same loop")
+    if a.cuda_events and (a.device == "cpu" or a.log_every != 1):
+        ap.error("--cuda-events needs a CUDA device and --log-every 1")
     dev = torch.device(a.device)
     torch.use_deterministic_algorithms(True)
 
@@ -296,7 +307,7 @@ def main():
         amp_dtype = torch.float16 if (a.amp == "fp16" and dev.type == "cuda") else torch.bfloat16
     scaler = make_scaler(dev.type) if a.amp == "fp16" else None
 
-    losses, times, pending = [], [], []
+    losses, times, pending, gpu_times = [], [], [], []
     model.train()
     t0 = time.perf_counter()
     for i in range(a.warmup + a.steps):
@@ -309,6 +320,9 @@ def main():
             x, y = x.to(dev, non_blocking=True), y.to(dev, non_blocking=True)
         else:
             x, y = xs[i % a.batches], ys[i % a.batches]
+        if a.cuda_events:
+            ev = (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+            ev[0].record()
         if amp_dtype is None:
             logits = model(x)
             loss = -(torch.log_softmax(logits, dim=-1) * y).sum(dim=-1).mean()
@@ -324,8 +338,14 @@ def main():
             loss.backward()
             opt.step()
         opt.zero_grad(set_to_none=True)
+        if a.cuda_events:
+            ev[1].record()
         if a.log_every == 1:
             losses.append(loss.item())  # the per-step read-back
+            if a.cuda_events:
+                ev[1].synchronize()  # the loss's read-back waited for less than the step
+                if i >= a.warmup:
+                    gpu_times.append(ev[0].elapsed_time(ev[1]) * 1e3)
             if i >= a.warmup:
                 times.append(time.perf_counter() - t0)
             continue
@@ -359,10 +379,14 @@ def main():
             variant += "-compiled"
         if a.ddp:
             variant += "-ddp"
+        extra = ""
+        if a.cuda_events:
+            variant += "-events"
+            extra = " gpu_step_us=%.3f" % statistics.median(gpu_times)
         print("gs-wl: torch_train variant=%s device=%s layers=%d dim=%d batch=%d steps=%d warmup=%d "
-              "median_us=%.3f mean_us=%.3f" % (
+              "median_us=%.3f mean_us=%.3f%s" % (
                   variant, dev.type, a.layers, a.dim, a.batch, len(times), a.warmup,
-                  statistics.median(times) * 1e6, statistics.mean(times) * 1e6), flush=True)
+                  statistics.median(times) * 1e6, statistics.mean(times) * 1e6, extra), flush=True)
     if a.ddp:
         import torch.distributed as dist
         dist.destroy_process_group()

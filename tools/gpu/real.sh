@@ -233,7 +233,11 @@ nn-sample-dyn|torch|-|eager graphshim|$PY $R/torch_nn_decode.py --cache dynamic 
 quant-fp8|torch|-|eager graphshim|$PY $R/torch_quant.py --quant fp8|-|-
 quant-int8|torch|-|eager graphshim|$PY $R/torch_quant.py --quant int8|-|-
 quant-bf16|torch|-|eager graphshim|$PY $R/torch_quant.py --quant none|-|--device cpu --tokens 4 --warmup 1 --layers 1 --batch 4 --dim 64 --ffn 128 --vocab 256
-torch-cupy|cupy|-|eager graphshim|$PY $R/torch_cupy_mix.py|-|-'
+torch-cupy|cupy|-|eager graphshim|$PY $R/torch_cupy_mix.py|-|-
+jit-lstm|torch|-|eager graphshim|$PY $R/torch_jit.py|-|--device cpu --steps 8 --warmup 4 --hidden 32
+train-events|torch|-|eager graphshim|$PY $R/torch_train.py --arch mlp --cuda-events|-|-
+compile-break|torch|compile|eager graphshim graph|$PY $R/torch_compile.py --mode default --breaks|--mode reduce-overhead|--device cpu --mode none --breaks --tokens 12 --warmup 2 --layers 1
+compile-ro-break|torch|self,compile|eager graphshim|$PY $R/torch_compile.py --mode reduce-overhead --breaks|-|--device cpu --mode none --breaks --tokens 12 --warmup 2 --layers 1'
 
 
 if [ "${1:-}" = --list ]; then
