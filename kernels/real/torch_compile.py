@@ -29,14 +29,20 @@ with .item().
                           between blocks the activation goes through a
                           function under torch._dynamo.disable (a clamp to
                           float16's range, as code kept out of the
-                          compiler for a custom operation is), and the
-                          decoder compiles with fullgraph=False into one
-                          graph per block.  Default mode: the pieces'
-                          kernels with an eager clamp between; with
-                          reduce-overhead, CUDAGraph Trees replay each
-                          piece's graph and the clamps, and the copies
-                          into the next graph's static inputs, run eagerly
-                          between them.
+                          compiler for a custom operation is), compiled
+                          with fullgraph=False.  A break inside the loop
+                          over the blocks makes Dynamo run the decoder's
+                          forward eagerly and compile each block's forward
+                          as a graph of its own, as it does for a user's
+                          model with a break in its layer loop: the
+                          embeddings, mask, head, argmax and the token's
+                          update run eagerly around the blocks' kernels.
+                          Under reduce-overhead CUDAGraph Trees replay each
+                          block's graph (each layer's cache view is made
+                          once and marked static, so that the blocks'
+                          in-place cache writes do not keep them from
+                          graphs; a step begins with
+                          torch.compiler.cudagraph_mark_step_begin()).
 
 With --cache static the cache, token and position buffers are marked static
 (torch._dynamo.mark_static_address, as transformers does for its static
@@ -112,9 +118,11 @@ class Decoder(nn.Module):
         x = self.wte(self.tok) + self.wpe(self.pos)
         mask = (self.slots <= self.pos).view(1, -1)
         for i, blk in enumerate(self.blocks):
-            x = blk(x, self.k_cache[i], self.v_cache[i], self.pos, mask)
             if self.breaks:
-                x = between(x)
+                kc, vc = self.kv_views[i]
+                x = between(blk(x, kc, vc, self.pos, mask))
+            else:
+                x = blk(x, self.k_cache[i], self.v_cache[i], self.pos, mask)
         nxt = self.head(self.ln_f(x[:, -1])).argmax(-1, keepdim=True)
         self.tok.copy_(nxt)
         self.pos.add_(1)
@@ -219,8 +227,22 @@ def main():
     if not dynamic:
         for name in ("k_cache", "v_cache", "tok", "pos", "slots"):
             torch._dynamo.mark_static_address(getattr(model, name))
+    if a.breaks:
+        # The blocks are compiled apart and get their layer's cache as an
+        # argument: a view made once and marked static (a fresh view every
+        # call would not carry the mark, and CUDA graphs would be skipped).
+        model.kv_views = [(model.k_cache[i], model.v_cache[i]) for i in range(a.layers)]
+        for kc, vc in model.kv_views:
+            torch._dynamo.mark_static_address(kc)
+            torch._dynamo.mark_static_address(vc)
     step = model if a.mode == "none" else torch.compile(model, mode=a.mode, fullgraph=not a.breaks,
                                                          dynamic=dynamic)
+    if a.breaks and a.mode == "reduce-overhead":
+        compiled = step
+
+        def step():
+            torch.compiler.cudagraph_mark_step_begin()  # a new step: the last one's outputs are done with
+            return compiled()
     gen = generate_dynamic if dynamic else generate
     g = torch.Generator().manual_seed(a.seed + 1)
     prompt = torch.randint(0, a.vocab, (a.batch, a.prompt), generator=g).to(dev)

@@ -255,7 +255,7 @@ def main():
         ap.error("--dim must be a multiple of --heads")
     if a.log_every < 1 or (a.loader >= 0 and a.prefetch):
         ap.error("--log-every must be >= 1; --loader and --prefetch are two ways to feed the same loop")
-    if a.cuda_events and (a.device == "cpu" or a.log_every != 1):
+    if a.cuda_events and (torch.device(a.device).type != "cuda" or a.log_every != 1):
         ap.error("--cuda-events needs a CUDA device and --log-every 1")
     dev = torch.device(a.device)
     torch.use_deterministic_algorithms(True)
@@ -322,7 +322,7 @@ def main():
             x, y = xs[i % a.batches], ys[i % a.batches]
         if a.cuda_events:
             ev = (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-            ev[0].record()
+            ev[0].record(torch.cuda.current_stream(dev))
         if amp_dtype is None:
             logits = model(x)
             loss = -(torch.log_softmax(logits, dim=-1) * y).sum(dim=-1).mean()
@@ -339,11 +339,11 @@ def main():
             opt.step()
         opt.zero_grad(set_to_none=True)
         if a.cuda_events:
-            ev[1].record()
+            ev[1].record(torch.cuda.current_stream(dev))
         if a.log_every == 1:
             losses.append(loss.item())  # the per-step read-back
             if a.cuda_events:
-                ev[1].synchronize()  # the loss's read-back waited for less than the step
+                ev[1].synchronize()  # as scripts do before elapsed_time (the read-back waited already)
                 if i >= a.warmup:
                     gpu_times.append(ev[0].elapsed_time(ev[1]) * 1e3)
             if i >= a.warmup:
