@@ -57,6 +57,15 @@ Options for the other loops users write (all off by default):
                 the median goes into the gs-wl line (gpu_step_us), not into
                 --out (times differ between runs).  CUDA only, with
                 --log-every 1.
+  --checkpoint  activation checkpointing as fine-tuning scripts turn it on
+                (torch.utils.checkpoint.checkpoint(block, h,
+                use_reentrant=False) around every block): each block's
+                forward runs again inside the backward pass, the RNG state
+                saved and restored around it.
+  --dropout P   nn.Dropout(P) in every block (default 0): Philox kernels
+                from the default CUDA generator, whose offset argument
+                moves every call; with --checkpoint the recomputation
+                draws the same masks again.
   --optim sgd   torch.optim.SGD (momentum 0.9, foreach=True) instead of AdamW.
   --fused       the optimizer with fused=True (one fused kernel per dtype
                 and device instead of the foreach kernels).
@@ -102,24 +111,33 @@ import time  # noqa: E402
 
 import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
+import torch.utils.checkpoint  # noqa: E402
 import torch.utils.data  # noqa: E402
 
 
+def dropped(drop, h):
+    """--dropout: no module at all without it (the suite's other entries
+    launch the very kernels they launched before the option existed)."""
+    return h if drop is None else drop(h)
+
+
 class MLPBlock(nn.Module):
-    def __init__(self, dim):
+    def __init__(self, dim, dropout=0.0):
         super().__init__()
         self.ln = nn.LayerNorm(dim)
         self.fc1 = nn.Linear(dim, 4 * dim)
         self.act = nn.GELU()
         self.fc2 = nn.Linear(4 * dim, dim)
+        self.drop = nn.Dropout(dropout) if dropout > 0 else None
 
     def forward(self, x):
-        return x + self.fc2(self.act(self.fc1(self.ln(x))))
+        return x + dropped(self.drop, self.fc2(self.act(self.fc1(self.ln(x)))))
 
 
 class AttnBlock(nn.Module):
-    def __init__(self, dim, heads):
+    def __init__(self, dim, heads, dropout=0.0):
         super().__init__()
+        self.drop = nn.Dropout(dropout) if dropout > 0 else None
         self.heads, self.hd = heads, dim // heads
         self.ln1 = nn.LayerNorm(dim)
         self.qkv = nn.Linear(dim, 3 * dim)
@@ -132,24 +150,33 @@ class AttnBlock(nn.Module):
         q, k, v = self.qkv(self.ln1(x)).view(b, t, 3, self.heads, self.hd).permute(2, 0, 3, 1, 4)
         att = torch.softmax(q @ k.transpose(-2, -1) * self.hd ** -0.5, dim=-1)
         o = (att @ v).transpose(1, 2).reshape(b, t, d)
-        x = x + self.proj(o)
-        return x + self.mlp(self.ln2(x))
+        x = x + dropped(self.drop, self.proj(o))
+        return x + dropped(self.drop, self.mlp(self.ln2(x)))
 
 
 class Net(nn.Module):
     def __init__(self, a):
         super().__init__()
         self.arch = a.arch
+        self.checkpoint = a.checkpoint
         self.inp = nn.Linear(a.features, a.dim)
         if a.arch == "mlp":
-            self.blocks = nn.Sequential(*[MLPBlock(a.dim) for _ in range(a.layers)])
+            self.blocks = nn.Sequential(*[MLPBlock(a.dim, a.dropout) for _ in range(a.layers)])
         else:
-            self.blocks = nn.Sequential(*[AttnBlock(a.dim, a.heads) for _ in range(a.layers)])
+            self.blocks = nn.Sequential(*[AttnBlock(a.dim, a.heads, a.dropout) for _ in range(a.layers)])
         self.ln = nn.LayerNorm(a.dim)
         self.head = nn.Linear(a.dim, a.classes)
 
     def forward(self, x):
-        h = self.blocks(self.inp(x))
+        h = self.inp(x)
+        if self.checkpoint and self.training:
+            # Activation checkpointing as fine-tuning scripts enable it: each
+            # block's activations are recomputed in the backward pass, with
+            # the RNG state saved and restored around it (dropout repeats).
+            for blk in self.blocks:
+                h = torch.utils.checkpoint.checkpoint(blk, h, use_reentrant=False)
+        else:
+            h = self.blocks(h)
         if self.arch == "block":
             h = h.mean(dim=1)  # [batch, seq, dim] -> [batch, dim]
         return self.head(self.ln(h))
@@ -241,6 +268,9 @@ def main():
                     help="read the losses back every K steps (1: every step)")
     ap.add_argument("--optim", choices=("adamw", "sgd"), default="adamw")
     ap.add_argument("--fused", action="store_true", help="the optimizer with fused=True")
+    ap.add_argument("--checkpoint", action="store_true",
+                    help="torch.utils.checkpoint around every block (use_reentrant=False)")
+    ap.add_argument("--dropout", type=float, default=0.0, help="nn.Dropout in every block")
     ap.add_argument("--cuda-events", action="store_true",
                     help="time each step with a fresh pair of timing CUDA events")
     ap.add_argument("--compile", action="store_true", help="torch.compile(model), default mode")
@@ -379,6 +409,10 @@ def main():
             variant += "-compiled"
         if a.ddp:
             variant += "-ddp"
+        if a.checkpoint:
+            variant += "-ckpt"
+        if a.dropout > 0:
+            variant += "-drop%g" % a.dropout
         extra = ""
         if a.cuda_events:
             variant += "-events"

@@ -237,7 +237,8 @@ torch-cupy|cupy|-|eager graphshim|$PY $R/torch_cupy_mix.py|-|-
 jit-lstm|torch|-|eager graphshim|$PY $R/torch_jit.py|-|--device cpu --steps 8 --warmup 4 --hidden 32
 train-events|torch|-|eager graphshim|$PY $R/torch_train.py --arch mlp --cuda-events|-|-
 compile-break|torch|compile|eager graphshim graph|$PY $R/torch_compile.py --mode default --breaks|--mode reduce-overhead|--device cpu --mode none --breaks --tokens 12 --warmup 2 --layers 1
-compile-ro-break|torch|self,compile|eager graphshim|$PY $R/torch_compile.py --mode reduce-overhead --breaks|-|--device cpu --mode none --breaks --tokens 12 --warmup 2 --layers 1'
+compile-ro-break|torch|self,compile|eager graphshim|$PY $R/torch_compile.py --mode reduce-overhead --breaks|-|--device cpu --mode none --breaks --tokens 12 --warmup 2 --layers 1
+train-ckpt|torch|-|eager graphshim|$PY $R/torch_train.py --arch block --checkpoint --dropout 0.1|-|--device cpu --steps 4 --warmup 1 --batch 4 --seq 8'
 
 
 if [ "${1:-}" = --list ]; then
