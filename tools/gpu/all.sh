@@ -22,6 +22,8 @@
 #                       budget GS_REAL_BUDGET defaults to that limit less 90 s, for
 #                       the round and counting runs under way when it runs out
 #   GS_ALL_HANGS=N      runs of the hang probe after check-gpu (default 8; 0: none)
+#   GS_ALL_PROBE=N      host time of a few PyTorch calls: none, hooks only, graphshim,
+#                       N alternating triples (tools/gpu/host-probe.sh; default 0: none)
 #   GS_ALL_COSTS=0      skip the costs stage (tools/gpu/costs.c: what a launch, a
 #                       node patch and a graph launch cost this driver's host;
 #                       a few seconds, its lines join the table)
@@ -129,6 +131,12 @@ if [ "${GS_ALL_COSTS:-1}" != 0 ]; then
 	else
 		tail -n 5 "$LOG/costs.log"
 	fi
+fi
+# Host time of a few PyTorch calls without graphshim, with its hooks, with it
+# (tools/gpu/host-probe.sh), GS_ALL_PROBE alternating triples.
+if [ "${GS_ALL_PROBE:-0}" -gt 0 ]; then
+	stage probe 150 bash "$SRC/tools/gpu/host-probe.sh" "$GS_ALL_PROBE"
+	grep '^probe:' "$LOG/probe.log" >>"$GS_TABLE"
 fi
 if [ "${GS_ALL_REAL:-0}" != only ]; then
 	stage check-gpu "${GS_T_CHECK:-170}" bash "$SRC/tools/gpu/check-gpu.sh"
