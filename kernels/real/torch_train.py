@@ -60,8 +60,9 @@ Options for the other loops users write (all off by default):
   --checkpoint  activation checkpointing as fine-tuning scripts turn it on
                 (torch.utils.checkpoint.checkpoint(block, h,
                 use_reentrant=False) around every block): each block's
-                forward runs again inside the backward pass, the RNG state
-                saved and restored around it.
+                forward runs again inside the backward pass, up to its last
+                saved tensor (early stop), the RNG state saved and
+                restored around it.
   --dropout P   nn.Dropout(P) in every block (default 0): Philox kernels
                 from the default CUDA generator, whose offset argument
                 moves every call; with --checkpoint the recomputation
@@ -285,6 +286,8 @@ def main():
         ap.error("--dim must be a multiple of --heads")
     if a.log_every < 1 or (a.loader >= 0 and a.prefetch):
         ap.error("--log-every must be >= 1; --loader and --prefetch are two ways to feed the same loop")
+    if not 0 <= a.dropout < 1:
+        ap.error("--dropout must be in [0, 1)")
     if a.cuda_events and (torch.device(a.device).type != "cuda" or a.log_every != 1):
         ap.error("--cuda-events needs a CUDA device and --log-every 1")
     dev = torch.device(a.device)
