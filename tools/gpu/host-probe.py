@@ -34,6 +34,8 @@ def main():
     w = torch.randn(1536, 512, generator=g).to(dev, torch.bfloat16)
     bias = torch.zeros(1536, device=dev, dtype=torch.bfloat16)
     one = torch.ones((), device=dev)
+    x8, w8 = x.to(torch.float8_e4m3fn), w.to(torch.float8_e4m3fn)
+    xi, wi = x.to(torch.int8), w.to(torch.int8)
     ops = {
         "fp8": lambda: torch._scaled_mm(x8, w8.t(), scale_a=one, scale_b=one, bias=bias,
                                         out_dtype=torch.bfloat16),
@@ -41,9 +43,11 @@ def main():
         "bf16": lambda: torch.nn.functional.linear(x, w, bias),
         "amax": lambda: x.abs().amax(),
     }
-    x8, w8 = x.to(torch.float8_e4m3fn), w.to(torch.float8_e4m3fn)
-    xi, wi = x.to(torch.int8), w.to(torch.int8)
-    for name in a.ops.split(","):
+    names = a.ops.split(",")
+    unknown = [n for n in names if n not in ops]
+    if unknown:
+        ap.error("--ops: unknown %s (known: %s)" % (", ".join(unknown), ",".join(ops)))
+    for name in names:
         op = ops[name]
         for _ in range(20):
             op()
