@@ -225,7 +225,7 @@ def main():
     if a.out:
         with open(a.out, "wb") as f:
             f.write(struct.pack("<%di" % len(ids), *ids))
-            f.write(bytes(logits.clone().untyped_storage()))
+            f.write(logits.clone().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes())
     if a.time:
         print("gs-wl: audio_kws variant=%s%s device=%s batch=%d mels=%d channels=%d layers=%d steps=%d warmup=%d "
               "cudnn=%s median_us=%.3f mean_us=%.3f" % (

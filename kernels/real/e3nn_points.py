@@ -190,8 +190,10 @@ def make_batch(a, gen):
 
 
 def tensor_bytes(t):
-    """A tensor's raw bytes (a fresh copy owns exactly its own storage)."""
-    return bytes(t.detach().cpu().clone().untyped_storage())
+    """A tensor's raw bytes, C order (the host is little-endian).  Not
+    bytes(storage): a storage has no buffer protocol, and bytes() then reads
+    it one Python call a byte (tens of seconds for a model's parameters)."""
+    return t.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
 
 
 def main():

@@ -194,11 +194,11 @@ def main():
         host = sums.cpu()  # the read-back
         if i >= a.warmup:
             times.append(time.perf_counter() - t0)
-        results.append(bytes(host.clone().untyped_storage()))
+        results.append(host.contiguous().reshape(-1).view(torch.uint8).numpy().tobytes())
     if a.out:
         with open(a.out, "wb") as f:
             f.write(b"".join(results))
-            f.write(bytes(x.cpu().clone().untyped_storage()))
+            f.write(x.cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes())
     if a.time:
         print("gs-wl: triton_loop variant=%s%s device=%s rows=%d dim=%d layers=%d launches_per_step=%d "
               "steps=%d warmup=%d triton=%s median_us=%.3f mean_us=%.3f" % (
