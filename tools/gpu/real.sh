@@ -238,7 +238,11 @@ jit-lstm|torch|-|eager graphshim|$PY $R/torch_jit.py|-|--device cpu --steps 8 --
 train-events|torch|-|eager graphshim|$PY $R/torch_train.py --arch mlp --cuda-events|-|-
 compile-break|torch|compile|eager graphshim graph|$PY $R/torch_compile.py --mode default --breaks|--mode reduce-overhead|--device cpu --mode none --breaks --tokens 12 --warmup 2 --layers 1
 compile-ro-break|torch|self,compile|eager graphshim|$PY $R/torch_compile.py --mode reduce-overhead --breaks|-|--device cpu --mode none --breaks --tokens 12 --warmup 2 --layers 1
-train-ckpt|torch|-|eager graphshim|$PY $R/torch_train.py --arch block --checkpoint --dropout 0.1|-|--device cpu --steps 4 --warmup 1 --batch 4 --seq 8'
+train-ckpt|torch|-|eager graphshim|$PY $R/torch_train.py --arch block --checkpoint --dropout 0.1|-|--device cpu --steps 4 --warmup 1 --batch 4 --seq 8
+spectral|torch|-|eager graphshim|$PY $R/torch_spectral.py|-|--device cpu --steps 4 --warmup 1 --n 16 --batch 2
+spectral-fixed|torch|-|eager graphshim|$PY $R/torch_spectral.py --check 0 --n 128 --batch 4 --dtype float64|-|--device cpu --steps 4 --warmup 1 --n 16 --batch 2
+lm-fit|torch|-|eager graphshim|$PY $R/torch_lm.py|-|--device cpu --steps 6 --warmup 2 --batch 8 --samples 16 --restart 4
+lm-fit-ex|torch|-|eager graphshim|$PY $R/torch_lm.py --no-check --dtype float32 --log 10|-|--device cpu --steps 6 --warmup 2 --batch 8 --samples 16 --restart 4'
 
 
 if [ "${1:-}" = --list ]; then
