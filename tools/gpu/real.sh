@@ -296,6 +296,7 @@ export PYTHONDONTWRITEBYTECODE=1
 ROWS=""
 NOTES=""
 LEFT=""
+DURS=""
 FAILS=0
 TITLE="real programs on $(nvidia-smi -L 2>/dev/null | head -n 1 | sed 's/ (UUID.*//')"
 [ $GPU = 1 ] || TITLE="real programs: DRY RUN without a GPU (--device cpu, small sizes)"
@@ -985,7 +986,11 @@ while IFS='|' read -r name need flags modes cmd graph cpu; do
 	C_GRAPH=$graph
 	[ "$C_GRAPH" != - ] || C_GRAPH=""
 	C_CPU=$cpu
+	t1=$(date +%s)
 	real_one "$name" "$flags" "$modes"
+	# Each program's seconds, every run of it included (compiling, counting):
+	# what the next call's GS_REAL_BUDGET and GS_REAL_PROGRAMS are planned with.
+	DURS="$DURS${DURS:+, }$name $(($(date +%s) - t1))"
 done <<<"$SELECTED"
 if [ $matched = 0 ]; then
 	echo "real: GS_REAL_PROGRAMS='$PATS' matches nothing; the suite:"
@@ -994,6 +999,7 @@ if [ $matched = 0 ]; then
 fi
 [ -z "$LEFT" ] || note "the rest, for another call: GS_REAL_PROGRAMS='$LEFT'"
 [ -z "$VERSIONS" ] || note "frameworks: $VERSIONS (python: $("$PY" --version 2>&1))"
+[ -z "$DURS" ] || note "seconds a program, all its runs: $DURS"
 note "total: $(($(date +%s) - T0))s; statistics, logs and CUPTI counts under $W"
 print_table
 [ $FAILS -eq 0 ]
