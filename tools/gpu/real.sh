@@ -242,7 +242,10 @@ train-ckpt|torch|-|eager graphshim|$PY $R/torch_train.py --arch block --checkpoi
 spectral|torch|-|eager graphshim|$PY $R/torch_spectral.py|-|--device cpu --steps 4 --warmup 1 --n 16 --batch 2
 spectral-fixed|torch|-|eager graphshim|$PY $R/torch_spectral.py --check 0 --n 128 --batch 4 --dtype float64|-|--device cpu --steps 4 --warmup 1 --n 16 --batch 2
 lm-fit|torch|-|eager graphshim|$PY $R/torch_lm.py|-|--device cpu --steps 6 --warmup 2 --batch 8 --samples 16 --restart 4
-lm-fit-ex|torch|-|eager graphshim|$PY $R/torch_lm.py --no-check --dtype float32 --log 10|-|--device cpu --steps 6 --warmup 2 --batch 8 --samples 16 --restart 4'
+lm-fit-ex|torch|-|eager graphshim|$PY $R/torch_lm.py --no-check --dtype float32 --log 10|-|--device cpu --steps 6 --warmup 2 --batch 8 --samples 16 --restart 4
+vi-bnn|torch|-|eager graphshim|$PY $R/torch_vi.py|-|--device cpu --steps 4 --warmup 1 --points 512 --hidden 16
+vi-bnn-fast|torch|-|eager graphshim|$PY $R/torch_vi.py --no-validate|-|--device cpu --steps 4 --warmup 1 --points 512 --hidden 16
+kmeans|torch|-|eager graphshim|$PY $R/torch_kmeans.py|-|--device cpu --points 2048 --restarts 2 --max-iter 8'
 
 
 if [ "${1:-}" = --list ]; then
