@@ -67,6 +67,15 @@ Options for the other loops users write (all off by default):
                 from the default CUDA generator, whose offset argument
                 moves every call; with --checkpoint the recomputation
                 draws the same masks again.
+  --accum K     gradient accumulation as fine-tuning scripts do it
+                (gradient_accumulation_steps): K micro-batches a step, each
+                loss divided by K and backpropagated, one optimizer step;
+                the step's loss read back is the micro-batches' mean.  Not
+                with --ddp.
+  --clip C      nn.utils.clip_grad_norm_(model.parameters(), C,
+                foreach=True) before every optimizer step (with an fp16
+                GradScaler, scaler.unscale_(opt) first): a norm of every
+                gradient and a scale, computed on the device.
   --optim sgd   torch.optim.SGD (momentum 0.9, foreach=True) instead of AdamW.
   --fused       the optimizer with fused=True (one fused kernel per dtype
                 and device instead of the foreach kernels).
@@ -274,6 +283,10 @@ def main():
     ap.add_argument("--checkpoint", action="store_true",
                     help="torch.utils.checkpoint around every block (use_reentrant=False)")
     ap.add_argument("--dropout", type=float, default=0.0, help="nn.Dropout in every block")
+    ap.add_argument("--accum", type=int, default=1, metavar="K",
+                    help="gradient accumulation: K micro-batches an optimizer step")
+    ap.add_argument("--clip", type=float, default=0.0, metavar="C",
+                    help="clip_grad_norm_(parameters, C, foreach=True) before each optimizer step (0: off)")
     ap.add_argument("--cuda-events", action="store_true",
                     help="time each step with a fresh pair of timing CUDA events")
     ap.add_argument("--compile", action="store_true", help="torch.compile(model), default mode")
@@ -290,6 +303,10 @@ def main():
         ap.error("--log-every must be >= 1; --loader and --prefetch are two ways to feed the same loop")
     if not 0 <= a.dropout < 1:
         ap.error("--dropout must be in [0, 1)")
+    if a.accum < 1 or a.clip < 0:
+        ap.error("--accum must be >= 1 and --clip >= 0")
+    if a.accum > 1 and a.ddp:
+        ap.error("--accum with --ddp would all-reduce every micro-batch (no no_sync here): not supported")
     if a.cuda_events and (torch.device(a.device).type != "cuda" or a.log_every != 1):
         ap.error("--cuda-events needs a CUDA device and --log-every 1")
     dev = torch.device(a.device)
@@ -348,29 +365,44 @@ def main():
     for i in range(a.warmup + a.steps):
         if a.log_every == 1:
             t0 = time.perf_counter()
-        if a.prefetch:
-            x, y = prefetcher.next()
-        elif a.loader >= 0:
-            x, y = next(loader_iter)
-            x, y = x.to(dev, non_blocking=True), y.to(dev, non_blocking=True)
-        else:
-            x, y = xs[i % a.batches], ys[i % a.batches]
         if a.cuda_events:
             ev = (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
             ev[0].record(torch.cuda.current_stream(dev))
-        if amp_dtype is None:
-            logits = model(x)
-            loss = -(torch.log_softmax(logits, dim=-1) * y).sum(dim=-1).mean()
-        else:
-            with torch.autocast(device_type=dev.type, dtype=amp_dtype):
+        # --accum K: K micro-batches' gradients summed before one optimizer
+        # step (each loss divided by K); the step's logged loss their mean.
+        for micro in range(a.accum):
+            if a.prefetch:
+                x, y = prefetcher.next()
+            elif a.loader >= 0:
+                x, y = next(loader_iter)
+                x, y = x.to(dev, non_blocking=True), y.to(dev, non_blocking=True)
+            else:
+                n = i * a.accum + micro
+                x, y = xs[n % a.batches], ys[n % a.batches]
+            if amp_dtype is None:
                 logits = model(x)
-                loss = -(torch.log_softmax(logits, dim=-1) * y).sum(dim=-1).mean()
+                micro_loss = -(torch.log_softmax(logits, dim=-1) * y).sum(dim=-1).mean()
+            else:
+                with torch.autocast(device_type=dev.type, dtype=amp_dtype):
+                    logits = model(x)
+                    micro_loss = -(torch.log_softmax(logits, dim=-1) * y).sum(dim=-1).mean()
+            if a.accum > 1:
+                micro_loss = micro_loss / a.accum
+                loss = micro_loss.detach() if micro == 0 else loss + micro_loss.detach()
+            else:
+                loss = micro_loss
+            if scaler is not None:
+                scaler.scale(micro_loss).backward()
+            else:
+                micro_loss.backward()
+        if a.clip > 0:
+            if scaler is not None:
+                scaler.unscale_(opt)  # clip the true gradients, as the AMP recipe says
+            nn.utils.clip_grad_norm_(model.parameters(), a.clip, foreach=True)
         if scaler is not None:
-            scaler.scale(loss).backward()
             scaler.step(opt)
             scaler.update()
         else:
-            loss.backward()
             opt.step()
         opt.zero_grad(set_to_none=True)
         if a.cuda_events:
@@ -418,6 +450,10 @@ def main():
             variant += "-ckpt"
         if a.dropout > 0:
             variant += "-drop%g" % a.dropout
+        if a.accum > 1:
+            variant += "-accum%d" % a.accum
+        if a.clip > 0:
+            variant += "-clip%g" % a.clip
         extra = ""
         if a.cuda_events:
             variant += "-events"

@@ -245,7 +245,9 @@ lm-fit|torch|-|eager graphshim|$PY $R/torch_lm.py|-|--device cpu --steps 6 --war
 lm-fit-ex|torch|-|eager graphshim|$PY $R/torch_lm.py --no-check --dtype float32 --log 10|-|--device cpu --steps 6 --warmup 2 --batch 8 --samples 16 --restart 4
 vi-bnn|torch|-|eager graphshim|$PY $R/torch_vi.py|-|--device cpu --steps 4 --warmup 1 --points 512 --hidden 16
 vi-bnn-fast|torch|-|eager graphshim|$PY $R/torch_vi.py --no-validate|-|--device cpu --steps 4 --warmup 1 --points 512 --hidden 16
-kmeans|torch|-|eager graphshim|$PY $R/torch_kmeans.py|-|--device cpu --points 2048 --restarts 2 --max-iter 8'
+kmeans|torch|-|eager graphshim|$PY $R/torch_kmeans.py|-|--device cpu --points 2048 --restarts 2 --max-iter 8
+train-accum|torch|-|eager graphshim|$PY $R/torch_train.py --arch block --layers 2 --accum 4 --clip 1.0 --amp bf16|-|--device cpu --steps 4 --warmup 1 --batch 4 --seq 8
+train-accum-fp16|torch|-|eager graphshim|$PY $R/torch_train.py --arch mlp --accum 2 --clip 1.0 --amp fp16|-|--device cpu --steps 4 --warmup 1'
 
 
 if [ "${1:-}" = --list ]; then
