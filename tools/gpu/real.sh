@@ -247,7 +247,9 @@ vi-bnn|torch|-|eager graphshim|$PY $R/torch_vi.py|-|--device cpu --steps 4 --war
 vi-bnn-fast|torch|-|eager graphshim|$PY $R/torch_vi.py --no-validate|-|--device cpu --steps 4 --warmup 1 --points 512 --hidden 16
 kmeans|torch|-|eager graphshim|$PY $R/torch_kmeans.py|-|--device cpu --points 2048 --restarts 2 --max-iter 8
 train-accum|torch|-|eager graphshim|$PY $R/torch_train.py --arch block --layers 2 --accum 4 --clip 1.0 --amp bf16|-|--device cpu --steps 4 --warmup 1 --batch 4 --seq 8
-train-accum-fp16|torch|-|eager graphshim|$PY $R/torch_train.py --arch mlp --accum 2 --clip 1.0 --amp fp16|-|--device cpu --steps 4 --warmup 1'
+train-accum-fp16|torch|-|eager graphshim|$PY $R/torch_train.py --arch mlp --accum 2 --clip 1.0 --amp fp16|-|--device cpu --steps 4 --warmup 1
+augment|torchvision|-|eager graphshim|$PY $R/torch_augment.py|-|--device cpu --steps 3 --warmup 1 --images 64 --width 8
+augment-sample|torchvision|-|eager graphshim|$PY $R/torch_augment.py --per-sample --batch 16 --steps 30|-|--device cpu --steps 2 --warmup 1 --images 64 --width 8'
 
 
 if [ "${1:-}" = --list ]; then
