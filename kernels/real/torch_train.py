@@ -53,8 +53,8 @@ Options for the other loops users write (all off by default):
   --cuda-events each step timed on the GPU as training scripts log it:
                 a fresh torch.cuda.Event(enable_timing=True) pair a step
                 (recorded before the batch is fetched and after
-                zero_grad), and
-                start.elapsed_time(end) read after the step's loss.item();
+                zero_grad), and start.elapsed_time(end) read after the
+                step's loss.item();
                 the median goes into the gs-wl line (gpu_step_us), not into
                 --out (times differ between runs).  CUDA only, with
                 --log-every 1.
