@@ -160,8 +160,13 @@ static int rnn_pattern(void)
  * data is still near the core.  Mode "d" (drift): each launch's words 1
  * and 2 (two pointers, as a framework's tensors that moved) change every
  * step, so every node of the replayed step is patched every step (from
- * the host, or on the GPU under FAKE_DEVUPD=1). */
-static int cold_pattern(int drift)
+ * the host, or on the GPU under FAKE_DEVUPD=1).  Mode "k" (fresh): the
+ * same stirred loop, but no launch repeats (its grid and its image's first
+ * word new every launch, as kernels/nrepeat's), so the stream goes cold:
+ * what the cold lane costs a launch when little of graphshim is near the
+ * core, against "c" under GRAPHSHIM_GATE=eager (a learned step matched
+ * launch by launch and submitted eagerly). */
+static int cold_pattern(int drift, int fresh)
 {
 	launch_fn launch = (launch_fn)drv("cuLaunchKernel");
 	CUresult (*sync)(CUstream) = (CUresult(*)(CUstream))drv("cuStreamSynchronize");
@@ -178,6 +183,8 @@ static int cold_pattern(int drift)
 	CUstream s = (CUstream)0x5000;
 	static unsigned char image[656];
 	void *kbig[] = { image };
+	int word = 0;
+	void *ksmall[] = { &word };
 	double per[11];
 	unsigned sum = 0;
 	for (int b = 0; b < NB; b++) {
@@ -185,16 +192,21 @@ static int cold_pattern(int drift)
 		for (int i = 0; i < BATCH; i++) {
 			for (size_t k = 0; k < STIR; k += 64)
 				sum += stir[k]++;
-			int v = i % 64;
+			int v = fresh ? b * BATCH + i : i % 64;
 			memcpy(image, &v, sizeof(v));
+			unsigned mix = (unsigned)v * 2654435761u;
+			unsigned grid = fresh ? 1 + (mix >> 26) : 1;
+			/* fresh: one launch in two, drawn, of a kernel of another
+			 * parameter layout, so no segment's structure repeats */
+			int small = fresh && (mix >> 9) % 2;
 			if (drift) {
 				uint64_t p[2] = { 0x7f0000000000ull + (uint64_t)(b * BATCH + i) / 64 * 4096,
 						  0x7f1000000000ull + (uint64_t)(b * BATCH + i) / 64 * 8192 };
 				memcpy(image + 8, p, sizeof(p));
 			}
 			double t0 = now_ns();
-			if (launch((CUfunction)((uintptr_t)FAKE_FN + 3), 1, 1, 1, 32, 1, 1, 0, s, kbig,
-				   NULL) != CUDA_SUCCESS)
+			if (launch((CUfunction)((uintptr_t)FAKE_FN + (small ? 0 : 3)), grid, 1, 1, 32, 1, 1, 0,
+				   s, small ? ksmall : kbig, NULL) != CUDA_SUCCESS)
 				return 1;
 			spent += now_ns() - t0;
 			if (i % 64 == 63 && sync(s) != CUDA_SUCCESS)
@@ -242,8 +254,8 @@ int main(int argc, char **argv)
 		return rnn_pattern();
 	if (argc > 1 && argv[1][0] == 't')
 		return thrust_pattern();
-	if (argc > 1 && (argv[1][0] == 'c' || argv[1][0] == 'd'))
-		return cold_pattern(argv[1][0] == 'd');
+	if (argc > 1 && (argv[1][0] == 'c' || argv[1][0] == 'd' || argv[1][0] == 'k'))
+		return cold_pattern(argv[1][0] == 'd', argv[1][0] == 'k');
 	launch_fn launch = (launch_fn)drv("cuLaunchKernel");
 	CUresult (*sync)(CUstream) = (CUresult(*)(CUstream))drv("cuStreamSynchronize");
 	if (!launch || !sync)
