@@ -52,7 +52,7 @@ class Decoder(DynamicDecoder):
     """DynamicDecoder whose token read-back is --readback's."""
 
     def __init__(self, model, a, dev):
-        super().__init__(model, a, dev)
+        super().__init__(model, a, dev, None)  # greedy: no sampler
         self.read = read_tokens
         if a.readback != "item" and dev.type == "cuda":
             self.host = torch.empty(1, dtype=torch.long, pin_memory=True)
@@ -100,7 +100,10 @@ class Worker(threading.Thread):
         return torch.randint(0, self.a.vocab, (1, self.a.prompt), generator=g).to(self.dev)
 
     def serve(self):
-        dec = Decoder(self.model, self.a, self.dev)
+        try:
+            dec = Decoder(self.model, self.a, self.dev)
+        except Exception as e:  # reported by main, as below: a thread that dies hangs the barriers
+            self.error = e
         for rnd in range(self.a.warmup + self.a.requests):
             self.start_b.wait()
             try:
