@@ -38,6 +38,9 @@
 #   GS_REAL_EXTRA_ENV VAR=value words for mode `before`; set alone, mode `before` is
 #                     this build under them (GS_REAL_EXTRA_ENV=GRAPHSHIM_GATE=eager:
 #                     graphshim passing every launch through, in the same rounds)
+#   GS_REAL_SHIM_ENV  VAR=value words for modes graphshim and before alike
+#                     (GS_REAL_SHIM_ENV=GRAPHSHIM_GATE=eager with GS_CARRY_BEFORE:
+#                     this build and that one both sending every step eagerly)
 #   GS_REAL_TIMEOUT   limit of one run in seconds (default 120)
 #   GS_REAL_PRIME_TIMEOUT  limit of a compiling program's first run (default 420)
 #   GS_REAL_BUDGET    seconds for the whole suite (default 540); programs not
@@ -552,13 +555,14 @@ top = lambda m: ", ".join("%s %d" % kv for kv in sorted(m.items(), key=lambda kv
 seqs = d.get("sequences", [])
 print("boundary_launches %s, layouts_unreadable %s, sequences %d (replayed %d, retired %d), "
       "replays %s, patches %s, variants %s (replays %s), gate eager %s; released %s, interrupted %s, "
-      "idle cuts %s, shared chunks %s, refused %s, stand-ins %s; flushes: %s; mismatches: %s" % (
+      "idle cuts %s, shared chunks %s, refused %s, stand-ins %s; cold %s (quiet %s: %s launches); flushes: %s; mismatches: %s" % (
       c.get("boundary_launches", "-"), c.get("layouts_unreadable", "-"), len(seqs),
       sum(1 for q in seqs if q.get("replays")), sum(1 for q in seqs if q.get("state") == "retired"),
       c.get("replays", "-"), c.get("patches", "-"), c.get("variants", "-"),
       c.get("variant_replays", "-"), c.get("gate_eager", "-"), c.get("released", "-"),
       c.get("interrupted", "-"), c.get("idle_cuts", "-"), c.get("shared_chunks", "-"),
-      c.get("refused", "-"), c.get("stand_ins", "-"), top(d.get("flushes_by_reason", {})), top(d.get("mismatches_by_reason", {}))))
+      c.get("refused", "-"), c.get("stand_ins", "-"), c.get("cold_streams", "-"), c.get("cold_quiet", "-"),
+      c.get("cold_quiet_passed", "-"), top(d.get("flushes_by_reason", {})), top(d.get("mismatches_by_reason", {}))))
 # The gate's own comparison, inside one process (immune to the machine's
 # process-to-process spread): each sequence timed both ways, weighted by
 # the passes seen -- what its passes cost the host all eager against all
@@ -665,6 +669,8 @@ run_mode() {
 		args+=("${cpu[@]}")
 	fi
 	case $m in graphshim | before)
+		read -r -a senv <<<"${GS_REAL_SHIM_ENV:-}"
+		pre+=("${senv[@]}")
 		pre+=(GRAPHSHIM_STATS="$base.%p.json" GRAPHSHIM_OVERWRITE=1)
 		if [ "$tag" = count ] && [ "${GS_REAL_TRACE:-0}" = 1 ]; then
 			pre+=(GRAPHSHIM_TRACE="$base.%p.trace.json")
@@ -912,7 +918,7 @@ real_one() {
 		bgi=$(gs_interval "$w.before.times" "$w.graphshim.times")
 		[ "$bgi" != - ] || bgi=$(gs_ratio "$bm" "$g")
 		read -r bl bk br bc bs <<<"$(stats_summary "$w.before.stats")"
-		note "$name: before (${GS_REAL_EXTRA_LIB:+GS_REAL_EXTRA_LIB}${GS_REAL_EXTRA_ENV:+ $GS_REAL_EXTRA_ENV}) ${bm}us; eager/before $bci; before/graphshim $bgi; cov $bc, steady $bs"
+		note "$name: before (${GS_REAL_EXTRA_LIB:+GS_REAL_EXTRA_LIB}${GS_REAL_EXTRA_ENV:+ $GS_REAL_EXTRA_ENV}${GS_REAL_SHIM_ENV:+; both under $GS_REAL_SHIM_ENV}) ${bm}us; eager/before $bci; before/graphshim $bgi; cov $bc, steady $bs"
 	fi
 	local gl
 	gl=$(grep -c "^$name " "$W/graphshim-lines.log" 2>/dev/null)
