@@ -30,6 +30,7 @@ ps=$(LD_PRELOAD=$b/.libs/libgraphshim.so "$b/tests/cuda/bench_hook" p)
 cb=$("$b/tests/cuda/bench_hook" c)
 cs=$(LD_PRELOAD=$b/.libs/libgraphshim.so "$b/tests/cuda/bench_hook" c)
 ce=$(GRAPHSHIM_GATE=eager LD_PRELOAD=$b/.libs/libgraphshim.so "$b/tests/cuda/bench_hook" c)
+cm=$(GRAPHSHIM_GATE=eager GRAPHSHIM_COLD_EAGER=0 LD_PRELOAD=$b/.libs/libgraphshim.so "$b/tests/cuda/bench_hook" c)
 kb=$("$b/tests/cuda/bench_hook" k)
 ks=$(LD_PRELOAD=$b/.libs/libgraphshim.so "$b/tests/cuda/bench_hook" k)
 db=$("$b/tests/cuda/bench_hook" d)
@@ -41,7 +42,7 @@ echo "ns per launch: same launch repeated (held and matched, no graph: period of
 echo "ns per launch, a step of 64 launches and a sync (learned, replayed from graphs): driver alone $sb, through graphshim $ss"
 echo "ns per launch, the same step of a kernel with a 656-byte parameter (a PyTorch elementwise kernel's): driver alone $pb, through graphshim $ps"
 echo "ns per launch call, the 656-byte step with the caches stirred between launches (4 MB, as an interpreter's work between a framework's launches): driver alone $cb, through graphshim $cs"
-echo "ns per launch call, the same stirred step submitted eagerly but still matched (GRAPHSHIM_GATE=eager, as a step the gate keeps eager): $ce; stirred launches that never repeat (the stream goes cold, the cold lane): driver alone $kb, through graphshim $ks"
+echo "ns per launch call, the same stirred step kept eager (GRAPHSHIM_GATE=eager, as a step the gate keeps eager): its stream quiet, through the cold lane $ce; matched launch by launch (GRAPHSHIM_COLD_EAGER=0) $cm; stirred launches that never repeat (the stream goes cold, the cold lane): driver alone $kb, through graphshim $ks"
 echo "ns per launch call, the same with two pointers of every launch moving every step (every node patched): driver alone $db, through graphshim patching from the host $dh, on the (fake) GPU $dd"
 echo "ns per launch, two kinds of 64-launch step in turn, alike but for the last launch: driver alone $ab, through graphshim $as (shared chunks), with GRAPHSHIM_SHARE=0 $an"
 echo "ns per call, Thrust's default policy (a synchronize after every algorithm, temporary storage allocated and freed around each reduction): driver alone $tb, through graphshim $ts"

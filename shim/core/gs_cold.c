@@ -38,21 +38,43 @@ static void gs_cold_segment_begin(gs_stream_t *s)
 	s->lane.hash = 0;
 	s->lane.len = 0;
 	s->lane.fast = 0;
+	s->cold.kept = false;
 }
 
-/* Stream lock held. */
-static void gs_cold_enter(gs_stream_t *s)
+/* Stream lock held; false when there is no memory for it (the stream stays warm). */
+static bool gs_cold_enter(gs_stream_t *s, uint64_t quiet)
 {
 	if (!s->cold.ids && !(s->cold.ids = calloc(GS_COLD_IDS, sizeof(*s->cold.ids))))
-		return; /* no memory for it: the stream stays warm */
+		return false;
 	gs_cold_lock(s);
 	__atomic_store_n(&s->lane.cold, true, __ATOMIC_RELAXED);
 	gs_cold_segment_begin(s);
+	s->cold.cut = false;
+	s->cold.quiet = quiet;
+	s->cold.quiet_used = 0;
 	gs_cold_unlock(s);
 	s->seg.last_id = 0; /* nothing recorded to speculate from */
 	GS_STAT_INC(cold_streams);
-	gs_log(GS_LOG_DEBUG, "stream %#lx goes cold: %u segments in a row did not repeat",
-	       (unsigned long)s->key.handle, s->cold.fresh);
+	if (quiet) {
+		GS_STAT_INC(cold_quiet);
+		gs_log(GS_LOG_DEBUG, "stream %#lx goes cold quietly: the gate keeps its steps eager (%llu launches)",
+		       (unsigned long)s->key.handle, (unsigned long long)quiet);
+	} else {
+		gs_log(GS_LOG_DEBUG, "stream %#lx goes cold: %u segments in a row did not repeat",
+		       (unsigned long)s->key.handle, s->cold.fresh);
+	}
+	return true;
+}
+
+/* A quiet stream wakes: the passes it let by count towards its kept-eager
+ * sequences' re-checks.  Both locks held. */
+static void gs_cold_quiet_end(gs_stream_t *s)
+{
+	for (gs_seq_t *q = s->cache.lru; q; q = q->next)
+		if (q->n && gs_gate_kept_eager(q))
+			gs_gate_passed_quietly(q, s->cold.quiet_used / q->n);
+	s->cold.quiet = 0;
+	s->cold.quiet_used = 0;
 }
 
 /*
@@ -62,6 +84,8 @@ static void gs_cold_enter(gs_stream_t *s)
 static void gs_cold_wake(gs_stream_t *s, bool anchored)
 {
 	__atomic_store_n(&s->lane.cold, false, __ATOMIC_RELAXED);
+	if (s->cold.quiet)
+		gs_cold_quiet_end(s);
 	s->cold.fresh = 0;
 	s->cold.woken = GS_COLD_IDS; /* its next segments may be ones seen while cold (gs_seq_settle) */
 	gs_learn_begin(&s->seg, &s->period, s->pos);
@@ -82,7 +106,21 @@ static void gs_cold_end_locked(gs_stream_t *s, bool anchored)
 	}
 	if (s->lane.len)
 		GS_STAT_ADD(cold_passed, s->lane.len);
-	if (s->lane.len >= (uint64_t)gs_config.min_seq) {
+	bool repeat_wakes = true;
+	if (s->cold.quiet) {
+		/* Quiet: the kept steps' passes do not wake it, nor do the pieces
+		 * of a long segment; the launches it may pass do, and so does a
+		 * step that repeats among them (it may be one to learn). */
+		GS_STAT_ADD(cold_quiet_passed, s->lane.len);
+		s->cold.quiet_used += s->lane.len;
+		if (s->cold.quiet_used >= s->cold.quiet) {
+			gs_cold_wake(s, anchored);
+			repeat_wakes = false;
+		} else {
+			repeat_wakes = anchored && !s->cold.cut && !s->cold.kept;
+		}
+	}
+	if (repeat_wakes && s->lane.len >= (uint64_t)gs_config.min_seq) {
 		uint64_t id = gs_hash_step(s->lane.hash, s->lane.len);
 		uint64_t *slot = &s->cold.ids[id & (GS_COLD_IDS - 1)];
 		if (*slot == id) {
@@ -101,8 +139,13 @@ static void gs_cold_step(gs_stream_t *s, uint64_t key)
 	s->lane.hash = gs_hash_step(s->lane.hash, key);
 	/* A segment this long needs period detection, which needs records. */
 	if (++s->lane.len >= (uint64_t)gs_config.period_after && gs_config.period) {
+		bool quiet = s->cold.quiet;
 		gs_cold_end_locked(s, false);
-		if (__atomic_load_n(&s->lane.cold, __ATOMIC_RELAXED))
+		if (!__atomic_load_n(&s->lane.cold, __ATOMIC_RELAXED))
+			return;
+		if (quiet)
+			s->cold.cut = true; /* its steps are eager: no period to find */
+		else
 			gs_cold_wake(s, false);
 	}
 }
@@ -111,28 +154,81 @@ void gs_cold_end(gs_stream_t *s)
 {
 	gs_cold_lock(s);
 	gs_cold_end_locked(s, true);
+	s->cold.cut = false;
 	gs_cold_unlock(s);
+}
+
+/*
+ * Whether a cold segment that begins with rec wakes s: it begins like an
+ * armed sequence (on a quiet stream, one the gate does not keep eager).
+ * Stream lock held.
+ */
+static bool gs_cold_wakes(gs_stream_t *s, const gs_rec_t *rec, bool anchored, bool *kept)
+{
+	gs_seq_t *cands[GS_MAX_CANDS];
+	uint32_t n = gs_match_starts(s, rec, anchored, cands);
+	*kept = false;
+	if (!s->cold.quiet)
+		return n;
+	for (uint32_t i = 0; i < n; i++)
+		if (!gs_gate_kept_eager(cands[i]))
+			return true;
+	*kept = n;
+	return false;
 }
 
 bool gs_cold_launch(gs_stream_t *s, const gs_rec_t *rec)
 {
-	gs_seq_t *cands[GS_MAX_CANDS];
 	gs_cold_lock(s);
 	bool first = !s->lane.len;
+	bool anchored = !s->cold.cut;
 	gs_cold_unlock(s);
-	/* A segment that begins like an armed sequence wakes the stream. */
-	bool wake = first && gs_match_starts(s, rec, true, cands);
+	bool kept = false;
+	bool wake = first && gs_cold_wakes(s, rec, anchored, &kept);
 	gs_cold_lock(s);
+	if (first)
+		s->cold.kept = kept; /* a kept step's pass, presumably */
 	if (wake)
-		gs_cold_wake(s, true);
+		gs_cold_wake(s, anchored);
 	else
 		gs_cold_step(s, rec->shape);
 	gs_cold_unlock(s);
 	return !wake;
 }
 
+void gs_cold_passed(gs_stream_t *s, const gs_seq_t *q, bool eager)
+{
+	s->cold.passes |= eager && gs_gate_kept_eager(q) ? GS_COLD_PASS_KEPT : GS_COLD_PASS_OTHER;
+}
+
+/*
+ * A warm segment whose passes all went eagerly, kept so by the gate: the
+ * stream goes cold quietly where every sequence that could match next is
+ * kept eager too (none building), for as many launches as the first of
+ * them to be re-checked has until then.  Stream lock held.
+ */
+static void gs_cold_quiet(gs_stream_t *s)
+{
+	uint64_t budget = UINT64_MAX;
+	for (const gs_seq_t *q = s->cache.lru; q; q = q->next) {
+		if (q->state == GS_SEQ_BUILDING)
+			return;
+		if (!gs_seq_matchable(q))
+			continue;
+		if (!gs_gate_kept_eager(q))
+			return;
+		uint64_t b = gs_gate_until_recheck(q) * q->n;
+		if (b < budget)
+			budget = b;
+	}
+	if (budget != UINT64_MAX && budget)
+		gs_cold_enter(s, budget);
+}
+
 void gs_cold_ended(gs_stream_t *s, uint64_t len, bool repeated)
 {
+	uint8_t passes = s->cold.passes;
+	s->cold.passes = 0;
 	/*
 	 * Empty segments (a flush with nothing since the last) say nothing, nor
 	 * do segments another thread's call cut short (its syncs flush every
@@ -148,6 +244,9 @@ void gs_cold_ended(gs_stream_t *s, uint64_t len, bool repeated)
 	if (repeated)
 		s->cold.fresh = 0;
 	else if (gs_config.cold_after && ++s->cold.fresh >= (uint64_t)gs_config.cold_after &&
-		 !gs_trace_on && !s->match.ncands)
-		gs_cold_enter(s);
+		 !gs_trace_on && !s->match.ncands && gs_cold_enter(s, 0))
+		return;
+	if (passes == GS_COLD_PASS_KEPT && gs_config.cold_eager && gs_config.cold_after && !gs_trace_on &&
+	    !s->match.ncands)
+		gs_cold_quiet(s);
 }

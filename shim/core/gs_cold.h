@@ -6,6 +6,16 @@
  * among the last cold ones warms the stream again, and so does a segment
  * beginning like an armed sequence (its first launch always takes the
  * full path).  See docs/how-it-works.md, "Cold streams".
+ *
+ * A stream whose armed sequences the gate all keeps eager goes cold too,
+ * quietly (GRAPHSHIM_COLD_EAGER): matching a pass launch by launch only to
+ * submit each launch as it comes costs the host more than the lane, and
+ * tells nothing until the next re-check.  A quiet stream wakes when a
+ * segment begins like an armed sequence the gate does not keep eager, or
+ * after about as many launches as its sequences' passes until their next
+ * re-check (which the gate then makes), or on a segment that repeats
+ * and did not begin like one of the kept sequences (a step to learn);
+ * not for period detection.
  */
 #ifndef GS_COLD_H
 #define GS_COLD_H
@@ -22,7 +32,20 @@ typedef struct gs_cold {
 	uint32_t fresh;      /* segments in a row that did not repeat (warm) */
 	uint32_t woken;      /* segments left since it woke that may have come while cold */
 	uint64_t *ids;       /* GS_COLD_IDS recent cold segments, direct-mapped */
+	uint8_t passes;      /* GS_COLD_PASS_*: the passes completed in the warm segment in progress */
+	bool cut;            /* the cold segment in progress began at no boundary (a quiet stream's long one) */
+	bool kept;           /* ... and began like a sequence the gate keeps eager */
+	uint64_t quiet;      /* launches a quiet stream passes before it wakes (0: not quiet) */
+	uint64_t quiet_used; /* ... passed so far */
 } gs_cold_t;
+
+/* gs_cold_t.passes: a pass the gate keeps eager went, and another went. */
+#define GS_COLD_PASS_KEPT 1u
+#define GS_COLD_PASS_OTHER 2u
+
+typedef struct gs_seq gs_seq_t;
+/* A pass over q completed on s (eagerly or not).  Stream lock held. */
+void gs_cold_passed(gs_stream_t *s, const gs_seq_t *q, bool eager);
 
 /*
  * A launch of rec on s, which is cold; stream lock held.  True when it

@@ -38,6 +38,8 @@
 	  "launches without a boundary before period detection starts on a stream")         \
 	X(cold_after, "GRAPHSHIM_COLD_AFTER", INT, 16, 0, 1000000000,                         \
 	  "segments in a row that did not repeat before a stream keeps no records (0: never)") \
+	X(cold_eager, "GRAPHSHIM_COLD_EAGER", BOOL, 1, 0, 1,                                  \
+	  "a stream whose armed steps the gate all keeps eager passes its launches through the cold lane until their next re-check") \
 	X(mismatch_limit, "GRAPHSHIM_MISMATCH_LIMIT", INT, 3, 1, 1000000,                     \
 	  "consecutive mismatches that retire a sequence to eager")                          \
 	X(cooldown, "GRAPHSHIM_COOLDOWN", INT, 16, 0, 1000000000,                             \
@@ -132,6 +134,7 @@ typedef struct gs_config {
 	bool period;
 	long long period_after;
 	long long cold_after;
+	bool cold_eager;
 	long long mismatch_limit;
 	long long cooldown;
 	bool forgive;

@@ -912,6 +912,45 @@ void gs_gate_release(gs_seq_t *q)
 	g->running = -1;
 }
 
+bool gs_gate_kept_eager(const gs_seq_t *q)
+{
+	if (q->state != GS_SEQ_ARMED)
+		return false;
+	if ((gs_gate_mode_t)gs_config.gate == GS_GATE_EAGER)
+		return true;
+	/* Past the early watch (gs_gate_watched), or half-way to a re-check
+	 * that comes sooner: a first verdict is often made in a phase unlike
+	 * the rest, and its watched passes are what tries it again; a quiet
+	 * stream matches nothing to watch. */
+	const gs_gate_t *g = &q->gate;
+	uint64_t settled = (uint64_t)gs_config.gate_recheck / 2;
+	if (settled > GS_GATE_WATCH_EARLY)
+		settled = GS_GATE_WATCH_EARLY;
+	return (gs_gate_mode_t)gs_config.gate == GS_GATE_AUTO && !g->off && g->state == GS_GATE_S_EAGER &&
+	       !q->idle_eager && g->passes >= settled;
+}
+
+/* The re-check a quiet stream waits for where the gate makes none. */
+#define GS_GATE_QUIET_PASSES 1000u
+
+uint64_t gs_gate_until_recheck(const gs_seq_t *q)
+{
+	uint64_t every = gs_config.gate_recheck ? (uint64_t)gs_config.gate_recheck : GS_GATE_QUIET_PASSES;
+	if ((gs_gate_mode_t)gs_config.gate != GS_GATE_AUTO || !gs_config.gate_recheck)
+		return every;
+	return q->gate.passes + 1 < every ? every - q->gate.passes : 1;
+}
+
+void gs_gate_passed_quietly(gs_seq_t *q, uint64_t passes)
+{
+	gs_gate_t *g = &q->gate;
+	if ((gs_gate_mode_t)gs_config.gate != GS_GATE_AUTO || !gs_config.gate_recheck ||
+	    g->state != GS_GATE_S_EAGER)
+		return;
+	uint64_t last = (uint64_t)gs_config.gate_recheck - 1; /* the next pass re-checks */
+	g->passes = passes >= last || g->passes + passes >= last ? last : g->passes + passes;
+}
+
 const char *gs_gate_state_name(const gs_seq_t *q)
 {
 	if (q->state != GS_SEQ_ARMED)

@@ -131,6 +131,19 @@ void gs_gate_abandon(gs_stream_t *s);
 void gs_gate_forget(gs_stream_t *s, const gs_seq_t *q);
 /* Destroy q's timers (any thread; touches no stream). */
 void gs_gate_release(gs_seq_t *q);
+/*
+ * Whether q's passes go eagerly until its next re-check: armed, and its
+ * decision eager, settled past the watch of its first 32 passes (or
+ * half-way to a re-check that comes sooner), or GRAPHSHIM_GATE=eager.  Such a stream's launches may
+ * take the cold lane meanwhile (gs_cold.h, "quiet").
+ */
+bool gs_gate_kept_eager(const gs_seq_t *q);
+/* Passes of q before its next re-check (at least 1; under
+ * GRAPHSHIM_GATE=eager, or with re-checks off, GRAPHSHIM_GATE_RECHECK or 1000). */
+uint64_t gs_gate_until_recheck(const gs_seq_t *q);
+/* q's passes went by unmatched (its stream was quiet): count them towards
+ * its re-check, the next pass at the latest re-checking. */
+void gs_gate_passed_quietly(gs_seq_t *q, uint64_t passes);
 /* "replay", "eager", "trial", "off" (untimed) or "none" (not armed). */
 const char *gs_gate_state_name(const gs_seq_t *q);
 

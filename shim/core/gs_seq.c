@@ -346,6 +346,7 @@ void gs_seq_passed(gs_stream_t *s, gs_seq_t *q, bool eager, bool clean)
 		gs_seq_idled(s, q);
 	}
 	gs_trace_pass(s->key.handle, q->id, q->n, eager);
+	gs_cold_passed(s, q, eager);
 	if (clean)
 		q->mismatch_run = 0;
 	gs_seq_touch(s, q);

@@ -59,6 +59,8 @@
 	X(unkept, "passed through on streams the engine does not keep: the per-thread default stream, or one the driver would not describe") \
 	X(cold_streams, "times a stream went cold (segments stopped repeating)") \
 	X(cold_woken, "times a cold stream began keeping records again")        \
+	X(cold_quiet, "times a stream went cold quietly: the gate kept all its armed steps eager") \
+	X(cold_quiet_passed, "passed through by quiet cold streams (part of cold_passed)") \
 	X(speculated, "sequences built when a step began like the one before, a sighting early") \
 	X(gated, "matched, submitted eagerly because the gate chose eager for the pass") \
 	X(gate_decisions, "gate decisions (eager and replayed passes timed, medians compared)") \

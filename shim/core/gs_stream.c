@@ -57,6 +57,10 @@ static gs_stream_t *gs_stream_new(gs_skey_t key, unsigned flags)
 		__atomic_store_n(&s->lane.cold, false, __ATOMIC_RELAXED);
 		__atomic_store_n(&s->lane.bare, s->cache.first_bloom == 0, __ATOMIC_RELAXED);
 		s->cold.fresh = 0;
+		s->cold.passes = 0;
+		s->cold.cut = false;
+		s->cold.quiet = 0;
+		s->cold.quiet_used = 0;
 		s->pass.trial = NULL;
 		s->pass.prior_n = 0;
 		__atomic_store_n(&s->absorbs, false, __ATOMIC_RELAXED);

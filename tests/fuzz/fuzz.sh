@@ -81,7 +81,8 @@ shrink_max=${FUZZ_SHRINK_MAX:-2}
 # loops of 3 to 30 iterations reach replay; the rest varies chunking, patch
 # policy, retirement, the background builder and the gate (timed with one
 # sample of each kind and re-timed every 4 passes, so that short loops cross
-# its trial, decisions and re-checks; forced replay; forced eager) and
+# its trial, decisions and re-checks; forced replay; forced eager, whose
+# streams go cold quietly and wake to match again every 3 passes) and
 # cold streams (after 1 or 2 new segments, so that streams go cold and warm
 # again all the time; with period detection from the 3rd launch, the 40th,
 # or never, which decides how long a cold segment may last).  One batch of
@@ -140,7 +141,7 @@ settings() {
 	case $(( $1 % 6 )) in
 	0) echo "GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_CHUNK_FIRST=1 GRAPHSHIM_SUBMIT_THREAD=1 GRAPHSHIM_GATE_AFTER=1 GRAPHSHIM_GATE_SAMPLES=1 GRAPHSHIM_GATE_RECHECK=4 GRAPHSHIM_COLD_AFTER=1 GRAPHSHIM_IDLE_US=20 GRAPHSHIM_IDLE_CUT=1 GRAPHSHIM_ABSORB=1 GRAPHSHIM_HOST_BOUND_US=0 GRAPHSHIM_DEVICE_PATCH=0$adopt" ;;
 	1) echo "GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_CHUNK_FIRST=2 GRAPHSHIM_SUBMIT_THREAD=1 GRAPHSHIM_SUBMIT_SPIN_US=0 GRAPHSHIM_MISMATCH_LIMIT=1 GRAPHSHIM_COOLDOWN=1 GRAPHSHIM_GATE=replay GS_SIM_REFUSE_NODES=copy,memset GRAPHSHIM_HOST_BOUND_US=0 GRAPHSHIM_DEVICE_PATCH=1$dflt" ;;
-	2) echo "GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_CHUNK_FIRST=4 GRAPHSHIM_PATCH_COST=0 GRAPHSHIM_GRAPH_COST=0 GRAPHSHIM_GATE=eager GRAPHSHIM_MAX_SEQ=24$noadopt" ;;
+	2) echo "GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_CHUNK_FIRST=4 GRAPHSHIM_PATCH_COST=0 GRAPHSHIM_GRAPH_COST=0 GRAPHSHIM_GATE=eager GRAPHSHIM_GATE_RECHECK=3 GRAPHSHIM_MAX_SEQ=24$noadopt" ;;
 	3) echo "GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_CHUNK_FIRST=8 GRAPHSHIM_PATCH_COST=5 GRAPHSHIM_MISMATCH_LIMIT=8 GRAPHSHIM_CHUNK_MAX=8 GRAPHSHIM_GATE_AFTER=2 GRAPHSHIM_GATE_TRUST=8 GRAPHSHIM_GATE_RECHECK=6 GRAPHSHIM_PERIOD_AFTER=40 GRAPHSHIM_COLD_AFTER=2 GRAPHSHIM_IDLE_US=20 GRAPHSHIM_IDLE_EAGER=2 GRAPHSHIM_DEVICE_PATCH=1 GRAPHSHIM_SELFTIME=1$adopt" ;;
 	4) echo "GRAPHSHIM_ASYNC_BUILD=1 GRAPHSHIM_CHUNK_FIRST=3 GRAPHSHIM_COOLDOWN=1 GRAPHSHIM_FORGIVE=0 GRAPHSHIM_COLD_AFTER=2 GRAPHSHIM_SHARE=0 GS_SIM_INSTANTIATE_US=100 GS_SIM_REFUSE_NODES=memset GS_SIM_REFUSE_AT=instantiate GRAPHSHIM_HOST_BOUND_US=0 GRAPHSHIM_CHUNK_GROWTH=1 GRAPHSHIM_DEVICE_PATCH=1$dflt" ;;
 	5) echo "GRAPHSHIM_ASYNC_BUILD=1 GRAPHSHIM_CHUNK_FIRST=6 GRAPHSHIM_SUBMIT_THREAD=1 GRAPHSHIM_PERIOD=0 GRAPHSHIM_MAX_SEQ=12 GRAPHSHIM_MAX_SEQS=4 GRAPHSHIM_MISMATCH_LIMIT=2 GRAPHSHIM_COLD_AFTER=1 GS_SIM_FAIL_NODE_PATCH=61* GRAPHSHIM_IDLE_US=20 GS_SIM_GRAPH_CREATE_US=20 GRAPHSHIM_ABSORB=1 GRAPHSHIM_DEVICE_PATCH=1$noadopt" ;;
@@ -189,7 +190,7 @@ plain_odd() {
 }
 
 start=$(date +%s.%N)
-t_launch=0 t_rlaunch=0 t_replay=0 t_patch=0 t_var=0 t_vrep=0 t_mis=0 t_flush=0 t_gated=0 t_gdec=0 t_cold=0 t_coldn=0 t_int=0 t_qnr=0 t_cut=0 t_ie=0 t_sh=0 t_si=0 t_ad=0 t_fh=0 t_tr=0 t_dp=0 t_rg=0 t_odd=0 done_n=0 bad=0 shrunk=0 i=0
+t_launch=0 t_rlaunch=0 t_replay=0 t_patch=0 t_var=0 t_vrep=0 t_mis=0 t_flush=0 t_gated=0 t_gdec=0 t_cold=0 t_coldn=0 t_quiet=0 t_quietp=0 t_int=0 t_qnr=0 t_cut=0 t_ie=0 t_sh=0 t_si=0 t_ad=0 t_fh=0 t_tr=0 t_dp=0 t_rg=0 t_odd=0 done_n=0 bad=0 shrunk=0 i=0
 s=$first
 end=$(( first + count ))
 while [ "$s" -lt "$end" ]; do
@@ -222,6 +223,8 @@ while [ "$s" -lt "$end" ]; do
 	t_gated=$(( t_gated + ${g:-0} )) t_gdec=$(( t_gdec + ${gd:-0} ))
 	cp=$(counter cold_passed "$st"); cs=$(counter cold_streams "$st")
 	t_cold=$(( t_cold + ${cp:-0} )) t_coldn=$(( t_coldn + ${cs:-0} ))
+	qu=$(counter cold_quiet "$st"); t_quiet=$(( t_quiet + ${qu:-0} ))
+	it=$(counter cold_quiet_passed "$st"); t_quietp=$(( t_quietp + ${it:-0} ))
 	it=$(counter interrupted "$st"); t_int=$(( t_int + ${it:-0} ))
 	qn=$(counter query_not_ready "$st"); t_qnr=$(( t_qnr + ${qn:-0} ))
 	it=$(counter idle_cuts "$st"); t_cut=$(( t_cut + ${it:-0} ))
@@ -246,9 +249,9 @@ while [ "$s" -lt "$end" ]; do
 			bad=$(( bad + 1 ))
 		fi
 	fi
-	printf 'fuzz: batch %d seeds %d..%d (%s%s): %.1f s, launches %s replayed %s patches %s variants %s (replays %s) mismatches %s flushes %s: %s\n' \
+	printf 'fuzz: batch %d seeds %d..%d (%s%s): %.1f s, launches %s replayed %s patches %s variants %s (replays %s) mismatches %s flushes %s quiet %s: %s\n' \
 		"$i" "$s" $(( s + n - 1 )) "$set_i" "$( [ $kd -gt 0 ] && echo " FUZZ_KDELAY=$kd")" \
-		"$(awk "BEGIN { print $t1 - $t0 }")" "${l:-?}" "${r:-?}" "${p:-?}" "${vb:-?}" "${vr:-?}" "${m:-?}" "${f:-?}" "$verdict"
+		"$(awk "BEGIN { print $t1 - $t0 }")" "${l:-?}" "${r:-?}" "${p:-?}" "${vb:-?}" "${vr:-?}" "${m:-?}" "${f:-?}" "${qu:-?}" "$verdict"
 	if [ "$verdict" = DIVERGED ]; then
 		echo "fuzz: exit status plain $rc_p, graphshim $rc_s"
 		errors "$tmp/plain.err"
@@ -283,7 +286,7 @@ pct=0
 # The floor's share: of the launches in batches that may replay.
 rpct=0
 [ "$t_rlaunch" -gt 0 ] && rpct=$(( 100 * t_replay / t_rlaunch ))
-echo "fuzz: $done_n programs in $secs s; graphshim launches $t_launch, replayed $t_replay ($pct%; $rpct% of the batches that may replay), patches $t_patch, variants $t_var (replays $t_vrep), mismatches $t_mis, flushes $t_flush, gate decisions $t_gdec, launches sent eagerly by the gate $t_gated, streams gone cold $t_coldn, launches passed cold $t_cold, matches that outlived another thread's flush $t_int, another thread's stream queries answered not ready $t_qnr, chunks cut where a program waited $t_cut, sequences sent eager by idle waits $t_ie, chunks shared by alike steps $t_sh, nodes made on stand-ins $t_si, side streams adopted $t_ad, frees held $t_fh, sequences trusted by the gate $t_tr, words patched on the GPU $t_dp, sequences built again for their drift $t_rg; batches whose plain run was the odd one $t_odd; diverging batches $bad"
+echo "fuzz: $done_n programs in $secs s; graphshim launches $t_launch, replayed $t_replay ($pct%; $rpct% of the batches that may replay), patches $t_patch, variants $t_var (replays $t_vrep), mismatches $t_mis, flushes $t_flush, gate decisions $t_gdec, launches sent eagerly by the gate $t_gated, streams gone cold $t_coldn (quietly, their steps kept eager: $t_quiet), launches passed cold $t_cold (quietly: $t_quietp), matches that outlived another thread's flush $t_int, another thread's stream queries answered not ready $t_qnr, chunks cut where a program waited $t_cut, sequences sent eager by idle waits $t_ie, chunks shared by alike steps $t_sh, nodes made on stand-ins $t_si, side streams adopted $t_ad, frees held $t_fh, sequences trusted by the gate $t_tr, words patched on the GPU $t_dp, sequences built again for their drift $t_rg; batches whose plain run was the odd one $t_odd; diverging batches $bad"
 if [ $bad -gt 0 ]; then
 	echo "fuzz: FAIL: graphshim changed results"
 	exit 1

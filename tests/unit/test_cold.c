@@ -436,3 +436,136 @@ Test(cold, the_lane_and_another_threads_flushes_count_every_launch)
 	cr_expect_eq(gs_stats.launches, launches + 20000);
 	cr_expect_eq(gs_stats.passed + gs_stats.held, gs_stats.launches - gs_stats.replayed);
 }
+
+/* ---- quiet streams: the gate keeps every armed step eager ---------------- */
+
+/*
+ * The gate on, a graph launch dearer than eight eager launches and cheaper
+ * than forty: an 8-launch step goes eager (8 us against 20.8), a 40-launch
+ * one replays (40 us against 24).
+ */
+static void quiet_start(const char *k, const char *v, const char *k2, const char *v2)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_GATE", "auto", "GRAPHSHIM_GATE_SAMPLES", "3",
+		 "GRAPHSHIM_GATE_AFTER", "1", "GRAPHSHIM_CHUNK_FIRST", "64", "GRAPHSHIM_GATE_MARGIN",
+		 "0.05", k, v, k2 ? k2 : k, k2 ? v2 : v, NULL);
+	tb.timers = true;
+	tb.cost_eager = 1000;
+	tb.cost_node = 100;
+	tb.cost_graph = 20000;
+}
+
+/* The 40-launch step (functions of its own), then a sync. */
+static void long_step(uintptr_t s)
+{
+	for (unsigned k = 0; k < 40; k++)
+		cr_assert_eq(tb_launch_on(s, 0, 0xb000 + k, k, 0), 0);
+	tb_sync(s, 0);
+}
+
+/* Steps of 8 launches until the gate keeps them eager and the stream is quiet. */
+static void until_quiet(void)
+{
+	for (int i = 0; i < 80 && !gs_stats.cold_quiet; i++)
+		step(S1, 8, 0);
+	cr_assert_eq(gs_stats.gate_eager, 1);
+	cr_assert_eq(gs_stats.cold_quiet, 1, "quiet once the gate kept its only step eager");
+}
+
+Test(cold, a_step_the_gate_keeps_eager_passes_quietly_until_its_recheck)
+{
+	/* Decided, watched for 24 passes (half the re-check's), quiet for the 24 left. */
+	quiet_start("GRAPHSHIM_GATE_RECHECK", "48", NULL, NULL);
+	until_quiet();
+	uint64_t decisions = gs_stats.gate_decisions, eager = gs_stats.gate_eager;
+	uint64_t eager_passes = gs_stats.gated;
+	for (int i = 0; i < 10; i++)
+		step(S1, 8, 0);
+	cr_expect_eq(gs_stats.cold_quiet_passed, 80, "ten passes, none matched");
+	cr_expect_eq(gs_stats.gated, eager_passes, "nothing matched while quiet");
+	cr_expect_eq(gs_stats.cold_woken, 0, "the step repeats, and does not wake it");
+	/* Its passes until the re-check go by; it wakes, the gate times the
+	 * step again, keeps it eager, and the stream is quiet again. */
+	for (int i = 0; i < 60; i++)
+		step(S1, 8, 0);
+	cr_expect_geq(gs_stats.cold_woken, 1);
+	cr_expect_gt(gs_stats.gate_decisions, decisions, "re-checked");
+	cr_expect_gt(gs_stats.gate_eager, eager);
+	cr_expect_geq(gs_stats.cold_quiet, 2);
+	cr_expect_eq(tb.launches, gs_stats.replays);
+	tb_check();
+}
+
+Test(cold, a_verdict_of_eager_is_watched_before_its_stream_goes_quiet)
+{
+	quiet_start("GRAPHSHIM_GATE_RECHECK", "1000", NULL, NULL);
+	int steps = 0;
+	while (!gs_stats.gate_eager && steps < 40) {
+		step(S1, 8, 0);
+		steps++;
+	}
+	cr_assert_eq(gs_stats.gate_eager, 1);
+	for (int i = 0; i < 30; i++)
+		step(S1, 8, 0);
+	cr_expect_eq(gs_stats.cold_quiet, 0, "its first 32 passes after the verdict are watched");
+	for (int i = 0; i < 4; i++)
+		step(S1, 8, 0);
+	cr_expect_eq(gs_stats.cold_quiet, 1);
+	tb_check();
+}
+
+Test(cold, a_step_the_gate_replays_keeps_its_stream_from_going_quiet)
+{
+	quiet_start("GRAPHSHIM_GATE_RECHECK", "1000", NULL, NULL);
+	for (int i = 0; i < 30; i++) {
+		step(S1, 8, 0);
+		long_step(S1);
+	}
+	cr_expect_eq(gs_stats.gate_eager, 1, "the short step kept eager");
+	cr_expect_eq(gs_stats.cold_quiet, 0);
+	size_t from_graph = 0;
+	for (size_t i = tb.nexec - 40; i < tb.nexec; i++)
+		from_graph += tb.exec[i].from_graph;
+	cr_expect_eq(from_graph, 40, "the long step replays");
+	tb_check();
+}
+
+Test(cold, a_new_step_that_repeats_wakes_a_quiet_stream)
+{
+	quiet_start("GRAPHSHIM_GATE_RECHECK", "1000", NULL, NULL);
+	until_quiet();
+	long_step(S1);
+	cr_expect_eq(gs_stats.cold_woken, 0, "seen once");
+	long_step(S1);
+	cr_expect_eq(gs_stats.cold_woken, 1, "seen again: a step to learn");
+	for (int i = 0; i < 12; i++) {
+		step(S1, 8, 0);
+		long_step(S1);
+	}
+	cr_expect_gt(gs_stats.replays, 0, "the new step learned and replayed");
+	tb_check();
+}
+
+Test(cold, forced_eager_passes_quietly_and_matches_again_every_recheck)
+{
+	quiet_start("GRAPHSHIM_GATE", "eager", "GRAPHSHIM_GATE_RECHECK", "3");
+	for (int i = 0; i < 40; i++)
+		step(S1, 8, 0);
+	cr_expect_eq(tb.launches, 0, "no graph launched");
+	cr_expect_geq(gs_stats.cold_quiet, 5);
+	cr_expect_geq(gs_stats.cold_woken, 4);
+	cr_expect_gt(gs_stats.cold_quiet_passed, 0);
+	cr_expect_eq(gs_stats.launches, 320);
+	tb_check();
+}
+
+Test(cold, cold_eager_off_matches_every_eager_pass)
+{
+	quiet_start("GRAPHSHIM_GATE", "eager", "GRAPHSHIM_COLD_EAGER", "0");
+	for (int i = 0; i < 20; i++)
+		step(S1, 8, 0);
+	cr_expect_eq(gs_stats.cold_quiet, 0);
+	cr_expect_eq(gs_stats.cold_streams, 0);
+	cr_expect_geq(gs_stats.gated, 17 * 8);
+	tb_check();
+}

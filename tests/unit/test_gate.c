@@ -102,7 +102,8 @@ Test(gate, a_losing_sequence_goes_eager_with_the_times_reported)
 		cr_expect_eq(last_step_from_graph(), 0);
 	}
 	cr_expect_eq(gs_stats.replays, replays, "no graph launched once eager was chosen");
-	cr_expect_geq(seq_info().eager_passes, 20);
+	/* Matched as eager passes, or (the stream quiet: test_cold.c) passed by the cold lane. */
+	cr_expect_geq(seq_info().eager_passes * N + gs_stats.cold_quiet_passed, 20 * N);
 	tb_check();
 }
 
@@ -333,7 +334,7 @@ Test(gate, forced_eager_never_launches_a_graph_and_forced_replay_never_times)
 	for (int i = 0; i < 12; i++)
 		step(0);
 	cr_expect_eq(tb.launches, 0);
-	cr_expect_geq(gs_stats.gated, 9 * N);
+	cr_expect_geq(gs_stats.gated + gs_stats.cold_quiet_passed, 9 * N);
 	cr_expect_str_eq(seq_info().gate, "eager");
 	tb_check();
 	gs_engine_fini();
