@@ -331,8 +331,8 @@ static inline const gs_cu_attrs_t *gs_cu_rec_attrs(const gs_rec_t *r)
 
 /* ---- records and the original call (cu_launch.c) ------------------------ */
 
-enum { GS_CU_OP_LAUNCH = 1, GS_CU_OP_LAUNCHEX, GS_CU_OP_COPY, GS_CU_OP_SET, GS_CU_OP_MARK,
-       GS_CU_OP_FREE };
+enum { GS_CU_OP_LAUNCH = 1, GS_CU_OP_LAUNCHEX, GS_CU_OP_LAUNCHCOOP, GS_CU_OP_COPY, GS_CU_OP_SET,
+       GS_CU_OP_MARK, GS_CU_OP_FREE };
 
 /* What a mark record is, in its aux[0] (its flags in aux[1], the event or the address in args[]). */
 enum { GS_CU_MARK_RECORD = 1, GS_CU_MARK_RECORD_FLAGS, GS_CU_MARK_WAIT, GS_CU_MARK_FREE };

@@ -38,6 +38,16 @@ static CUresult gs_cu_orig_call_raw(const gs_cu_orig_t *o)
 						   : GS_CU_IDX_cuLaunchKernelEx);
 		return fn(o->u.k.cfg, o->u.k.f, o->u.k.kp, o->u.k.extra);
 	}
+	case GS_CU_OP_LAUNCHCOOP: {
+		gs_cu_pfn_cuLaunchCooperativeKernel fn =
+			o->pt ? R->cuLaunchCooperativeKernel_ptsz : R->cuLaunchCooperativeKernel;
+		if (!fn)
+			return gs_cu_missing(o->pt ? GS_CU_IDX_cuLaunchCooperativeKernel_ptsz
+						   : GS_CU_IDX_cuLaunchCooperativeKernel);
+		return fn(o->u.k.f, o->u.k.grid[0], o->u.k.grid[1], o->u.k.grid[2],
+			  o->u.k.block[0], o->u.k.block[1], o->u.k.block[2], o->u.k.shmem,
+			  o->u.k.s, o->u.k.kp);
+	}
 	case GS_CU_OP_COPY: {
 		const CUdeviceptr d = o->u.c.dst, s = o->u.c.src;
 		const size_t n = o->u.c.n;
@@ -203,7 +213,7 @@ gs_rec_t *gs_cu_rec_kernel(const gs_cu_fn_t *fn, CUfunction f,
 static CUresult gs_cu_boundary(const gs_cu_orig_t *o, const gs_cu_sref_t *sr,
 			       CUcontext ctx, gs_flush_reason_t why, const char *api)
 {
-	if (o->op == GS_CU_OP_LAUNCH || o->op == GS_CU_OP_LAUNCHEX) {
+	if (o->op == GS_CU_OP_LAUNCH || o->op == GS_CU_OP_LAUNCHEX || o->op == GS_CU_OP_LAUNCHCOOP) {
 		GS_STAT_INC(kernels);
 		GS_STAT_INC(boundary_launches);
 	}
@@ -292,13 +302,12 @@ static CUresult gs_cu_kernel(const gs_cu_orig_t *o, CUfunction f, const unsigned
 	return gs_cu_hold(r, o, &sr, ctx, api);
 }
 
-CUresult gs_cu_x_cuLaunchKernel(int pt, CUfunction f, unsigned int gx, unsigned int gy,
-				unsigned int gz, unsigned int bx, unsigned int by,
-				unsigned int bz, unsigned int shmem, CUstream s,
-				void **kp, void **extra)
+/* A kernel launch call's own arguments (cuLaunchKernel's, cuLaunchCooperativeKernel's). */
+static gs_cu_orig_t gs_cu_orig_kernel(int op, int pt, CUfunction f, unsigned gx, unsigned gy,
+				      unsigned gz, unsigned bx, unsigned by, unsigned bz,
+				      unsigned shmem, CUstream s, void **kp, void **extra)
 {
-	GS_CU_READY();
-	gs_cu_orig_t o = { .op = GS_CU_OP_LAUNCH, .pt = pt };
+	gs_cu_orig_t o = { .op = op, .pt = pt };
 	o.u.k.f = f;
 	o.u.k.grid[0] = gx, o.u.k.grid[1] = gy, o.u.k.grid[2] = gz;
 	o.u.k.block[0] = bx, o.u.k.block[1] = by, o.u.k.block[2] = bz;
@@ -306,6 +315,17 @@ CUresult gs_cu_x_cuLaunchKernel(int pt, CUfunction f, unsigned int gx, unsigned 
 	o.u.k.s = s;
 	o.u.k.kp = kp;
 	o.u.k.extra = extra;
+	return o;
+}
+
+CUresult gs_cu_x_cuLaunchKernel(int pt, CUfunction f, unsigned int gx, unsigned int gy,
+				unsigned int gz, unsigned int bx, unsigned int by,
+				unsigned int bz, unsigned int shmem, CUstream s,
+				void **kp, void **extra)
+{
+	GS_CU_READY();
+	gs_cu_orig_t o = gs_cu_orig_kernel(GS_CU_OP_LAUNCH, pt, f, gx, gy, gz, bx, by, bz, shmem, s, kp,
+					   extra);
 	GS_CU_ADOPT_SCOPE(o.u.k.s);
 	if (!gs_cu_elements_ok())
 		return gs_cu_orig_call(&o);
@@ -315,6 +335,30 @@ CUresult gs_cu_x_cuLaunchKernel(int pt, CUfunction f, unsigned int gx, unsigned 
 				   pt ? "cuLaunchKernel_ptsz" : "cuLaunchKernel", NULL);
 	gs_self_call_end(&sc);
 	return rc;
+}
+
+/*
+ * cuLaunchCooperativeKernel: a boundary (a held cooperative launch would
+ * need the driver's occupancy limit checked before it is taken, so that a
+ * grid too large still fails at the call), but a kernel launch all the
+ * same: counted in `kernels` and `boundary_launches`, so that the
+ * statistics' kernels are a profiler's (cuDNN launches some of its
+ * kernels this way; torchvision's augmentations on an H200, 680 of 13,481).
+ */
+CUresult gs_cu_x_cuLaunchCooperativeKernel(int pt, CUfunction f, unsigned int gx, unsigned int gy,
+					   unsigned int gz, unsigned int bx, unsigned int by,
+					   unsigned int bz, unsigned int shmem, CUstream s, void **kp)
+{
+	GS_CU_READY();
+	gs_cu_orig_t o = gs_cu_orig_kernel(GS_CU_OP_LAUNCHCOOP, pt, f, gx, gy, gz, bx, by, bz, shmem, s,
+					   kp, NULL);
+	GS_CU_ADOPT_SCOPE(o.u.k.s);
+	if (!gs_cu_elements_ok())
+		return gs_cu_orig_call(&o);
+	gs_cu_sref_t sr;
+	gs_cu_stream_ref(o.u.k.s, pt, &sr);
+	return gs_cu_boundary(&o, &sr, gs_cu_ctx_current(), GS_FLUSH_ATTR,
+			      pt ? "cuLaunchCooperativeKernel_ptsz" : "cuLaunchCooperativeKernel");
 }
 
 static CUresult gs_cu_launch_ex(int pt, const CUlaunchConfig *cfg, CUfunction f,

@@ -108,6 +108,13 @@ static CUresult s_launch_pt(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
 	return launch_status;
 }
 
+static CUresult s_launch_coop(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+			      unsigned by, unsigned bz, unsigned sh, CUstream s, void **kp)
+{
+	record_launch(0, f, gx, gy, gz, bx, by, bz, sh, s, kp, NULL);
+	return launch_status;
+}
+
 static CUresult s_launch_ex(const CUlaunchConfig *c, CUfunction f, void **kp, void **extra)
 {
 	record_launch(0, f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY,
@@ -211,6 +218,7 @@ static void setup(void)
 	gs_cu_real.cuLaunchKernel = s_launch;
 	gs_cu_real.cuLaunchKernel_ptsz = s_launch_pt;
 	gs_cu_real.cuLaunchKernelEx = s_launch_ex;
+	gs_cu_real.cuLaunchCooperativeKernel = s_launch_coop;
 	gs_cu_real.cuPointerGetAttribute = s_ptr_attr;
 	gs_cu_real.cuMemcpyHtoDAsync_v2 = s_htod;
 	gs_cu_real.cuStreamSynchronize = s_generic_stream;
@@ -1131,6 +1139,33 @@ Test(cuda, a_longer_set_after_a_shorter_one_is_its_own)
 	cfg = ex_config(at, 1);
 	cr_assert_eq(cuLaunchKernelEx(&cfg, FN_A, kp, NULL), CUDA_SUCCESS);
 	cr_expect_eq(gs_cu_rec_attrs(gs_stub.last)->n, 1);
+}
+
+/*
+ * cuLaunchCooperativeKernel is a boundary, but a kernel launch all the
+ * same: counted, so that the statistics' kernels are a profiler's.
+ */
+Test(cuda, a_cooperative_launch_is_a_counted_boundary)
+{
+	int a = 0, c = 0;
+	double b = 0;
+	void *kp[] = { &a, &b, &c };
+	cr_expect_eq(cuLaunchCooperativeKernel(FN_A, 4, 1, 1, 64, 1, 1, 0, S_NB, kp), CUDA_SUCCESS);
+	cr_expect_eq(gs_stub.launches, 0, "not held");
+	cr_expect_eq(gs_stub.flush_stream, 1);
+	cr_expect_eq(gs_stub.why, GS_FLUSH_ATTR);
+	cr_expect_str_eq(gs_stub.api, "cuLaunchCooperativeKernel");
+	cr_expect_eq(L.calls, 1, "passed through as the application made it");
+	cr_expect_eq(L.f, FN_A);
+	cr_expect_eq(L.grid[0], 4);
+	cr_expect_eq(L.block[0], 64);
+	cr_expect_eq(L.s, S_NB);
+	cr_expect_eq(L.kp, kp);
+	cr_expect_eq(gs_stats.boundary_launches, 1);
+	cr_expect_eq(gs_stats.kernels, 1);
+	launch_status = CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+	cr_expect_eq(cuLaunchCooperativeKernel(FN_A, 4096, 1, 1, 64, 1, 1, 0, S_NB, kp),
+		     CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, "the driver's answer, at the call");
 }
 
 Test(cuda, launch_ex_with_an_event_attribute_is_a_boundary)
