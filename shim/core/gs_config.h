@@ -76,6 +76,8 @@
 	  "while several learned steps still match, replay the chunks they all share")       \
 	X(absorb, "GRAPHSHIM_ABSORB", BOOL, 0, 0, 1,                                          \
 	  "event records and waits inside a replayed chunk go with its graph instead of cutting it, on every stream (streams with adopted sides always do)") \
+	X(cooperative, "GRAPHSHIM_COOPERATIVE", BOOL, 0, 0, 1,                                \
+	  "cuLaunchCooperativeKernel is held and graphed as a launch with the cooperative attribute (CUDA), instead of a boundary") \
 	X(adopt, "GRAPHSHIM_ADOPT", BOOL, 1, 0, 1,                                            \
 	  "a side stream forked from another stream and joined again has its work issued on that stream, so one stream's step holds both (CUDA)") \
 	X(adopt_grace_us, "GRAPHSHIM_ADOPT_GRACE_US", INT, 100000, 0, 1000000000,            \
@@ -153,6 +155,7 @@ typedef struct gs_config {
 	bool speculate;
 	bool share;
 	bool absorb;
+	bool cooperative;
 	bool adopt;
 	long long adopt_grace_us;
 	bool check_order;

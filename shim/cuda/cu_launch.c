@@ -246,6 +246,36 @@ static inline uint64_t gs_cu_cold_key(CUfunction f, const unsigned grid[3],
 }
 
 /*
+ * Whether a cooperative launch of f fits on the device all at once, as the
+ * driver checks at the call (CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE
+ * otherwise): a held one would meet that check only when submitted, or at
+ * its graph's instantiation, and the application must see the error where
+ * it made it.  False when the driver cannot say.  Two driver calls a
+ * cooperative launch held (cuDNN's few a step); not cached, since the
+ * function's attributes (its shared memory carveout) change the answer.
+ */
+static bool gs_cu_coop_fits(CUfunction f, const unsigned grid[3], uint64_t threads, unsigned shmem)
+{
+	const gs_cu_real_t *R = &gs_cu_real;
+	int per_sm = 0, sms = 0;
+	CUdevice dev;
+	CUfunction kf = NULL;
+	if (!R->cuOccupancyMaxActiveBlocksPerMultiprocessor || !R->cuCtxGetDevice ||
+	    !R->cuDeviceGetAttribute || threads > INT32_MAX)
+		return false;
+	/* A CUkernel launched as a function is asked through its function in this context. */
+	if (R->cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, f, (int)threads, shmem) &&
+	    (!R->cuKernelGetFunction || R->cuKernelGetFunction(&kf, (CUkernel)f) || !kf ||
+	     R->cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kf, (int)threads, shmem)))
+		return false;
+	if (R->cuCtxGetDevice(&dev) ||
+	    R->cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev) ||
+	    per_sm <= 0 || sms <= 0)
+		return false;
+	return (uint64_t)grid[0] * grid[1] * grid[2] <= (uint64_t)per_sm * (uint64_t)sms;
+}
+
+/*
  * Whether the driver would accept the launch (the limits every device of
  * compute capability 3.0 and later has, the function's own, a cluster that
  * divides the grid).  The grid, the block and the shared memory are
@@ -267,6 +297,9 @@ static bool gs_cu_launch_ok(const gs_cu_fn_t *fn, const unsigned grid[3], const 
 		    (!a->value.clusterDim.x || !a->value.clusterDim.y || !a->value.clusterDim.z ||
 		     grid[0] % a->value.clusterDim.x || grid[1] % a->value.clusterDim.y ||
 		     grid[2] % a->value.clusterDim.z))
+			return false;
+		if (a->id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE && a->value.cooperative &&
+		    !gs_cu_coop_fits((CUfunction)fn->func, grid, threads, shmem))
 			return false;
 	}
 	return true;
@@ -337,13 +370,33 @@ CUresult gs_cu_x_cuLaunchKernel(int pt, CUfunction f, unsigned int gx, unsigned 
 	return rc;
 }
 
+/* The interned attribute set of a cooperative launch: { COOPERATIVE = 1 }. */
+static const gs_cu_attrs_t *gs_cu_coop_attrs(void)
+{
+	static const gs_cu_attrs_t *set;
+	const gs_cu_attrs_t *at = __atomic_load_n(&set, __ATOMIC_ACQUIRE);
+	if (!at) {
+		CUlaunchAttribute a;
+		memset(&a, 0, sizeof(a));
+		a.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+		a.value.cooperative = 1;
+		unsigned bad = 0;
+		if (gs_cu_attrs_get(&a, 1, &at, &bad) || !at)
+			return NULL;
+		__atomic_store_n(&set, at, __ATOMIC_RELEASE); /* interned: the same pointer every time */
+	}
+	return at;
+}
+
 /*
- * cuLaunchCooperativeKernel: a boundary (a held cooperative launch would
- * need the driver's occupancy limit checked before it is taken, so that a
- * grid too large still fails at the call), but a kernel launch all the
- * same: counted in `kernels` and `boundary_launches`, so that the
- * statistics' kernels are a profiler's (cuDNN launches some of its
- * kernels this way; torchvision's augmentations on an H200, 680 of 13,481).
+ * cuLaunchCooperativeKernel: with GRAPHSHIM_COOPERATIVE, a kernel launch
+ * with the cooperative attribute (what cuLaunchKernelEx makes of the same
+ * launch), held and graphed like one; where it does not fit on the device
+ * at once (gs_cu_coop_fits), or with the setting off (the default until
+ * measured on a GPU), a boundary.  Either way counted in `kernels` (and a
+ * boundary in `boundary_launches`), so that the statistics' kernels are a
+ * profiler's: cuDNN launches some of its kernels this way (torchvision's
+ * augmentations on an H200, 680 of 13,481).
  */
 CUresult gs_cu_x_cuLaunchCooperativeKernel(int pt, CUfunction f, unsigned int gx, unsigned int gy,
 					   unsigned int gz, unsigned int bx, unsigned int by,
@@ -355,10 +408,18 @@ CUresult gs_cu_x_cuLaunchCooperativeKernel(int pt, CUfunction f, unsigned int gx
 	GS_CU_ADOPT_SCOPE(o.u.k.s);
 	if (!gs_cu_elements_ok())
 		return gs_cu_orig_call(&o);
-	gs_cu_sref_t sr;
-	gs_cu_stream_ref(o.u.k.s, pt, &sr);
-	return gs_cu_boundary(&o, &sr, gs_cu_ctx_current(), GS_FLUSH_ATTR,
-			      pt ? "cuLaunchCooperativeKernel_ptsz" : "cuLaunchCooperativeKernel");
+	const char *api = pt ? "cuLaunchCooperativeKernel_ptsz" : "cuLaunchCooperativeKernel";
+	const gs_cu_attrs_t *at = gs_config.cooperative ? gs_cu_coop_attrs() : NULL;
+	if (!at) {
+		gs_cu_sref_t sr;
+		gs_cu_stream_ref(o.u.k.s, pt, &sr);
+		return gs_cu_boundary(&o, &sr, gs_cu_ctx_current(), GS_FLUSH_ATTR, api);
+	}
+	gs_self_call_t sc;
+	gs_self_call_begin(&sc);
+	CUresult rc = gs_cu_kernel(&o, f, o.u.k.grid, o.u.k.block, shmem, o.u.k.s, kp, NULL, api, at);
+	gs_self_call_end(&sc);
+	return rc;
 }
 
 static CUresult gs_cu_launch_ex(int pt, const CUlaunchConfig *cfg, CUfunction f,

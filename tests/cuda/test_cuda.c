@@ -115,6 +115,28 @@ static CUresult s_launch_coop(CUfunction f, unsigned gx, unsigned gy, unsigned g
 	return launch_status;
 }
 
+/* A device of 4 multiprocessors, 2 blocks of any function on each: a
+ * cooperative grid of up to 8 blocks fits. */
+static CUresult s_occupancy(int *n, CUfunction f, int threads, size_t shmem)
+{
+	*n = 2;
+	return CUDA_SUCCESS;
+}
+
+static CUresult s_ctx_device(CUdevice *d)
+{
+	*d = 0;
+	return CUDA_SUCCESS;
+}
+
+static CUresult s_dev_attr(int *v, CUdevice_attribute a, CUdevice d)
+{
+	if (a != CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+		return CUDA_ERROR_INVALID_VALUE;
+	*v = 4;
+	return CUDA_SUCCESS;
+}
+
 static CUresult s_launch_ex(const CUlaunchConfig *c, CUfunction f, void **kp, void **extra)
 {
 	record_launch(0, f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY,
@@ -219,6 +241,9 @@ static void setup(void)
 	gs_cu_real.cuLaunchKernel_ptsz = s_launch_pt;
 	gs_cu_real.cuLaunchKernelEx = s_launch_ex;
 	gs_cu_real.cuLaunchCooperativeKernel = s_launch_coop;
+	gs_cu_real.cuOccupancyMaxActiveBlocksPerMultiprocessor = s_occupancy;
+	gs_cu_real.cuCtxGetDevice = s_ctx_device;
+	gs_cu_real.cuDeviceGetAttribute = s_dev_attr;
 	gs_cu_real.cuPointerGetAttribute = s_ptr_attr;
 	gs_cu_real.cuMemcpyHtoDAsync_v2 = s_htod;
 	gs_cu_real.cuStreamSynchronize = s_generic_stream;
@@ -1166,6 +1191,50 @@ Test(cuda, a_cooperative_launch_is_a_counted_boundary)
 	launch_status = CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
 	cr_expect_eq(cuLaunchCooperativeKernel(FN_A, 4096, 1, 1, 64, 1, 1, 0, S_NB, kp),
 		     CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, "the driver's answer, at the call");
+}
+
+/* With GRAPHSHIM_COOPERATIVE, a launch with the cooperative attribute, held. */
+Test(cuda, a_cooperative_launch_is_held_with_the_attribute_where_it_fits)
+{
+	int a = 0, c = 0;
+	double b = 0;
+	void *kp[] = { &a, &b, &c };
+	gs_config.cooperative = true;
+	cr_expect_eq(cuLaunchCooperativeKernel(FN_A, 8, 1, 1, 64, 1, 1, 0, S_NB, kp), CUDA_SUCCESS);
+	cr_expect_eq(gs_stub.launches, 1, "held");
+	cr_expect_eq(L.calls, 0);
+	const gs_cu_attrs_t *at = gs_cu_rec_attrs(gs_stub.last);
+	cr_assert_not_null(at);
+	cr_expect_eq(at->n, 1);
+	cr_expect_eq(at->a[0].id, CU_LAUNCH_ATTRIBUTE_COOPERATIVE);
+	cr_expect_eq(at->a[0].value.cooperative, 1);
+	/* The same launch through cuLaunchKernelEx is the same record's shape. */
+	CUlaunchAttribute x;
+	memset(&x, 0, sizeof(x));
+	x.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+	x.value.cooperative = 1;
+	CUlaunchConfig cfg = ex_config(&x, 1);
+	cfg.gridDimX = 8;
+	cfg.blockDimX = 64;
+	cr_expect_eq(cuLaunchKernelEx(&cfg, FN_A, kp, NULL), CUDA_SUCCESS);
+	cr_expect_eq(gs_cu_rec_attrs(gs_stub.last), at, "one interned set");
+	/* Nine blocks do not fit on the device at once: the driver says so, at the call. */
+	launch_status = CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+	cr_expect_eq(cuLaunchCooperativeKernel(FN_A, 9, 1, 1, 64, 1, 1, 0, S_NB, kp),
+		     CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
+	cr_expect_eq(L.calls, 1);
+	cfg.gridDimX = 9;
+	cr_expect_eq(cuLaunchKernelEx(&cfg, FN_A, kp, NULL), CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE,
+		     "the same through cuLaunchKernelEx");
+	cr_expect_eq(L.calls, 2);
+	cr_expect_eq(gs_stats.boundary_launches, 2);
+	/* Where the driver cannot say (no occupancy query), a boundary. */
+	launch_status = CUDA_SUCCESS;
+	gs_cu_real.cuOccupancyMaxActiveBlocksPerMultiprocessor = NULL;
+	cr_expect_eq(cuLaunchCooperativeKernel(FN_A, 2, 1, 1, 64, 1, 1, 0, S_NB, kp), CUDA_SUCCESS);
+	cr_expect_eq(L.calls, 3);
+	cr_expect_eq(gs_stub.launches, 2, "the two held above only");
+	gs_config.cooperative = false;
 }
 
 Test(cuda, launch_ex_with_an_event_attribute_is_a_boundary)

@@ -29,7 +29,7 @@ const char *const fz_kind_names[FZ_NKINDS] = {
 static const char *const kern_names[FZ_NKERN_ALL] = { "axpb", "mix", "add_scalar", "structk",
 							 "sub_scalar" };
 static const char *const form_names[FZ_NFORMS] = { "params", "extra", "ex", "kernel", "proc",
-						   "ex+attr" };
+						   "ex+attr", "coop" };
 static const char *const copy_names[FZ_NCOPY] = { "HtoDAsync", "DtoHAsync", "DtoDAsync",
 						  "MemcpyAsync", "HtoD", "DtoH", "DtoD", "Memcpy" };
 static const char *const stream_names[FZ_NS] = { "L", "P", "SH", "s0", "s1", "s2" };
@@ -80,6 +80,7 @@ static void hip_fix(fz_op_t *op)
 	static const uint8_t hip_form[FZ_NFORMS] = {
 		[FZ_F_PARAMS] = FZ_F_PARAMS, [FZ_F_EXTRA] = FZ_F_EXTRA, [FZ_F_EX] = FZ_F_PARAMS,
 		[FZ_F_KERNEL] = FZ_F_EXTRA,  [FZ_F_PROC] = FZ_F_PARAMS, [FZ_F_EXATTR] = FZ_F_EXTRA,
+		[FZ_F_COOP] = FZ_F_PARAMS,
 	};
 	if (op->kind == FZ_K_LAUNCH)
 		op->form = hip_form[op->form];
@@ -178,11 +179,13 @@ static fz_op_t gen_launch(gen_t *g, int st)
 	unsigned x = rn(&g->r, 100);
 	op.sub = (uint8_t)rn(&g->r, FZ_NKERN);
 	op.form = x < 45 ? FZ_F_PARAMS : x < 60 ? FZ_F_EXTRA : x < 72 ? FZ_F_EX
-		: x < 87 ? FZ_F_KERNEL : x < 97 ? FZ_F_PROC : FZ_F_EXATTR;
+		: x < 87 ? FZ_F_KERNEL : x < 95 ? FZ_F_PROC : x < 98 ? FZ_F_EXATTR : FZ_F_COOP;
 	if (op.form == FZ_F_EXATTR) {
 		op.ev = (uint8_t)(1 + rn(&g->r, FZ_A_ALL));
 		if ((op.ev & FZ_A_EVENT) && rn(&g->r, 2))
 			op.ev |= (uint8_t)(FZ_A_OWNEV | (rn(&g->r, FZ_NEV) << FZ_A_EVSHIFT));
+		if (!rn(&g->r, 3))
+			op.ev |= FZ_A_COOP;
 	}
 	op.alt = (uint8_t)rn(&g->r, 2);
 	op.b[0] = (int8_t)pick_kbuf(g, -1, -1);
@@ -405,8 +408,8 @@ static fz_op_t drift_op(gen_t *g, fz_op_t op, int type)
 		if (op.kind == FZ_K_LAUNCH && op.form == FZ_F_EXATTR && rn(&g->r, 2)) {
 			/* Other attributes: another graph node, or a boundary. */
 			op.ev = (uint8_t)(op.ev ^ (1u << rn(&g->r, 4)));
-			if (!op.ev)
-				op.ev = FZ_A_CLUSTER;
+			if (!(op.ev & FZ_A_ALL))
+				op.ev |= FZ_A_CLUSTER;
 		} else if (op.kind == FZ_K_LAUNCH) {
 			op.form = (uint8_t)((op.form + 1 + rn(&g->r, FZ_NFORMS - 1)) % FZ_NFORMS);
 			if (op.form == FZ_F_EXATTR && !op.ev)
@@ -534,7 +537,7 @@ static void gen_loop(gen_t *g)
 static fz_op_t gen_node_launch(gen_t *g, int st)
 {
 	fz_op_t op = gen_launch(g, st);
-	if (op.form == FZ_F_EXATTR)
+	if (op.form == FZ_F_EXATTR || op.form == FZ_F_COOP)
 		op.form = FZ_F_PARAMS;
 	return op;
 }
@@ -1180,7 +1183,7 @@ void fz_op_format(const fz_op_t *op, char *out, size_t size)
 	const char *via = op->form ? " proc" : "";
 	switch (op->kind) {
 	case FZ_K_LAUNCH:
-		snprintf(out, size, "%s LAUNCH %s/%s on %s (%s, %s, %s) off %d n %d a %d b %d grid %d block %d shm %d%s%s%s%s",
+		snprintf(out, size, "%s LAUNCH %s/%s on %s (%s, %s, %s) off %d n %d a %d b %d grid %d block %d shm %d%s%s%s%s%s",
 			 head, kern_names[op->sub], form_names[op->form], st,
 			 buf_name(op->b[0], b0), buf_name(op->b[1], b1), buf_name(op->b[2], b2),
 			 op->v[0], op->v[1], op->v[2], op->v[3], op->v[4] & 0xff, op->v[5],
@@ -1189,7 +1192,9 @@ void fz_op_format(const fz_op_t *op, char *out, size_t size)
 			 op->form == FZ_F_EXATTR && (op->ev & FZ_A_CLUSTER) ? " +cluster" : "",
 			 op->form == FZ_F_EXATTR && (op->ev & FZ_A_SERIAL) ? " +serial" : "",
 			 op->form == FZ_F_EXATTR && (op->ev & FZ_A_EVENT) ?
-				 ((op->ev & FZ_A_OWNEV) ? " +event(own)" : " +event") : "");
+				 ((op->ev & FZ_A_OWNEV) ? " +event(own)" : " +event") : "",
+			 op->form == FZ_F_EXATTR && (op->ev & FZ_A_COOP) ? " +cooperative"
+			 : op->form == FZ_F_COOP && !(op->v[3] & 15) ? " (too large)" : "");
 		break;
 	case FZ_K_COPY:
 		snprintf(out, size, "%s COPY %s%s on %s %s[%d] <- %s[%d] x%d", head,

@@ -60,7 +60,7 @@ enum {
 /* Kernels drawn for a launch; sub_scalar (add_scalar's layout) only by drift. */
 enum { FZ_KN_AXPB, FZ_KN_MIX, FZ_KN_ADD, FZ_KN_STRUCT, FZ_NKERN, FZ_KN_SUB = FZ_NKERN, FZ_NKERN_ALL };
 /* Launch forms (op.form of LAUNCH). */
-enum { FZ_F_PARAMS, FZ_F_EXTRA, FZ_F_EX, FZ_F_KERNEL, FZ_F_PROC, FZ_F_EXATTR, FZ_NFORMS };
+enum { FZ_F_PARAMS, FZ_F_EXTRA, FZ_F_EX, FZ_F_KERNEL, FZ_F_PROC, FZ_F_EXATTR, FZ_F_COOP, FZ_NFORMS };
 /*
  * The launch attributes of an ex+attr launch (fz_op_t.ev, at least one):
  * a priority and a cluster dimension, which add_scalar folds into memory,
@@ -69,6 +69,15 @@ enum { FZ_F_PARAMS, FZ_F_EXTRA, FZ_F_EX, FZ_F_KERNEL, FZ_F_PROC, FZ_F_EXATTR, FZ
  * graph node and so passes through as a boundary.
  */
 enum { FZ_A_PRIORITY = 1, FZ_A_CLUSTER = 2, FZ_A_SERIAL = 4, FZ_A_EVENT = 8, FZ_A_ALL = 15 };
+/*
+ * A coop launch (cuLaunchCooperativeKernel, FZ_F_COOP) or an ex+attr one
+ * with FZ_A_COOP (the cooperative attribute; bit 7 of fz_op_t.ev): the
+ * kernel folds whether it ran cooperatively into memory.  A coop launch
+ * whose v[3] has its low four bits clear first asks for more blocks than
+ * the device runs at once (the driver's error at the call, in both runs),
+ * then for its own grid.
+ */
+enum { FZ_A_COOP = 128 };
 /*
  * With FZ_A_EVENT: the launch records one of the program's own events
  * (index in bits 5-6), which marks record and wait on too, not an event

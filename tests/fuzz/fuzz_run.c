@@ -343,7 +343,7 @@ static CUresult do_launch(fz_thr_t *th, const fz_op_t *op)
 #if !FZ_FLAVOUR_HIP
 	case FZ_F_EX:
 	case FZ_F_EXATTR: {
-		CUlaunchAttribute attr[4];
+		CUlaunchAttribute attr[5];
 		unsigned na = 0;
 		/* Garbage in the unused bytes: only the meaningful ones may count. */
 		memset(attr, 0x5c ^ (op->v[2] & 0xff), sizeof(attr));
@@ -361,6 +361,10 @@ static CUresult do_launch(fz_thr_t *th, const fz_op_t *op)
 			attr[na].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
 			attr[na++].value.programmaticStreamSerializationAllowed = 1;
 		}
+		if (op->form == FZ_F_EXATTR && (op->ev & FZ_A_COOP)) {
+			attr[na].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+			attr[na++].value.cooperative = 1;
+		}
 		if (op->form == FZ_F_EXATTR && (op->ev & FZ_A_EVENT)) {
 			attr[na].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT;
 			attr[na].value.programmaticEvent.event =
@@ -375,6 +379,18 @@ static CUresult do_launch(fz_thr_t *th, const fz_op_t *op)
 	case FZ_F_KERNEL:
 		return cuLaunchKernel((CUfunction)fz_kn[op->sub], grid, 1, 1, block, 1, 1, shm,
 				      handle(th, op, false), params, NULL);
+	case FZ_F_COOP: {
+		CUstream h = handle(th, op, false);
+		/* More blocks than the device runs at once: refused at the call
+		 * (the error goes into the digest), then made again with the
+		 * grid drawn, as a program that sizes its grid on failure does
+		 * (a launch that did nothing would leave the generator's order
+		 * of writes and legacy-stream barriers with a hole). */
+		if (!(op->v[3] & 15))
+			check(th, -1, "cooperative launch too large",
+			      cuLaunchCooperativeKernel(f, 1u << 20, 1, 1, block, 1, 1, shm, h, params));
+		return cuLaunchCooperativeKernel(f, grid, 1, 1, block, 1, 1, shm, h, params);
+	}
 	case FZ_F_PROC: {
 		bool pt = op->st == FZ_S_P && op->alt;
 		return fz_tab[pt].launch(f, grid, 1, 1, block, 1, 1, shm, handle(th, op, pt), params,

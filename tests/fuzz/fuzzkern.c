@@ -72,7 +72,7 @@ static uint32_t scalar_v(const gs_sim_dim_t *d, void **params)
 {
 	uint32_t v = ARG(uint32_t, 1);
 	v += 3u * d->grid[0] + d->block[0] + d->shmem;
-	v += 5u * d->cluster[0] + 7u * (uint32_t)d->priority;
+	v += 5u * d->cluster[0] + 7u * (uint32_t)d->priority + 11u * (uint32_t)d->cooperative;
 	kdelay(v + ARG(unsigned, 2));
 	return v;
 }

@@ -41,6 +41,8 @@ gs_sim_func_t *gs_cu_func(CUfunction f);
 /* Build the kernel work item of a launch (validates dims and params). */
 /* Apply one launch attribute to a kernel's dimensions (launch: a launch,
  * else a graph node); the driver's answer for one it refuses. */
+/* Whether a cooperative launch of these dimensions fits on the simulated device at once. */
+bool gs_cu_coop_fits(const gs_sim_dim_t *d);
 CUresult gs_cu_kernel_attr(gs_sim_dim_t *dim, CUlaunchAttributeID id, const CUlaunchAttributeValue *v,
 			   bool launch);
 CUresult gs_cu_kernel_work(gs_sim_work_t *w, gs_sim_func_t *fn, const unsigned grid[3],
@@ -116,6 +118,11 @@ CUresult CUDAAPI cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX, unsign
 	unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes,
 	CUstream hStream, void **kernelParams, void **extra);
 CUresult CUDAAPI cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra);
+CUresult CUDAAPI cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+						unsigned int gridDimZ, unsigned int blockDimX,
+						unsigned int blockDimY, unsigned int blockDimZ,
+						unsigned int sharedMemBytes, CUstream hStream,
+						void **kernelParams);
 CUresult CUDAAPI cuGraphInstantiateWithParams_ptsz(CUgraphExec *phGraphExec, CUgraph hGraph,
 	CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams);
 CUresult CUDAAPI cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream);

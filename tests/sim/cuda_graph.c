@@ -214,7 +214,7 @@ CUresult cuGraphKernelNodeSetAttribute(CUgraphNode hNode, CUkernelNodeAttrID att
 }
 
 /* What the simulator keeps of a node's attributes: clusters, the priority,
- * and whether it is device-updatable (with its device handle). */
+ * cooperative, and whether it is device-updatable (with its device handle). */
 CUresult cuGraphKernelNodeGetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr,
 				       CUkernelNodeAttrValue *value)
 {
@@ -234,6 +234,9 @@ CUresult cuGraphKernelNodeGetAttribute(CUgraphNode hNode, CUkernelNodeAttrID att
 		break;
 	case CU_LAUNCH_ATTRIBUTE_PRIORITY:
 		value->priority = d->priority;
+		break;
+	case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
+		value->cooperative = d->cooperative;
 		break;
 	case CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE:
 		value->deviceUpdatableKernelNode.deviceUpdatable = n->devnode != NULL;

@@ -275,6 +275,42 @@ CUresult gs_cu_kernel_work(gs_sim_work_t *w, gs_sim_func_t *fn, const unsigned g
 						  &gs_cu_launch_abi));
 }
 
+/*
+ * The simulated device: 132 multiprocessors, each running up to 2048
+ * threads, 32 blocks and 228 KB of shared memory at once.  A cooperative
+ * grid must fit whole.
+ */
+#define GS_CU_SIM_SMS 132u
+
+static int coop_per_sm(uint64_t threads, size_t shmem)
+{
+	if (!threads || threads > 1024)
+		return 0;
+	uint64_t n = 2048 / threads;
+	if (n > 32)
+		n = 32;
+	if (shmem && 228u * 1024 / shmem < n)
+		n = 228u * 1024 / shmem;
+	return (int)n;
+}
+
+bool gs_cu_coop_fits(const gs_sim_dim_t *d)
+{
+	uint64_t threads = (uint64_t)d->block[0] * d->block[1] * d->block[2];
+	uint64_t blocks = (uint64_t)d->grid[0] * d->grid[1] * d->grid[2];
+	return blocks <= (uint64_t)coop_per_sm(threads, d->shmem) * GS_CU_SIM_SMS;
+}
+
+CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, CUfunction func, int blockSize,
+						     size_t dynamicSMemSize)
+{
+	GS_CU_CHECK_INIT();
+	if (!numBlocks || !gs_cu_func(func) || blockSize <= 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	*numBlocks = coop_per_sm((uint64_t)blockSize, dynamicSMemSize);
+	return CUDA_SUCCESS;
+}
+
 CUresult gs_cu_kernel_attr(gs_sim_dim_t *dim, CUlaunchAttributeID id, const CUlaunchAttributeValue *v,
 			   bool launch)
 {
@@ -289,6 +325,11 @@ CUresult gs_cu_kernel_attr(gs_sim_dim_t *dim, CUlaunchAttributeID id, const CUla
 	}
 	case CU_LAUNCH_ATTRIBUTE_PRIORITY:
 		dim->priority = v->priority;
+		return CUDA_SUCCESS;
+	case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
+		if (v->cooperative && !gs_cu_coop_fits(dim))
+			return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+		dim->cooperative = v->cooperative != 0;
 		return CUDA_SUCCESS;
 	case CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE:
 		/* Graphs only: a launch outside a capture is refused. */
@@ -375,6 +416,42 @@ CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int g
 {
 	return launch_kernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
 			     sharedMemBytes, hStream, kernelParams, extra, GS_CU_PTDS);
+}
+
+/* A cooperative launch: a launch with the cooperative attribute. */
+static CUresult launch_coop(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+			    unsigned by, unsigned bz, unsigned shmem, CUstream h, void **params,
+			    gs_cu_dflt_t d)
+{
+	const unsigned grid[3] = { gx, gy, gz }, block[3] = { bx, by, bz };
+	CUlaunchAttribute a;
+	memset(&a, 0, sizeof(a));
+	a.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+	a.value.cooperative = 1;
+	CUlaunchConfig c;
+	memset(&c, 0, sizeof(c));
+	c.attrs = &a;
+	c.numAttrs = 1;
+	return launch(f, grid, block, shmem, h, params, NULL, d, &c);
+}
+
+CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+				   unsigned int gridDimZ, unsigned int blockDimX,
+				   unsigned int blockDimY, unsigned int blockDimZ,
+				   unsigned int sharedMemBytes, CUstream hStream, void **kernelParams)
+{
+	return launch_coop(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
+			   sharedMemBytes, hStream, kernelParams, GS_CU_LEGACY);
+}
+
+CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+					unsigned int gridDimZ, unsigned int blockDimX,
+					unsigned int blockDimY, unsigned int blockDimZ,
+					unsigned int sharedMemBytes, CUstream hStream,
+					void **kernelParams)
+{
+	return launch_coop(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
+			   sharedMemBytes, hStream, kernelParams, GS_CU_PTDS);
 }
 
 static CUresult launch_ex(const CUlaunchConfig *c, CUfunction f, void **params, void **extra,

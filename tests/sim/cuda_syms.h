@@ -115,6 +115,8 @@
 	X(cuFuncSetCacheConfig, 3000, cuFuncSetCacheConfig, cuFuncSetCacheConfig) \
 	X(cuLaunchKernel, 4000, cuLaunchKernel, cuLaunchKernel_ptsz) \
 	X(cuLaunchKernelEx, 11060, cuLaunchKernelEx, cuLaunchKernelEx_ptsz) \
+	X(cuLaunchCooperativeKernel, 9000, cuLaunchCooperativeKernel, cuLaunchCooperativeKernel_ptsz) \
+	X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050, cuOccupancyMaxActiveBlocksPerMultiprocessor, cuOccupancyMaxActiveBlocksPerMultiprocessor) \
 	X(cuGraphCreate, 10000, cuGraphCreate, cuGraphCreate) \
 	X(cuGraphDestroy, 10000, cuGraphDestroy, cuGraphDestroy) \
 	X(cuGraphAddKernelNode, 10000, cuGraphAddKernelNode_v1, cuGraphAddKernelNode_v1) \

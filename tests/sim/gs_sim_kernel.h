@@ -30,6 +30,7 @@ typedef struct gs_sim_dim {
 	 */
 	unsigned cluster[3];
 	int priority;
+	int cooperative; /* launched cooperatively (its grid fits on the device at once) */
 } gs_sim_dim_t;
 
 /* params[i] points at parameter i, as kernelParams does on a GPU. */

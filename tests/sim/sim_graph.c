@@ -506,6 +506,7 @@ gs_sim_err_t gs_sim_exec_set(gs_sim_exec_t *x, const gs_sim_node_t *node, int ty
 			const gs_sim_dim_t *old = &x->cur->works[i].u.kern.dim;
 			memcpy(w->u.kern.dim.cluster, old->cluster, sizeof(old->cluster));
 			w->u.kern.dim.priority = old->priority;
+			w->u.kern.dim.cooperative = old->cooperative;
 		}
 		/* The node keeps its enabled state; its device copy, if any,
 		 * takes these parameters at the next launch. */

@@ -73,6 +73,23 @@ int main(void)
 	CHECK(cuStreamSynchronize(s));
 	EXPECT(t_read_int(p, 0) == 'x' && t_read_int(p, 1) == -7 && t_read_int(p, 2) == 256);
 
+	/* Cooperative launches: the grid must fit on the device at once
+	 * (132 multiprocessors, 2048 threads each: 8 blocks of 256). */
+	int per_sm = 0;
+	CHECK(cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, cp, 256, 0));
+	EXPECT(per_sm == 8);
+	CHECK(cuLaunchCooperativeKernel(cp, 8 * 132, 1, 1, 256, 1, 1, 0, s, cargs));
+	EXPECT_ERR(cuLaunchCooperativeKernel(cp, 8 * 132 + 1, 1, 1, 256, 1, 1, 0, s, cargs),
+		   CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
+	attr.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+	attr.value.cooperative = 1;
+	cfg.gridDimX = 8 * 132 + 1;
+	cfg.blockDimX = 256;
+	EXPECT_ERR(cuLaunchKernelEx(&cfg, cp, cargs, NULL), CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
+	cfg.gridDimX = 4;
+	CHECK(cuLaunchKernelEx(&cfg, cp, cargs, NULL));
+	CHECK(cuStreamSynchronize(s));
+
 	/* Library + CUkernel, launched directly as a CUfunction. */
 	CUlibrary lib;
 	CUkernel k;
