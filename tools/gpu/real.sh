@@ -775,6 +775,10 @@ real_one() {
 		done
 		rounds_done=$((r + 1))
 	done
+	# The output's digest, so that two entries meant to compute the same
+	# bytes (vi-bnn and vi-bnn-fast) can be compared across the log.
+	[ -z "$ref" ] || [ ! -f "$ref" ] ||
+		echo "$name $(sha256sum <"$ref" | cut -c1-16) $(wc -c <"$ref")" >>"$W/output-digests.log"
 	# Graph runs before the first eager run, compared now.
 	for f in $early; do
 		[ -n "$ref" ] || break
@@ -927,6 +931,7 @@ real_one() {
 
 # --- The suite -----------------------------------------------------------
 : >"$W/graphshim-lines.log"
+: >"$W/output-digests.log"
 PATS=${GS_REAL_PROGRAMS:-*}
 NAMES=$(echo "$SUITE" | cut -d'|' -f1 | tr '\n' ' ')
 matched=0
@@ -1013,6 +1018,8 @@ fi
 [ -z "$LEFT" ] || note "the rest, for another call: GS_REAL_PROGRAMS='$LEFT'"
 [ -z "$VERSIONS" ] || note "frameworks: $VERSIONS (python: $("$PY" --version 2>&1))"
 [ -z "$DURS" ] || note "seconds a program, all its runs: $DURS"
+[ ! -s "$W/output-digests.log" ] ||
+	note "outputs (sha256, first 16 hex digits, and bytes): $(tr '\n' ';' <"$W/output-digests.log" | sed 's/;$//; s/;/; /g')"
 note "total: $(($(date +%s) - T0))s; statistics, logs and CUPTI counts under $W"
 print_table
 [ $FAILS -eq 0 ]
