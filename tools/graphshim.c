@@ -1952,7 +1952,9 @@ static bool gs_load_one(const char *file, gs_figs_t *f)
 	f->mismatches += mismatches;
 	f->fallbacks += fallbacks;
 	f->build_ns += build_ns;
-	f->gated += gs_jcount(c, "gated");
+	/* Sent eagerly by the gate's choice: matched (gated), or passed by a
+	 * stream gone quiet because the gate keeps its steps eager. */
+	f->gated += gs_jcount(c, "gated") + gs_jcount(c, "cold_quiet_passed");
 	f->gate_eager += gs_jcount(c, "gate_eager");
 	f->order_errors += gs_jcount(c, "order_errors");
 	/* The processes of a run inherit the program's steps: not a sum. */
