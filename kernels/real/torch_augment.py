@@ -24,6 +24,12 @@ make them.
                 launches a step, each image's own.
   (default)     the batch augmented as one tensor: one set of parameters
                 a step for the whole batch.
+  --no-augment  no augmentation: the top-left --crop square of each
+                image, the same every step (suite entry `augment-fixed`):
+                the same training step with every kernel's shape fixed,
+                to tell what the augmentation's changing work costs from
+                what the training step does (cuDNN's convolutions, some
+                of them cooperative launches).
 
 Determinism: CUBLAS_WORKSPACE_CONFIG is set before torch is imported and
 torch.use_deterministic_algorithms(True) (cuDNN's deterministic
@@ -78,6 +84,8 @@ def main():
     ap.add_argument("--width", type=int, default=32, help="channels of the first convolution")
     ap.add_argument("--classes", type=int, default=10)
     ap.add_argument("--per-sample", action="store_true", help="augment each image apart (a Python loop)")
+    ap.add_argument("--no-augment", action="store_true",
+                    help="no augmentation: the top-left --crop square of each image, every step")
     ap.add_argument("--lr", type=float, default=0.05)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
@@ -88,6 +96,8 @@ def main():
         ap.error("--batch, --images, --crop, --width, --classes and --steps must be positive")
     if a.images % a.batch or a.size < a.crop:
         ap.error("--images must be a multiple of --batch and --size at least --crop")
+    if a.no_augment and a.per_sample:
+        ap.error("--no-augment and --per-sample exclude each other")
     dev = torch.device(a.device)
     torch.use_deterministic_algorithms(True)
     torch.manual_seed(a.seed)  # the CPU generator the augmentations draw from
@@ -111,7 +121,9 @@ def main():
         t0 = time.perf_counter()
         lo = (i % nb) * a.batch
         xb, yb = images[lo:lo + a.batch], onehot[lo:lo + a.batch]
-        if a.per_sample:
+        if a.no_augment:
+            xb = xb[:, :, :a.crop, :a.crop]
+        elif a.per_sample:
             xb = torch.stack([augment(img) for img in xb])
         else:
             xb = augment(xb)
@@ -132,7 +144,8 @@ def main():
     if a.time:
         print("gs-wl: torch_augment variant=%s device=%s batch=%d crop=%d width=%d steps=%d warmup=%d "
               "median_us=%.3f mean_us=%.3f" % (
-                  "per-sample" if a.per_sample else "batch", dev.type, a.batch, a.crop, a.width,
+                  "none" if a.no_augment else "per-sample" if a.per_sample else "batch", dev.type,
+                  a.batch, a.crop, a.width,
                   len(times), a.warmup, statistics.median(times) * 1e6, statistics.mean(times) * 1e6),
               flush=True)
 

@@ -252,7 +252,8 @@ kmeans|torch|-|eager graphshim|$PY $R/torch_kmeans.py|-|--device cpu --points 20
 train-accum|torch|-|eager graphshim|$PY $R/torch_train.py --arch block --layers 2 --accum 4 --clip 1.0 --amp bf16|-|--device cpu --steps 4 --warmup 1 --batch 4 --seq 8
 train-accum-fp16|torch|-|eager graphshim|$PY $R/torch_train.py --arch mlp --accum 2 --clip 1.0 --amp fp16|-|--device cpu --steps 4 --warmup 1
 augment|torchvision|-|eager graphshim|$PY $R/torch_augment.py|-|--device cpu --steps 3 --warmup 1 --images 64 --width 8
-augment-sample|torchvision|-|eager graphshim|$PY $R/torch_augment.py --per-sample --batch 16 --steps 30|-|--device cpu --steps 2 --warmup 1 --images 64 --width 8'
+augment-sample|torchvision|-|eager graphshim|$PY $R/torch_augment.py --per-sample --batch 16 --steps 30|-|--device cpu --steps 2 --warmup 1 --images 64 --width 8
+augment-fixed|torchvision|-|eager graphshim|$PY $R/torch_augment.py --no-augment|-|--device cpu --steps 3 --warmup 1 --images 64 --width 8'
 
 
 if [ "${1:-}" = --list ]; then
