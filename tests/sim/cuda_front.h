@@ -38,15 +38,15 @@ CUresult gs_cu_stream_out(CUstream h, gs_cu_dflt_t d, const void *out, gs_sim_st
 CUstream gs_cu_stream_handle(gs_sim_stream_t *s);
 /* Function behind a CUfunction or a CUkernel cast to CUfunction. */
 gs_sim_func_t *gs_cu_func(CUfunction f);
-/* Build the kernel work item of a launch (validates dims and params). */
 /* Apply one launch attribute to a kernel's dimensions (launch: a launch,
  * else a graph node); the driver's answer for one it refuses. */
-/* Whether a cooperative launch of these dimensions fits on the simulated device at once. */
-bool gs_cu_coop_fits(const gs_sim_dim_t *d);
 CUresult gs_cu_kernel_attr(gs_sim_dim_t *dim, CUlaunchAttributeID id, const CUlaunchAttributeValue *v,
 			   bool launch);
+/* Build the kernel work item of a launch (validates dims and params). */
 CUresult gs_cu_kernel_work(gs_sim_work_t *w, gs_sim_func_t *fn, const unsigned grid[3],
 			   const unsigned block[3], unsigned shmem, void **params, void **extra);
+/* The simulated device's multiprocessors (its attribute, and the cooperative launch limit). */
+#define GS_CU_SIM_SMS 132
 /* Translate a CUDA_MEMCPY3D into a copy work item. */
 CUresult gs_cu_copy3d(gs_sim_work_t *w, const CUDA_MEMCPY3D *p);
 CUresult gs_cu_memset_work(gs_sim_work_t *w, CUdeviceptr dst, size_t pitch, unsigned value,

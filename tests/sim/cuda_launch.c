@@ -276,12 +276,10 @@ CUresult gs_cu_kernel_work(gs_sim_work_t *w, gs_sim_func_t *fn, const unsigned g
 }
 
 /*
- * The simulated device: 132 multiprocessors, each running up to 2048
- * threads, 32 blocks and 228 KB of shared memory at once.  A cooperative
- * grid must fit whole.
+ * The simulated device: GS_CU_SIM_SMS multiprocessors, each running up to
+ * 2048 threads, 32 blocks and 228 KB of shared memory at once.  A
+ * cooperative grid must fit whole.
  */
-#define GS_CU_SIM_SMS 132u
-
 static int coop_per_sm(uint64_t threads, size_t shmem)
 {
 	if (!threads || threads > 1024)
@@ -294,7 +292,7 @@ static int coop_per_sm(uint64_t threads, size_t shmem)
 	return (int)n;
 }
 
-bool gs_cu_coop_fits(const gs_sim_dim_t *d)
+static bool gs_cu_coop_fits(const gs_sim_dim_t *d)
 {
 	uint64_t threads = (uint64_t)d->block[0] * d->block[1] * d->block[2];
 	uint64_t blocks = (uint64_t)d->grid[0] * d->grid[1] * d->grid[2];
