@@ -525,6 +525,8 @@ bool gs_arm_seq(gs_stream_t *s, gs_seq_t *q, uint64_t from, uint64_t host_ns, un
 		GS_STAT_INC(arm_preempted);
 	if (failed && (how & GS_ARM_SPEC))
 		q->spec = false;
+	if (!failed)
+		gs_thrift_armed(q);
 	return failed;
 }
 

@@ -21,7 +21,7 @@ gs_config_t gs_config = {
 	.patch_cost = 0.25, .graph_cost = 1.0, .chunk_first = 32, .chunk_growth = 1.5, .chunk_max = 512,
 	.chunk_last = 8, .host_bound_us = 6.0, .async_build = true,
 	.build_sched = GS_BUILD_SCHED_BATCH, .idle_us = 2000, .idle_eager = 16, .idle_cut = 2,
-	.speculate = true, .share = true,
+	.speculate = true, .thrift = 8, .share = true,
 	.hip_max_patches = 1000, .gate = GS_GATE_AUTO, .gate_after = 16, .gate_samples = 4, .gate_margin = 0.10,
 	.gate_host = true, .gate_recheck = 1000, .log_level = GS_LOG_WARN, .trace_max = 1000000,
 };

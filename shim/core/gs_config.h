@@ -72,6 +72,8 @@
 	  "replayed passes in a row that wait at one place before a chunk ends there")         \
 	X(speculate, "GRAPHSHIM_SPECULATE", BOOL, 1, 0, 1,                                    \
 	  "start building a step's graphs when its last sighting before learning begins")    \
+	X(thrift, "GRAPHSHIM_THRIFT", INT, 8, 0, 1000000,                                     \
+	  "graph builds a stream wasted (never replayed) more than paid before it speculates no more and needs twice GRAPHSHIM_LEARN_REPS sightings to learn (0: never)") \
 	X(share, "GRAPHSHIM_SHARE", BOOL, 1, 0, 1,                                            \
 	  "while several learned steps still match, replay the chunks they all share")       \
 	X(absorb, "GRAPHSHIM_ABSORB", BOOL, 0, 0, 1,                                          \
@@ -153,6 +155,7 @@ typedef struct gs_config {
 	long long idle_eager;
 	long long idle_cut;
 	bool speculate;
+	long long thrift;
 	bool share;
 	bool absorb;
 	bool cooperative;

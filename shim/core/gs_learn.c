@@ -179,8 +179,14 @@ static void gs_learn_finish(gs_stream_t *s, bool keep_period)
 	bool tiny = ops < GS_LEARN_TINY;
 	bool spare = natural && !s->seg.bad && (!enough || tiny);
 	uint64_t seg_id = 0;
-	if (enough && !s->seg.bad) {
-		uint64_t id = gs_hash_step(s->seg.hash, len);
+	uint64_t whole = enough && !s->seg.bad ? gs_hash_step(s->seg.hash, len) : 0;
+	/* A guess is judged first: a miss may make the stream thrifty before
+	 * this segment's sequence is considered for the next guess. */
+	gs_seq_t *g = s->seg.guess && whole ? gs_seq_find(s, s->seg.guess) : NULL;
+	if (g)
+		gs_thrift_guessed(s, g, whole == g->id);
+	if (whole) {
+		uint64_t id = whole;
 		gs_seq_t *q = gs_seq_find(s, id);
 		/* A step first seen now is a sibling too (gs_seq_settle weighs it). */
 		spare = natural && (tiny || id != s->seg.owed);
@@ -205,14 +211,15 @@ static void gs_learn_finish(gs_stream_t *s, bool keep_period)
 				gs_trace_learned(s->key.handle, id, (uint32_t)len, "boundary");
 		}
 		if (q) {
+			uint64_t reps = gs_thrift_reps(s);
 			gs_seq_sighted(s, q);
-			if (gs_config.speculate && gs_config.async_build && gs_config.learn_reps > 1 &&
-			    q->state == GS_SEQ_LEARNING && q->seen + 1 == (uint64_t)gs_config.learn_reps) {
+			if (gs_thrift_speculates(s) && gs_config.async_build && reps > 1 &&
+			    q->state == GS_SEQ_LEARNING && q->seen + 1 == reps) {
 				s->seg.last_id = q->id;
 				s->seg.last_start = s->seg.start;
 				s->seg.last_host_ns = (gs_clock_ns() - s->seg.t0) / len;
 			}
-			if (q->state == GS_SEQ_LEARNING && q->seen >= (uint64_t)gs_config.learn_reps)
+			if (q->state == GS_SEQ_LEARNING && q->seen >= reps)
 				gs_arm_seq(s, q, s->seg.start, (gs_clock_ns() - s->seg.t0) / len, GS_ARM_STEAL);
 			else
 				gs_seq_cooled(q, s->seg.start); /* sightings after the one that retired it count */
@@ -289,6 +296,7 @@ void gs_learn_speculate(gs_stream_t *s, const gs_rec_t *r)
 		return; /* another sequence, or its records are overwritten */
 	if (gs_arm_seq(s, q, s->seg.last_start, s->seg.last_host_ns, GS_ARM_STEAL | GS_ARM_SPEC))
 		return;
+	s->seg.guess = q->id;
 	GS_STAT_INC(speculated);
 	gs_trace_learned(s->key.handle, q->id, q->n, "speculative");
 }

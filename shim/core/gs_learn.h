@@ -26,6 +26,9 @@ typedef struct gs_segment {
 	 * of learning: if the next segment begins the same way, its graphs are
 	 * built now (gs_learn_speculate). */
 	uint64_t last_id, last_start, last_host_ns;
+	/* The sequence built so when this segment began (0: none): whether the
+	 * guess was right is known when it ends (gs_thrift_guessed). */
+	uint64_t guess;
 	/* Period detection runs only in segments longer than
 	 * GRAPHSHIM_PERIOD_AFTER (its tables are allocated then, and the
 	 * segment's earlier records are fed from the history). */
@@ -56,6 +59,7 @@ static inline void gs_learn_begin(gs_segment_t *g, gs_period_t *p, uint64_t pos)
 	g->anchored = false;
 	g->owed = 0;
 	g->from_other = false;
+	g->guess = 0;
 	if (p)
 		gs_period_reset(p);
 }

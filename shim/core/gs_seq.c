@@ -227,6 +227,7 @@ static bool gs_seq_evict(gs_stream_t *s, bool (*want)(const gs_stream_t *, const
 		gs_seq_t *older = (q == s->cache.lru) ? NULL : q->prev;
 		if (q != keep && q->state != GS_SEQ_BUILDING && !gs_match_has(&s->match, q)) {
 			bool armed = q->state == GS_SEQ_ARMED;
+			gs_thrift_dropped(s, q);
 			gs_seq_drop(s, q, true);
 			GS_STAT_INC(evictions);
 			s->cache.evicted_at = s->pos + 1;
@@ -343,6 +344,7 @@ void gs_seq_passed(gs_stream_t *s, gs_seq_t *q, bool eager, bool clean)
 		q->eager_passes++;
 	} else {
 		q->replays++;
+		gs_thrift_replayed(s, q);
 		gs_seq_idled(s, q);
 	}
 	gs_trace_pass(s->key.handle, q->id, q->n, eager);
@@ -506,6 +508,7 @@ void gs_seq_retire(gs_stream_t *s, gs_seq_t *q)
 	if (q->state != GS_SEQ_ARMED)
 		return;
 	gs_gate_forget(s, q);
+	gs_thrift_dropped(s, q);
 	gs_seq_uncount(s, q);
 	gs_seq_release(q);
 	q->state = GS_SEQ_RETIRED;

@@ -13,6 +13,7 @@
 #include "gs_hash.h"
 #include "gs_rec.h"
 #include "gs_stats.h"
+#include "gs_thrift.h"
 
 typedef struct gs_seq gs_seq_t;
 typedef struct gs_stream gs_stream_t;
@@ -43,6 +44,7 @@ struct gs_seq {
 	 */
 	uint32_t ready;
 	bool spec;       /* built from its first sighting before it repeated: not matched yet */
+	gs_invest_t invest; /* its last arming, until it paid or was wasted (gs_thrift.h) */
 	uint64_t seen, replays, patches, mismatches, retirements, build_ns;
 	uint64_t eager_passes;  /* complete passes submitted eagerly by the gate's choice */
 	gs_gate_t gate;

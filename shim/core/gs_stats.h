@@ -62,6 +62,8 @@
 	X(cold_quiet, "times a stream went cold quietly: the gate kept all its armed steps eager") \
 	X(cold_quiet_passed, "passed through by quiet cold streams (part of cold_passed)") \
 	X(speculated, "sequences built when a step began like the one before, a sighting early") \
+	X(guesses_missed, "speculative builds whose step did not repeat: the next segment was another") \
+	X(thrift_on, "times a stream turned thrifty: its graph builds were wasted more than they paid (GRAPHSHIM_THRIFT)") \
 	X(gated, "matched, submitted eagerly because the gate chose eager for the pass") \
 	X(gate_decisions, "gate decisions (eager and replayed passes timed, medians compared)") \
 	X(gate_eager, "gate decisions that chose eager")                           \

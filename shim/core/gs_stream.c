@@ -61,6 +61,7 @@ static gs_stream_t *gs_stream_new(gs_skey_t key, unsigned flags)
 		s->cold.cut = false;
 		s->cold.quiet = 0;
 		s->cold.quiet_used = 0;
+		gs_thrift_reset(s);
 		s->pass.trial = NULL;
 		s->pass.prior_n = 0;
 		__atomic_store_n(&s->absorbs, false, __ATOMIC_RELAXED);

@@ -8,6 +8,7 @@
  *   pass   the gate's choice for it      gs_gate.h
  *   cache  the stream's sequences        gs_seq.h
  *   cold   its cold state                gs_cold.h
+ *   thrift whether its builds pay         gs_thrift.h
  *   period period detection              gs_period.h
  *
  * And the stream table.  Locking: a global mutex guards the table; each
@@ -30,6 +31,7 @@
 #include "gs_match.h"
 #include "gs_period.h"
 #include "gs_seq.h"
+#include "gs_thrift.h"
 
 #include <pthread.h>
 
@@ -57,6 +59,7 @@ struct gs_stream {
 	gs_gate_pass_t pass;
 	gs_seq_cache_t cache;
 	gs_cold_t cold;
+	gs_thrift_t thrift;
 	gs_period_t period;
 	uint64_t sent;   /* the position after the last record submitted (gs_stream_sent) */
 	uint32_t idle_seen; /* match.stamp at the idle watchdog's last look (its thread's only) */

@@ -16,6 +16,7 @@ libgscore_la_SOURCES = \
 	shim/core/gs_lane.h \
 	shim/core/gs_stream.h shim/core/gs_stream.c \
 	shim/core/gs_cold.h shim/core/gs_cold.c \
+	shim/core/gs_thrift.h shim/core/gs_thrift.c \
 	shim/core/gs_learn.h shim/core/gs_learn.c \
 	shim/core/gs_match.h shim/core/gs_match.c \
 	shim/core/gs_replay.h shim/core/gs_replay.c \
