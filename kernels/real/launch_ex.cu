@@ -12,6 +12,10 @@
  *           waits in cudaGridDependencySynchronize() before reading mix's
  *           output; both kernels call cudaTriggerProgrammaticLaunchCompletion()
  *           once their writes are issued, so the next launch may start early.
+ * With --coop, a cooperative kernel follows the pairs (cudaLaunchCooperativeKernel):
+ * each block sums its slice, the grid synchronizes (cooperative_groups
+ * grid.sync) and every element is moved towards the grid's mean, as the
+ * semi-persistent normalization kernels of cuDNN do.
  * Then a plain <<<>>> launch sums each cluster's slice and the sums are read
  * back into pinned memory with a stream sync.  What graphshim sees: the
  * runtime's cuLaunchKernelEx with cluster and programmatic-serialization
@@ -22,7 +26,7 @@
  * edges of the graph.
  *
  *   launch_ex [--steps 300] [--warmup 20] [--blocks 128] [--cluster 4]
- *             [--pairs 8] [--no-pdl] [--seed S] [--out FILE] [--time] [--graph]
+ *             [--pairs 8] [--no-pdl] [--coop] [--seed S] [--out FILE] [--time] [--graph]
  *
  * --out: every step's cluster sums (float32), then the final state.  The
  * reductions run in a fixed order, so every process writes the same bytes.
@@ -96,6 +100,22 @@ __global__ void __launch_bounds__(THREADS) cluster_sums_kernel(const float *x, f
 		sums[blockIdx.x] = s;
 }
 
+/* The whole grid's mean, after a grid-wide barrier: a cooperative launch. */
+__global__ void __launch_bounds__(THREADS) center_kernel(float *x, float *part, float a)
+{
+	cg::grid_group grid = cg::this_grid();
+	int i = blockIdx.x * THREADS + threadIdx.x;
+	float v = x[i];
+	float s = block_sum(v);
+	if (threadIdx.x == 0)
+		part[blockIdx.x] = s;
+	grid.sync();
+	float total = 0;
+	for (unsigned b = 0; b < gridDim.x; b++) /* the same order in every block */
+		total += part[b];
+	x[i] = v - a * total / (float)(gridDim.x * THREADS);
+}
+
 __global__ void init_kernel(float *x, int n, unsigned long long seed)
 {
 	int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -104,9 +124,9 @@ __global__ void init_kernel(float *x, int n, unsigned long long seed)
 }
 
 struct prog {
-	int blocks, cluster, pairs, pdl, n;
+	int blocks, cluster, pairs, pdl, coop, n;
 	cudaStream_t stream;
-	float *x, *y, *sums, *sums_host;
+	float *x, *y, *sums, *sums_host, *part;
 };
 
 static void launch_pair(struct prog *p, int k)
@@ -140,6 +160,12 @@ static void issue_step(void *ctx)
 	int clusters = p->blocks / p->cluster;
 	for (int k = 0; k < p->pairs; k++)
 		launch_pair(p, k);
+	if (p->coop) {
+		float a = 0.25f;
+		void *args[] = {&p->x, &p->part, &a};
+		RC_CHECK(cudaLaunchCooperativeKernel((const void *)center_kernel, dim3((unsigned)p->blocks),
+						     dim3(THREADS), args, 0, p->stream));
+	}
 	cluster_sums_kernel<<<clusters, THREADS, 0, p->stream>>>(p->x, p->sums, p->cluster * THREADS);
 	RC_CHECK(cudaGetLastError());
 	RC_CHECK(cudaMemcpyAsync(p->sums_host, p->sums, (size_t)clusters * sizeof(float),
@@ -149,7 +175,7 @@ static void issue_step(void *ctx)
 static void usage(void)
 {
 	fprintf(stderr, "usage: launch_ex [--steps N] [--warmup W] [--blocks B] [--cluster C] [--pairs P]\n"
-			"                 [--no-pdl] [--seed S] [--out FILE] [--time] [--graph]\n");
+			"                 [--no-pdl] [--coop] [--seed S] [--out FILE] [--time] [--graph]\n");
 	exit(1);
 }
 
@@ -175,6 +201,8 @@ int main(int argc, char **argv)
 			p.pairs = real_int_arg(argv[i], v, 1), i++;
 		else if (!strcmp(argv[i], "--no-pdl"))
 			p.pdl = 0;
+		else if (!strcmp(argv[i], "--coop"))
+			p.coop = 1;
 		else
 			usage();
 	}
@@ -191,6 +219,18 @@ int main(int argc, char **argv)
 	if (cc_major < 9) {
 		fprintf(stderr, "launch_ex: clusters and programmatic launch need compute capability 9.0+\n");
 		exit(2);
+	}
+	if (p.coop) {
+		int coop = 0, sms = 0, per_sm = 0;
+		RC_CHECK(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev));
+		RC_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+		RC_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, center_kernel, THREADS, 0));
+		if (!coop || p.blocks > sms * per_sm) {
+			fprintf(stderr, "launch_ex: --coop needs cooperative launch and --blocks at most %d\n",
+				sms * per_sm);
+			exit(2);
+		}
+		RC_CHECK(cudaMalloc((void **)&p.part, (size_t)p.blocks * sizeof(float)));
 	}
 	RC_CHECK(cudaStreamCreateWithFlags(&p.stream, cudaStreamNonBlocking));
 	RC_CHECK(cudaMalloc((void **)&p.x, (size_t)p.n * sizeof(float)));
@@ -215,14 +255,16 @@ int main(int argc, char **argv)
 	if (o.time) {
 		double med, mean;
 		real_stats(t, o.steps, &med, &mean);
-		printf("gs-wl: launch_ex variant=%s blocks=%d cluster=%d pairs=%d pdl=%d steps=%d warmup=%d "
-		       "kernels_per_step=%d median_us=%.3f mean_us=%.3f\n",
-		       o.graph ? "graph" : "eager", p.blocks, p.cluster, p.pairs, p.pdl, o.steps, o.warmup,
-		       2 * p.pairs + 1, med, mean);
+		printf("gs-wl: launch_ex variant=%s blocks=%d cluster=%d pairs=%d pdl=%d coop=%d steps=%d "
+		       "warmup=%d kernels_per_step=%d median_us=%.3f mean_us=%.3f\n",
+		       o.graph ? "graph" : "eager", p.blocks, p.cluster, p.pairs, p.pdl, p.coop, o.steps,
+		       o.warmup, 2 * p.pairs + 1 + p.coop, med, mean);
 	}
 	free(t);
 	if (exec)
 		RC_CHECK(cudaGraphExecDestroy(exec));
+	if (p.part)
+		RC_CHECK(cudaFree(p.part));
 	RC_CHECK(cudaStreamDestroy(p.stream));
 	return 0;
 }

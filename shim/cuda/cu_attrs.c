@@ -211,8 +211,14 @@ CUresult gs_cu_attrs_apply(CUgraphNode node, const gs_cu_attrs_t *at)
 	for (uint32_t i = 0; i < at->n; i++) {
 		CUresult st = gs_cu_real.cuGraphKernelNodeSetAttribute(
 			node, (CUkernelNodeAttrID)at->a[i].id, &at->a[i].value);
-		if (st != CUDA_SUCCESS)
+		if (st != CUDA_SUCCESS) {
+			/* Which attribute, for the refusal's note (cu_ops.c). */
+			static unsigned told;
+			if (__atomic_fetch_add(&told, 1, __ATOMIC_RELAXED) < 4)
+				gs_log(GS_LOG_WARN, "cuda: the driver would not set %s on a graph kernel node (status %d)",
+				       gs_cu_attr_name(at->a[i].id), (int)st);
 			return st;
+		}
 	}
 	return CUDA_SUCCESS;
 }

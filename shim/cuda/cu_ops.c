@@ -528,7 +528,7 @@ static int gs_cu_graph_make(const gs_rec_t *const *recs, size_t n, void **graph,
 			return gs_cu_graph_make(recs, n, graph, refused, stand_in, true);
 		}
 		if (st != CUDA_SUCCESS && *refused < n)
-			gs_cu_refusal_note(recs[*refused], st, "node");
+			gs_cu_refusal_note(recs[*refused], st, "node (at instantiation)");
 	}
 	if (st != CUDA_SUCCESS) {
 		gs_cu_graph_release(G);

@@ -118,6 +118,7 @@ jax-scan|jax|-|eager graphshim graph|XLA_FLAGS=--xla_gpu_enable_command_buffer= 
 cupy-jacobi|cupy|-|eager graphshim|$PY $R/cupy_solver.py --method jacobi --n 512 --check 20|-|-
 cublas-f32|cuda|-|eager graphshim graph|$B/cublas_bias --dtype f32 --batch 1 --layers 8 --dim 256|--graph|-
 launch-ex-c8|cuda|-|eager graphshim graph|$B/launch_ex --cluster 8 --blocks 256 --pairs 4|--graph|-
+launch-ex-coop|cuda|-|eager graphshim|$B/launch_ex --coop --pairs 4|-|-
 numba|numba|-|eager graphshim|$PY $R/numba_particles.py|-|--device cpu --n 64 --steps 2 --warmup 1 --check 1
 numba-small|numba|-|eager graphshim|$PY $R/numba_particles.py --n 512 --check 1|-|--device cpu --n 32 --steps 2 --warmup 1 --check 2
 train-amp|torch|-|eager graphshim|$PY $R/torch_train.py --arch mlp --amp fp16|-|--device cpu --steps 6 --warmup 2
