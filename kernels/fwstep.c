@@ -7,7 +7,11 @@
  * small rotation (allocator addresses), repeats one layer structure with
  * each layer's own weights, and lets the KV cache grow: the attention's
  * grid, the append's slot and the position passed by value change from
- * token to token.  Each feature turns on and off on its own (fw_usage), so
+ * token to token.  With --augment, each token begins with short steps of
+ * the host's random choosing, all beginning alike, each ending in a
+ * read-back (a data pipeline's per-sample augmentation on the GPU:
+ * torchvision's transforms, drawn on the host per image).  Each feature
+ * turns on and off on its own (fw_usage), so
  * graphshim's learner can be developed against each drift alone and all of
  * them together; every run writes the same bytes to --out whether graphshim
  * is loaded or not.  The kernels (fwstep.cu, fwstep_sim.c) use wrapping
@@ -31,6 +35,7 @@ typedef struct fw_cfg {
 	bool copy_stream, poll; /* --copy-stream, --poll */
 	bool pool;              /* --pool */
 	long tail, pause_us; /* --tail-records, --pause-us */
+	long augment;        /* --augment */
 	const char *out;
 } fw_cfg_t;
 
@@ -52,6 +57,10 @@ typedef struct fw {
 	long turn;                    /* layers issued so far: picks the scratch buffer */
 	unsigned *toks, *flags;       /* every value read back, in order */
 	size_t nflags;
+	CUdeviceptr a[2], az, aflag; /* --augment: its ping-pong buffers, norm's zeroed output, its check */
+	unsigned *avals;             /* --augment: its checks read back, in order */
+	size_t navals;
+	gs_wl_rng_t arng;            /* --augment: the host's draws */
 } fw_t;
 
 static void fw_usage(void)
@@ -62,7 +71,7 @@ static void fw_usage(void)
 		"              [--grow|--no-grow] [--two-streams] [--side-streams N]\n"
 		"              [--kv-copy] [--set-attr]\n"
 		"              [--readback sync|async] [--seed S] [--out FILE] [--time]\n"
-		"              [--explicit-graph]\n"
+		"              [--augment N] [--explicit-graph]\n"
 		"  --tokens N          steps, one token each (also --steps; default 200)\n"
 		"  --ctx C             cache slots; the position wraps to 0 at C (default 512)\n"
 		"  --chunk K           positions an attention block takes (default 16)\n"
@@ -97,6 +106,10 @@ static void fw_usage(void)
 		"                      (cuMemAllocAsync) and freed after the layer\n"
 		"                      (cuMemFreeAsync), as PyTorch's cudaMallocAsync backend\n"
 		"                      does every temporary; no rotation\n"
+		"  --augment N         before each token, N short steps of 5-10 launches drawn\n"
+		"                      on the host (a normalization, then 3-8 of normalize,\n"
+		"                      project, add in a random order), each read back, as a\n"
+		"                      per-image GPU augmentation is; then folded into x\n"
 		"  --kv-copy           the KV append as cuMemcpyDtoDAsync, not a kernel\n"
 		"  --set-attr          the attention's dynamic shared memory limit set before\n"
 		"                      each of its launches, as flash attention does (CUDA)\n"
@@ -142,6 +155,8 @@ static void fw_parse(fw_cfg_t *c, int argc, char **argv)
 			c->grow = argv[i][2] == 'g';
 		else if (gs_wl_opt(argc, argv, &i, "--tail-records", &v))
 			c->tail = gs_wl_arg_long("--tail-records", v, 0, FW_MAX_TAIL);
+		else if (gs_wl_opt(argc, argv, &i, "--augment", &v))
+			c->augment = gs_wl_arg_long("--augment", v, 0, 1000);
 		else if (gs_wl_opt(argc, argv, &i, "--pause-us", &v))
 			c->pause_us = gs_wl_arg_long("--pause-us", v, 0, 10000000);
 		else if (strcmp(argv[i], "--fresh-events") == 0)
@@ -169,9 +184,10 @@ static void fw_parse(fw_cfg_t *c, int argc, char **argv)
 	}
 	/* A captured step bakes in everything a static step has; the position
 	 * is baked too, so there is one graph a position. */
-	if (c->graph && (c->grow || c->rotate != 1 || c->events || c->readback_every != 0 || c->pool)) {
+	if (c->graph && (c->grow || c->rotate != 1 || c->events || c->readback_every != 0 || c->pool ||
+			 c->augment)) {
 		fprintf(stderr, "fwstep: --explicit-graph needs the static step: "
-				"--no-grow --rotate 1 --no-events --readback-every 0, no --pool\n");
+				"--no-grow --rotate 1 --no-events --readback-every 0, no --pool or --augment\n");
 		exit(1);
 	}
 
@@ -372,6 +388,53 @@ static void fw_layer(fw_t *w, long l, int pos)
 	}
 }
 
+/*
+ * --augment: N short steps before the token, each drawn on the host: a
+ * normalization of x (every one begins so), then 3-8 operations in a
+ * random order, each a normalization, a projection or an addition between
+ * two buffers in turn, and a check read back.  The steps' launch shapes
+ * repeat only by chance (9,828 orders), as a per-image augmentation's do.
+ * Then x takes the last result in.
+ */
+static void fw_augment(fw_t *w)
+{
+	int D = (int)w->c.dim;
+	int cur = 0;
+	for (long n = 0; n < w->c.augment; n++) {
+		void *p0[] = { &w->a[0], &w->az, &w->x, &D };
+		fw_launch(w->f.norm, 1, w->s, p0);
+		cur = 0;
+		long m = 3 + (long)(gs_wl_rng_next(&w->arng) % 6);
+		for (long k = 0; k < m; k++) {
+			CUdeviceptr *src = &w->a[cur], *dst = &w->a[1 - cur];
+			switch (gs_wl_rng_next(&w->arng) % 3) {
+			case 0: {
+				void *p[] = { dst, &w->az, src, &D };
+				fw_launch(w->f.norm, 1, w->s, p);
+				cur = 1 - cur;
+				break;
+			}
+			case 1: {
+				void *p[] = { dst, &w->W, src, &D };
+				fw_launch(w->f.matvec, fw_blocks(D), w->s, p);
+				cur = 1 - cur;
+				break;
+			}
+			default: {
+				void *p[] = { src, dst, &D };
+				fw_launch(w->f.residual, fw_blocks(D), w->s, p);
+				break;
+			}
+			}
+		}
+		void *pf[] = { &w->aflag, &w->a[cur], &D };
+		fw_launch(w->f.flag, 1, w->s, pf);
+		w->avals[w->navals++] = fw_read(w, w->aflag);
+	}
+	void *pr[] = { &w->x, &w->a[cur], &D };
+	fw_launch(w->f.residual, fw_blocks(D), w->s, pr);
+}
+
 /* One token's work up to the token in device memory (not read back). */
 static void fw_step(fw_t *w, int pos)
 {
@@ -431,7 +494,13 @@ static void fw_setup(fw_t *w)
 	w->toks = calloc((size_t)c->tokens, sizeof(unsigned));
 	w->flags = calloc((size_t)c->tokens * nflags + 1, sizeof(unsigned));
 	w->positions = calloc((size_t)c->tokens, sizeof(int));
-	if (w->toks == NULL || w->flags == NULL || w->positions == NULL) {
+	w->avals = calloc((size_t)c->tokens * (size_t)c->augment + 1, sizeof(unsigned));
+	w->a[0] = fw_words(D, NULL);
+	w->a[1] = fw_words(D, NULL);
+	w->az = fw_words(D, NULL);
+	w->aflag = fw_words(1, NULL);
+	gs_wl_rng_seed(&w->arng, (uint64_t)c->seed, 11);
+	if (w->toks == NULL || w->flags == NULL || w->positions == NULL || w->avals == NULL) {
 		perror("calloc");
 		exit(2);
 	}
@@ -457,6 +526,11 @@ static void fw_output(fw_t *w)
 	gs_wl_out_device(&o, w->flag, sizeof(unsigned));
 	if (c->copy_stream)
 		gs_wl_out_device(&o, w->staged, sizeof(int));
+	if (c->augment) {
+		gs_wl_out_write(&o, w->avals, w->navals * sizeof(unsigned));
+		gs_wl_out_device(&o, w->a[0], row);
+		gs_wl_out_device(&o, w->a[1], row);
+	}
 	gs_wl_out_close(&o);
 }
 
@@ -466,10 +540,10 @@ static void fw_report(const fw_cfg_t *c, gs_wl_timer_t *tm)
 	snprintf(label, sizeof(label),
 		 "fwstep mode=%s L=%ld D=%ld ctx=%ld chunk=%ld rotate=%ld readback_every=%ld "
 		 "events=%d grow=%d two_streams=%d sides=%ld fresh=%d tail=%ld poll=%d copy_stream=%d "
-		 "pause_us=%ld kv_copy=%d set_attr=%d readback=%s",
+		 "pause_us=%ld kv_copy=%d set_attr=%d augment=%ld readback=%s",
 		 c->graph ? "graph" : "eager", c->layers, c->dim, c->ctx, c->chunk, c->rotate,
 		 c->readback_every, c->events, c->grow, c->two_streams, c->sides, c->fresh, c->tail, c->poll,
-		 c->copy_stream, c->pause_us, c->kv_copy, c->set_attr,
+		 c->copy_stream, c->pause_us, c->kv_copy, c->set_attr, c->augment,
 		 c->readback_async ? "async" : "sync");
 	gs_wl_timer_report(tm, label);
 }
@@ -516,6 +590,8 @@ int main(int argc, char **argv)
 			GS_CHECK(fw_query(w.tail[e]));
 		if (w.c.copy_stream)
 			fw_stage(&w, k, pos);
+		if (w.c.augment)
+			fw_augment(&w);
 		if (w.c.graph)
 			GS_CHECK(cuGraphLaunch(exec[pos], w.s));
 		else
@@ -544,7 +620,7 @@ int main(int argc, char **argv)
 	GS_CHECK(cuStreamDestroy(w.s));
 	GS_CHECK(cuStreamDestroy(w.s2));
 	GS_CHECK(cuStreamDestroy(w.s3));
-	CUdeviceptr bufs[] = { w.x, w.h, w.y, w.W, w.kv, w.E, w.flag, w.tok };
+	CUdeviceptr bufs[] = { w.x, w.h, w.y, w.W, w.kv, w.E, w.flag, w.tok, w.a[0], w.a[1], w.az, w.aflag };
 	for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
 		GS_CHECK(cuMemFree(bufs[i]));
 	for (long k = 0; k < w.c.rotate; k++)
@@ -554,5 +630,6 @@ int main(int argc, char **argv)
 	free(w.toks);
 	free(w.flags);
 	free(w.positions);
+	free(w.avals);
 	return 0;
 }
