@@ -107,7 +107,7 @@ static void fw_usage(void)
 		"                      (cuMemFreeAsync), as PyTorch's cudaMallocAsync backend\n"
 		"                      does every temporary; no rotation\n"
 		"  --augment N         before each token, N short steps of 5-10 launches drawn\n"
-		"                      on the host (a normalization, then 3-8 of normalize,\n"
+		"                      on the host (a copy of x, then 3-8 of normalize,\n"
 		"                      project, add in a random order), each read back, as a\n"
 		"                      per-image GPU augmentation is; then folded into x\n"
 		"  --kv-copy           the KV append as cuMemcpyDtoDAsync, not a kernel\n"
@@ -390,7 +390,8 @@ static void fw_layer(fw_t *w, long l, int pos)
 
 /*
  * --augment: N short steps before the token, each drawn on the host: a
- * normalization of x (every one begins so), then 3-8 operations in a
+ * copy of x (every one begins so, unlike any step of the decoder; the
+ * append kernel at slot 0), then 3-8 operations in a
  * random order, each a normalization, a projection or an addition between
  * two buffers in turn, and a check read back.  The steps' launch shapes
  * repeat only by chance (9,828 orders), as a per-image augmentation's do.
@@ -401,8 +402,9 @@ static void fw_augment(fw_t *w)
 	int D = (int)w->c.dim;
 	int cur = 0;
 	for (long n = 0; n < w->c.augment; n++) {
-		void *p0[] = { &w->a[0], &w->az, &w->x, &D };
-		fw_launch(w->f.norm, 1, w->s, p0);
+		int at = 0; /* the append kernel as a copy: a[0] = x */
+		void *p0[] = { &w->a[0], &w->x, &at, &D };
+		fw_launch(w->f.append, fw_blocks(D), w->s, p0);
 		cur = 0;
 		long m = 3 + (long)(gs_wl_rng_next(&w->arng) % 6);
 		for (long k = 0; k < m; k++) {

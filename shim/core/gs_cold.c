@@ -87,6 +87,7 @@ static void gs_cold_wake(gs_stream_t *s, bool anchored)
 	if (s->cold.quiet)
 		gs_cold_quiet_end(s);
 	s->cold.fresh = 0;
+	s->cold.rewarm = false;
 	s->cold.woken = GS_COLD_IDS; /* its next segments may be ones seen while cold (gs_seq_settle) */
 	gs_learn_begin(&s->seg, &s->period, s->pos);
 	s->seg.anchored = anchored;
@@ -188,9 +189,15 @@ bool gs_cold_launch(gs_stream_t *s, const gs_rec_t *rec)
 	gs_cold_lock(s);
 	if (first)
 		s->cold.kept = kept; /* a kept step's pass, presumably */
-	if (wake)
+	if (wake) {
+		bool quiet = s->cold.quiet;
 		gs_cold_wake(s, anchored);
-	else
+		if (gs_config.cold_replay && !quiet && gs_config.cold_after) {
+			/* Woken to replay: as cold as it was, once that step ends. */
+			s->cold.rewarm = true;
+			s->cold.fresh = (uint32_t)gs_config.cold_after;
+		}
+	} else
 		gs_cold_step(s, rec->shape);
 	gs_cold_unlock(s);
 	return !wake;
@@ -225,7 +232,7 @@ static void gs_cold_quiet(gs_stream_t *s)
 		gs_cold_enter(s, budget);
 }
 
-void gs_cold_ended(gs_stream_t *s, uint64_t len, bool repeated)
+void gs_cold_ended(gs_stream_t *s, uint64_t len, bool repeated, bool replayed)
 {
 	uint8_t passes = s->cold.passes;
 	s->cold.passes = 0;
@@ -241,11 +248,21 @@ void gs_cold_ended(gs_stream_t *s, uint64_t len, bool repeated)
 		return;
 	if (s->cold.woken)
 		s->cold.woken--;
-	if (repeated)
+	bool rewarm = s->cold.rewarm;
+	s->cold.rewarm = false;
+	bool may = gs_config.cold_after && !gs_trace_on && !s->match.ncands;
+	if (replayed && gs_config.cold_replay) {
+		/* A pass of a step armed already: neither new nor one to learn.
+		 * Woken for it, the stream is as cold as it was. */
+		if (rewarm && may && s->cold.fresh >= (uint64_t)gs_config.cold_after && gs_cold_enter(s, 0)) {
+			GS_STAT_INC(cold_rewarmed);
+			return;
+		}
+	} else if (repeated) {
 		s->cold.fresh = 0;
-	else if (gs_config.cold_after && ++s->cold.fresh >= (uint64_t)gs_config.cold_after &&
-		 !gs_trace_on && !s->match.ncands && gs_cold_enter(s, 0))
+	} else if (may && ++s->cold.fresh >= (uint64_t)gs_config.cold_after && gs_cold_enter(s, 0)) {
 		return;
+	}
 	if (passes == GS_COLD_PASS_KEPT && gs_config.cold_eager && gs_config.cold_after && !gs_trace_on &&
 	    !s->match.ncands)
 		gs_cold_quiet(s);

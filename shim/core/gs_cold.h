@@ -16,6 +16,13 @@
  * re-check (which the gate then makes), or on a segment that repeats
  * and did not begin like one of the kept sequences (a step to learn);
  * not for period detection.
+ *
+ * With GRAPHSHIM_COLD_REPLAY, a stream whose steps replay between work
+ * that never repeats (a training step after each batch's augmentation)
+ * goes cold too: a segment that was a whole pass of an armed sequence
+ * neither counts as new nor as a repeat, and a stream woken to replay one
+ * goes cold again when that segment ends, unless it repeated a step still
+ * to learn.  See docs/how-it-works.md, "Cold streams".
  */
 #ifndef GS_COLD_H
 #define GS_COLD_H
@@ -37,6 +44,7 @@ typedef struct gs_cold {
 	bool kept;           /* ... and began like a sequence the gate keeps eager */
 	uint64_t quiet;      /* launches a quiet stream passes before it wakes (0: not quiet) */
 	uint64_t quiet_used; /* ... passed so far */
+	bool rewarm;         /* woke to replay an armed step (GRAPHSHIM_COLD_REPLAY): cold again after it */
 } gs_cold_t;
 
 /* gs_cold_t.passes: a pass the gate keeps eager went, and another went. */
@@ -54,10 +62,11 @@ void gs_cold_passed(gs_stream_t *s, const gs_seq_t *q, bool eager);
  */
 bool gs_cold_launch(gs_stream_t *s, const gs_rec_t *rec);
 /*
- * A warm segment of len records ended (`repeated`: some of it repeated);
- * s goes cold after enough that did not.  Stream lock held.
+ * A warm segment of len records ended (`repeated`: some of it repeated;
+ * `replayed`: it was a pass of an armed sequence, whole); s goes cold
+ * after enough that did not.  Stream lock held.
  */
-void gs_cold_ended(gs_stream_t *s, uint64_t len, bool repeated);
+void gs_cold_ended(gs_stream_t *s, uint64_t len, bool repeated, bool replayed);
 /* The end of a cold segment: count it, and wake if it repeated.  Stream lock held. */
 void gs_cold_end(gs_stream_t *s);
 

@@ -38,6 +38,8 @@
 	  "launches without a boundary before period detection starts on a stream")         \
 	X(cold_after, "GRAPHSHIM_COLD_AFTER", INT, 16, 0, 1000000000,                         \
 	  "segments in a row that did not repeat before a stream keeps no records (0: never)") \
+	X(cold_replay, "GRAPHSHIM_COLD_REPLAY", BOOL, 0, 0, 1,                                \
+	  "a stream whose armed steps replay between segments that never repeat goes cold, waking at each armed step's start and cold again after it") \
 	X(cold_eager, "GRAPHSHIM_COLD_EAGER", BOOL, 1, 0, 1,                                  \
 	  "a stream whose armed steps the gate all keeps eager passes its launches through the cold lane until their next re-check") \
 	X(mismatch_limit, "GRAPHSHIM_MISMATCH_LIMIT", INT, 3, 1, 1000000,                     \
@@ -139,6 +141,7 @@ typedef struct gs_config {
 	long long period_after;
 	long long cold_after;
 	bool cold_eager;
+	bool cold_replay;
 	long long mismatch_limit;
 	long long cooldown;
 	bool forgive;

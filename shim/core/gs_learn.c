@@ -155,6 +155,7 @@ static void gs_learn_finish(gs_stream_t *s, bool keep_period)
 	 * that never repeats kept r_stress's cold worker warm.
 	 */
 	bool repeated = s->seg.matched && !s->seg.owed;
+	bool replayed = repeated; /* a pass of an armed sequence, whole */
 	/*
 	 * What the segment owes is spared when it is too short to be a step
 	 * (its hold cost little) or another sequence seen before, and only
@@ -234,7 +235,7 @@ static void gs_learn_finish(gs_stream_t *s, bool keep_period)
 	s->seg.period_on = keep_period && period_on;
 	/* After a boundary, or a long cut, which only an anchored segment takes. */
 	s->seg.anchored = true;
-	gs_cold_ended(s, len, repeated);
+	gs_cold_ended(s, len, repeated, replayed);
 }
 
 void gs_learn_end(gs_stream_t *s)

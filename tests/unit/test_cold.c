@@ -569,3 +569,60 @@ Test(cold, cold_eager_off_matches_every_eager_pass)
 	cr_expect_geq(gs_stats.gated, 17 * 8);
 	tb_check();
 }
+
+/*
+ * GRAPHSHIM_COLD_REPLAY: a step that replays between segments that never
+ * repeat (a training step after each batch's augmentation).  The replayed
+ * segments neither count as new nor as repeats, so the stream goes cold;
+ * each pass of the step wakes it at its first launch, replays, and the
+ * stream is cold again after it.
+ */
+static void replay_among_unique(const char *cold_replay)
+{
+	tb_start("GRAPHSHIM_COLD_AFTER", "4", "GRAPHSHIM_PERIOD_AFTER", "1000", "GRAPHSHIM_ASYNC_BUILD", "0",
+		 "GRAPHSHIM_COLD_REPLAY", cold_replay, NULL);
+	unsigned u = 0;
+	for (unsigned k = 0; k < 12; k++) {
+		step(S1, 8, 0); /* the step: learned at its 2nd sighting, replayed from its 3rd */
+		for (unsigned j = 0; j < 3; j++)
+			unique_step(S1, 0, u++, 8);
+	}
+	tb_check();
+}
+
+Test(cold, steps_that_replay_among_new_ones_go_cold_between_passes)
+{
+	replay_among_unique("1");
+	/* Cold after the first pass and its three new segments, the step is
+	 * learned from sightings the cold lane saw (its 4th and 5th). */
+	cr_expect_eq(gs_stats.replays, 8, "every pass from the 5th replays");
+	cr_expect_geq(gs_stats.cold_rewarmed, 7, "woken to replay, cold again after: %llu",
+		      (unsigned long long)gs_stats.cold_rewarmed);
+	cr_expect_geq(gs_stats.cold_passed, 7 * 3 * 8, "the new segments pass cold: %llu",
+		      (unsigned long long)gs_stats.cold_passed);
+}
+
+Test(cold, without_cold_replay_such_a_stream_stays_warm)
+{
+	replay_among_unique("0");
+	cr_expect_eq(gs_stats.replays, 8);
+	cr_expect_eq(gs_stats.cold_streams, 1, "only before the step was learned: each pass a repeat");
+	cr_expect_leq(gs_stats.cold_passed, 5 * 8);
+}
+
+/* Woken to replay, a segment that repeats a step still to learn keeps the
+ * stream warm, so that step is learned. */
+Test(cold, a_step_to_learn_after_a_replay_wakes_the_stream_for_good)
+{
+	replay_among_unique("1");
+	uint64_t before = gs_stats.replays;
+	static const uintptr_t G[] = {0xe1, 0xe2, 0xe3, 0xe4, 0xe5};
+	for (unsigned k = 0; k < 6; k++) {
+		step(S1, 8, 0);
+		tb_step(S1, G, 5, 0); /* a new step, the same every time */
+		tb_sync(S1, 0);
+	}
+	tb_check();
+	cr_expect_geq(gs_stats.replays - before, 6 + 2, "the step and, learned, the new one: %llu",
+		      (unsigned long long)(gs_stats.replays - before));
+}
