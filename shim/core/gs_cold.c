@@ -260,10 +260,10 @@ void gs_cold_ended(gs_stream_t *s, uint64_t len, bool repeated, bool replayed)
 		}
 	} else if (repeated) {
 		s->cold.fresh = 0;
-	} else if (may && ++s->cold.fresh >= (uint64_t)gs_config.cold_after && gs_cold_enter(s, 0)) {
+	} else if (gs_config.cold_after && ++s->cold.fresh >= (uint64_t)gs_config.cold_after && may &&
+		   gs_cold_enter(s, 0)) {
 		return;
 	}
-	if (passes == GS_COLD_PASS_KEPT && gs_config.cold_eager && gs_config.cold_after && !gs_trace_on &&
-	    !s->match.ncands)
+	if (passes == GS_COLD_PASS_KEPT && gs_config.cold_eager && may)
 		gs_cold_quiet(s);
 }
