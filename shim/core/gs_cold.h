@@ -22,7 +22,8 @@
  * goes cold too: a segment that was a whole pass of an armed sequence
  * neither counts as new nor as a repeat, and a stream woken to replay one
  * goes cold again when that segment ends, unless it repeated a step still
- * to learn.  See docs/how-it-works.md, "Cold streams".
+ * to learn; a thrifty stream (gs_thrift.h) wakes at a cold segment's
+ * second repeat.  See docs/how-it-works.md, "Cold between replayed steps".
  */
 #ifndef GS_COLD_H
 #define GS_COLD_H

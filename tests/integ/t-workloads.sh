@@ -196,7 +196,7 @@ run fwstep-no-grow 80 -- $F --no-grow
 # (38 against 331 with the background builder's guesses); 33% replayed,
 # the decoder's part.  With GRAPHSHIM_COLD_REPLAY (off by default) the
 # stream goes cold between the decoder's replayed steps: about half the
-# augmentation's launches pass cold (2,425 of some 4,500), 35% replayed.
+# augmentation's launches pass cold (2,718 of some 4,500), 35% replayed.
 if [ -z "${GS_INTEG_ONLY:-}" ]; then
 	f0=$fails
 	run fwstep-augment 30 -- $F --augment 6

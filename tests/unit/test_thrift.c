@@ -3,6 +3,7 @@
 #include "gs_testbe.h"
 
 #include <criterion/criterion.h>
+#include <string.h>
 
 #define S1 ((uintptr_t)0x5001)
 
@@ -111,4 +112,37 @@ Test(thrift, armed_and_evicted_unreplayed_is_waste)
 	cr_expect_lt(tb.builds, 12, "builds went on: %d", tb.builds);
 	cr_expect_eq(gs_stats.replays, 0);
 	tb_check();
+}
+
+/* With GRAPHSHIM_COLD_REPLAY, a thrifty stream's cold segment wakes it at
+ * its second repeat, not its first: work that churns repeats by chance. */
+static void cold_repeats(const char *cold_replay)
+{
+	tb_start("GRAPHSHIM_ASYNC_BUILD", "1", "GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_COLD_AFTER", "2",
+		 "GRAPHSHIM_THRIFT", "1", "GRAPHSHIM_COLD_REPLAY", cold_replay, NULL);
+	step_k(0, 8);
+	gs_build_wait();
+	step_k(1, 8); /* began like step 0: a guess, missed; thrifty; cold after it */
+	gs_build_wait();
+	cr_assert_eq(gs_stats.thrift_on, 1);
+	cr_assert_eq(gs_stats.cold_streams, 1);
+	for (int i = 0; i < 3; i++) { /* another step, three times, while cold */
+		for (int k = 0; k < 6; k++)
+			tb_launch(S1, 0x900 + (uintptr_t)k, (uint64_t)k, 0);
+		tb_sync(S1, 0);
+		if (i == 1)
+			cr_expect_eq(gs_stats.cold_woken, !strcmp(cold_replay, "0"), "its first repeat");
+	}
+	cr_expect_eq(gs_stats.cold_woken, 1, "woken once");
+	tb_check();
+}
+
+Test(thrift, a_thrifty_cold_stream_wakes_at_a_second_repeat)
+{
+	cold_repeats("1");
+}
+
+Test(thrift, without_cold_replay_a_first_repeat_wakes_it)
+{
+	cold_repeats("0");
 }
