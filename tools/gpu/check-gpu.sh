@@ -94,6 +94,8 @@ fwstep-copy-adopt|-|env GRAPHSHIM_ADOPT=1 GRAPHSHIM_ABSORB=1 $F --two-streams --
 fwstep-poll-absorb|-|env GRAPHSHIM_ABSORB=1 $F --tail-records 4 --poll
 fwstep-kvcopy|-|$F --kv-copy
 fwstep-setattr|-|$F --set-attr
+fwstep-augment|-|$F --augment 6
+fwstep-augment-coldrep|-|env GRAPHSHIM_COLD_REPLAY=1 $F --augment 6
 fwstep-static|-|$FS
 fwstep-graph|-|$FS --explicit-graph"
 if [ "$PYTOK" -gt 0 ] 2>/dev/null && gs_torch_present; then
