@@ -308,7 +308,7 @@ static bool gs_match_next(gs_stream_t *s, gs_rec_t *r, uint64_t at)
 
 uint32_t gs_match_starts(const gs_stream_t *s, const gs_rec_t *r, bool anchored, gs_seq_t **out)
 {
-	if (!(s->cache.first_bloom & (1ULL << (r->shape & 63))))
+	if (!gs_bloom_has(&s->cache.first_bloom, r->shape))
 		return 0;
 	uint32_t n = 0;
 	for (gs_seq_t *q = s->cache.lru; q && n < GS_MAX_CANDS; q = q->next)

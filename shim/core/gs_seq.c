@@ -200,19 +200,19 @@ static void gs_seq_drop(gs_stream_t *s, gs_seq_t *q, bool release)
 	}
 }
 
-void gs_seq_bloom_set(gs_stream_t *s, uint64_t b)
+void gs_seq_bloom_set(gs_stream_t *s, const gs_bloom_t *b)
 {
-	s->cache.first_bloom = b;
-	__atomic_store_n(&s->lane.bare, b == 0, __ATOMIC_RELAXED);
+	s->cache.first_bloom = *b;
+	__atomic_store_n(&s->lane.bare, gs_bloom_empty(b), __ATOMIC_RELAXED);
 }
 
 static void gs_seq_rebuild_bloom(gs_stream_t *s)
 {
-	uint64_t b = 0;
+	gs_bloom_t b = {{0}};
 	for (gs_seq_t *q = s->cache.lru; q; q = q->next)
 		if (q->state == GS_SEQ_ARMED || q->state == GS_SEQ_BUILDING)
-			b |= 1ULL << (q->first_shape & 63);
-	gs_seq_bloom_set(s, b);
+			gs_bloom_add(&b, q->first_shape);
+	gs_seq_bloom_set(s, &b);
 }
 
 /*
@@ -525,5 +525,5 @@ void gs_seq_free_all(gs_stream_t *s, bool release_graphs)
 	gs_seq_t *q, *tmp;
 	HASH_ITER(hh, s->cache.seqs, q, tmp)
 		gs_seq_drop(s, q, release_graphs);
-	gs_seq_bloom_set(s, 0);
+	gs_seq_bloom_set(s, &(gs_bloom_t){{0}});
 }

@@ -22,11 +22,19 @@ typedef struct gs_stream gs_stream_t;
 enum { GS_HANDOFF_NONE, GS_HANDOFF_BUILDING, GS_HANDOFF_BUILT, GS_HANDOFF_CANCELLED };
 
 struct gs_seq {
+	/*
+	 * First, on one cache line: what a launch that may begin a match reads
+	 * of every cached sequence as it walks the LRU list (gs_match_starts).
+	 * With the list's links 648 bytes in and `spec` on the second line, a
+	 * walk touched three lines a sequence.
+	 */
 	uint64_t id;          /* hash of every record's shape and the length */
 	uint64_t first_shape; /* shape of record 0, where matching may begin */
 	uint32_t n;
 	gs_seq_state_t state;
 	bool periodic;   /* may begin anywhere, not only after a boundary */
+	bool spec;       /* built from its first sighting before it repeated: not matched yet */
+	gs_seq_t *prev, *next;  /* LRU list, most recent first */
 	gs_rec_t **recs; /* baked records (armed only) */
 	/*
 	 * A replay is submitted in chunks, one graph each, so the GPU starts on
@@ -43,7 +51,6 @@ struct gs_seq {
 	 * ready chunks and sends the others eagerly.
 	 */
 	uint32_t ready;
-	bool spec;       /* built from its first sighting before it repeated: not matched yet */
 	gs_invest_t invest; /* its last arming, until it paid or was wasted (gs_thrift.h) */
 	uint64_t seen, replays, patches, mismatches, retirements, build_ns;
 	uint64_t eager_passes;  /* complete passes submitted eagerly by the gate's choice */
@@ -52,7 +59,6 @@ struct gs_seq {
 	bool by_siblings;       /* the charge that retired it came from another step's segment that began like it (gs_seq_settle) */
 	long long cooldown_left;/* sightings until a retired sequence may learn again */
 	uint64_t retired_at;    /* stream position at retirement */
-	gs_seq_t *prev, *next;  /* LRU list, most recent first */
 	gs_stream_t *owner;     /* for the background builder */
 	/*
 	 * The builder hand-off, changed only by compare-and-swap: BUILDING ->
@@ -94,13 +100,44 @@ struct gs_seq {
 	UT_hash_handle hh;
 };
 
+/*
+ * The first shapes of a stream's armed sequences, as a filter: a launch
+ * whose shape is not in it begins no match, and only one that is walks
+ * the stream's sequences (gs_match_starts).  512 bits, 64 bytes: with
+ * 64, a program with a dozen armed steps sent a fifth of its other launches
+ * through that walk, a pointer chased for each of up to 64 cached sequences
+ * (bench_hook n, never cold: gs_match_starts a quarter of graphshim's time).
+ */
+#define GS_BLOOM_WORDS 8
+typedef struct gs_bloom {
+	uint64_t w[GS_BLOOM_WORDS];
+} gs_bloom_t;
+
+static inline bool gs_bloom_has(const gs_bloom_t *b, uint64_t shape)
+{
+	return (b->w[(shape >> 6) & (GS_BLOOM_WORDS - 1)] >> (shape & 63)) & 1;
+}
+
+static inline void gs_bloom_add(gs_bloom_t *b, uint64_t shape)
+{
+	b->w[(shape >> 6) & (GS_BLOOM_WORDS - 1)] |= 1ULL << (shape & 63);
+}
+
+static inline bool gs_bloom_empty(const gs_bloom_t *b)
+{
+	uint64_t any = 0;
+	for (int i = 0; i < GS_BLOOM_WORDS; i++)
+		any |= b->w[i];
+	return !any;
+}
+
 /* A stream's sequences (gs_stream_t.cache); guarded by the stream's lock. */
 typedef struct gs_seq_cache {
 	gs_seq_t *seqs;      /* hashed by id */
 	gs_seq_t *lru;       /* most recently used first */
 	uint32_t n;
 	uint64_t nodes;      /* nodes of armed sequences */
-	uint64_t first_bloom;/* bit (first_shape & 63) of every armed sequence */
+	gs_bloom_t first_bloom; /* every armed sequence's first shape */
 	uint64_t evicted_at; /* the stream's position after its last eviction + 1 (0: none) */
 	uint32_t built;      /* sequences and variants built and not yet published (atomic) */
 	gs_seq_t *vpending;  /* variants handed to the builder (gs_variant.c) */
@@ -147,7 +184,7 @@ gs_seq_t *gs_seq_add(gs_stream_t *s, uint64_t id, uint32_t n, uint64_t first_sha
 /* q was used: most recent in the LRU list. */
 void gs_seq_touch(gs_stream_t *s, gs_seq_t *q);
 /* Set the stream's first_bloom, and the lane's hint that nothing is armed (gs_lane.h). */
-void gs_seq_bloom_set(gs_stream_t *s, uint64_t b);
+void gs_seq_bloom_set(gs_stream_t *s, const gs_bloom_t *b);
 /*
  * Evict least recently used sequences until n more nodes fit; `keep`, the
  * match's candidates and those being built stay.  True when they do not.

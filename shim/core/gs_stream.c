@@ -55,7 +55,7 @@ static gs_stream_t *gs_stream_new(gs_skey_t key, unsigned flags)
 		s->match.nheld = 0;
 		s->seg.last_id = 0;
 		__atomic_store_n(&s->lane.cold, false, __ATOMIC_RELAXED);
-		__atomic_store_n(&s->lane.bare, s->cache.first_bloom == 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->lane.bare, gs_bloom_empty(&s->cache.first_bloom), __ATOMIC_RELAXED);
 		s->cold.fresh = 0;
 		s->cold.passes = 0;
 		s->cold.cut = false;
