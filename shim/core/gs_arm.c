@@ -479,9 +479,7 @@ static bool gs_arm_now(gs_stream_t *s, gs_seq_t *q, uint64_t from, uint64_t host
 	gs_seq_count(s, q);
 	q->state = GS_SEQ_BUILDING;
 	q->ready = 0;
-	gs_bloom_t b = s->cache.first_bloom;
-	gs_bloom_add(&b, q->first_shape);
-	gs_seq_bloom_set(s, &b);
+	gs_seq_bloom_add(s, q->first_shape);
 	return gs_arm_start_build(s, q);
 }
 

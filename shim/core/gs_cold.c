@@ -164,6 +164,17 @@ static void gs_cold_step(gs_stream_t *s, uint64_t key)
 	}
 }
 
+void gs_cold_reset(gs_stream_t *s)
+{
+	__atomic_store_n(&s->lane.cold, false, __ATOMIC_RELAXED);
+	s->cold.fresh = 0;
+	s->cold.passes = 0;
+	s->cold.cut = false;
+	s->cold.quiet = 0;
+	s->cold.quiet_used = 0;
+	s->cold.rewarm = false;
+}
+
 void gs_cold_end(gs_stream_t *s)
 {
 	gs_cold_lock(s);
@@ -267,7 +278,7 @@ void gs_cold_ended(gs_stream_t *s, uint64_t len, bool repeated, bool replayed)
 	if (replayed && gs_config.cold_replay) {
 		/* A pass of a step armed already: neither new nor one to learn.
 		 * Woken for it, the stream is as cold as it was. */
-		if (rewarm && may && s->cold.fresh >= (uint64_t)gs_config.cold_after && gs_cold_enter(s, 0)) {
+		if (rewarm && may && gs_cold_enter(s, 0)) {
 			GS_STAT_INC(cold_rewarmed);
 			return;
 		}

@@ -68,6 +68,8 @@ bool gs_cold_launch(gs_stream_t *s, const gs_rec_t *rec);
  * after enough that did not.  Stream lock held.
  */
 void gs_cold_ended(gs_stream_t *s, uint64_t len, bool repeated, bool replayed);
+/* A stream reused for another handle: warm, nothing counted towards going cold.  Stream lock held. */
+void gs_cold_reset(gs_stream_t *s);
 /* The end of a cold segment: count it, and wake if it repeated.  Stream lock held. */
 void gs_cold_end(gs_stream_t *s);
 

@@ -206,6 +206,12 @@ void gs_seq_bloom_set(gs_stream_t *s, const gs_bloom_t *b)
 	__atomic_store_n(&s->lane.bare, gs_bloom_empty(b), __ATOMIC_RELAXED);
 }
 
+void gs_seq_bloom_add(gs_stream_t *s, uint64_t first_shape)
+{
+	gs_bloom_add(&s->cache.first_bloom, first_shape);
+	__atomic_store_n(&s->lane.bare, false, __ATOMIC_RELAXED);
+}
+
 static void gs_seq_rebuild_bloom(gs_stream_t *s)
 {
 	gs_bloom_t b = {{0}};

@@ -185,6 +185,8 @@ gs_seq_t *gs_seq_add(gs_stream_t *s, uint64_t id, uint32_t n, uint64_t first_sha
 void gs_seq_touch(gs_stream_t *s, gs_seq_t *q);
 /* Set the stream's first_bloom, and the lane's hint that nothing is armed (gs_lane.h). */
 void gs_seq_bloom_set(gs_stream_t *s, const gs_bloom_t *b);
+/* Add a sequence's first shape to the stream's first_bloom (it is armed now). */
+void gs_seq_bloom_add(gs_stream_t *s, uint64_t first_shape);
 /*
  * Evict least recently used sequences until n more nodes fit; `keep`, the
  * match's candidates and those being built stay.  True when they do not.

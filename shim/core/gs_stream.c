@@ -54,13 +54,8 @@ static gs_stream_t *gs_stream_new(gs_skey_t key, unsigned flags)
 		s->match.done = NULL;
 		s->match.nheld = 0;
 		s->seg.last_id = 0;
-		__atomic_store_n(&s->lane.cold, false, __ATOMIC_RELAXED);
+		gs_cold_reset(s);
 		__atomic_store_n(&s->lane.bare, gs_bloom_empty(&s->cache.first_bloom), __ATOMIC_RELAXED);
-		s->cold.fresh = 0;
-		s->cold.passes = 0;
-		s->cold.cut = false;
-		s->cold.quiet = 0;
-		s->cold.quiet_used = 0;
 		gs_thrift_reset(s);
 		s->pass.trial = NULL;
 		s->pass.prior_n = 0;

@@ -410,6 +410,14 @@ void tb_step(uintptr_t stream, const uintptr_t *funcs, size_t n, uint64_t a1)
 		cr_assert_eq(tb_launch(stream, funcs[i], 1000 + i, a1), 0);
 }
 
+int tb_from_graph_in_last(size_t n)
+{
+	int k = 0;
+	for (size_t i = tb.nexec - n; i < tb.nexec; i++)
+		k += tb.exec[i].from_graph;
+	return k;
+}
+
 void tb_expect_exec(const tb_exec_t *want, size_t n)
 {
 	cr_assert_eq(tb.nexec, n, "executed %zu records, expected %zu", tb.nexec, n);

@@ -109,6 +109,9 @@ void tb_step(uintptr_t stream, const uintptr_t *funcs, size_t n, uint64_t a1);
  */
 void tb_check(void);
 
+/* Launches of the last n executed that ran from a graph. */
+int tb_from_graph_in_last(size_t n);
+
 /* Check the execution log equals what a reference run without graphs gives. */
 void tb_expect_exec(const tb_exec_t *want, size_t n);
 

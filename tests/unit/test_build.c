@@ -329,15 +329,6 @@ Test(build, nothing_is_built_while_the_application_captures)
 	tb_check();
 }
 
-/* Launches of the last n executed that ran from a graph. */
-static int from_graph_in_last(size_t n)
-{
-	int k = 0;
-	for (size_t i = tb.nexec - n; i < tb.nexec; i++)
-		k += tb.exec[i].from_graph;
-	return k;
-}
-
 static void wait_builds_done(int n)
 {
 	for (int i = 0; i < 20000 && __atomic_load_n(&tb.builds_done, __ATOMIC_ACQUIRE) < n; i++)
@@ -368,7 +359,7 @@ Test(build, the_third_sighting_replays_with_a_speculative_build)
 {
 	third_step_replays("1");
 	cr_expect_eq(gs_stats.speculated, 1);
-	cr_expect_eq(from_graph_in_last(16), 16, "the third step ran from the graph");
+	cr_expect_eq(tb_from_graph_in_last(16), 16, "the third step ran from the graph");
 	cr_expect_eq(gs_stats.replays, 1);
 	tb_check();
 }
@@ -377,10 +368,10 @@ Test(build, without_speculation_the_third_sighting_is_eager)
 {
 	third_step_replays("0");
 	cr_expect_eq(gs_stats.speculated, 0);
-	cr_expect_eq(from_graph_in_last(16), 0);
+	cr_expect_eq(tb_from_graph_in_last(16), 0);
 	gs_build_wait();
 	step(16);
-	cr_expect_eq(from_graph_in_last(16), 16);
+	cr_expect_eq(tb_from_graph_in_last(16), 16);
 	tb_check();
 }
 
@@ -400,11 +391,11 @@ Test(build, forced_eager_replays_no_ready_chunk_while_the_rest_is_built)
 	step(12);
 	wait_builds_done(1);
 	step(12);
-	cr_expect_eq(from_graph_in_last(12), 0, "the ready chunk goes eagerly too");
+	cr_expect_eq(tb_from_graph_in_last(12), 0, "the ready chunk goes eagerly too");
 	__atomic_store_n(&tb.release_builds, 1, __ATOMIC_RELEASE);
 	gs_build_wait();
 	step(12);
-	cr_expect_eq(from_graph_in_last(12), 0);
+	cr_expect_eq(tb_from_graph_in_last(12), 0);
 	cr_expect_eq(gs_stats.replays, 0);
 	tb_check();
 }
@@ -418,12 +409,12 @@ Test(build, ready_chunks_replay_while_the_rest_is_built)
 	step(12);
 	wait_builds_done(1);
 	step(12);
-	cr_expect_eq(from_graph_in_last(12), 4, "the ready chunk replays, the other goes eagerly");
+	cr_expect_eq(tb_from_graph_in_last(12), 4, "the ready chunk replays, the other goes eagerly");
 	cr_expect_eq(gs_stats.mismatches, 0, "a chunk not yet built is no mismatch");
 	__atomic_store_n(&tb.release_builds, 1, __ATOMIC_RELEASE);
 	gs_build_wait();
 	step(12);
-	cr_expect_eq(from_graph_in_last(12), 12);
+	cr_expect_eq(tb_from_graph_in_last(12), 12);
 	tb_check();
 }
 
@@ -435,8 +426,8 @@ Test(build, a_guess_that_does_not_repeat_is_never_matched)
 	gs_build_wait();
 	cr_expect_eq(gs_stats.speculated, 1);
 	step(16); /* the 16-launch step is seen a second time only now */
-	cr_expect_eq(from_graph_in_last(16), 0, "not replayed before it repeated");
+	cr_expect_eq(tb_from_graph_in_last(16), 0, "not replayed before it repeated");
 	step(16);
-	cr_expect_eq(from_graph_in_last(16), 16, "replayed once it had repeated");
+	cr_expect_eq(tb_from_graph_in_last(16), 16, "replayed once it had repeated");
 	tb_check();
 }

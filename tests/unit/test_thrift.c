@@ -16,15 +16,6 @@ static void step_k(int k, int n)
 	tb_sync(S1, 0);
 }
 
-/* Launches of the last n executed that ran from a graph. */
-static int from_graph_in_last(size_t n)
-{
-	int k = 0;
-	for (size_t i = tb.nexec - n; i < tb.nexec; i++)
-		k += tb.exec[i].from_graph;
-	return k;
-}
-
 /* Distinct steps that all begin alike: each one's sighting is followed by a
  * step beginning like it, so each is built on a guess that never repeats. */
 static void distinct_steps(const char *thrift, int nsteps)
@@ -67,11 +58,11 @@ Test(thrift, a_thrifty_stream_needs_twice_the_sightings)
 	for (int i = 0; i < 4; i++) {
 		step_k(100, 8);
 		gs_build_wait();
-		cr_expect_eq(from_graph_in_last(8), 0, "sighting %d replayed", i + 1);
+		cr_expect_eq(tb_from_graph_in_last(8), 0, "sighting %d replayed", i + 1);
 	}
 	cr_expect_eq(tb.builds, built + 1, "armed at the fourth sighting");
 	step_k(100, 8);
-	cr_expect_eq(from_graph_in_last(8), 8, "the fifth sighting replays");
+	cr_expect_eq(tb_from_graph_in_last(8), 8, "the fifth sighting replays");
 	tb_check();
 }
 
@@ -93,7 +84,7 @@ Test(thrift, builds_that_pay_end_thrift)
 		step_k(200, 8);
 		gs_build_wait();
 	}
-	cr_expect_eq(from_graph_in_last(8), 8, "the third sighting replays again");
+	cr_expect_eq(tb_from_graph_in_last(8), 8, "the third sighting replays again");
 	cr_expect_gt(gs_stats.speculated, spec, "it speculates again");
 	tb_check();
 }
