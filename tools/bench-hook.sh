@@ -38,7 +38,7 @@ dh=$(GRAPHSHIM_DEVICE_PATCH=0 LD_PRELOAD=$b/.libs/libgraphshim.so "$b/tests/cuda
 dd=$(FAKE_DEVUPD=1 LD_PRELOAD=$b/.libs/libgraphshim.so "$b/tests/cuda/bench_hook" d)
 mb=$("$b/tests/cuda/bench_hook" m)
 ms=$(LD_PRELOAD=$b/.libs/libgraphshim.so "$b/tests/cuda/bench_hook" m)
-mc=$(GRAPHSHIM_COLD_REPLAY=1 LD_PRELOAD=$b/.libs/libgraphshim.so "$b/tests/cuda/bench_hook" m)
+mc=$(GRAPHSHIM_COLD_REPLAY=0 LD_PRELOAD=$b/.libs/libgraphshim.so "$b/tests/cuda/bench_hook" m)
 echo "ns per launch: driver alone $base, through graphshim (never repeating) $shim, added $(awk "BEGIN {print $shim - $base}")"
 echo "ns per launch, nrepeat's pattern (a sync every 256): driver alone $nb, through graphshim $ns (cold stream), never cold $nw"
 echo "ns per launch: same launch repeated (held and matched, no graph: period off) $rep"
@@ -49,5 +49,5 @@ echo "ns per launch call, the same stirred step kept eager (GRAPHSHIM_GATE=eager
 echo "ns per launch call, the same with two pointers of every launch moving every step (every node patched): driver alone $db, through graphshim patching from the host $dh, on the (fake) GPU $dd"
 echo "ns per launch, two kinds of 64-launch step in turn, alike but for the last launch: driver alone $ab, through graphshim $as (shared chunks), with GRAPHSHIM_SHARE=0 $an"
 echo "ns per call, Thrust's default policy (a synchronize after every algorithm, temporary storage allocated and freed around each reduction): driver alone $tb, through graphshim $ts"
-echo "ns per launch, a 64-launch step that replays, then three 32-launch segments that never repeat (a training step after a per-image augmentation): driver alone $mb, through graphshim $ms, with GRAPHSHIM_COLD_REPLAY=1 $mc"
+echo "ns per launch, a 64-launch step that replays, then three 32-launch segments that never repeat (a training step after a per-image augmentation): driver alone $mb, through graphshim $ms, with GRAPHSHIM_COLD_REPLAY=0 $mc"
 echo "ns per call, cuDNN RNN's pattern (13 streams joined by event records and waits every token): driver alone $eb, through graphshim $es"

@@ -38,7 +38,7 @@
 	  "launches without a boundary before period detection starts on a stream")         \
 	X(cold_after, "GRAPHSHIM_COLD_AFTER", INT, 16, 0, 1000000000,                         \
 	  "segments in a row that did not repeat before a stream keeps no records (0: never)") \
-	X(cold_replay, "GRAPHSHIM_COLD_REPLAY", BOOL, 0, 0, 1,                                \
+	X(cold_replay, "GRAPHSHIM_COLD_REPLAY", BOOL, 1, 0, 1,                                \
 	  "a stream whose armed steps replay between segments that never repeat goes cold, waking at each armed step's start and cold again after it") \
 	X(cold_eager, "GRAPHSHIM_COLD_EAGER", BOOL, 1, 0, 1,                                  \
 	  "a stream whose armed steps the gate all keeps eager passes its launches through the cold lane until their next re-check") \

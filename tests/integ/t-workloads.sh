@@ -194,22 +194,27 @@ run fwstep-no-grow 80 -- $F --no-grow
 # the GPU, augment-sample's shape).  A stream whose builds go unreplayed
 # turns thrifty (GRAPHSHIM_THRIFT): here 39 graphs built against 83 without
 # (38 against 331 with the background builder's guesses); 33% replayed,
-# the decoder's part.  With GRAPHSHIM_COLD_REPLAY (off by default) the
+# the decoder's part.  With GRAPHSHIM_COLD_REPLAY (on by default) the
 # stream goes cold between the decoder's replayed steps: about half the
-# augmentation's launches pass cold (2,718 of some 4,500), 35% replayed.
+# augmentation's launches pass cold (2,718 of some 4,500), 35% replayed;
+# without it (GRAPHSHIM_COLD_REPLAY=0) the stream stays warm, never rewarmed.
 if [ -z "${GS_INTEG_ONLY:-}" ]; then
 	f0=$fails
 	run fwstep-augment 30 -- $F --augment 6
 	g1=$(stat "$tmp/s.json" graphs)
+	r1=$(stat "$tmp/s.json" cold_rewarmed)
+	if [ "$fails" -eq "$f0" ] && [ "${r1:-0}" -lt 1 ]; then
+		echo "FAIL fwstep-augment: never cold between replayed steps"; fails=$((fails + 1))
+	fi
 	run fwstep-augment-nothrift 30 GRAPHSHIM_THRIFT=0 -- $F --augment 6
 	g0=$(stat "$tmp/s.json" graphs)
 	if [ "$fails" -eq "$f0" ] && [ $((3 * ${g1:-0})) -ge $((2 * ${g0:-0})) ]; then
 		echo "FAIL fwstep-augment: $g1 graphs built thrifty, $g0 without"; fails=$((fails + 1))
 	fi
 	f0=$fails
-	run fwstep-augment-cold-replay 30 GRAPHSHIM_COLD_REPLAY=1 -- $F --augment 6
-	if [ "$fails" -eq "$f0" ] && [ "$(stat "$tmp/s.json" cold_rewarmed)" -lt 1 ]; then
-		echo "FAIL fwstep-augment-cold-replay: never cold between replayed steps"; fails=$((fails + 1))
+	run fwstep-augment-warm-replay 30 GRAPHSHIM_COLD_REPLAY=0 -- $F --augment 6
+	if [ "$fails" -eq "$f0" ] && [ "$(stat "$tmp/s.json" cold_rewarmed)" -ne 0 ]; then
+		echo "FAIL fwstep-augment-warm-replay: rewarmed without GRAPHSHIM_COLD_REPLAY"; fails=$((fails + 1))
 	fi
 fi
 # Its rotated scratch pointer and growing grids patched by the updater node

@@ -95,7 +95,7 @@ fwstep-poll-absorb|-|env GRAPHSHIM_ABSORB=1 $F --tail-records 4 --poll
 fwstep-kvcopy|-|$F --kv-copy
 fwstep-setattr|-|$F --set-attr
 fwstep-augment|-|$F --augment 6
-fwstep-augment-coldrep|-|env GRAPHSHIM_COLD_REPLAY=1 $F --augment 6
+fwstep-augment-warmrep|-|env GRAPHSHIM_COLD_REPLAY=0 $F --augment 6
 fwstep-static|-|$FS
 fwstep-graph|-|$FS --explicit-graph"
 if [ "$PYTOK" -gt 0 ] 2>/dev/null && gs_torch_present; then
