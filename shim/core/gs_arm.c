@@ -5,6 +5,7 @@
  * builder hands a finished sequence back through gs_seq_t.handoff; the
  * stream publishes it on its next call.
  */
+#include "gs_self.h"
 #include "gs_arm.h"
 #include "gs_backend.h"
 #include "gs_build.h"
@@ -243,6 +244,7 @@ static bool gs_arm_bake(gs_stream_t *s, gs_seq_t *q, uint64_t from, bool steal)
 int gs_arm_build(gs_seq_t *q)
 {
 	int rc = 0;
+	gs_self_did(GS_SELF_DID_BUILD); /* on the builder thread, counted nowhere */
 	q->refuse_at = q->n;
 	for (uint32_t j = 0; j < q->nchunks && !rc; j++) {
 		uint32_t b = gs_seq_chunk_begin(q, j);
@@ -517,6 +519,7 @@ bool gs_arm_seq(gs_stream_t *s, gs_seq_t *q, uint64_t from, uint64_t host_ns, un
 {
 	if (how & GS_ARM_SPEC)
 		q->spec = true;
+	gs_self_did(GS_SELF_DID_ARM);
 	long sw = gs_arm_nivcsw();
 	uint64_t t0 = gs_clock_ns();
 	bool failed = gs_arm_now(s, q, from, host_ns, (how & GS_ARM_STEAL) != 0);

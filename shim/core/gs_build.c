@@ -5,6 +5,7 @@
  * and is published by its stream's own next call once its graphs are
  * ready (see gs_seq_t.handoff).  A sequence dropped meanwhile is freed here.
  */
+#include "gs_self.h"
 #include "gs_arm.h"
 #include "gs_build.h"
 #include "gs_clock.h"
@@ -301,6 +302,7 @@ bool gs_build_free_enter(void)
 {
 	if (pthread_mutex_trylock(&gs_build_mem) == 0)
 		return true;
+	gs_self_did(GS_SELF_DID_WAIT);
 	for (;;) {
 		pthread_mutex_lock(&gs_build_lock);
 		uint64_t ms = gs_build_age();

@@ -10,6 +10,7 @@
  * Backend ops are called with the stream lock held; they call the vendor
  * directly and never come back in.
  */
+#include "gs_self.h"
 #include "gs_arm.h"
 #include "gs_backend.h"
 #include "gs_submit.h"
@@ -211,6 +212,7 @@ static void gs_engine_flush_peers(gs_stream_t *self, void *ctx, unsigned flags, 
 	if (!(flags & (GS_STREAM_LEGACY | GS_STREAM_BLOCKING)) ||
 	    !__atomic_load_n(&gs_hot.held_streams, __ATOMIC_RELAXED))
 		return;
+	gs_self_did(GS_SELF_DID_PEERS);
 	gs_stream_table_lock();
 	for (gs_stream_t *s = gs_stream_first(); s; s = s->hh.next) {
 		if (s == self || s->key.ctx != ctx || !__atomic_load_n(&s->match.nheld, __ATOMIC_ACQUIRE))

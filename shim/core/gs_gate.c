@@ -288,6 +288,7 @@ static int gs_gate_take(gs_seq_t *q, int i, uint64_t *ns, bool *eager)
 	gs_gate_t *g = &q->gate;
 	if (g->tstate[i] != GS_T_EAGER && g->tstate[i] != GS_T_REPLAY)
 		return 0;
+	gs_self_did(GS_SELF_DID_GATE);
 	int rc = gs_backend->timer_read(g->timer[i], ns);
 	if (rc == 0)
 		return 0;
@@ -499,6 +500,7 @@ static bool gs_gate_start(gs_stream_t *s, gs_seq_t *q)
 	void *any = g->timer[i] ? NULL : gs_gate_some_graph(q);
 	if (!g->timer[i] && !any)
 		return false; /* no graph to say where: this pass goes untimed */
+	gs_self_did(GS_SELF_DID_GATE);
 	if (!g->timer[i] && (rc = gs_backend->timer_create(any, &g->timer[i])) != 0) {
 		g->timer[i] = NULL;
 		gs_gate_give_up(q, rc);
@@ -855,6 +857,7 @@ void gs_gate_complete(gs_stream_t *s, gs_seq_t *q, bool eager)
 	int i = g->running;
 	g->running = -1;
 	s->pass.timed = NULL;
+	gs_self_did(GS_SELF_DID_GATE);
 	int rc = gs_backend->timer_mark(g->timer[i], 1, s->key.handle);
 	if (rc) {
 		g->tstate[i] = GS_T_FREE;

@@ -67,10 +67,12 @@ static void gs_replay_submit(gs_stream_t *s, uint32_t from, uint32_t to, bool ga
 		}
 		gs_stream_sent(s, s->match.held_start + i, s->match.held_start + i);
 		int rc = gs_backend->submit(r, s->key.handle);
-		if (gated)
+		if (gated) {
 			GS_STAT_INC(gated);
-		else
+		} else {
 			GS_STAT_INC(released);
+			gs_self_did(GS_SELF_DID_RELEASE);
+		}
 		if (gs_trace_on)
 			gs_trace_launch(gated ? (s->match.api ? s->match.api : "gated") : "release",
 					s->key.handle, r, gated ? "gated" : "released");

@@ -44,4 +44,27 @@ void gs_self_call_end_slow(const gs_self_call_t *c)
 		GS_STAT_INC(host_held_calls);
 		GS_STAT_ADD(host_held_own_ns, own);
 	}
+	if (own < GS_SELF_SLOW_NS)
+		return;
+	GS_STAT_INC(host_slow_calls);
+	GS_STAT_ADD(host_slow_own_ns, own);
+	/* What the slow call did, a counter each (it may count under several). */
+	static const struct {
+		unsigned bit;
+		uint64_t *n;
+	} did[] = {
+		{ GS_SELF_SUBMIT, &gs_stats.host_slow_eager },
+		{ GS_SELF_DID_ARM, &gs_stats.host_slow_arm },
+		{ GS_SELF_DID_BUILD, &gs_stats.host_slow_build },
+		{ GS_SELF_DID_RELEASE, &gs_stats.host_slow_release },
+		{ GS_SELF_DID_GATE, &gs_stats.host_slow_gate },
+		{ GS_SELF_DID_LAYOUT, &gs_stats.host_slow_layout },
+		{ GS_SELF_DID_PEERS, &gs_stats.host_slow_peers },
+		{ GS_SELF_DID_WAIT, &gs_stats.host_slow_wait },
+	};
+	for (size_t i = 0; i < sizeof(did) / sizeof(did[0]); i++)
+		if (k & did[i].bit)
+			__atomic_fetch_add(did[i].n, 1, __ATOMIC_RELAXED);
+	if (!(k & ~(GS_SELF_SUBMIT | GS_SELF_GRAPH | GS_SELF_PATCH | GS_SELF_UPDATER)))
+		GS_STAT_INC(host_slow_plain);
 }

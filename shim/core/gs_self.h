@@ -20,6 +20,23 @@
 
 enum { GS_SELF_SUBMIT = 1u, GS_SELF_GRAPH = 2u, GS_SELF_PATCH = 4u, GS_SELF_UPDATER = 8u };
 
+/*
+ * What a launch call did besides its kind, for the calls that took
+ * graphshim GS_SELF_SLOW_NS of its own time or more (the statistics'
+ * host_slow_*): where an average of eager calls' own time is high, these
+ * say whether a few long calls make it and what those did.
+ */
+enum {
+	GS_SELF_DID_ARM = 1u << 8,     /* armed a sequence (copied its records, planned its chunks) */
+	GS_SELF_DID_BUILD = 1u << 9,   /* built graphs on the caller's thread */
+	GS_SELF_DID_RELEASE = 1u << 10, /* submitted held records eagerly */
+	GS_SELF_DID_GATE = 1u << 11,   /* made or read a gate's timer */
+	GS_SELF_DID_LAYOUT = 1u << 12, /* asked the driver for a function's parameter layout */
+	GS_SELF_DID_PEERS = 1u << 13,  /* took the stream table to flush other streams */
+	GS_SELF_DID_WAIT = 1u << 14,   /* waited for the builder (a free while it built) */
+};
+#define GS_SELF_SLOW_NS 16000u
+
 typedef struct gs_self_tl {
 	uint64_t drv_ns;    /* this thread's time in timed vendor calls, ever */
 	uint64_t own_ns;    /* ... and graphshim's own in its launch calls, ever (the gate
@@ -60,6 +77,13 @@ static inline uint64_t gs_self_drv_begin(void)
 }
 
 void gs_self_drv_end_slow(uint64_t t0, unsigned kind);
+
+/* Note that the launch call in progress did `did` (GS_SELF_DID_*). */
+static inline void gs_self_did(unsigned did)
+{
+	if (GS_UNLIKELY(gs_config.selftime))
+		gs_self_tl.kinds |= did;
+}
 
 static inline void gs_self_drv_end(uint64_t t0, unsigned kind)
 {

@@ -93,6 +93,17 @@
 	X(host_patch_ns, "GRAPHSHIM_SELFTIME: nanoseconds in those driver calls") \
 	X(host_updaters, "GRAPHSHIM_SELFTIME: graph launches that set, enabled, disabled or uploaded for the updater node first (GRAPHSHIM_DEVICE_PATCH)") \
 	X(host_updater_ns, "GRAPHSHIM_SELFTIME: nanoseconds in those driver calls") \
+	X(host_slow_calls, "GRAPHSHIM_SELFTIME: launch calls that took graphshim 16 us of its own time or more") \
+	X(host_slow_own_ns, "GRAPHSHIM_SELFTIME: graphshim's own nanoseconds in those calls") \
+	X(host_slow_eager, "GRAPHSHIM_SELFTIME: of those, calls that submitted work eagerly") \
+	X(host_slow_arm, "GRAPHSHIM_SELFTIME: of those, calls that armed a sequence") \
+	X(host_slow_build, "GRAPHSHIM_SELFTIME: of those, calls that built graphs on the caller's thread") \
+	X(host_slow_release, "GRAPHSHIM_SELFTIME: of those, calls that submitted held records eagerly") \
+	X(host_slow_gate, "GRAPHSHIM_SELFTIME: of those, calls that made or read a gate's timer") \
+	X(host_slow_layout, "GRAPHSHIM_SELFTIME: of those, calls that read a function's parameter layout from the driver") \
+	X(host_slow_peers, "GRAPHSHIM_SELFTIME: of those, calls that took the stream table to flush other streams") \
+	X(host_slow_wait, "GRAPHSHIM_SELFTIME: of those, calls that waited for the builder") \
+	X(host_slow_plain, "GRAPHSHIM_SELFTIME: of those, calls that did none of these") \
 	X(order_errors, "records submitted out of their stream's order or a second time (a bug: always 0)")
 
 #define GS_MISMATCH_REASONS(X)                                                \

@@ -12,6 +12,7 @@
  */
 #include <pthread.h>
 #include <stdlib.h>
+#include "gs_self.h"
 #include "gs_hash.h"
 
 #include "cu_internal.h"
@@ -282,6 +283,7 @@ const gs_cu_fn_t *gs_cu_fn_get(CUfunction f)
 	}
 
 	/* Miss: query without the lock (the driver may be slow), then publish. */
+	gs_self_did(GS_SELF_DID_LAYOUT);
 	gs_cu_fn_t *e = gs_cu_fn_make(f, gen);
 	if (!e)
 		return NULL;

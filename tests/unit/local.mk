@@ -9,7 +9,7 @@ tests_unit_test_core_SOURCES = \
 	tests/unit/test_chunks.c tests/unit/test_build.c tests/unit/test_gate.c \
 	tests/unit/test_cold.c tests/unit/test_names.c tests/unit/test_variant.c \
 	tests/unit/test_marks.c tests/unit/test_idle.c tests/unit/test_submit.c \
-	tests/unit/test_thrift.c
+	tests/unit/test_thrift.c tests/unit/test_self.c
 tests_unit_test_core_CPPFLAGS = $(CORE_CPPFLAGS)
 tests_unit_test_core_CFLAGS = $(AM_CFLAGS) $(CRITERION_CFLAGS) -Wno-missing-prototypes
 tests_unit_test_core_LDADD = libgscore.la $(CRITERION_LIBS)

@@ -615,6 +615,14 @@ if c.get("host_held_calls") or c.get("host_eager_calls"):
           per("host_chunk_own_ns", "host_chunk_calls"), c.get("host_chunk_calls", 0),
           per("host_graph_launch_ns", "host_graph_launches"), c.get("host_graph_launches", 0),
           per("host_patch_ns", "host_patches"), c.get("host_patches", 0)))
+if c.get("host_slow_calls"):
+    print("launch calls over 16 us of graphshim's own time (GRAPHSHIM_SELFTIME): %d, %s us each; of them eager %d, "
+          "armed %d, built %d, released %d, gate timer %d, layout read %d, peers flushed %d, waited for the "
+          "builder %d, none of these %d" % (c["host_slow_calls"], "%.0f" % (c.get("host_slow_own_ns", 0) / 1e3 /
+          c["host_slow_calls"]), c.get("host_slow_eager", 0), c.get("host_slow_arm", 0),
+          c.get("host_slow_build", 0), c.get("host_slow_release", 0), c.get("host_slow_gate", 0),
+          c.get("host_slow_layout", 0), c.get("host_slow_peers", 0), c.get("host_slow_wait", 0),
+          c.get("host_slow_plain", 0)))
 if c.get("device_updates") or c.get("device_host_patches"):
     print("device patches: %d words/grids in %d updater runs (%s a launch); host patches %d (%d of function, "
           "block or shared memory), uploads %d%s" % (
@@ -862,7 +870,7 @@ real_one() {
 	local hl
 	hl=$(echo "$why" | grep '^host ns')
 	[ -z "$hl" ] || note "$name: graphshim: $hl"
-	hl=$(why_stats "$w".before.*.json | grep -E '^(host ns|device patches|in process)')
+	hl=$(why_stats "$w".before.*.json | grep -E '^(host ns|device patches|in process|launch calls over)')
 	while IFS= read -r l; do
 		[ -z "$l" ] || note "$name: before: $l"
 	done <<<"$hl"

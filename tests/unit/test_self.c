@@ -1,0 +1,69 @@
+/* GRAPHSHIM_SELFTIME (gs_self.h): launch calls over 16 us of graphshim's own
+ * time are counted, with what they did. */
+#include "gs_self.h"
+#include "gs_stats.h"
+#include "gs_testbe.h"
+
+#include <criterion/criterion.h>
+
+static void spin_ns(uint64_t ns)
+{
+	uint64_t t0 = gs_clock_ns();
+	while (gs_clock_ns() - t0 < ns)
+		;
+}
+
+/* One launch call of `own` ns of graphshim's own work, `drv` ns of which
+ * inside a timed driver call of kind `kind` (0: none), having done `did`. */
+static void call(uint64_t own, uint64_t drv, unsigned kind, unsigned did)
+{
+	gs_self_call_t c;
+	gs_self_call_begin(&c);
+	gs_self_did(did);
+	spin_ns(own);
+	if (kind) {
+		uint64_t t = gs_self_drv_begin();
+		spin_ns(drv);
+		gs_self_drv_end(t, kind);
+	}
+	gs_self_call_end(&c);
+}
+
+Test(self, slow_calls_are_counted_with_what_they_did)
+{
+	tb_start("GRAPHSHIM_SELFTIME", "1", NULL);
+	call(1000, 0, 0, 0);                                     /* quick: not slow */
+	call(40000, 0, 0, GS_SELF_DID_ARM | GS_SELF_DID_LAYOUT);  /* slow, armed, read a layout */
+	call(40000, 0, GS_SELF_SUBMIT, 0);                       /* slow, eager, nothing else */
+	call(1000, 60000, GS_SELF_SUBMIT, GS_SELF_DID_RELEASE);  /* the driver's time is not its own */
+	cr_expect_eq(gs_stats.host_slow_calls, 2, "slow %llu", (unsigned long long)gs_stats.host_slow_calls);
+	cr_expect_geq(gs_stats.host_slow_own_ns, 80000);
+	cr_expect_eq(gs_stats.host_slow_arm, 1);
+	cr_expect_eq(gs_stats.host_slow_layout, 1);
+	cr_expect_eq(gs_stats.host_slow_eager, 1);
+	cr_expect_eq(gs_stats.host_slow_plain, 1, "the eager call that did nothing else");
+	cr_expect_eq(gs_stats.host_slow_release, 0);
+	cr_expect_eq(gs_stats.host_eager_calls, 2);
+	cr_expect_eq(gs_stats.host_held_calls, 2);
+}
+
+Test(self, nothing_is_counted_without_the_setting)
+{
+	tb_start("GRAPHSHIM_SELFTIME", "0", NULL);
+	call(40000, 0, 0, GS_SELF_DID_ARM);
+	cr_expect_eq(gs_stats.host_slow_calls, 0);
+	cr_expect_eq(gs_stats.host_held_calls, 0);
+}
+
+/* A nested call (a hook's own hook) is part of the outer one: one call. */
+Test(self, a_nested_call_is_the_outer_ones)
+{
+	tb_start("GRAPHSHIM_SELFTIME", "1", NULL);
+	gs_self_call_t c;
+	gs_self_call_begin(&c);
+	call(20000, 0, 0, GS_SELF_DID_GATE);
+	gs_self_call_end(&c);
+	cr_expect_eq(gs_stats.host_slow_calls, 1);
+	cr_expect_eq(gs_stats.host_slow_gate, 1);
+	cr_expect_eq(gs_stats.host_held_calls, 1);
+}
