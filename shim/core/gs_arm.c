@@ -137,7 +137,12 @@ static uint32_t gs_arm_grow(uint32_t f, uint32_t max, bool tail)
  * the last chunk's work is left after the last launch; so chunks also
  * shrink towards the end, halving down to GRAPHSHIM_CHUNK_LAST.  A piece
  * shorter than half its planned size joins its neighbour towards the
- * middle.
+ * middle.  With GRAPHSHIM_CHUNK_SHORT, a step no longer than
+ * GRAPHSHIM_CHUNK_FIRST (one chunk, all its GPU work after its last
+ * launch) but at least twice GRAPHSHIM_CHUNK_LAST ends in a chunk of
+ * GRAPHSHIM_CHUNK_LAST all the same: a 32-launch step
+ * of a slow host is 24 and 8 (kmeans' Lloyd iteration on an H200 waited
+ * for its whole graph in the read-back's synchronization).
  *
  * How much longer: twice, where the host is fast (its held launches cost
  * it a fraction of the GPU's time: nothing to wait for); where it is slow,
@@ -175,6 +180,8 @@ static bool gs_arm_plan(gs_seq_t *q)
 			}
 		}
 		uint32_t take = f < rem ? f : rem;
+		if (tail && gs_config.chunk_short && !nf && take == rem && rem >= 2 * b)
+			take = rem - b; /* what is left still ends in a chunk of b */
 		if (nf && take < f / 2 && take < front[nf - 1] / 2)
 			front[nf - 1] += take; /* a short middle piece joins the front */
 		else

@@ -199,6 +199,60 @@ Test(chunks, a_slow_host_gets_small_chunks_at_the_end)
 	tb_check();
 }
 
+/*
+ * GRAPHSHIM_CHUNK_SHORT: a slow host's 32-launch step (the first chunk's
+ * size) is 24 and 8 launches, so the GPU runs the 24 while the host issues
+ * the rest; without it, one chunk launched with the step's last launch.
+ */
+static void short_step(const char *on, int n)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_HOST_BOUND_US", "0", "GRAPHSHIM_CHUNK_SHORT", on,
+		 NULL); /* first chunk 32, last 8 */
+	step(n, -1, -1);
+	step(n, -1, -1);
+}
+
+Test(chunks, a_slow_hosts_short_step_ends_in_a_last_chunk)
+{
+	short_step("1", 32);
+	cr_assert_eq(tb.builds, 2);
+	size_t before = tb.nexec;
+	launches(0, 24);
+	cr_expect_eq(tb.nexec, before + 24, "the first 24 launches ran before the last 8 arrived");
+	finish_pass(24, 32);
+	cr_expect_eq(gs_stats.replays, 2);
+}
+
+Test(chunks, without_the_setting_a_short_step_is_one_chunk)
+{
+	short_step("0", 32);
+	cr_assert_eq(tb.builds, 1);
+	size_t before = tb.nexec;
+	launches(0, 31);
+	cr_expect_eq(tb.nexec, before, "nothing ran before the step's last launch");
+	finish_pass(31, 32);
+	cr_expect_eq(gs_stats.replays, 1);
+}
+
+/* Shorter than twice the last chunk (15 < 16): still one chunk. */
+Test(chunks, a_step_under_twice_the_last_chunk_stays_whole)
+{
+	short_step("1", 15);
+	cr_expect_eq(tb.builds, 1);
+	finish_pass(0, 15);
+}
+
+/* A fast host's short step is one chunk whatever the setting. */
+Test(chunks, a_fast_hosts_short_step_stays_whole)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_HOST_BOUND_US", "1000000", "GRAPHSHIM_CHUNK_SHORT",
+		 "1", NULL);
+	step(32, -1, -1);
+	step(32, -1, -1);
+	cr_expect_eq(tb.builds, 1);
+	finish_pass(0, 32);
+}
+
 Test(chunks, a_fast_host_keeps_large_chunks)
 {
 	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_CHUNK_FIRST", "8", "GRAPHSHIM_CHUNK_LAST", "4",
