@@ -19,6 +19,14 @@ static void launches(int from, int to)
 		tb_launch(S1, 0x100 + (uintptr_t)i, i, 0);
 }
 
+/* Launches [0, to) of a replayed pass; how many of them the GPU ran by then. */
+static size_t ran_by(int to)
+{
+	size_t before = tb.nexec;
+	launches(0, to);
+	return tb.nexec - before;
+}
+
 static void learn100(void)
 {
 	tb_start("GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_CHUNK_FIRST", "8", "GRAPHSHIM_CHUNK_MAX", "32", NULL);
@@ -190,9 +198,7 @@ Test(chunks, a_slow_host_gets_small_chunks_at_the_end)
 	step(100, -1, -1);
 	step(100, -1, -1);
 	cr_assert_eq(tb.builds, 7);
-	size_t before = tb.nexec;
-	launches(0, 96);
-	cr_expect_eq(tb.nexec, before + 96, "every chunk before the last 4 launches already ran");
+	cr_expect_eq(ran_by(96), 96, "every chunk before the last 4 launches already ran");
 	launches(96, 100);
 	cr_expect_eq(gs_stats.replays, 7);
 	cr_expect_eq(gs_stats.replayed, 100);
@@ -216,9 +222,7 @@ Test(chunks, a_slow_hosts_short_step_ends_in_a_last_chunk)
 {
 	short_step("1", 32);
 	cr_assert_eq(tb.builds, 2);
-	size_t before = tb.nexec;
-	launches(0, 24);
-	cr_expect_eq(tb.nexec, before + 24, "the first 24 launches ran before the last 8 arrived");
+	cr_expect_eq(ran_by(24), 24, "the first 24 launches ran before the last 8 arrived");
 	finish_pass(24, 32);
 	cr_expect_eq(gs_stats.replays, 2);
 }
@@ -227,9 +231,7 @@ Test(chunks, without_the_setting_a_short_step_is_one_chunk)
 {
 	short_step("0", 32);
 	cr_assert_eq(tb.builds, 1);
-	size_t before = tb.nexec;
-	launches(0, 31);
-	cr_expect_eq(tb.nexec, before, "nothing ran before the step's last launch");
+	cr_expect_eq(ran_by(31), 0, "nothing ran before the step's last launch");
 	finish_pass(31, 32);
 	cr_expect_eq(gs_stats.replays, 1);
 }
