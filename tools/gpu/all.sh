@@ -14,7 +14,7 @@
 #   GS_T_BUILD, GS_T_CHECK, GS_T_BENCH   stage limits in seconds (180, 170, 330)
 #   GS_ALL_REAL=1       also run the real-program suite (tools/gpu/real.sh) after
 #                       the bench stage; GS_ALL_REAL=only: build, then that suite
-#                       alone (check-gpu and bench skipped: the suite with 5
+#                       alone (check-gpu, bench and costs skipped: the suite with 5
 #                       rounds does not fit beside them in one 10-minute call)
 #   GS_T_REAL           its stage limit in seconds (default: what is left of
 #                       GS_ALL_LIMIT, 590 s from the start, so that the whole call
@@ -123,7 +123,10 @@ if [ "${GS_ALL_HOOK_AB:-0}" -gt 0 ] && [ -n "${GS_BENCH_BEFORE_LIB:-}" ]; then
 	fi
 fi
 # What the cost rule weighs, on this machine (docs/performance.md, "Cost rule").
-if [ "${GS_ALL_COSTS:-1}" != 0 ]; then
+# Not with GS_ALL_REAL=only unless asked for (GS_ALL_COSTS=1): that call is the suite's.
+costs_dflt=1
+[ "${GS_ALL_REAL:-0}" != only ] || costs_dflt=0
+if [ "${GS_ALL_COSTS:-$costs_dflt}" != 0 ]; then
 	CUDA_INC=${CUDA_HOME:-/usr/local/cuda}/include
 	if stage costs 60 bash -c "${CC:-cc} -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -I'$CUDA_INC' \
 		'$SRC/tools/gpu/costs.c' -o '$GS_WORK/costs' -lcuda && '$GS_WORK/costs'"; then
