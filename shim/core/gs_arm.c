@@ -5,13 +5,13 @@
  * builder hands a finished sequence back through gs_seq_t.handoff; the
  * stream publishes it on its next call.
  */
-#include "gs_self.h"
 #include "gs_arm.h"
 #include "gs_backend.h"
 #include "gs_build.h"
 #include "gs_clock.h"
 #include "gs_event.h"
 #include "gs_log.h"
+#include "gs_self.h"
 #include "gs_stream.h"
 #include "gs_trace.h"
 #include "gs_variant.h"

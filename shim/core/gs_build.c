@@ -5,11 +5,11 @@
  * and is published by its stream's own next call once its graphs are
  * ready (see gs_seq_t.handoff).  A sequence dropped meanwhile is freed here.
  */
-#include "gs_self.h"
 #include "gs_arm.h"
 #include "gs_build.h"
 #include "gs_clock.h"
 #include "gs_log.h"
+#include "gs_self.h"
 #include "gs_stream.h"
 
 #include <sched.h>

@@ -10,7 +10,6 @@
  * Backend ops are called with the stream lock held; they call the vendor
  * directly and never come back in.
  */
-#include "gs_self.h"
 #include "gs_arm.h"
 #include "gs_backend.h"
 #include "gs_submit.h"
@@ -23,6 +22,7 @@
 #include "gs_idle.h"
 #include "gs_log.h"
 #include "gs_out.h"
+#include "gs_self.h"
 #include "gs_sig.h"
 #include "gs_stream.h"
 #include "gs_trace.h"

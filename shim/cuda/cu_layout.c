@@ -12,8 +12,8 @@
  */
 #include <pthread.h>
 #include <stdlib.h>
-#include "gs_self.h"
 #include "gs_hash.h"
+#include "gs_self.h"
 
 #include "cu_internal.h"
 #include "gs_stats.h"
