@@ -62,9 +62,9 @@ tests_tools_gen_trace_CPPFLAGS = $(CORE_CPPFLAGS) -I$(top_srcdir)/tests/tools
 
 # The command-line tests (exit 77, skipped, when the command is not built).
 TESTS += tests/tools/test_cli.sh tests/tools/test_docs.sh tests/tools/test_timeline.sh tests/tools/test_gate_trials.sh \
-	tests/tools/test_losses.sh
+	tests/tools/test_losses.sh tests/tools/test_real_dry.sh
 EXTRA_DIST += tests/tools/test_cli.sh tests/tools/test_docs.sh tests/tools/test_timeline.sh tests/tools/test_gate_trials.sh \
-	tests/tools/test_losses.sh \
+	tests/tools/test_losses.sh tests/tools/test_real_dry.sh \
 	tests/tools/py_lib.sh \
 	tests/tools/data/base.json tests/tools/data/same.json \
 	tests/tools/data/regress.json tests/tools/data/steps_base.json \

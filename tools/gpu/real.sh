@@ -29,7 +29,7 @@
 #                     first named get GS_REAL_BUDGET first), the suite's
 #                     order among those one word selects
 #   GS_REAL_MODES     modes to run, of each program's (default: all it has):
-#                     eager graphshim graph (and before, see below)
+#                     eager graphshim graph (and before, before2: see below)
 #   GS_REAL_ROUNDS    rounds (default 5)
 #   GS_REAL_EXTRA_LIB another build of libgraphshim.so (default: all.sh's build of
 #                     GS_CARRY_BEFORE, GS_BENCH_BEFORE_LIB): mode `before` preloads it,
@@ -38,7 +38,10 @@
 #   GS_REAL_EXTRA_ENV VAR=value words for mode `before`; set alone, mode `before` is
 #                     this build under them (GS_REAL_EXTRA_ENV=GRAPHSHIM_GATE=eager:
 #                     graphshim passing every launch through, in the same rounds)
-#   GS_REAL_SHIM_ENV  VAR=value words for modes graphshim and before alike
+#   GS_REAL_EXTRA_ENV2 VAR=value words for a second such mode, `before2`: this
+#                     build under them, interleaved in the same rounds (two
+#                     experiments share one call's eager and graphshim runs)
+#   GS_REAL_SHIM_ENV  VAR=value words for modes graphshim, before and before2 alike
 #                     (GS_REAL_SHIM_ENV=GRAPHSHIM_GATE=eager with GS_CARRY_BEFORE:
 #                     this build and that one both sending every step eagerly)
 #   GS_REAL_TIMEOUT   limit of one run in seconds (default 120)
@@ -676,12 +679,16 @@ run_mode() {
 		pre=(LD_PRELOAD="${GS_REAL_EXTRA_LIB:-$GS_LIB}")
 		read -r -a xenv <<<"${GS_REAL_EXTRA_ENV:-}"
 		pre+=("${xenv[@]}") ;;
+	before2)
+		pre=(LD_PRELOAD="$GS_LIB")
+		read -r -a xenv <<<"${GS_REAL_EXTRA_ENV2:-}"
+		pre+=("${xenv[@]}") ;;
 	esac
 	if [ $GPU = 0 ] && [ "$C_CPU" != - ]; then
 		read -r -a cpu <<<"$C_CPU"
 		args+=("${cpu[@]}")
 	fi
-	case $m in graphshim | before)
+	case $m in graphshim | before | before2)
 		read -r -a senv <<<"${GS_REAL_SHIM_ENV:-}"
 		pre+=("${senv[@]}")
 		pre+=(GRAPHSHIM_STATS="$base.%p.json" GRAPHSHIM_OVERWRITE=1)
@@ -720,6 +727,7 @@ real_one() {
 		case " ${GS_REAL_MODES:-eager graphshim graph before} " in *" $m "*) ml+=("$m") ;; esac
 	done
 	[ -z "${GS_REAL_EXTRA_LIB:-}${GS_REAL_EXTRA_ENV:-}" ] || case " ${GS_REAL_MODES:-before} " in *" before "*) ml+=(before) ;; esac
+	[ -z "${GS_REAL_EXTRA_ENV2:-}" ] || case " ${GS_REAL_MODES:-before2} " in *" before2 "*) ml+=(before2) ;; esac
 	# A dry run has no CUDA graphs: --graph needs a GPU.
 	if [ $GPU = 0 ]; then
 		case " $C_GRAPH " in *" --graph "*)
@@ -736,7 +744,7 @@ real_one() {
 	case ",$flags," in *,compile,*)
 		for m in eager graph; do
 			if [ $m = eager ]; then
-				case " ${ml[*]} " in *" eager "*|*" graphshim "*|*" before "*) ;; *) continue ;; esac
+				case " ${ml[*]} " in *" eager "*|*" graphshim "*|*" before "*|*" before2 "*) ;; *) continue ;; esac
 			else
 				case " ${ml[*]} " in *" $m "*) ;; *) continue ;; esac
 			fi
@@ -771,7 +779,7 @@ real_one() {
 			else
 				[ -z "$t" ] || echo "$t" >>"$w.$m.times"
 			fi
-			case $m in graphshim | before) main_stats "$w.$m.$r".*.json >>"$w.$m.stats" ;; esac
+			case $m in graphshim | before | before2) main_stats "$w.$m.$r".*.json >>"$w.$m.stats" ;; esac
 			if [ -z "$ref" ] && [ "$m" = graph ]; then
 				early="$early $out" # compared once there is a reference
 				continue
@@ -870,10 +878,13 @@ real_one() {
 	local hl
 	hl=$(echo "$why" | grep '^host ns')
 	[ -z "$hl" ] || note "$name: graphshim: $hl"
-	hl=$(why_stats "$w".before.*.json | grep -E '^(host ns|device patches|in process|launch calls over)')
-	while IFS= read -r l; do
-		[ -z "$l" ] || note "$name: before: $l"
-	done <<<"$hl"
+	local b
+	for b in before before2; do
+		hl=$(why_stats "$w".$b.*.json | grep -E '^(host ns|device patches|in process|launch calls over)')
+		while IFS= read -r l; do
+			[ -z "$l" ] || note "$name: $b: $l"
+		done <<<"$hl"
+	done
 	# The traces of the counting run against its statistics, process by
 	# process: every figure they share must agree (graphshim trace
 	# summarize --check; tests/tools/t-outputs.sh does the same for kernels/).
@@ -927,16 +938,22 @@ real_one() {
 		skips=$(gs_field cudagraph_skips "$w.$m.0.log")
 		[ -z "$skips" ] || [ "$skips" = 0 ] || note "$name: $m: torch.compile skipped CUDA graphs $skips time(s)"
 	done
-	if [ -f "$w.before.times" ]; then
-		local bm bci bgi bl bk br bc bs
-		bm=$(med "$w.before.times")
-		bci=$(gs_interval "$w.eager.times" "$w.before.times")
+	for b in before before2; do
+		[ -f "$w.$b.times" ] || continue
+		local bm bci bgi bl bk br bc bs how
+		bm=$(med "$w.$b.times")
+		bci=$(gs_interval "$w.eager.times" "$w.$b.times")
 		[ "$bci" != - ] || bci=$(gs_ratio "$e" "$bm")
-		bgi=$(gs_interval "$w.before.times" "$w.graphshim.times")
+		bgi=$(gs_interval "$w.$b.times" "$w.graphshim.times")
 		[ "$bgi" != - ] || bgi=$(gs_ratio "$bm" "$g")
-		read -r bl bk br bc bs <<<"$(stats_summary "$w.before.stats")"
-		note "$name: before (${GS_REAL_EXTRA_LIB:+GS_REAL_EXTRA_LIB}${GS_REAL_EXTRA_ENV:+ $GS_REAL_EXTRA_ENV}${GS_REAL_SHIM_ENV:+; both under $GS_REAL_SHIM_ENV}) ${bm}us; eager/before $bci; before/graphshim $bgi; cov $bc, steady $bs"
-	fi
+		read -r bl bk br bc bs <<<"$(stats_summary "$w.$b.stats")"
+		if [ $b = before ]; then
+			how="${GS_REAL_EXTRA_LIB:+GS_REAL_EXTRA_LIB}${GS_REAL_EXTRA_ENV:+ $GS_REAL_EXTRA_ENV}"
+		else
+			how="$GS_REAL_EXTRA_ENV2"
+		fi
+		note "$name: $b ($how${GS_REAL_SHIM_ENV:+; both under $GS_REAL_SHIM_ENV}) ${bm}us; eager/$b $bci; $b/graphshim $bgi; cov $bc, steady $bs"
+	done
 	local gl
 	gl=$(grep -c "^$name " "$W/graphshim-lines.log" 2>/dev/null)
 	[ "${gl:-0}" = 0 ] || note "$name: $gl graphshim: line(s) on stderr, first: $(grep "^$name " "$W/graphshim-lines.log" | head -n 1 | cut -c1-160)"
