@@ -108,6 +108,8 @@
 	  "timed passes of each kind before the gate decides (the medians are compared)")   \
 	X(gate_margin, "GRAPHSHIM_GATE_MARGIN", REAL, 0.10, 0.0, 10.0,                        \
 	  "eager wins only when replay is slower than eager by more than this fraction")     \
+	X(gate_less_own, "GRAPHSHIM_GATE_LESS_OWN", BOOL, 0, 0, 1,                            \
+	  "the gate's eager passes count less graphshim's own time in them (eager without graphshim)") \
 	X(gate_host, "GRAPHSHIM_GATE_HOST", BOOL, 1, 0, 1,                                    \
 	  "the host's time from a pass to the next decides; the GPU's span can veto eager")  \
 	X(gate_trust, "GRAPHSHIM_GATE_TRUST", INT, 32, 0, 1000000000,                          \
@@ -177,6 +179,7 @@ typedef struct gs_config {
 	long long gate_after;
 	long long gate_samples;
 	double gate_margin;
+	bool gate_less_own;
 	bool gate_host;
 	long long gate_trust;
 	long long gate_recheck;

@@ -233,7 +233,11 @@ static void gs_gate_decide(gs_stream_t *s, gs_seq_t *q)
 	g->eager_host_ns = g->replay_host_ns = 0; /* where the host has no samples of both kinds */
 	g->eager_less_ns = 0;
 	if (gs_config.gate_host && g->neh && g->nrh) {
-		if (gs_config.selftime) /* reported only: the decision is the same */
+		/* Reported under GRAPHSHIM_SELFTIME; with GRAPHSHIM_GATE_LESS_OWN
+		 * it is what the eager passes count for (what eager costs once
+		 * the stream goes quiet, graphshim's matching gone). */
+		bool less = gs_config.gate_less_own;
+		if (gs_config.selftime || less)
 			g->eager_less_ns = gs_gate_median(g->el_ns, g->neh);
 		/*
 		 * The host's time decides, the GPU's span can veto: eager when
@@ -242,8 +246,8 @@ static void gs_gate_decide(gs_stream_t *s, gs_seq_t *q)
 		 */
 		g->eager_host_ns = gs_gate_median(g->eh_ns, g->neh);
 		g->replay_host_ns = gs_gate_median(g->rh_ns, g->nrh);
-		l = gs_gate_loss(g->eager_host_ns, g->eh_ns, g->neh, g->replay_host_ns, g->rh_ns,
-				 g->nrh, m);
+		l = gs_gate_loss(less ? g->eager_less_ns : g->eager_host_ns, less ? g->el_ns : g->eh_ns,
+				 g->neh, g->replay_host_ns, g->rh_ns, g->nrh, m);
 		bool gpu_replay = (double)g->replay_ns * (1.0 + m) < (double)g->eager_ns;
 		l.slower = l.slower && !gpu_replay;
 	} else {
@@ -336,7 +340,8 @@ static bool gs_gate_clear(const gs_gate_t *g)
 		return false;
 	if (!gs_config.gate_host)
 		return gs_gate_all_below(g->r_ns, g->nr, g->e_ns, g->ne);
-	if (g->neh < half || g->nrh < half || !gs_gate_all_below(g->rh_ns, g->nrh, g->eh_ns, g->neh))
+	const uint32_t *eh = gs_config.gate_less_own ? g->el_ns : g->eh_ns; /* as gs_gate_decide */
+	if (g->neh < half || g->nrh < half || !gs_gate_all_below(g->rh_ns, g->nrh, eh, g->neh))
 		return false;
 	uint32_t e[GS_GATE_MAX_SAMPLES], r[GS_GATE_MAX_SAMPLES];
 	memcpy(e, g->e_ns, g->ne * sizeof(e[0]));
@@ -581,10 +586,12 @@ static void gs_gate_host_sample(gs_stream_t *s, uint64_t now)
 		return;
 	gs_trace_gate_sample(s->key.handle, q->id, s->pass.host_eager, true, now - s->pass.t0);
 	if (s->pass.host_eager) {
-		/* With GRAPHSHIM_SELFTIME, also the pass less graphshim's own time
-		 * in it, where one thread made the whole pass's calls it saw. */
+		/* With GRAPHSHIM_SELFTIME or GRAPHSHIM_GATE_LESS_OWN, also the pass
+		 * less graphshim's own time in it, where one thread made the whole
+		 * pass's calls it saw. */
 		uint64_t ns = now - s->pass.t0, own = 0;
-		if (gs_config.selftime && s->pass.own_tl == (const void *)&gs_self_tl &&
+		if ((gs_config.selftime || gs_config.gate_less_own) &&
+		    s->pass.own_tl == (const void *)&gs_self_tl &&
 		    gs_self_tl.own_ns >= s->pass.own0)
 			own = gs_self_tl.own_ns - s->pass.own0;
 		uint8_t n = g->neh;
@@ -611,6 +618,21 @@ void gs_gate_begin(gs_stream_t *s, gs_seq_t *const *cands, uint32_t n)
 		s->pass.t0 = now ? now : gs_gate_clock();
 		s->pass.own0 = gs_self_tl.own_ns;
 		s->pass.own_tl = &gs_self_tl;
+		/* GRAPHSHIM_GATE_LESS_OWN: in a trial (not a watched pass, whose
+		 * host time is not sampled), this thread's launch calls are timed
+		 * through this pass and the next one's first (a count: twice the
+		 * longest candidate and some, so that a pass that never ends
+		 * stops timing all the same). */
+		if (gs_config.gate_less_own) {
+			uint32_t most = 0;
+			for (uint8_t i = 0; i < s->pass.nmarked; i++) {
+				const gs_seq_t *c = s->pass.marked[i];
+				if (c->gate.state == GS_GATE_S_TRIAL && c->n > most)
+					most = c->n;
+			}
+			if (most)
+				gs_self_want(2 * most + 16);
+		}
 	}
 	if (n == 1)
 		gs_gate_eager(s, cands[0]);

@@ -8,8 +8,8 @@ void gs_self_drv_end_slow(uint64_t t0, unsigned kind)
 {
 	uint64_t dt = gs_clock_ns() - t0;
 	gs_self_tl.drv_ns += dt;
-	if (!gs_self_tl.depth)
-		return; /* outside a launch call (another hook's own call) */
+	if (!gs_self_tl.depth || !gs_config.selftime)
+		return; /* outside a launch call, or timed for the gate alone */
 	gs_self_tl.kinds |= kind;
 	if (kind == GS_SELF_GRAPH) {
 		GS_STAT_INC(host_graph_launches);
@@ -33,6 +33,8 @@ void gs_self_call_end_slow(const gs_self_call_t *c)
 	uint64_t all = gs_clock_ns() - c->t0, drv = gs_self_tl.drv_ns - c->drv0;
 	uint64_t own = all > drv ? all - drv : 0;
 	gs_self_tl.own_ns += own;
+	if (!gs_config.selftime)
+		return; /* timed for the gate alone (GRAPHSHIM_GATE_LESS_OWN) */
 	unsigned k = gs_self_tl.kinds;
 	if (k & GS_SELF_GRAPH) {
 		GS_STAT_INC(host_chunk_calls);

@@ -43,6 +43,9 @@ typedef struct gs_self_tl {
 			     * subtracts it from its eager passes' host time) */
 	unsigned kinds;     /* GS_SELF_* made since the outermost call began */
 	unsigned depth;     /* launch calls nested on this thread (a hook's own hooks) */
+	unsigned want;      /* without GRAPHSHIM_SELFTIME, launch calls still to time for
+			     * the gate (GRAPHSHIM_GATE_LESS_OWN: a trial's pass), own_ns
+			     * only; a count, so that a pass that never ends stops it */
 } gs_self_tl_t;
 
 extern GS_TLS_IE __thread gs_self_tl_t gs_self_tl;
@@ -54,7 +57,12 @@ typedef struct gs_self_call {
 static inline void gs_self_call_begin(gs_self_call_t *c)
 {
 	c->t0 = 0;
-	if (GS_LIKELY(!gs_config.selftime) || gs_self_tl.depth++)
+	if (GS_LIKELY(!gs_config.selftime)) {
+		if (GS_LIKELY(!gs_self_tl.want))
+			return;
+		gs_self_tl.want--;
+	}
+	if (gs_self_tl.depth++)
 		return;
 	gs_self_tl.kinds = 0;
 	c->drv0 = gs_self_tl.drv_ns;
@@ -66,17 +74,24 @@ void gs_self_call_end_slow(const gs_self_call_t *c);
 
 static inline void gs_self_call_end(const gs_self_call_t *c)
 {
-	if (GS_LIKELY(!gs_config.selftime))
-		return;
+	if (GS_LIKELY(!gs_self_tl.depth))
+		return; /* not timed */
 	gs_self_call_end_slow(c);
 }
 
+/* Inside a timed launch call, the vendor's time is not graphshim's own. */
 static inline uint64_t gs_self_drv_begin(void)
 {
-	return GS_LIKELY(!gs_config.selftime) ? 0 : gs_clock_ns();
+	return GS_LIKELY(!gs_self_tl.depth) ? 0 : gs_clock_ns();
 }
 
 void gs_self_drv_end_slow(uint64_t t0, unsigned kind);
+
+/* Time the next n launch calls of this thread for the gate (their own_ns). */
+static inline void gs_self_want(unsigned n)
+{
+	gs_self_tl.want = n;
+}
 
 /* Note that the launch call in progress did `did` (GS_SELF_DID_*). */
 static inline void gs_self_did(unsigned did)

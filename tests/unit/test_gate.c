@@ -898,6 +898,60 @@ Test(gate, the_eager_passes_are_reported_less_graphshims_own_time)
 }
 
 /*
+ * GRAPHSHIM_GATE_LESS_OWN: the eager passes count for their time less
+ * graphshim's own in them (its matching, which a quiet stream does not
+ * pay).  Eager 200 us a pass, 40 of them graphshim's; replayed 180 us:
+ * as timed, replay wins (180 < 200); less graphshim's own, eager is 160 us
+ * and replay slower by more than the margin (5% here): eager.
+ */
+/* A trial with setting k=v, the GPU's span a tie, the host's passes eager
+ * and replayed, own of each eager one graphshim's: decided once. */
+static void host_trial(const char *k, const char *v, uint64_t eager, uint64_t replay, uint64_t own)
+{
+	gate_start(1000, 1000, 0, k, v);
+	host_clock_start(eager, replay);
+	host_own_ns = own;
+	for (int i = 0; i < STEPS_TO_DECIDE + 2; i++)
+		host_step();
+	cr_expect_eq(gs_stats.gate_decisions, 1);
+}
+
+Test(gate, with_less_own_the_eager_passes_count_without_graphshims_time)
+{
+	host_trial("GRAPHSHIM_GATE_LESS_OWN", "1", 200000, 180000, 40000);
+	cr_expect_str_eq(seq_info().gate, "eager");
+	cr_expect_eq(seq_info().eager_less_ns, 160000, "less own: %u", seq_info().eager_less_ns);
+	cr_expect_eq(gs_stats.host_held_calls + gs_stats.host_eager_calls, 0,
+		     "timed for the gate alone: no GRAPHSHIM_SELFTIME counters");
+	tb_check();
+	gs_engine_fini();
+
+	/* Without it the same passes keep the graph. */
+	host_trial("GRAPHSHIM_GATE_LESS_OWN", "0", 200000, 180000, 40000);
+	cr_expect_str_eq(seq_info().gate, "replay");
+	tb_check();
+}
+
+/* The gate asks for its launch calls to be timed through a trial's pass
+ * (a count, spent call by call), and only while it has a pass to time. */
+Test(gate, less_own_times_a_trials_passes_only)
+{
+	gate_start(1000, 1000, 0, "GRAPHSHIM_GATE_LESS_OWN", "1");
+	cr_expect_eq(gs_self_tl.want, 0);
+	host_clock_start(200000, 180000);
+	for (int i = 0; i < STEPS_TO_DECIDE + 2 && !gs_stats.gate_decisions; i++)
+		host_step();
+	cr_expect_gt(gs_self_tl.want, 0, "a trial's pass began: its calls are to be timed");
+	gs_self_call_t c;
+	unsigned w = gs_self_tl.want;
+	gs_self_call_begin(&c);
+	gs_self_call_end(&c);
+	cr_expect_eq(gs_self_tl.want, w - 1, "each launch call spends one");
+	gs_self_want(0);
+	tb_check();
+}
+
+/*
  * The GPU ties; the host's time says eager, past the 5% margin but inside
  * twice it: as on the GPU's span, three samples of each kind do not settle
  * it, nine do.
