@@ -57,13 +57,16 @@ typedef struct gs_self_call {
 static inline void gs_self_call_begin(gs_self_call_t *c)
 {
 	c->t0 = 0;
+	if (GS_UNLIKELY(gs_self_tl.depth)) {
+		gs_self_tl.depth++; /* nested in a timed call: part of it */
+		return;
+	}
 	if (GS_LIKELY(!gs_config.selftime)) {
 		if (GS_LIKELY(!gs_self_tl.want))
 			return;
 		gs_self_tl.want--;
 	}
-	if (gs_self_tl.depth++)
-		return;
+	gs_self_tl.depth = 1;
 	gs_self_tl.kinds = 0;
 	c->drv0 = gs_self_tl.drv_ns;
 	c->t0 = gs_clock_ns();

@@ -67,3 +67,25 @@ Test(self, a_nested_call_is_the_outer_ones)
 	cr_expect_eq(gs_stats.host_slow_gate, 1);
 	cr_expect_eq(gs_stats.host_held_calls, 1);
 }
+
+/* Timed for the gate alone (gs_self_want): own time accrues, no counters;
+ * a call nested in a timed one is part of it even when the count ran out
+ * at the outer call (it must not end the outer call's timing). */
+Test(self, calls_timed_for_the_gate_alone)
+{
+	tb_start("GRAPHSHIM_SELFTIME", "0", NULL);
+	uint64_t own0 = gs_self_tl.own_ns;
+	gs_self_want(1);
+	gs_self_call_t outer;
+	gs_self_call_begin(&outer);
+	cr_expect_eq(gs_self_tl.want, 0);
+	call(1000, 0, 0, 0); /* nested, the count spent */
+	spin_ns(30000);
+	gs_self_call_end(&outer);
+	cr_expect_eq(gs_self_tl.depth, 0);
+	cr_expect_geq(gs_self_tl.own_ns - own0, 30000, "the outer call's time after the nested one counts");
+	cr_expect_eq(gs_stats.host_held_calls + gs_stats.host_slow_calls, 0, "no GRAPHSHIM_SELFTIME counters");
+	uint64_t own1 = gs_self_tl.own_ns;
+	call(30000, 0, 0, 0); /* the count spent: untimed */
+	cr_expect_eq(gs_self_tl.own_ns, own1);
+}
