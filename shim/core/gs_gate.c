@@ -137,6 +137,16 @@ static void gs_gate_sample(uint32_t *v, uint8_t *n, unsigned room, uint64_t ns)
 		v[(*n)++] = ns > UINT32_MAX ? UINT32_MAX : (uint32_t)ns;
 }
 
+/*
+ * The host's eager samples the gate decides on: as timed, or with
+ * GRAPHSHIM_GATE_LESS_OWN less graphshim's own time in each (what eager
+ * costs once the stream goes quiet, graphshim's matching gone).
+ */
+static const uint32_t *gs_gate_eager_host(const gs_gate_t *g)
+{
+	return gs_config.gate_less_own ? g->el_ns : g->eh_ns;
+}
+
 /* Lengths within a factor of two: like steps of one program (one model's
  * shapes, a framework's alternating tokens). */
 static bool gs_gate_alike(uint32_t a, uint32_t b)
@@ -234,8 +244,7 @@ static void gs_gate_decide(gs_stream_t *s, gs_seq_t *q)
 	g->eager_less_ns = 0;
 	if (gs_config.gate_host && g->neh && g->nrh) {
 		/* Reported under GRAPHSHIM_SELFTIME; with GRAPHSHIM_GATE_LESS_OWN
-		 * it is what the eager passes count for (what eager costs once
-		 * the stream goes quiet, graphshim's matching gone). */
+		 * what the eager passes count for (gs_gate_eager_host). */
 		bool less = gs_config.gate_less_own;
 		if (gs_config.selftime || less)
 			g->eager_less_ns = gs_gate_median(g->el_ns, g->neh);
@@ -246,8 +255,8 @@ static void gs_gate_decide(gs_stream_t *s, gs_seq_t *q)
 		 */
 		g->eager_host_ns = gs_gate_median(g->eh_ns, g->neh);
 		g->replay_host_ns = gs_gate_median(g->rh_ns, g->nrh);
-		l = gs_gate_loss(less ? g->eager_less_ns : g->eager_host_ns, less ? g->el_ns : g->eh_ns,
-				 g->neh, g->replay_host_ns, g->rh_ns, g->nrh, m);
+		l = gs_gate_loss(less ? g->eager_less_ns : g->eager_host_ns, gs_gate_eager_host(g), g->neh,
+				 g->replay_host_ns, g->rh_ns, g->nrh, m);
 		bool gpu_replay = (double)g->replay_ns * (1.0 + m) < (double)g->eager_ns;
 		l.slower = l.slower && !gpu_replay;
 	} else {
@@ -340,8 +349,8 @@ static bool gs_gate_clear(const gs_gate_t *g)
 		return false;
 	if (!gs_config.gate_host)
 		return gs_gate_all_below(g->r_ns, g->nr, g->e_ns, g->ne);
-	const uint32_t *eh = gs_config.gate_less_own ? g->el_ns : g->eh_ns; /* as gs_gate_decide */
-	if (g->neh < half || g->nrh < half || !gs_gate_all_below(g->rh_ns, g->nrh, eh, g->neh))
+	if (g->neh < half || g->nrh < half ||
+	    !gs_gate_all_below(g->rh_ns, g->nrh, gs_gate_eager_host(g), g->neh))
 		return false;
 	uint32_t e[GS_GATE_MAX_SAMPLES], r[GS_GATE_MAX_SAMPLES];
 	memcpy(e, g->e_ns, g->ne * sizeof(e[0]));

@@ -40,6 +40,13 @@ void gs_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)
  */
 void gs_log_str(int level, const char *msg);
 
+/* Whether a call site counting in *told has run fewer than n times (per
+ * process): a note logged only for its first n occurrences. */
+static inline bool gs_log_first(unsigned *told, unsigned n)
+{
+	return __atomic_fetch_add(told, 1, __ATOMIC_RELAXED) < n;
+}
+
 /* Log only the first time this call site runs (per process). */
 #define gs_log_once(level, ...)                                               \
 	do {                                                                  \

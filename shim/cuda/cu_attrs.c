@@ -214,7 +214,7 @@ CUresult gs_cu_attrs_apply(CUgraphNode node, const gs_cu_attrs_t *at)
 		if (st != CUDA_SUCCESS) {
 			/* Which attribute, for the refusal's note (cu_ops.c). */
 			static unsigned told;
-			if (__atomic_fetch_add(&told, 1, __ATOMIC_RELAXED) < 4)
+			if (gs_log_first(&told, 4))
 				gs_log(GS_LOG_WARN, "cuda: the driver would not set %s on a graph kernel node (status %d)",
 				       gs_cu_attr_name(at->a[i].id), (int)st);
 			return st;

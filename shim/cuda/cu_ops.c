@@ -428,7 +428,7 @@ static const char *gs_cu_func_name(const gs_rec_t *r)
 static void gs_cu_refusal_note(const gs_rec_t *r, CUresult st, const char *what)
 {
 	static unsigned told;
-	if (__atomic_fetch_add(&told, 1, __ATOMIC_RELAXED) >= 4)
+	if (!gs_log_first(&told, 4))
 		return;
 	if (r->kind == GS_REC_KERNEL) {
 		/* A kernel node: what it carries besides its bytes. */
