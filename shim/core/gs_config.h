@@ -60,7 +60,7 @@
 	  "most launches in one chunk of a replay")                                          \
 	X(chunk_last, "GRAPHSHIM_CHUNK_LAST", INT, 8, 1, 1000000,                             \
 	  "launches in the last chunk when the host is slower than the GPU")               \
-	X(chunk_short, "GRAPHSHIM_CHUNK_SHORT", BOOL, 0, 0, 1,                                \
+	X(chunk_short, "GRAPHSHIM_CHUNK_SHORT", BOOL, 1, 0, 1,                                \
 	  "a slow host's step no longer than the first chunk still ends in a chunk of GRAPHSHIM_CHUNK_LAST") \
 	X(host_bound_us, "GRAPHSHIM_HOST_BOUND_US", REAL, 6.0, 0.0, 1000000.0,                \
 	  "host time per launch above which chunks also shrink towards the end")          \

@@ -218,14 +218,15 @@ if [ -z "${GS_INTEG_ONLY:-}" ]; then
 	fi
 fi
 # A slow host's 32-launch step (10 us of host work before each launch),
-# replayed: one chunk, or with GRAPHSHIM_CHUNK_SHORT 24 and 8 launches, two
-# graph launches a pass, the first before the step's last launch arrives.
+# replayed: with GRAPHSHIM_CHUNK_SHORT (the default) 24 and 8 launches, two
+# graph launches a pass, the first before the step's last launch arrives;
+# without it one chunk.
 if [ -z "${GS_INTEG_ONLY:-}" ]; then
 	H="$k/hostwork --kernels 32 --host-us 10 --steps 30 --n 256"
 	f0=$fails
-	run hostwork-one-chunk 90 GRAPHSHIM_GATE=replay -- $H
+	run hostwork-one-chunk 90 GRAPHSHIM_GATE=replay GRAPHSHIM_CHUNK_SHORT=0 -- $H
 	r0=$(stat "$tmp/s.json" replays)
-	run hostwork-chunk-short 90 GRAPHSHIM_GATE=replay GRAPHSHIM_CHUNK_SHORT=1 -- $H
+	run hostwork-chunk-short 90 GRAPHSHIM_GATE=replay -- $H
 	r1=$(stat "$tmp/s.json" replays)
 	if [ "$fails" -eq "$f0" ] && [ "${r1:-0}" -ne $((2 * ${r0:-0})) ]; then
 		echo "FAIL hostwork-chunk-short: $r1 graph launches, against $r0 in one chunk"; fails=$((fails + 1))

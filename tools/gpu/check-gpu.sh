@@ -80,7 +80,7 @@ nrepeat|-|$K/nrepeat --steps $STEPS
 hostwork|-|$K/hostwork --steps $STEPS
 hostwork-replay|-|env GRAPHSHIM_GATE=replay $K/hostwork --steps $STEPS
 hostwork-graph|-|$K/hostwork --steps $STEPS --explicit-graph
-hostwork-short|-|env GRAPHSHIM_GATE=replay GRAPHSHIM_CHUNK_SHORT=1 $K/hostwork --steps $STEPS --kernels 32 --host-us 10
+hostwork-short|-|env GRAPHSHIM_GATE=replay $K/hostwork --steps $STEPS --kernels 32 --host-us 10
 fwstep|-|$F
 fwstep-noevents|-|$F --no-events
 fwstep-norotate|-|$F --rotate 1
