@@ -212,15 +212,16 @@ static void gs_engine_flush_peers(gs_stream_t *self, void *ctx, unsigned flags, 
 	if (!(flags & (GS_STREAM_LEGACY | GS_STREAM_BLOCKING)) ||
 	    !__atomic_load_n(&gs_hot.held_streams, __ATOMIC_RELAXED))
 		return;
-	gs_self_did(GS_SELF_DID_PEERS);
 	gs_stream_table_lock();
 	for (gs_stream_t *s = gs_stream_first(); s; s = s->hh.next) {
 		if (s == self || s->key.ctx != ctx || !__atomic_load_n(&s->match.nheld, __ATOMIC_ACQUIRE))
 			continue;
 		bool tied = (flags & GS_STREAM_LEGACY) ? (s->lane.flags & GS_STREAM_BLOCKING) != 0
 						       : (s->lane.flags & GS_STREAM_LEGACY) != 0;
-		if (tied)
+		if (tied) {
+			gs_self_did(GS_SELF_DID_PEERS);
 			gs_engine_flush_one(s, GS_FLUSH_LEGACY, api, false);
+		}
 	}
 	gs_stream_table_unlock();
 }

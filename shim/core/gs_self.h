@@ -32,7 +32,7 @@ enum {
 	GS_SELF_DID_RELEASE = 1u << 10, /* submitted held records eagerly */
 	GS_SELF_DID_GATE = 1u << 11,   /* made or read a gate's timer */
 	GS_SELF_DID_LAYOUT = 1u << 12, /* asked the driver for a function's parameter layout */
-	GS_SELF_DID_PEERS = 1u << 13,  /* took the stream table to flush other streams */
+	GS_SELF_DID_PEERS = 1u << 13,  /* flushed another stream tied to this one (legacy) */
 	GS_SELF_DID_WAIT = 1u << 14,   /* waited for the builder (a free while it built) */
 };
 #define GS_SELF_SLOW_NS 16000u

@@ -89,3 +89,37 @@ Test(self, calls_timed_for_the_gate_alone)
 	call(30000, 0, 0, 0); /* the count spent: untimed */
 	cr_expect_eq(gs_self_tl.own_ns, own1);
 }
+
+/* One launch on (stream, flags) timed as a launch call: what it did. */
+static unsigned timed_launch(uintptr_t stream, unsigned sflags, uintptr_t func, uint64_t a0)
+{
+	gs_self_call_t c;
+	gs_self_call_begin(&c);
+	tb_launch_on(stream, sflags, func, a0, 0);
+	unsigned k = gs_self_tl.kinds;
+	gs_self_call_end(&c);
+	return k;
+}
+
+/* "Peers flushed" is a call that flushed another stream tied to its own (the
+ * legacy stream and a blocking one), not every launch on the legacy stream
+ * while something is held: PyTorch's default stream holding its own step
+ * made nearly every slow call count so (vi-bnn on an H200). */
+Test(self, peers_are_counted_only_where_another_stream_was_flushed)
+{
+	tb_start("GRAPHSHIM_SELFTIME", "1", "GRAPHSHIM_PERIOD", "0", NULL);
+	const uintptr_t LEG = 0, BLK = 0x7100;
+	for (int i = 0; i < 3; i++) {
+		for (int k = 0; k < 4; k++)
+			tb_launch_on(LEG, GS_STREAM_LEGACY, 0x9100 + k, k, 0);
+		tb_sync(LEG, GS_STREAM_LEGACY);
+	}
+	tb_launch_on(LEG, GS_STREAM_LEGACY, 0x9100, 0, 0);
+	cr_assert_gt(gs_stats.held, 0, "the legacy stream holds its step");
+	unsigned k = timed_launch(LEG, GS_STREAM_LEGACY, 0x9101, 1);
+	cr_expect_eq(k & GS_SELF_DID_PEERS, 0, "only its own stream held");
+	k = timed_launch(BLK, GS_STREAM_BLOCKING, 0x9200, 7);
+	cr_expect_neq(k & GS_SELF_DID_PEERS, 0, "the legacy stream's held launches went first");
+	cr_expect_eq(gs_stats.flush_by[GS_FLUSH_LEGACY], 1);
+	tb_check();
+}
