@@ -552,6 +552,7 @@ void gs_arm_publish(gs_stream_t *s)
 			continue;
 		q->handoff = GS_HANDOFF_NONE;
 		__atomic_sub_fetch(&s->cache.built, 1, __ATOMIC_ACQ_REL);
+		gs_self_did(GS_SELF_DID_PUBLISH);
 		gs_arm_built(s, q, q->build_rc, q->build_dt);
 	}
 	if (__atomic_load_n(&s->cache.built, __ATOMIC_ACQUIRE))

@@ -172,6 +172,7 @@ void gs_replay_mismatch(gs_stream_t *s, gs_seq_t *q, gs_mismatch_reason_t why, u
 {
 	GS_STAT_INC(mismatches);
 	GS_STAT_INC(mismatch_by[why]);
+	gs_self_did(GS_SELF_DID_MISMATCH);
 	if (gs_trace_on) {
 		const gs_rec_t *want = pos < q->n && q->recs ? q->recs[pos] : NULL;
 		const char *field = "length";

@@ -63,6 +63,10 @@ void gs_self_call_end_slow(const gs_self_call_t *c)
 		{ GS_SELF_DID_LAYOUT, &gs_stats.host_slow_layout },
 		{ GS_SELF_DID_PEERS, &gs_stats.host_slow_peers },
 		{ GS_SELF_DID_WAIT, &gs_stats.host_slow_wait },
+		{ GS_SELF_DID_LOCK, &gs_stats.host_slow_lock },
+		{ GS_SELF_DID_MISMATCH, &gs_stats.host_slow_mismatch },
+		{ GS_SELF_DID_VARIANT, &gs_stats.host_slow_variant },
+		{ GS_SELF_DID_PUBLISH, &gs_stats.host_slow_publish },
 	};
 	for (size_t i = 0; i < sizeof(did) / sizeof(did[0]); i++)
 		if (k & did[i].bit)

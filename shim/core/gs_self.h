@@ -34,6 +34,10 @@ enum {
 	GS_SELF_DID_LAYOUT = 1u << 12, /* asked the driver for a function's parameter layout */
 	GS_SELF_DID_PEERS = 1u << 13,  /* flushed another stream tied to this one (legacy) */
 	GS_SELF_DID_WAIT = 1u << 14,   /* waited for the builder (a free while it built) */
+	GS_SELF_DID_LOCK = 1u << 15,   /* found a stream's lock or the stream table's taken */
+	GS_SELF_DID_MISMATCH = 1u << 16, /* ended a match on a mismatch */
+	GS_SELF_DID_VARIANT = 1u << 17, /* copied a variant's records for the builder */
+	GS_SELF_DID_PUBLISH = 1u << 18, /* took graphs the builder had finished */
 };
 #define GS_SELF_SLOW_NS 16000u
 

@@ -101,8 +101,12 @@
 	X(host_slow_release, "GRAPHSHIM_SELFTIME: of those, calls that submitted held records eagerly") \
 	X(host_slow_gate, "GRAPHSHIM_SELFTIME: of those, calls that made or read a gate's timer") \
 	X(host_slow_layout, "GRAPHSHIM_SELFTIME: of those, calls that read a function's parameter layout from the driver") \
-	X(host_slow_peers, "GRAPHSHIM_SELFTIME: of those, calls that took the stream table to flush other streams") \
+	X(host_slow_peers, "GRAPHSHIM_SELFTIME: of those, calls that flushed held work of another stream tied to theirs") \
 	X(host_slow_wait, "GRAPHSHIM_SELFTIME: of those, calls that waited for the builder") \
+	X(host_slow_lock, "GRAPHSHIM_SELFTIME: of those, calls that found a stream's lock or the stream table's taken") \
+	X(host_slow_mismatch, "GRAPHSHIM_SELFTIME: of those, calls that ended a match on a mismatch") \
+	X(host_slow_variant, "GRAPHSHIM_SELFTIME: of those, calls that copied a variant's records for the builder") \
+	X(host_slow_publish, "GRAPHSHIM_SELFTIME: of those, calls that took graphs the builder had finished") \
 	X(host_slow_plain, "GRAPHSHIM_SELFTIME: of those, calls that did none of these") \
 	X(order_errors, "records submitted out of their stream's order or a second time (a bug: always 0)")
 

@@ -4,6 +4,7 @@
  * every launch reads and each thread's cache of its last stream.
  */
 #include "gs_log.h"
+#include "gs_self.h"
 #include "gs_sig.h"
 #include "gs_stats.h"
 #include "gs_stream.h"
@@ -127,6 +128,10 @@ gs_stream_t *gs_stream_lookup(uintptr_t handle, void *ctx, unsigned flags)
 void gs_stream_table_lock(void)
 {
 	gs_sig_hold();
+	if (GS_UNLIKELY(gs_config.selftime) && pthread_mutex_trylock(&gs_stream_table_mu) == 0)
+		return;
+	if (GS_UNLIKELY(gs_config.selftime))
+		gs_self_did(GS_SELF_DID_LOCK); /* another thread had it */
 	pthread_mutex_lock(&gs_stream_table_mu);
 }
 

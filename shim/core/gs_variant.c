@@ -10,6 +10,7 @@
 #include "gs_backend.h"
 #include "gs_build.h"
 #include "gs_clock.h"
+#include "gs_self.h"
 #include "gs_seq.h"
 #include "gs_stream.h"
 #include "gs_trace.h"
@@ -133,6 +134,7 @@ static void gs_variant_attach(gs_stream_t *s, gs_seq_t *v, int rc, uint64_t ns)
 static bool gs_variant_make(gs_stream_t *s, gs_seq_t *q, uint32_t j, gs_rec_t *const *recs,
 			    uint32_t n)
 {
+	gs_self_did(GS_SELF_DID_VARIANT);
 	gs_seq_t *v = calloc(1, sizeof(*v));
 	if (!v)
 		return true;
@@ -276,6 +278,7 @@ void gs_variant_publish(gs_stream_t *s)
 		v->vnext = NULL;
 		v->handoff = GS_HANDOFF_NONE;
 		__atomic_sub_fetch(&s->cache.built, 1, __ATOMIC_ACQ_REL);
+		gs_self_did(GS_SELF_DID_PUBLISH);
 		gs_variant_attach(s, v, v->build_rc, v->build_dt);
 	}
 }

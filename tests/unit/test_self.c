@@ -2,9 +2,12 @@
  * time are counted, with what they did. */
 #include "gs_self.h"
 #include "gs_stats.h"
+#include "gs_stream.h"
 #include "gs_testbe.h"
 
 #include <criterion/criterion.h>
+#include <pthread.h>
+#include <sched.h>
 
 static void spin_ns(uint64_t ns)
 {
@@ -121,5 +124,64 @@ Test(self, peers_are_counted_only_where_another_stream_was_flushed)
 	k = timed_launch(BLK, GS_STREAM_BLOCKING, 0x9200, 7);
 	cr_expect_neq(k & GS_SELF_DID_PEERS, 0, "the legacy stream's held launches went first");
 	cr_expect_eq(gs_stats.flush_by[GS_FLUSH_LEGACY], 1);
+	tb_check();
+}
+
+/* A launch whose match ends on a mismatch says so (a step of 4 learned, a
+ * fifth sighting that diverges at its third launch). */
+Test(self, a_mismatch_is_what_the_call_did)
+{
+	tb_start("GRAPHSHIM_SELFTIME", "1", "GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_GATE", "replay", NULL);
+	const uintptr_t S = 0x7200;
+	const uintptr_t F[4] = { 0x9300, 0x9301, 0x9302, 0x9303 };
+	for (int i = 0; i < 4; i++) {
+		tb_step(S, F, 4, 0);
+		tb_sync(S, 0);
+	}
+	cr_assert_gt(gs_stats.replays, 0, "the step replays");
+	tb_launch(S, F[0], 1000, 0);
+	tb_launch(S, F[1], 1001, 0);
+	unsigned k = timed_launch(S, 0, 0x9399, 1002); /* not the step's third launch */
+	cr_expect_neq(k & GS_SELF_DID_MISMATCH, 0);
+	cr_expect_eq(gs_stats.mismatches, 1);
+	tb_sync(S, 0);
+	tb_check();
+}
+
+/* Another thread holding the stream's lock: the launch that waited for it
+ * says so (the watchdog, the builder's hand-off, a second thread). */
+static pthread_mutex_t *held_lock;
+static int lock_taken;
+static void *hold_a_while(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(held_lock);
+	__atomic_store_n(&lock_taken, 1, __ATOMIC_RELEASE);
+	spin_ns(200000000); /* the launch below comes well before this ends */
+	pthread_mutex_unlock(held_lock);
+	return NULL;
+}
+
+Test(self, a_lock_another_thread_holds_is_what_the_call_did)
+{
+	tb_start("GRAPHSHIM_SELFTIME", "1", NULL);
+	const uintptr_t S = 0x7300;
+	tb_launch(S, 0x9400, 0, 0); /* the stream's state exists */
+	gs_stream_table_lock();
+	gs_stream_t *s = gs_stream_first();
+	while (s && s->key.handle != S)
+		s = s->hh.next;
+	gs_stream_table_unlock();
+	cr_assert_not_null(s);
+	held_lock = &s->lock;
+	pthread_t t;
+	cr_assert_eq(pthread_create(&t, NULL, hold_a_while, NULL), 0);
+	while (!__atomic_load_n(&lock_taken, __ATOMIC_ACQUIRE))
+		sched_yield(); /* the other thread has it */
+	unsigned k = timed_launch(S, 0, 0x9400, 1);
+	pthread_join(t, NULL);
+	cr_expect_neq(k & GS_SELF_DID_LOCK, 0);
+	k = timed_launch(S, 0, 0x9400, 2);
+	cr_expect_eq(k & GS_SELF_DID_LOCK, 0, "a free lock is no wait");
 	tb_check();
 }

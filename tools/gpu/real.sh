@@ -621,11 +621,13 @@ if c.get("host_held_calls") or c.get("host_eager_calls"):
 if c.get("host_slow_calls"):
     print("launch calls over 16 us of graphshim's own time (GRAPHSHIM_SELFTIME): %d, %s us each; of them eager %d, "
           "armed %d, built %d, released %d, gate timer %d, layout read %d, peers flushed %d, waited for the "
-          "builder %d, none of these %d" % (c["host_slow_calls"], "%.0f" % (c.get("host_slow_own_ns", 0) / 1e3 /
-          c["host_slow_calls"]), c.get("host_slow_eager", 0), c.get("host_slow_arm", 0),
-          c.get("host_slow_build", 0), c.get("host_slow_release", 0), c.get("host_slow_gate", 0),
-          c.get("host_slow_layout", 0), c.get("host_slow_peers", 0), c.get("host_slow_wait", 0),
-          c.get("host_slow_plain", 0)))
+          "builder %d, lock taken %d, mismatch %d, variant copied %d, graphs taken %d, none of these %d" %
+          (c["host_slow_calls"], "%.0f" % (c.get("host_slow_own_ns", 0) / 1e3 / c["host_slow_calls"]),
+           c.get("host_slow_eager", 0), c.get("host_slow_arm", 0),
+           c.get("host_slow_build", 0), c.get("host_slow_release", 0), c.get("host_slow_gate", 0),
+           c.get("host_slow_layout", 0), c.get("host_slow_peers", 0), c.get("host_slow_wait", 0),
+           c.get("host_slow_lock", 0), c.get("host_slow_mismatch", 0), c.get("host_slow_variant", 0),
+           c.get("host_slow_publish", 0), c.get("host_slow_plain", 0)))
 if c.get("device_updates") or c.get("device_host_patches"):
     print("device patches: %d words/grids in %d updater runs (%s a launch); host patches %d (%d of function, "
           "block or shared memory), uploads %d%s" % (
