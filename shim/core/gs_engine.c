@@ -214,8 +214,7 @@ static void gs_engine_flush_one(gs_stream_t *s, gs_flush_reason_t why, const cha
  */
 static void gs_engine_flush_peers(gs_stream_t *self, void *ctx, unsigned flags, const char *api)
 {
-	if (!(flags & (GS_STREAM_LEGACY | GS_STREAM_BLOCKING)) ||
-	    !__atomic_load_n(&gs_hot.held_streams, __ATOMIC_RELAXED))
+	if (!gs_hot_held_tied(flags))
 		return;
 	gs_stream_table_lock();
 	for (gs_stream_t *s = gs_stream_first(); s; s = s->hh.next) {
@@ -1040,6 +1039,8 @@ static void gs_engine_fork_child(void)
 	__atomic_store_n(&gs_hot.active, false, __ATOMIC_RELEASE);
 	__atomic_fetch_add(&gs_hot.generation, 1, __ATOMIC_ACQ_REL);
 	gs_hot.held_streams = 0;
+	gs_hot.held_legacy = 0;
+	gs_hot.held_blocking = 0;
 	gs_trace_on = false;
 	gs_build_forget();
 	gs_idle_forget();

@@ -52,9 +52,29 @@ typedef struct gs_hot {
 	int capture_pending;   /* captures beginning: their flush under way (gs_engine_capture_begin) */
 	unsigned generation;   /* bumped when a stream is forgotten */
 	unsigned held_streams; /* streams with held work (a hint) */
+	unsigned held_legacy;  /* ... of them the legacy stream (a hint) */
+	unsigned held_blocking; /* ... of them blocking streams (a hint) */
 	uint64_t cold_limit;   /* a cold segment this long ends (period detection) */
 } gs_hot_t;
 extern gs_hot_t gs_hot;
+
+/*
+ * Whether a stream of flags `sflags` is tied to one that holds work: the
+ * legacy stream to blocking streams, a blocking stream to the legacy one
+ * (gs_engine_flush_peers).  By class, so a stream's own holding never
+ * counts: PyTorch's default stream holds its step at almost every launch,
+ * and counting every holder sent each of them through the stream table.
+ * A hint, as held_streams was: a tied stream whose holding happened
+ * before the caller's call is counted by then.
+ */
+static inline bool gs_hot_held_tied(unsigned sflags)
+{
+	if (sflags & GS_STREAM_LEGACY)
+		return __atomic_load_n(&gs_hot.held_blocking, __ATOMIC_RELAXED) != 0;
+	if (sflags & GS_STREAM_BLOCKING)
+		return __atomic_load_n(&gs_hot.held_legacy, __ATOMIC_RELAXED) != 0;
+	return false;
+}
 
 /* The calling thread's last stream (its state's first member is its lane). */
 typedef struct gs_lane_cache {
@@ -138,8 +158,7 @@ static inline __attribute__((always_inline)) bool gs_engine_cold_cached(uintptr_
 	    !__atomic_load_n(&l->cold, __ATOMIC_RELAXED))
 		return false;
 	/* Held work it must wait for, or that must wait for it: the full path flushes it. */
-	if ((l->flags & (GS_STREAM_LEGACY | GS_STREAM_BLOCKING)) &&
-	    __atomic_load_n(&gs_hot.held_streams, __ATOMIC_RELAXED))
+	if (gs_hot_held_tied(l->flags))
 		return false;
 	return gs_lane_count(l, key);
 }

@@ -25,9 +25,20 @@ static void gs_match_held(gs_stream_t *s, uint32_t nheld)
 		__atomic_store_n(&s->match.stamp, s->match.stamp + 1, __ATOMIC_RELAXED);
 	if (!before && nheld) {
 		__atomic_fetch_add(&gs_hot.held_streams, 1, __ATOMIC_RELAXED);
+		/* Its class as it began holding: what it takes back when it stops. */
+		s->match.held_tie = s->lane.flags & (GS_STREAM_LEGACY | GS_STREAM_BLOCKING);
+		if (s->match.held_tie & GS_STREAM_LEGACY)
+			__atomic_fetch_add(&gs_hot.held_legacy, 1, __ATOMIC_RELAXED);
+		if (s->match.held_tie & GS_STREAM_BLOCKING)
+			__atomic_fetch_add(&gs_hot.held_blocking, 1, __ATOMIC_RELAXED);
 		gs_idle_start();
-	} else if (before && !nheld)
+	} else if (before && !nheld) {
 		__atomic_fetch_sub(&gs_hot.held_streams, 1, __ATOMIC_RELAXED);
+		if (s->match.held_tie & GS_STREAM_LEGACY)
+			__atomic_fetch_sub(&gs_hot.held_legacy, 1, __ATOMIC_RELAXED);
+		if (s->match.held_tie & GS_STREAM_BLOCKING)
+			__atomic_fetch_sub(&gs_hot.held_blocking, 1, __ATOMIC_RELAXED);
+	}
 }
 
 static void gs_match_clear(gs_stream_t *s)

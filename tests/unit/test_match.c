@@ -1,4 +1,5 @@
 /* Matching: holding, divergence at every position, prefixes, cuts. */
+#include "gs_lane.h"
 #include "gs_testbe.h"
 
 #include <criterion/criterion.h>
@@ -190,5 +191,34 @@ Test(match, flushes_from_elsewhere_do_not_retire_a_sequence)
 	tb_step(S1, F, 6, 0);
 	sync_s1();
 	cr_expect_eq(gs_stats.replays, r0 + 1, "the sequence is still armed (%llu)", (unsigned long long)(gs_stats.replays - r0));
+	tb_check();
+}
+
+/* Held streams are counted by the class that ties them (gs_hot_held_tied):
+ * the legacy stream holding its own step sends none of its launches through
+ * the stream table, a blocking stream's launch still flushes it. */
+Test(match, held_streams_are_counted_by_what_ties_them)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", NULL);
+	const uintptr_t LEG = 0, BLK = 0x7400, F[4] = { 0x9500, 0x9501, 0x9502, 0x9503 };
+	for (int i = 0; i < 3; i++) {
+		for (int k = 0; k < 4; k++)
+			tb_launch_on(LEG, GS_STREAM_LEGACY, F[k], 1000 + k, 0);
+		tb_sync(LEG, GS_STREAM_LEGACY);
+	}
+	tb_launch_on(LEG, GS_STREAM_LEGACY, F[0], 1000, 0);
+	tb_launch_on(LEG, GS_STREAM_LEGACY, F[1], 1001, 0);
+	cr_assert_gt(gs_stats.held, 0, "the legacy stream holds its step");
+	cr_expect_eq(gs_hot.held_legacy, 1);
+	cr_expect_eq(gs_hot.held_blocking, 0);
+	cr_expect(!gs_hot_held_tied(GS_STREAM_LEGACY), "its own holding ties it to nothing");
+	cr_expect(gs_hot_held_tied(GS_STREAM_BLOCKING));
+	cr_expect(!gs_hot_held_tied(0), "a non-blocking stream is tied to nothing");
+	tb_launch_on(BLK, GS_STREAM_BLOCKING, 0x9600, 1, 0);
+	cr_expect_eq(gs_stats.flush_by[GS_FLUSH_LEGACY], 1, "the blocking stream's launch flushed it");
+	cr_expect_eq(gs_hot.held_legacy, 0);
+	tb_sync(LEG, GS_STREAM_LEGACY);
+	cr_expect_eq(gs_hot.held_streams, 0);
+	cr_expect_eq(gs_hot.held_legacy + gs_hot.held_blocking, 0);
 	tb_check();
 }
