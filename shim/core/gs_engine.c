@@ -98,12 +98,7 @@ static void gs_engine_flush_locked(gs_stream_t *s, gs_flush_reason_t why, const 
 static inline void gs_engine_lock(gs_stream_t *s)
 {
 	gs_sig_hold();
-	/* GRAPHSHIM_SELFTIME: whether the call waited for another thread here. */
-	if (GS_UNLIKELY(gs_config.selftime) && pthread_mutex_trylock(&s->lock) == 0)
-		return;
-	if (GS_UNLIKELY(gs_config.selftime))
-		gs_self_did(GS_SELF_DID_LOCK);
-	pthread_mutex_lock(&s->lock);
+	gs_self_lock(&s->lock);
 }
 
 static inline void gs_engine_unlock(gs_stream_t *s)

@@ -18,6 +18,8 @@
 #include "gs_common.h"
 #include "gs_config.h"
 
+#include <pthread.h>
+
 enum { GS_SELF_SUBMIT = 1u, GS_SELF_GRAPH = 2u, GS_SELF_PATCH = 4u, GS_SELF_UPDATER = 8u };
 
 /*
@@ -105,6 +107,17 @@ static inline void gs_self_did(unsigned did)
 {
 	if (GS_UNLIKELY(gs_config.selftime))
 		gs_self_tl.kinds |= did;
+}
+
+/* pthread_mutex_lock(m), noting under GRAPHSHIM_SELFTIME that another thread had it. */
+static inline void gs_self_lock(pthread_mutex_t *m)
+{
+	if (GS_UNLIKELY(gs_config.selftime)) {
+		if (!pthread_mutex_trylock(m))
+			return;
+		gs_self_did(GS_SELF_DID_LOCK);
+	}
+	pthread_mutex_lock(m);
 }
 
 static inline void gs_self_drv_end(uint64_t t0, unsigned kind)

@@ -128,11 +128,7 @@ gs_stream_t *gs_stream_lookup(uintptr_t handle, void *ctx, unsigned flags)
 void gs_stream_table_lock(void)
 {
 	gs_sig_hold();
-	if (GS_UNLIKELY(gs_config.selftime) && pthread_mutex_trylock(&gs_stream_table_mu) == 0)
-		return;
-	if (GS_UNLIKELY(gs_config.selftime))
-		gs_self_did(GS_SELF_DID_LOCK); /* another thread had it */
-	pthread_mutex_lock(&gs_stream_table_mu);
+	gs_self_lock(&gs_stream_table_mu);
 }
 
 bool gs_stream_table_trylock(void)
