@@ -17,6 +17,17 @@
 #include "gs_trace.h"
 #include "gs_variant.h"
 
+/* The holders' counts (gs_hot) as s begins (d = 1) or stops (d = -1)
+ * holding; its flags are set when its state is made, never while it holds. */
+static void gs_match_held_count(const gs_stream_t *s, unsigned d)
+{
+	__atomic_fetch_add(&gs_hot.held_streams, d, __ATOMIC_RELAXED);
+	if (s->lane.flags & GS_STREAM_LEGACY)
+		__atomic_fetch_add(&gs_hot.held_legacy, d, __ATOMIC_RELAXED);
+	if (s->lane.flags & GS_STREAM_BLOCKING)
+		__atomic_fetch_add(&gs_hot.held_blocking, d, __ATOMIC_RELAXED);
+}
+
 static void gs_match_held(gs_stream_t *s, uint32_t nheld)
 {
 	uint32_t before = s->match.nheld;
@@ -24,20 +35,10 @@ static void gs_match_held(gs_stream_t *s, uint32_t nheld)
 	if (nheld)
 		__atomic_store_n(&s->match.stamp, s->match.stamp + 1, __ATOMIC_RELAXED);
 	if (!before && nheld) {
-		__atomic_fetch_add(&gs_hot.held_streams, 1, __ATOMIC_RELAXED);
-		/* Its class as it began holding: what it takes back when it stops. */
-		s->match.held_tie = s->lane.flags & (GS_STREAM_LEGACY | GS_STREAM_BLOCKING);
-		if (s->match.held_tie & GS_STREAM_LEGACY)
-			__atomic_fetch_add(&gs_hot.held_legacy, 1, __ATOMIC_RELAXED);
-		if (s->match.held_tie & GS_STREAM_BLOCKING)
-			__atomic_fetch_add(&gs_hot.held_blocking, 1, __ATOMIC_RELAXED);
+		gs_match_held_count(s, 1);
 		gs_idle_start();
 	} else if (before && !nheld) {
-		__atomic_fetch_sub(&gs_hot.held_streams, 1, __ATOMIC_RELAXED);
-		if (s->match.held_tie & GS_STREAM_LEGACY)
-			__atomic_fetch_sub(&gs_hot.held_legacy, 1, __ATOMIC_RELAXED);
-		if (s->match.held_tie & GS_STREAM_BLOCKING)
-			__atomic_fetch_sub(&gs_hot.held_blocking, 1, __ATOMIC_RELAXED);
+		gs_match_held_count(s, (unsigned)-1);
 	}
 }
 

@@ -28,7 +28,6 @@ typedef struct gs_match {
 	/* Held records are the history's [held_start, held_start + nheld). */
 	uint32_t nheld; /* read without the lock by cross-stream flushes */
 	uint32_t stamp; /* moves at every record held: read without the lock by the idle watchdog */
-	unsigned held_tie; /* GS_STREAM_LEGACY/BLOCKING counted in gs_hot while it holds */
 	uint64_t held_start;
 	uint32_t ncands;
 	gs_seq_t *cands[GS_MAX_CANDS];
