@@ -28,8 +28,13 @@
  */
 static bool gs_variant_patch(gs_rec_t *const *baked, const gs_stream_t *s, uint64_t at, uint32_t k)
 {
-	return !gs_rec_is_mark(baked[k]) &&
-	       (baked[k]->stale || gs_rec_differs(baked[k], gs_stream_at(s, at + k)));
+	if (gs_rec_is_mark(baked[k]))
+		return false;
+	gs_rec_t *held = gs_stream_at(s, at + k);
+	if (gs_rec_differs(baked[k], held))
+		return true;
+	gs_rec_hash_from(held, baked[k]); /* the same bytes: its hash, unhashed */
+	return baked[k]->stale;
 }
 
 /*
@@ -46,7 +51,7 @@ gs_variant_differs(gs_rec_t *const *baked, const gs_stream_t *s, uint64_t at, ui
 	for (uint32_t k = 0; k < n && d < stop; k++)
 		d += exact ? gs_variant_patch(baked, s, at, k)
 			   : !gs_rec_is_mark(baked[k]) &&
-				     (baked[k]->stale || baked[k]->hash != gs_stream_at(s, at + k)->hash);
+				     (baked[k]->stale || gs_rec_hash(baked[k]) != gs_rec_hash(gs_stream_at(s, at + k)));
 	return d;
 }
 
@@ -251,7 +256,7 @@ void gs_variant_passed(gs_stream_t *s, gs_seq_t *q, uint32_t j, uint32_t b, uint
 			const uint64_t *h = q->vhist + (size_t)((c - k) % GS_VARIANT_HIST) * q->n;
 			uint32_t sim = 0;
 			for (uint32_t i = b; i < e; i++)
-				sim += h[i] == gs_stream_at(s, at + (i - b))->hash;
+				sim += h[i] == gs_rec_hash(gs_stream_at(s, at + (i - b)));
 			if (sim > same && 2 * sim > n) {
 				if (!gs_variant_has(q, j, pick->recs, n))
 					gs_variant_make(s, q, j, pick->recs, n);
@@ -261,7 +266,7 @@ void gs_variant_passed(gs_stream_t *s, gs_seq_t *q, uint32_t j, uint32_t b, uint
 	}
 	uint64_t *h = q->vhist + (size_t)(c % GS_VARIANT_HIST) * q->n;
 	for (uint32_t i = b; i < e; i++)
-		h[i] = gs_stream_at(s, at + (i - b))->hash;
+		h[i] = gs_rec_hash(gs_stream_at(s, at + (i - b)));
 	q->vcnt[j] = c + 1;
 }
 
