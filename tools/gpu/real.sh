@@ -257,7 +257,11 @@ train-accum|torch|-|eager graphshim|$PY $R/torch_train.py --arch block --layers 
 train-accum-fp16|torch|-|eager graphshim|$PY $R/torch_train.py --arch mlp --accum 2 --clip 1.0 --amp fp16|-|--device cpu --steps 4 --warmup 1
 augment|torchvision|-|eager graphshim|$PY $R/torch_augment.py|-|--device cpu --steps 3 --warmup 1 --images 64 --width 8
 augment-sample|torchvision|-|eager graphshim|$PY $R/torch_augment.py --per-sample --batch 16 --steps 30|-|--device cpu --steps 2 --warmup 1 --images 64 --width 8
-augment-fixed|torchvision|-|eager graphshim|$PY $R/torch_augment.py --no-augment|-|--device cpu --steps 3 --warmup 1 --images 64 --width 8'
+augment-fixed|torchvision|-|eager graphshim|$PY $R/torch_augment.py --no-augment|-|--device cpu --steps 3 --warmup 1 --images 64 --width 8
+sparse-cg|torch|-|eager graphshim|$PY $R/torch_sparse.py|-|--device cpu --steps 4 --warmup 1 --n 8 --restart 2
+sparse-cg-mm|torch|-|eager graphshim|$PY $R/torch_sparse.py --rhs 8 --n 96 --dtype float32|-|--device cpu --steps 4 --warmup 1 --n 8 --rhs 2 --restart 2
+profiled-train|torch|-|eager graphshim|$PY $R/torch_profiled.py|-|--device cpu --steps 6 --warmup 2 --wait 1 --active 2 --width 32
+numba-stream|numba|-|eager graphshim|$PY $R/numba_stream.py|-|--device cpu --tracks 64 --steps 2 --warmup 1'
 
 
 if [ "${1:-}" = --list ]; then
