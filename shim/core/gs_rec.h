@@ -175,6 +175,14 @@ void gs_rec_seal(gs_rec_t *r);
 uint64_t gs_rec_hash_slow(const gs_rec_t *r);
 
 /*
+ * r's hash (as gs_rec_hash), made from `base`'s by the argument words in
+ * which they differ where base is hashed and of r's size (a baked record
+ * and the held one that drifted from it): a few words' work instead of
+ * every word's.  The same value as gs_rec_hash_slow(r).
+ */
+uint64_t gs_rec_hash_diff(const gs_rec_t *r, const gs_rec_t *base);
+
+/*
  * r's hash of its shape and every operand, computed on first use and kept
  * in the record.  Writes the record, const or not: call it only where the
  * record is the caller's alone (a scratch record, a stream's history under
