@@ -231,7 +231,6 @@ static bool gs_arm_bake(gs_stream_t *s, gs_seq_t *q, uint64_t from, bool steal)
 		gs_rec_t **slot = &s->ring[(from + i) % s->cap];
 		if (!*slot)
 			return true; /* taken already (a speculative build) */
-		(void)gs_rec_hash(*slot); /* baked records are read by the builder too */
 		if (steal) {
 			q->recs[i] = *slot;
 			*slot = NULL;

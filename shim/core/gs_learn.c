@@ -72,7 +72,7 @@ static bool gs_learn_long_enough(const gs_stream_t *s, uint64_t from, uint32_t l
 /* Push one record into period detection; arm what it finds. */
 static void gs_learn_period(gs_stream_t *s, const gs_rec_t *r, uint64_t at)
 {
-	uint32_t len = gs_period_push(&s->period, gs_rec_hash(r), r->shape, (uint32_t)gs_config.min_seq,
+	uint32_t len = gs_period_push(&s->period, r->hash, r->shape, (uint32_t)gs_config.min_seq,
 				      (uint32_t)gs_config.learn_reps);
 	if (!len || len > (uint32_t)gs_config.max_seq)
 		return;

@@ -1,6 +1,5 @@
 /*
- * Launch records: sealing (the shape's hash; the operands' on demand),
- * copying, and comparing.  The
+ * Launch records: sealing (the two hashes), copying, and comparing.  The
  * comparisons here are what every replay's revalidation is made of.
  */
 #include "gs_rec.h"
@@ -9,10 +8,9 @@
 #include <stdlib.h>
 
 /*
- * One multiply and a fold a word, one full mix at the end: sealing (the
- * shape) runs on every launch, including those passed straight through;
- * the operands' hash where something asks for it.  The hashes only pick
- * candidates; every match is confirmed field by field and byte by byte.
+ * One multiply and a fold a word, one full mix at the end: sealing runs on
+ * every launch, including those passed straight through.  The hashes only
+ * pick candidates; every match is confirmed field by field and byte by byte.
  */
 static inline uint64_t gs_seal_step(uint64_t h, uint64_t w)
 {
@@ -29,8 +27,10 @@ static inline int gs_rec_aux_first(const gs_rec_t *r)
 	return r->kind == GS_REC_COPY || r->kind == GS_REC_SET;
 }
 
-/* The shape's hash chain, before its final mix: the operands' hash goes on from it. */
-static uint64_t gs_rec_shape_chain(const gs_rec_t *r)
+/* Images of at least this many bytes are sealed in four lanes. */
+#define GS_SEAL_LANES_FROM 64
+
+void gs_rec_seal(gs_rec_t *r)
 {
 	/* The shape: what no patch of a graph node can change. */
 	uint64_t h = 0x6773687368617065ULL ^ r->kind;
@@ -39,121 +39,49 @@ static uint64_t gs_rec_shape_chain(const gs_rec_t *r)
 	h = gs_seal_step(h, (uintptr_t)r->layout);
 	for (int i = gs_rec_aux_first(r); i < 4; i++)
 		h = gs_seal_step(h, r->aux[i]);
-	return h;
-}
-
-void gs_rec_seal(gs_rec_t *r)
-{
-	r->shape = gs_mix64(gs_rec_shape_chain(r));
-	r->hashed = 0;
-}
-
-/*
- * The operands' hash is linear in the argument words: the XOR of a strong
- * mix of each 8-byte word with its index, XORed with a chain over the
- * shape and the geometry (the function, grid, block, shared memory, a
- * copy's size).  A record that differs from a hashed one of the same size
- * in a few words is then hashed from that one's hash by those words alone
- * (gs_rec_hash_diff): a drifting PyTorch launch changes two or three of
- * its 82 words, and its rebake and the variants' history need its hash
- * every pass.  The words' mixes are independent, so a full hash overlaps
- * them as the four lanes did before.
- */
-static inline uint64_t gs_rec_word(uint64_t w, uint32_t i)
-{
-	return gs_mix64(w ^ ((uint64_t)(i + 1) * 0x9e3779b97f4a7c15ULL));
-}
-
-/* Word i of r's arguments (the tail zero-padded and marked with its length). */
-static inline uint64_t gs_rec_word_at(const gs_rec_t *r, uint32_t i)
-{
-	uint32_t at = i * 8, n = r->nbytes - at;
-	if (n >= 8)
-		return gs_load_u64(r->args + at);
-	uint64_t w = 0;
-	memcpy(&w, r->args + at, n);
-	return w ^ ((uint64_t)n << 56);
-}
-
-static inline uint32_t gs_rec_nwords(const gs_rec_t *r)
-{
-	return (r->nbytes + 7) / 8;
-}
-
-/* The hash's part from the shape (its hash, made when sealed) and the geometry. */
-static uint64_t gs_rec_hash_fixed(const gs_rec_t *r)
-{
-	uint64_t h = gs_seal_step(r->shape, (uintptr_t)r->func);
+	r->shape = gs_mix64(h);
+	/* The operands: the function, the launch geometry, a size, the bytes. */
+	h = gs_seal_step(h, (uintptr_t)r->func);
 	h = gs_seal_step(h, ((uint64_t)r->grid[0] << 32) | r->grid[1]);
 	h = gs_seal_step(h, ((uint64_t)r->grid[2] << 32) | r->block[0]);
 	h = gs_seal_step(h, ((uint64_t)r->block[1] << 32) | r->block[2]);
 	h = gs_seal_step(h, ((uint64_t)r->shmem << 32) ^ (gs_rec_aux_first(r) ? r->aux[0] : 0));
-	return gs_mix64(h ^ r->nbytes);
-}
-
-static void gs_rec_hash_set(const gs_rec_t *cr, uint64_t h)
-{
-	gs_rec_t *r = (gs_rec_t *)cr; /* a cache in the record (gs_rec_hash) */
-	r->hash = h;
-	r->hashed = 1;
-}
-
-uint64_t gs_rec_hash_slow(const gs_rec_t *r)
-{
-	uint64_t h = gs_rec_hash_fixed(r);
-	uint32_t n = gs_rec_nwords(r), full = r->nbytes / 8, i = 0;
-	for (; i + 4 <= full; i += 4) { /* four at a time: the mixes overlap */
-		h ^= gs_rec_word(gs_load_u64(r->args + i * 8), i) ^
-		     gs_rec_word(gs_load_u64(r->args + i * 8 + 8), i + 1) ^
-		     gs_rec_word(gs_load_u64(r->args + i * 8 + 16), i + 2) ^
-		     gs_rec_word(gs_load_u64(r->args + i * 8 + 24), i + 3);
-	}
-	for (; i < n; i++)
-		h ^= gs_rec_word(gs_rec_word_at(r, i), i);
-	gs_rec_hash_set(r, h);
-	return h;
-}
-
-/* The operands other than the bytes: function, geometry, a copy's or memset's size. */
-static bool gs_rec_same_geometry(const gs_rec_t *a, const gs_rec_t *b)
-{
-	return a->func == b->func && a->shmem == b->shmem &&
-	       !memcmp(a->grid, b->grid, sizeof(a->grid)) &&
-	       !memcmp(a->block, b->block, sizeof(a->block)) &&
-	       (!gs_rec_aux_first(a) || a->aux[0] == b->aux[0]);
-}
-
-uint64_t gs_rec_hash_diff(const gs_rec_t *r, const gs_rec_t *base)
-{
-	if (r->hashed)
-		return r->hash;
-	if (!base->hashed || base->nbytes != r->nbytes || base->shape != r->shape)
-		return gs_rec_hash_slow(r);
-	uint64_t h = base->hash;
-	if (!gs_rec_same_geometry(r, base))
-		h ^= gs_rec_hash_fixed(base) ^ gs_rec_hash_fixed(r);
-	const unsigned char *pa = base->args, *pb = r->args;
-	uint32_t n = gs_rec_nwords(r), full = r->nbytes / 8, i = 0;
-	for (; i + 4 <= full; i += 4) { /* four words compared at once, most of them equal */
-		uint64_t a0 = gs_load_u64(pa + i * 8), a1 = gs_load_u64(pa + i * 8 + 8),
-			 a2 = gs_load_u64(pa + i * 8 + 16), a3 = gs_load_u64(pa + i * 8 + 24);
-		uint64_t b0 = gs_load_u64(pb + i * 8), b1 = gs_load_u64(pb + i * 8 + 8),
-			 b2 = gs_load_u64(pb + i * 8 + 16), b3 = gs_load_u64(pb + i * 8 + 24);
-		if (GS_LIKELY(!((a0 ^ b0) | (a1 ^ b1) | (a2 ^ b2) | (a3 ^ b3))))
-			continue;
-		for (uint32_t k = 0; k < 4; k++) {
-			uint64_t x = gs_load_u64(pa + (i + k) * 8), y = gs_load_u64(pb + (i + k) * 8);
-			if (x != y)
-				h ^= gs_rec_word(x, i + k) ^ gs_rec_word(y, i + k);
+	const unsigned char *b = r->args;
+	uint32_t n = r->nbytes;
+	if (n >= GS_SEAL_LANES_FROM) {
+		/*
+		 * Large images (PyTorch's elementwise kernels take 656 bytes, its
+		 * foreach kernels 3 KB) in four lanes, each a chain over every
+		 * fourth word, folded into the hash after: the lanes' multiplies
+		 * overlap.  In one chain a 656-byte image took 400 ns to seal on
+		 * the development machine, the most of any part of a replayed
+		 * launch's host time (tools/bench-hook.sh, its 656-byte line:
+		 * 390-510 ns a launch, 280-380 ns in lanes).  Two lanes of 128-bit
+		 * products took a quarter fewer instructions and no less time.
+		 */
+		uint64_t l0 = h, l1 = h ^ 0x243f6a8885a308d3ULL, l2 = h ^ 0x13198a2e03707344ULL,
+			 l3 = h ^ 0xa4093822299f31d0ULL;
+		for (; n >= 32; n -= 32, b += 32) {
+			uint64_t w[4];
+			memcpy(w, b, 32);
+			l0 = gs_seal_step(l0, w[0]);
+			l1 = gs_seal_step(l1, w[1]);
+			l2 = gs_seal_step(l2, w[2]);
+			l3 = gs_seal_step(l3, w[3]);
 		}
+		h = gs_seal_step(gs_seal_step(gs_seal_step(gs_seal_step(h, l0), l1), l2), l3);
 	}
-	for (; i < n; i++) {
-		uint64_t x = gs_rec_word_at(base, i), y = gs_rec_word_at(r, i);
-		if (x != y)
-			h ^= gs_rec_word(x, i) ^ gs_rec_word(y, i);
+	for (; n >= 8; n -= 8, b += 8) {
+		uint64_t w;
+		memcpy(&w, b, 8);
+		h = gs_seal_step(h, w);
 	}
-	gs_rec_hash_set(r, h);
-	return h;
+	if (n) {
+		uint64_t w = 0;
+		memcpy(&w, b, n);
+		h = gs_seal_step(h, w ^ ((uint64_t)n << 56));
+	}
+	r->hash = gs_mix64(h ^ r->nbytes);
 }
 
 /*
@@ -233,11 +161,19 @@ bool gs_rec_same_shape(const gs_rec_t *a, const gs_rec_t *b)
 	       !memcmp(a->aux + f, b->aux + f, (4 - f) * sizeof(a->aux[0]));
 }
 
+/* The operands other than the bytes: function, geometry, a copy's or memset's size. */
+static bool gs_rec_same_geometry(const gs_rec_t *a, const gs_rec_t *b)
+{
+	return a->func == b->func && a->shmem == b->shmem &&
+	       !memcmp(a->grid, b->grid, sizeof(a->grid)) &&
+	       !memcmp(a->block, b->block, sizeof(a->block)) &&
+	       (!gs_rec_aux_first(a) || a->aux[0] == b->aux[0]);
+}
+
 bool gs_rec_differs(const gs_rec_t *a, const gs_rec_t *b)
 {
-	/* Unequal hashes prove a difference; equal ones are confirmed.  Where
-	 * either has none, the bytes alone decide (cheaper than hashing). */
-	if (a->hashed && b->hashed && a->hash != b->hash)
+	/* Unequal hashes prove a difference; equal ones are confirmed. */
+	if (a->hash != b->hash)
 		return true;
 	return !gs_rec_same_geometry(a, b) || a->nbytes != b->nbytes ||
 	       memcmp(a->args, b->args, a->nbytes) != 0;

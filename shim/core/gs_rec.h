@@ -66,7 +66,7 @@ typedef struct gs_layout {
  */
 typedef struct gs_rec {
 	uint64_t shape;  /* hash of the shape */
-	uint64_t hash;   /* hash of the shape and every operand, once `hashed` (gs_rec_hash) */
+	uint64_t hash;   /* hash of the shape and every operand */
 	uint32_t kind;   /* gs_rec_kind_t */
 	uint32_t nbytes; /* bytes used in args[] */
 	uint32_t cap;    /* bytes allocated for args[] (owned by the core) */
@@ -88,7 +88,6 @@ typedef struct gs_rec {
 	uint32_t drift;  /* the core's, baked: what patches of this kernel changed (GS_DRIFT_*),
 			  * kept across patches; a backend that patches nodes on the GPU builds
 			  * those so whose parameters drift, not their geometry (gs_replay.c) */
-	uint32_t hashed; /* `hash` is set: sealing leaves it to the first reader (gs_rec_hash) */
 	void *func;      /* kernel handle; NULL for copies and memsets */
 	void *ctx;       /* the context the operation belongs to */
 	const gs_layout_t *layout; /* kernels only; NULL when the image is opaque */
@@ -163,49 +162,8 @@ static inline uint64_t gs_rec_event(const gs_rec_t *r)
 	return gs_rec_u64(r, 0);
 }
 
-/*
- * Compute the shape from the fields; call after filling a record.  The
- * hash of the operands is left to its first reader (gs_rec_hash): a held
- * launch is compared with the record baked into its graph byte by byte,
- * which for a 656-byte image costs a tenth of hashing it, and most
- * launches are never asked for their hash.
- */
+/* Compute shape and hash from the fields; call after filling a record. */
 void gs_rec_seal(gs_rec_t *r);
-
-uint64_t gs_rec_hash_slow(const gs_rec_t *r);
-
-/*
- * r's hash (as gs_rec_hash), made from `base`'s by the argument words in
- * which they differ where base is hashed and of r's size (a baked record
- * and the held one that drifted from it): a few words' work instead of
- * every word's.  The same value as gs_rec_hash_slow(r).
- */
-uint64_t gs_rec_hash_diff(const gs_rec_t *r, const gs_rec_t *base);
-
-/*
- * r's hash of its shape and every operand, computed on first use and kept
- * in the record.  Writes the record, const or not: call it only where the
- * record is the caller's alone (a scratch record, a stream's history under
- * its lock).  Records baked into sequences are hashed before they are
- * baked (gs_arm.c, gs_seq_rebake), so that no reader writes one.
- */
-static inline uint64_t gs_rec_hash(const gs_rec_t *r)
-{
-	return GS_LIKELY(r->hashed) ? r->hash : gs_rec_hash_slow(r);
-}
-
-/*
- * Where b's bytes are known equal to a's (a comparison found no
- * difference), b takes a's hash if it has none: equal operands, equal
- * hashes, and no hashing.
- */
-static inline void gs_rec_hash_from(gs_rec_t *b, const gs_rec_t *a)
-{
-	if (!b->hashed && a->hashed) {
-		b->hash = a->hash;
-		b->hashed = 1;
-	}
-}
 
 /* Bytes needed for a record holding nbytes of operands. */
 static inline size_t gs_rec_size(uint32_t nbytes)

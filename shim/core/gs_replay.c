@@ -184,7 +184,7 @@ void gs_replay_mismatch(gs_stream_t *s, gs_seq_t *q, gs_mismatch_reason_t why, u
 				snprintf(e, sizeof(e), "arg %d", a);
 				field = e;
 			}
-			snprintf(g, sizeof(g), "%016llx", (unsigned long long)gs_rec_hash(got));
+			snprintf(g, sizeof(g), "%016llx", (unsigned long long)got->hash);
 		}
 		gs_trace_mismatch(s->key.handle, q->id, pos, why, field, NULL, got ? g : NULL, got);
 	}

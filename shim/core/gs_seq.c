@@ -475,7 +475,6 @@ void gs_seq_rebake(gs_rec_t **baked, uint32_t k, const gs_rec_t *r)
 	 * after it (a place cut there stays cut when the step is planned
 	 * again), its refusal, its drift; its stand-in is gone. */
 	gs_rec_t keep = *baked[k];
-	(void)gs_rec_hash_diff(r, baked[k]); /* hashed before it is baked (gs_rec_hash) */
 	gs_rec_copy(&baked[k], r);
 	gs_rec_t *b = baked[k];
 	b->held_ev = keep.held_ev;

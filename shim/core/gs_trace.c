@@ -568,7 +568,7 @@ void gs_trace_launch(const char *api, uintptr_t stream, const gs_rec_t *r, const
 	gs_fmt_str(&f, ",\"nbytes\":");
 	gs_fmt_u64(&f, r->nbytes);
 	gs_fmt_str(&f, ",\"hash\":\"");
-	gs_fmt_hex(&f, gs_rec_hash(r), 16);
+	gs_fmt_hex(&f, r->hash, 16);
 	gs_fmt_char(&f, '"');
 	gs_trace_event_args(name, "launch", 'i', now, 0, true, stream, f.full ? "" : args);
 }

@@ -28,28 +28,25 @@
  */
 static bool gs_variant_patch(gs_rec_t *const *baked, const gs_stream_t *s, uint64_t at, uint32_t k)
 {
-	if (gs_rec_is_mark(baked[k]))
-		return false;
-	gs_rec_t *held = gs_stream_at(s, at + k);
-	if (gs_rec_differs(baked[k], held))
-		return true;
-	gs_rec_hash_from(held, baked[k]); /* the same bytes: its hash, unhashed */
-	return baked[k]->stale;
+	return !gs_rec_is_mark(baked[k]) &&
+	       (baked[k]->stale || gs_rec_differs(baked[k], gs_stream_at(s, at + k)));
 }
 
 /*
  * Records of `baked` that differ from the held ones at `at`, counted up to
- * `stop`, byte by byte: comparing a held record's bytes costs less than
- * hashing them, and they are not hashed unless they differ (gs_rec_hash).
- * Inlined, so each caller's loop is its own (gs_variant_pick runs on every
- * replayed chunk).
+ * `stop`; `exact`: confirmed byte by byte (a patch's list), otherwise by
+ * operand hashes alone (an estimate, to compare graphs).  Inlined, so each
+ * caller's loop is its own (gs_variant_pick runs on every replayed chunk).
  */
 static inline __attribute__((always_inline)) uint32_t
-gs_variant_differs(gs_rec_t *const *baked, const gs_stream_t *s, uint64_t at, uint32_t n, uint32_t stop)
+gs_variant_differs(gs_rec_t *const *baked, const gs_stream_t *s, uint64_t at, uint32_t n, uint32_t stop,
+		   bool exact)
 {
 	uint32_t d = 0;
 	for (uint32_t k = 0; k < n && d < stop; k++)
-		d += gs_variant_patch(baked, s, at, k);
+		d += exact ? gs_variant_patch(baked, s, at, k)
+			   : !gs_rec_is_mark(baked[k]) &&
+				     (baked[k]->stale || baked[k]->hash != gs_stream_at(s, at + k)->hash);
 	return d;
 }
 
@@ -61,13 +58,13 @@ gs_variant_differs(gs_rec_t *const *baked, const gs_stream_t *s, uint64_t at, ui
  */
 static inline __attribute__((always_inline)) uint32_t
 gs_variant_best(const gs_stream_t *s, gs_seq_t *q, uint32_t j, uint32_t b, uint32_t n, uint32_t stop,
-		gs_seq_t ***link)
+		bool exact, gs_seq_t ***link)
 {
 	uint64_t at = s->match.held_start + b;
-	uint32_t bd = gs_variant_differs(q->recs + b, s, at, n, stop);
+	uint32_t bd = gs_variant_differs(q->recs + b, s, at, n, stop, exact);
 	gs_seq_t **bl = NULL;
 	for (gs_seq_t **pv = q->var ? &q->var[j] : NULL; bd && pv && *pv; pv = &(*pv)->vnext) {
-		uint32_t d = gs_variant_differs((*pv)->recs, s, at, n, bd);
+		uint32_t d = gs_variant_differs((*pv)->recs, s, at, n, bd, exact);
 		if (d < bd) {
 			bd = d;
 			bl = pv;
@@ -81,7 +78,7 @@ gs_variant_best(const gs_stream_t *s, gs_seq_t *q, uint32_t j, uint32_t b, uint3
 uint32_t gs_variant_fit(const gs_stream_t *s, gs_seq_t *q, uint32_t j, uint32_t b, uint32_t e,
 			uint32_t stop)
 {
-	return gs_variant_best(s, q, j, b, e - b, stop, NULL);
+	return gs_variant_best(s, q, j, b, e - b, stop, false, NULL);
 }
 
 void gs_variant_pick(gs_stream_t *s, gs_seq_t *q, uint32_t j, uint32_t b, uint32_t e,
@@ -90,7 +87,7 @@ void gs_variant_pick(gs_stream_t *s, gs_seq_t *q, uint32_t j, uint32_t b, uint32
 	uint32_t n = e - b;
 	uint64_t at = s->match.held_start + b;
 	gs_seq_t **bl;
-	uint32_t bd = gs_variant_best(s, q, j, b, n, n + 1, &bl);
+	uint32_t bd = gs_variant_best(s, q, j, b, n, n + 1, true, &bl);
 	gs_seq_t *bv = bl ? *bl : NULL;
 	gs_rec_t **best = q->recs + b;
 	if (bv && bl != &q->var[j]) { /* most recently used first */
@@ -105,12 +102,8 @@ void gs_variant_pick(gs_stream_t *s, gs_seq_t *q, uint32_t j, uint32_t b, uint32
 	out->var = bv;
 	out->ndiff = 0;
 	for (uint32_t k = 0; k < n && bd; k++)
-		if (gs_variant_patch(best, s, at, k)) {
+		if (gs_variant_patch(best, s, at, k))
 			s->match.diffs[out->ndiff++] = b + k;
-			/* Its hash from the baked one's, by the words that differ:
-			 * the variants' history and its rebake ask for it. */
-			(void)gs_rec_hash_diff(gs_stream_at(s, at + k), best[k]);
-		}
 }
 
 /* Attach a built variant to its parent's chunk, or free it (failed build). */
@@ -258,7 +251,7 @@ void gs_variant_passed(gs_stream_t *s, gs_seq_t *q, uint32_t j, uint32_t b, uint
 			const uint64_t *h = q->vhist + (size_t)((c - k) % GS_VARIANT_HIST) * q->n;
 			uint32_t sim = 0;
 			for (uint32_t i = b; i < e; i++)
-				sim += h[i] == gs_rec_hash(gs_stream_at(s, at + (i - b)));
+				sim += h[i] == gs_stream_at(s, at + (i - b))->hash;
 			if (sim > same && 2 * sim > n) {
 				if (!gs_variant_has(q, j, pick->recs, n))
 					gs_variant_make(s, q, j, pick->recs, n);
@@ -268,7 +261,7 @@ void gs_variant_passed(gs_stream_t *s, gs_seq_t *q, uint32_t j, uint32_t b, uint
 	}
 	uint64_t *h = q->vhist + (size_t)(c % GS_VARIANT_HIST) * q->n;
 	for (uint32_t i = b; i < e; i++)
-		h[i] = gs_rec_hash(gs_stream_at(s, at + (i - b)));
+		h[i] = gs_stream_at(s, at + (i - b))->hash;
 	q->vcnt[j] = c + 1;
 }
 

@@ -37,9 +37,10 @@ typedef struct gs_variant_pick {
 void gs_variant_pick(gs_stream_t *s, gs_seq_t *q, uint32_t j, uint32_t b, uint32_t e,
 		     gs_variant_pick_t *out);
 /*
- * The fewest records of chunk j of q (records [b, e)) that differ from the
- * held ones, byte by byte, over its graph and its variants, counted up to
- * `stop`: the patches each would need, to choose among graphs.  Picks
+ * The fewest records of chunk j of q (records [b, e)) whose operand hashes
+ * differ from the held ones', over its graph and its variants, counted up
+ * to `stop`: an estimate of the patches (equal hashes are not confirmed
+ * byte by byte, as gs_variant_pick does), to choose among graphs.  Picks
  * nothing (gs_variant_pick's order is left as it is).
  */
 uint32_t gs_variant_fit(const gs_stream_t *s, gs_seq_t *q, uint32_t j, uint32_t b, uint32_t e,

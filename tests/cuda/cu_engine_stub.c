@@ -213,7 +213,6 @@ void gs_rec_seal(gs_rec_t *r)
 {
 	r->shape = 1;
 	r->hash = gs_hash_bytes(1, r->args, r->nbytes);
-	r->hashed = 1;
 }
 
 gs_rec_t *gs_rec_scratch(uint32_t nbytes)

@@ -29,7 +29,7 @@ Test(rec, shape_ignores_args_hash_does_not)
 {
 	gs_rec_t *a = mk(1, 2), *b = mk(1, 3);
 	cr_expect_eq(a->shape, b->shape);
-	cr_expect_neq(gs_rec_hash(a), gs_rec_hash(b));
+	cr_expect_neq(a->hash, b->hash);
 	cr_expect(gs_rec_same_shape(a, b));
 	free(a);
 	free(b);
@@ -76,7 +76,7 @@ Test(rec, function_and_geometry_are_operands)
 		/* The same shape (a node takes it), another operand (a patch). */
 		cr_expect_eq(a->shape, c->shape, "%s", want[k]);
 		cr_expect(gs_rec_same_shape(a, c), "%s", want[k]);
-		cr_expect_neq(gs_rec_hash(a), gs_rec_hash(c), "%s", want[k]);
+		cr_expect_neq(a->hash, c->hash, "%s", want[k]);
 		cr_expect(gs_rec_differs(a, c), "%s", want[k]);
 		cr_expect_str_eq(gs_rec_diff_field(a, c), want[k]);
 		free(c);
@@ -131,7 +131,7 @@ Test(rec, copy_grows_and_drops_orig)
 	a->orig = a;
 	gs_rec_t *d = NULL;
 	cr_assert(!gs_rec_copy(&d, a));
-	cr_expect_eq(gs_rec_hash(d), gs_rec_hash(a));
+	cr_expect_eq(d->hash, a->hash);
 	cr_expect_null(d->orig);
 	cr_expect_eq(gs_rec_first_diff(a, d), -1);
 	gs_rec_t *big = gs_rec_scratch(4000);
@@ -184,7 +184,7 @@ Test(rec, a_large_image_is_sealed_in_every_word)
 		memcpy(b->args, a->args, N);
 		b->args[at + (at / 8) % 8] ^= 0x10;
 		gs_rec_seal(b);
-		cr_expect_neq(gs_rec_hash(a), gs_rec_hash(b), "byte %u", at + (at / 8) % 8);
+		cr_expect_neq(a->hash, b->hash, "byte %u", at + (at / 8) % 8);
 		cr_expect_eq(a->shape, b->shape);
 	}
 	memcpy(b->args, a->args, N);
@@ -194,110 +194,14 @@ Test(rec, a_large_image_is_sealed_in_every_word)
 	memcpy(b->args, &w1, 8); /* words 0 and 1: lanes 0 and 1 */
 	memcpy(b->args + 8, &w0, 8);
 	gs_rec_seal(b);
-	cr_expect_neq(gs_rec_hash(a), gs_rec_hash(b), "two words swapped between lanes");
+	cr_expect_neq(a->hash, b->hash, "two words swapped between lanes");
 	memcpy(b->args, a->args, N);
 	memcpy(&w0, b->args + 32, 8);
 	memcpy(&w1, b->args, 8);
 	memcpy(b->args, &w0, 8); /* words 0 and 4: both in lane 0 */
 	memcpy(b->args + 32, &w1, 8);
 	gs_rec_seal(b);
-	cr_expect_neq(gs_rec_hash(a), gs_rec_hash(b), "two words of one lane swapped");
+	cr_expect_neq(a->hash, b->hash, "two words of one lane swapped");
 	free(a);
 	free(b);
-}
-
-/*
- * Sealing computes the shape only; the operands' hash is made on first
- * use and kept, and sealing again (the record refilled) drops it.
- * Comparisons need no hash: bytes decide where either record has none.
- */
-Test(rec, the_hash_is_made_on_first_use_and_resealing_drops_it)
-{
-	gs_rec_t *a = mk(1, 2), *b = mk(1, 2), *c = mk(1, 3);
-	cr_expect_not(a->hashed);
-	cr_expect_not(gs_rec_differs(a, b));
-	cr_expect(gs_rec_differs(a, c));
-	cr_expect_not(a->hashed || b->hashed || c->hashed, "a comparison hashes nothing");
-	uint64_t h = gs_rec_hash(a);
-	cr_expect(a->hashed);
-	cr_expect_eq(gs_rec_hash(a), h);
-	cr_expect(gs_rec_differs(a, c), "one hashed, one not: the bytes decide");
-	gs_rec_hash_from(b, a); /* known equal: b takes a's hash */
-	cr_expect(b->hashed);
-	cr_expect_eq(b->hash, h);
-	gs_rec_t *d = mk(1, 2);
-	cr_expect_eq(gs_rec_hash(d), h, "the same bytes hash alike");
-	free(d);
-	uint64_t w = 3;
-	memcpy(a->args + 8, &w, 8);
-	gs_rec_seal(a);
-	cr_expect_not(a->hashed);
-	cr_expect_eq(gs_rec_hash(a), gs_rec_hash(c));
-	cr_expect_neq(gs_rec_hash(a), h);
-	free(a);
-	free(b);
-	free(c);
-}
-
-/*
- * A record hashed from another's hash by the words in which they differ
- * (gs_rec_hash_diff) has the hash it would have had from all its words:
- * images of whole and partial words, one word or many changed, the
- * geometry changed too, and a base without a hash or of another size.
- */
-Test(rec, a_hash_made_from_another_by_its_changed_words_is_the_full_one)
-{
-	static const uint32_t sizes[] = { 8, 13, 64, 100, 656, 3000 };
-	uint64_t seed = 0x12345678;
-	for (unsigned s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
-		uint32_t n = sizes[s];
-		gs_rec_t *a = calloc(1, gs_rec_size(n)), *b = calloc(1, gs_rec_size(n)),
-			 *c = calloc(1, gs_rec_size(n));
-		a->kind = GS_REC_KERNEL;
-		a->nbytes = a->cap = n;
-		a->func = (void *)0x40;
-		a->grid[0] = a->grid[1] = a->grid[2] = a->block[0] = a->block[1] = a->block[2] = 1;
-		for (uint32_t i = 0; i < n; i++)
-			a->args[i] = (unsigned char)(i * 13 + 5);
-		gs_rec_seal(a);
-		uint64_t ha = gs_rec_hash(a);
-		for (int round = 0; round < 64; round++) {
-			memcpy(b, a, gs_rec_size(n));
-			int changes = 1 + round % 5;
-			for (int k = 0; k < changes; k++) {
-				seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
-				b->args[(seed >> 33) % n] ^= (unsigned char)(1 + (seed >> 20) % 255);
-			}
-			if (round % 7 == 3)
-				b->grid[0] = 2 + (uint32_t)round; /* the geometry drifts too */
-			gs_rec_seal(b);
-			memcpy(c, b, gs_rec_size(n));
-			cr_assert_not(b->hashed);
-			uint64_t hd = gs_rec_hash_diff(b, a), hf = gs_rec_hash_slow(c);
-			cr_assert_eq(hd, hf, "size %u round %d", n, round);
-			cr_assert(b->hashed);
-			if (memcmp(a->args, b->args, n) || a->grid[0] != b->grid[0])
-				cr_expect_neq(hd, ha, "size %u round %d", n, round);
-		}
-		gs_rec_seal(a); /* unhashed: the full hash */
-		memcpy(b, a, gs_rec_size(n));
-		b->args[0] ^= 1;
-		gs_rec_seal(b);
-		cr_expect_eq(gs_rec_hash_diff(b, a), gs_rec_hash_slow(c = memcpy(c, b, gs_rec_size(n))));
-		cr_expect_not(a->hashed, "the base is left as it was");
-		free(a);
-		free(b);
-		free(c);
-	}
-	/* Another size: the full hash. */
-	gs_rec_t *x = mk(1, 2), *y = calloc(1, gs_rec_size(24));
-	memcpy(y, x, gs_rec_size(16));
-	y->nbytes = y->cap = 24;
-	gs_rec_seal(y);
-	(void)gs_rec_hash(x);
-	uint64_t hy = gs_rec_hash_diff(y, x);
-	y->hashed = 0;
-	cr_expect_eq(hy, gs_rec_hash_slow(y));
-	free(x);
-	free(y);
 }
