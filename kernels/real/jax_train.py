@@ -25,6 +25,14 @@ logs it does.  Nothing is downloaded.
                  out: jit copies each one to the device every step.
   --clip C      optax.clip_by_global_norm(C) before adamw (0: adamw alone).
   --dtype       the modules' computation dtype (parameters stay float32).
+  --callback K  the step also logs metrics from inside jit, as users who
+                want them without a read-back do: debug:
+                jax.debug.callback(log, loss, grad_norm, ordered=True);
+                io: jax.experimental.io_callback(log, None, ..., ordered=True).
+                XLA runs the host function in the step's stream (a host
+                function between its kernels, cuLaunchHostFunc, or a copy
+                to the host and a wait); the values logged go to --out after
+                the losses.  none (default): no callback.
 
 What it exercises: XLA's GPU runtime, which reaches the driver through its
 own libcuda handle (cuLaunchKernel, cuLaunchKernelEx), its fused forward,
@@ -80,6 +88,8 @@ def parse():
     ap.add_argument("--dtype", choices=("float32", "bfloat16"), default="float32",
                     help="computation dtype of the modules (parameters are float32)")
     ap.add_argument("--autotune", action="store_true", help="leave XLA's GEMM autotuning on")
+    ap.add_argument("--callback", choices=("none", "debug", "io"), default="none",
+                    help="log metrics from inside the jitted step through a host callback")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--device", choices=("auto", "cuda", "cpu"), default="auto")
     ap.add_argument("--out")
@@ -174,10 +184,27 @@ def main():
         logits = model.apply(params, x)
         return optax.softmax_cross_entropy_with_integer_labels(logits.astype(jnp.float32), y).mean()
 
+    logged = []
+
+    def log(loss, gnorm):
+        # What a metrics logger keeps: plain floats, in the order they come.
+        logged.append((float(loss), float(gnorm)))
+
+    def log_io(loss, gnorm):
+        log(loss, gnorm)
+        return None
+
     @functools.partial(jax.jit, donate_argnums=(0, 1))
     def train_step(params, opt_state, batch):
         x, y = batch
         loss, grads = jax.value_and_grad(loss_fn)(params, x, y)
+        if a.callback != "none":
+            gnorm = optax.global_norm(grads)
+            if a.callback == "debug":
+                jax.debug.callback(log, loss, gnorm, ordered=True)
+            else:
+                from jax.experimental import io_callback
+                io_callback(log_io, None, loss, gnorm, ordered=True)
         updates, opt_state = tx.update(grads, opt_state, params)
         params = optax.apply_updates(params, updates)
         return params, opt_state, loss
@@ -189,9 +216,13 @@ def main():
         losses.append(float(loss))  # the per-step read-back (logged)
         if i >= a.warmup:
             times.append(time.perf_counter() - t0)
+    if a.callback != "none":
+        jax.effects_barrier()  # every callback has run
     if a.out:
         with open(a.out, "wb") as f:
             f.write(struct.pack("<%df" % len(losses), *losses))
+            for loss, gnorm in logged:
+                f.write(struct.pack("<ff", loss, gnorm))
             for leaf in jax.tree_util.tree_leaves(params):
                 f.write(np.asarray(leaf).astype("<f4").tobytes())
     if a.time:
@@ -199,9 +230,10 @@ def main():
         for f in os.environ.get("XLA_FLAGS", "").split():
             if f.startswith("--xla_gpu_enable_command_buffer="):
                 cb = f.split("=", 1)[1].strip("'\"").replace(",", "+") or "off"
-        print("gs-wl: jax_train variant=%s cmdbuf=%s device=%s dtype=%s feed=%s layers=%d dim=%d batch=%d "
-              "steps=%d warmup=%d jax=%s median_us=%.3f mean_us=%.3f" % (
-                  a.arch, cb, platform, dtype.name, a.feed, a.layers, a.dim, a.batch, len(times), a.warmup,
+        print("gs-wl: jax_train variant=%s cmdbuf=%s device=%s dtype=%s feed=%s callback=%s logged=%d layers=%d "
+              "dim=%d batch=%d steps=%d warmup=%d jax=%s median_us=%.3f mean_us=%.3f" % (
+                  a.arch, cb, platform, dtype.name, a.feed, a.callback, len(logged), a.layers, a.dim, a.batch,
+                  len(times), a.warmup,
                   jax.__version__, statistics.median(times) * 1e6, statistics.mean(times) * 1e6), flush=True)
 
 

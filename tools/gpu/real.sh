@@ -261,7 +261,11 @@ augment-fixed|torchvision|-|eager graphshim|$PY $R/torch_augment.py --no-augment
 sparse-cg|torch|-|eager graphshim|$PY $R/torch_sparse.py|-|--device cpu --steps 4 --warmup 1 --n 8 --restart 2
 sparse-cg-mm|torch|-|eager graphshim|$PY $R/torch_sparse.py --rhs 8 --n 96 --dtype float32|-|--device cpu --steps 4 --warmup 1 --n 8 --rhs 2 --restart 2
 profiled-train|torch|-|eager graphshim|$PY $R/torch_profiled.py|-|--device cpu --steps 6 --warmup 2 --wait 1 --active 2 --width 32
-numba-stream|numba|-|eager graphshim|$PY $R/numba_stream.py|-|--device cpu --tracks 64 --steps 2 --warmup 1'
+numba-stream|numba|-|eager graphshim|$PY $R/numba_stream.py|-|--device cpu --tracks 64 --steps 2 --warmup 1
+priority-serve|torch|-|eager graphshim|$PY $R/torch_priority.py|-|--device cpu --steps 4 --warmup 1 --bulk-batch 64 --bulk-width 32 --req-width 16
+jax-train-log|flax|-|eager graphshim|XLA_FLAGS=--xla_gpu_enable_command_buffer= $PY $R/jax_train.py --callback debug|-|--device cpu --steps 4 --warmup 1
+jax-train-io|flax|-|eager graphshim|XLA_FLAGS=--xla_gpu_enable_command_buffer= $PY $R/jax_train.py --callback io|-|--device cpu --steps 4 --warmup 1
+jax-train-log-cb|flax|self|eager graphshim|$PY $R/jax_train.py --callback debug|-|--device cpu --steps 4 --warmup 1'
 
 
 if [ "${1:-}" = --list ]; then
