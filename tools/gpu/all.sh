@@ -3,7 +3,10 @@
 # scarce): configure and build (-j16), check-gpu.sh, bench.sh.  Logs go to
 # $OUT when set (the device tool brings that folder back: the stage logs then
 # end up in one logs.tar.gz beside table.txt, real-table.txt and the runs'
-# tarballs, five files of the tool's eight), else to .gpu/ in the source tree.  The combined short table is printed LAST.  Sized to
+# tarballs, five files of the tool's eight: a second run in the same call
+# with OUT=$OUT/b would bring the count past eight and its files would be
+# left out, so give it another OUT and pack that into one tarball under
+# $OUT, or print its real-table.txt), else to .gpu/ in the source tree.  The combined short table is printed LAST.  Sized to
 # finish in under 8 minutes on an H100; each stage has a time limit, and a
 # stage cut short still prints the rows it finished.  Settings (environment):
 #   GS_ALL_BUILD=0      skip autoreconf/configure/make (tree already built)
