@@ -45,6 +45,14 @@ static void *drv(const char *name)
 	return f;
 }
 
+/* The stream a pattern launches on: a stream of its own, or the legacy
+ * default stream (PyTorch's) where `legacy` or BENCH_HOOK_LEGACY=1 says so. */
+static CUstream bench_stream(int legacy)
+{
+	const char *lg = getenv("BENCH_HOOK_LEGACY");
+	return legacy || (lg && *lg == '1') ? NULL : (CUstream)0x5000;
+}
+
 /* One driver call of a pattern below, counted; the pattern fails (1) where it fails. */
 #define CALL(x)                                                               \
 	do {                                                                  \
@@ -180,9 +188,7 @@ static int cold_pattern(int drift, int fresh)
 	if (!stir)
 		return 2;
 	memset(stir, 1, STIR);
-	/* BENCH_HOOK_LEGACY=1: on the legacy default stream (PyTorch's). */
-	const char *lg = getenv("BENCH_HOOK_LEGACY");
-	CUstream s = lg && *lg == '1' ? (CUstream)0 : (CUstream)0x5000;
+	CUstream s = bench_stream(0);
 	static unsigned char image[656];
 	void *kbig[] = { image };
 	int word = 0;
@@ -307,8 +313,7 @@ int main(int argc, char **argv)
 	CUresult (*sync)(CUstream) = (CUresult(*)(CUstream))drv("cuStreamSynchronize");
 	if (!launch || !sync)
 		return 2;
-	const char *lg = getenv("BENCH_HOOK_LEGACY"); /* as in cold_pattern */
-	CUstream s = legacy || (lg && *lg == '1') ? NULL : (CUstream)0x5000;
+	CUstream s = bench_stream(legacy);
 	enum { BATCH = 4000, NB = 21 };
 	double per[NB];
 	int v = 0;
