@@ -21,11 +21,13 @@ CLEANFILES += $(GS_WL_SIMSO) $(GS_WL_NAMES:%=kernels/%.cubin)
 # programs need their frameworks, the counter a driver), never by make check.
 GS_REAL_FILES = kernels/real/README.md kernels/real/real_common.h \
 	kernels/real/cublas_bias.cu kernels/real/launch_ex.cu kernels/real/thrust_cg.cu \
+	kernels/real/solver_hostfn.cu \
 	kernels/real/torch_nn_decode.py kernels/real/torch_infer.py \
 	kernels/real/torch_train.py kernels/real/torch_compile.py \
 	kernels/real/hf_generate.py kernels/real/jax_decode.py \
 	kernels/real/cupy_solver.py kernels/real/triton_loop.py
-EXTRA_DIST += $(GS_REAL_FILES) tools/cupti/gs_cupti.c tools/gpu/real.sh
+EXTRA_DIST += $(GS_REAL_FILES) tools/cupti/gs_cupti.c tools/gpu/real.sh \
+	tools/gpu/cupti-matrix.sh tools/gpu/segv-report.c
 
 if HAVE_NVCC
 GS_WL_CUBINS += $(GS_WL_NAMES:%=kernels/%.cubin)

@@ -225,6 +225,9 @@ nanogpt-expandable|torch|-|eager graphshim|PYTORCH_CUDA_ALLOC_CONF=expandable_se
 jax-platform|jax|-|eager graphshim graph|XLA_PYTHON_CLIENT_ALLOCATOR=platform XLA_FLAGS=--xla_gpu_enable_command_buffer= $PY $R/jax_decode.py|XLA_FLAGS=|--device cpu --tokens 12 --warmup 2 --layers 2
 thrust-cg|cuda|-|eager graphshim|$B/thrust_cg|-|-
 thrust-cg-stream|cuda|-|eager graphshim|$B/thrust_cg --stream --n 64|-|-
+solver-hostfn|cuda|-|eager graphshim graph|$B/solver_hostfn --hostfn|--graph|-
+solver-managed|cuda|-|eager graphshim graph|$B/solver_hostfn --hostfn --managed --async-alloc --check 4|--graph|-
+solver-copy|cuda|-|eager graphshim graph|$B/solver_hostfn --n 128 --inner 8 --check 16|--graph|-
 hf-mamba|transformers|-|eager graphshim|$PY $R/hf_generate.py --arch mamba --cache dynamic --layers 4 --dim 256|-|--device cpu --tokens 6 --layers 1 --dim 128
 hf-gemma2|transformers|-|eager graphshim|$PY $R/hf_generate.py --arch gemma2 --cache dynamic --attn eager --layers 4 --dim 256 --heads 4|-|--device cpu --tokens 6 --layers 2 --dim 128
 hf-falcon|transformers|-|eager graphshim|$PY $R/hf_generate.py --arch falcon --cache dynamic|-|--device cpu --tokens 6 --layers 1 --dim 128
@@ -265,7 +268,11 @@ numba-stream|numba|-|eager graphshim|$PY $R/numba_stream.py|-|--device cpu --tra
 priority-serve|torch|-|eager graphshim|$PY $R/torch_priority.py|-|--device cpu --steps 4 --warmup 1 --bulk-batch 64 --bulk-width 32 --req-width 16
 jax-train-log|flax|-|eager graphshim|XLA_FLAGS=--xla_gpu_enable_command_buffer= $PY $R/jax_train.py --callback debug|-|--device cpu --steps 4 --warmup 1
 jax-train-io|flax|-|eager graphshim|XLA_FLAGS=--xla_gpu_enable_command_buffer= $PY $R/jax_train.py --callback io|-|--device cpu --steps 4 --warmup 1
-jax-train-log-cb|flax|self|eager graphshim|$PY $R/jax_train.py --callback debug|-|--device cpu --steps 4 --warmup 1'
+jax-train-log-cb|flax|self|eager graphshim|$PY $R/jax_train.py --callback debug|-|--device cpu --steps 4 --warmup 1
+func-dpsgd|torch|-|eager graphshim|$PY $R/torch_func.py --mode dpsgd|-|--device cpu --steps 4 --warmup 1 --width 16
+func-ensemble|torch|-|eager graphshim|$PY $R/torch_func.py --mode ensemble|-|--device cpu --steps 4 --warmup 1 --width 16
+seq2seq|torch|-|eager graphshim|$PY $R/torch_seq2seq.py|-|--device cpu --steps 2 --warmup 1 --len 6
+seq2seq-b4|torch|-|eager graphshim|$PY $R/torch_seq2seq.py --batch 4 --dec 3 --len 32|-|--device cpu --steps 2 --warmup 1 --len 6 --batch 4'
 
 
 if [ "${1:-}" = --list ]; then
@@ -397,7 +404,7 @@ HAVE_C=0
 mkdir -p "$B"
 if [ -x "$NVCC" ]; then
 	HAVE_C=1
-	for p in cublas_bias launch_ex thrust_cg; do
+	for p in cublas_bias launch_ex thrust_cg solver_hostfn; do
 		libs=""
 		[ $p = cublas_bias ] && libs="-lcublasLt -lcublas"
 		if stale "$B/$p" "$R/$p.cu" "$R/real_common.h"; then
@@ -410,7 +417,7 @@ if [ -x "$NVCC" ]; then
 		fi
 	done
 else
-	note "C programs: no nvcc found: cublas*, launch-ex*, thrust-cg* skipped"
+	note "C programs: no nvcc found: cublas*, launch-ex*, thrust-cg*, solver-* skipped"
 fi
 
 # CUPTI: the pip package's (the one PyTorch and JAX load) where it has both
