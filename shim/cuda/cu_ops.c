@@ -4,7 +4,6 @@
  * them call the real driver functions (never our hooks) in the record's
  * context, and return the driver's status as an int.
  */
-#include <link.h>
 #include <stdlib.h>
 
 #include "cu_internal.h"
@@ -292,48 +291,6 @@ static bool gs_cu_set_stand(const gs_rec_t *r, CUDA_MEMSET_NODE_PARAMS *p)
 	return d != 0;
 }
 
-/* dl_iterate_phdr's visitor: stops at the first object named libcupti*. */
-static int gs_cu_cupti_visit(struct dl_phdr_info *info, size_t size, void *found)
-{
-	(void)size;
-	const char *name = info->dlpi_name, *base = name ? strrchr(name, '/') : NULL;
-	base = base ? base + 1 : name;
-	if (base && !strncmp(base, "libcupti", 8)) {
-		*(bool *)found = true;
-		return 1;
-	}
-	return 0;
-}
-
-/*
- * Whether CUPTI is loaded in this process (an injected counter or
- * profiler, CUDA_INJECTION64_PATH, loads it at cuInit; PyTorch's profiler
- * when it starts).  While it is, a memset is not made a node: it runs
- * eagerly at its place, as a refused node does.  On an H200 (driver 580,
- * CUDA 13.0, CUPTI 13.0) with CUPTI's activity records on, graph launches
- * crashed inside CUPTI's callback (a read on the host of an address that
- * is none) in every run of a step that allocates memory, memsets it and
- * frees it again (kernels/real/solver_hostfn.cu --scratch async|malloc),
- * with and without device updates, stand-ins or the builder thread; with
- * a copy in the memset's place, the memory kept, or memsets not made
- * nodes, none did (fifty-fifth session in docs/performance.md; the fault's
- * cause inside the driver or CUPTI was not found).  Once seen, CUPTI is
- * taken to stay; asked when a memset node is made, which is rare (the
- * loader's list: about a microsecond).
- */
-static bool gs_cu_cupti_loaded(void)
-{
-	static bool seen;
-	if (__atomic_load_n(&seen, __ATOMIC_RELAXED))
-		return true;
-	bool found = false;
-	dl_iterate_phdr(gs_cu_cupti_visit, &found);
-	if (found && !__atomic_exchange_n(&seen, true, __ATOMIC_RELAXED))
-		gs_log(GS_LOG_INFO, "cuda: CUPTI is loaded (a profiler or counter): memsets run eagerly "
-				    "at their places from now on, not as graph nodes");
-	return found;
-}
-
 /* Node from r; *stand (when given) is set where it was made on a stand-in. */
 static CUresult gs_cu_add_node(CUgraph g, const CUgraphNode *dep, size_t ndep,
 			       const gs_rec_t *r, CUgraphNode *out, uint8_t *stand)
@@ -370,7 +327,7 @@ static CUresult gs_cu_add_node(CUgraph g, const CUgraphNode *dep, size_t ndep,
 		return st;
 	}
 	if (r->kind == GS_REC_SET) {
-		if (!R->cuGraphAddMemsetNode || gs_cu_cupti_loaded())
+		if (!R->cuGraphAddMemsetNode || gs_cu_cupti_seen())
 			return CUDA_ERROR_NOT_SUPPORTED;
 		CUDA_MEMSET_NODE_PARAMS p;
 		gs_cu_set_params(r, &p);
@@ -472,7 +429,7 @@ static void gs_cu_refusal_note(const gs_rec_t *r, CUresult st, const char *what)
 {
 	static unsigned told;
 	if (r->kind == GS_REC_SET && st == CUDA_ERROR_NOT_SUPPORTED)
-		return; /* not offered (gs_cu_cupti_loaded) */
+		return; /* not offered (cu_cupti.c) */
 	if (!gs_log_first(&told, 4))
 		return;
 	if (r->kind == GS_REC_KERNEL) {

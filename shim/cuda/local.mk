@@ -15,6 +15,7 @@ GS_CUDA_SOURCES = \
 	shim/cuda/cu_special.c \
 	shim/cuda/cu_adopt.c \
 	shim/cuda/cu_stand.c \
+	shim/cuda/cu_cupti.c \
 	shim/cuda/cu_devupd.h shim/cuda/cu_devupd_ptx.h shim/cuda/cu_devupd.c \
 	shim/cuda/cu_ops.c
 
