@@ -107,6 +107,7 @@ static void gs_cu_resolve(void)
 static void gs_cu_init_once(void)
 {
 	gs_cu_resolve();
+	gs_cu_cupti_init();
 	__atomic_store_n(&gs_cu_lane.state, GS_CU_RESOLVED, __ATOMIC_RELEASE);
 	int next = GS_CU_OFF;
 	if (gs_cu_lib && gs_cu_real.cuLaunchKernel && gs_cu_real.cuCtxGetCurrent) {

@@ -238,9 +238,8 @@ CUdeviceptr gs_cu_stand_mem(CUcontext ctx, size_t need);
 /* Whether the driver knows no allocation at p now (freed since its call). */
 bool gs_cu_dead(CUdeviceptr p);
 
-/* CUPTI loaded (cu_cupti.c): polled on the application's thread in its
- * memset calls, read anywhere. */
-void gs_cu_cupti_poll(void);
+/* A CUPTI tool injected (cu_cupti.c): read when the backend starts. */
+void gs_cu_cupti_init(void);
 bool gs_cu_cupti_seen(void);
 /* n rounded up to the driver's allocation granule (256). */
 static inline size_t gs_cu_granule(size_t n)

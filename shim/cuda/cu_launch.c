@@ -689,7 +689,6 @@ GS_CU_COPY_HOOK(cuMemcpyAsync, GS_CU_COPY_ANY, CUdeviceptr, CUdeviceptr, dst, sr
 
 static CUresult gs_cu_set(gs_cu_orig_t *o, const char *api)
 {
-	gs_cu_cupti_poll(); /* before any lock of graphshim's (cu_cupti.c) */
 	gs_cu_sref_t sr;
 	gs_cu_stream_ref(o->u.m.s, o->pt, &sr);
 	CUcontext ctx = gs_cu_ctx_current();

@@ -39,14 +39,7 @@ run() {
 	# minimum there (outputs must still be identical).
 	case "${GS_TEST_SANITIZERS:-} $*" in -fsanitize*--threads*) min=$((min / 2)) ;; esac
 	timeout 120 "$@" --out "$tmp/e.bin" >"$tmp/e.log" 2>&1 || { echo "FAIL $name: eager run failed"; cat "$tmp/e.log"; fails=$((fails + 1)); return; }
-	# GS_T_CUPTI=1: a library named as CUPTI's is loaded (a stand-in: any
-	# harmless object under that name), as a profiler or counter would.
-	extra=""
-	case "$envs" in *GS_T_CUPTI=1*)
-		ln -sf "$(cd "$b/tests/sim" && pwd)/testkern.sim.so" "$tmp/libcupti.so.99"
-		extra=" $tmp/libcupti.so.99" ;;
-	esac
-	timeout 120 env $envs GRAPHSHIM_STATS="$tmp/s.json" LD_PRELOAD="${GS_TEST_PRELOAD_PREFIX:+$GS_TEST_PRELOAD_PREFIX }$lib$extra" "$@" --out "$tmp/g.bin" >"$tmp/g.log" 2>&1 ||
+	timeout 120 env $envs GRAPHSHIM_STATS="$tmp/s.json" LD_PRELOAD="${GS_TEST_PRELOAD_PREFIX:+$GS_TEST_PRELOAD_PREFIX }$lib" "$@" --out "$tmp/g.bin" >"$tmp/g.log" 2>&1 ||
 		{ echo "FAIL $name: run under graphshim failed"; cat "$tmp/g.log"; fails=$((fails + 1)); return; }
 	if ! cmp -s "$tmp/e.bin" "$tmp/g.bin"; then
 		echo "FAIL $name: outputs differ"; fails=$((fails + 1)); return
@@ -75,7 +68,7 @@ run() {
 	if [ "$cov" -lt "$min" ]; then
 		echo "FAIL $name: replayed $replayed of $launches launches ($cov% < $min%)"; fails=$((fails + 1)); return
 	fi
-	case "$envs" in *GS_SIM_REFUSE_NODES* | *GS_T_CUPTI=1*)
+	case "$envs" in *GS_SIM_REFUSE_NODES* | *CUDA_INJECTION64_PATH=*)
 		if [ "$(stat "$tmp/s.json" refused)" -lt 1 ]; then
 			echo "FAIL $name: no node was refused"; fails=$((fails + 1)); return
 		fi ;;
@@ -250,9 +243,10 @@ run fwstep-device-patch 80 GRAPHSHIM_DEVICE_PATCH=1 -- $F
 # so that one comes after that build.
 run fwstep-device-patch-faults 0 GRAPHSHIM_DEVICE_PATCH=1 GS_SIM_FAIL_NODE_PATCH=23* -- $F --pool --side-streams 4
 run decode-device-patch 90 GRAPHSHIM_DEVICE_PATCH=1 -- $D --pingpong --copies --pos-arg
-# CUPTI loaded (a library of its name): memsets run eagerly at their places,
-# not as nodes (cu_ops.c, gs_cu_cupti_loaded), the rest replays, outputs the same.
-run decode-copies-cupti 80 GS_T_CUPTI=1 -- $D --copies
+# A CUPTI tool injected (CUDA_INJECTION64_PATH; the simulator loads none):
+# memsets run eagerly at their places, not as nodes (cu_cupti.c), the rest
+# replays, outputs the same.
+run decode-copies-cupti 80 CUDA_INJECTION64_PATH=$b/tests/sim/testkern.sim.so -- $D --copies
 # 120 layers in one chunk: 600 words a launch, past the middle updater's 512.
 run decode-device-patch-wide 75 GS_T_WIDE=1 GRAPHSHIM_DEVICE_PATCH=1 GRAPHSHIM_CHUNK_FIRST=4096 GRAPHSHIM_CHUNK_MAX=4096 \
 	GRAPHSHIM_HOST_BOUND_US=1000000 -- $k/decode --layers 120 --dim 64 --ctx 64 --vocab 256 --steps 30 --pos-arg
