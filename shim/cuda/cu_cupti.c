@@ -32,7 +32,7 @@ void gs_cu_cupti_init(void)
 	const char *inj = getenv("CUDA_INJECTION64_PATH");
 	if (inj && *inj) {
 		__atomic_store_n(&gs_cu_cupti, true, __ATOMIC_RELEASE);
-		gs_log(GS_LOG_INFO, "cuda: a CUPTI tool is injected (CUDA_INJECTION64_PATH): memsets run "
+		gs_log(GS_LOG_WARN, "cuda: a CUPTI tool is injected (CUDA_INJECTION64_PATH): memsets run "
 				    "eagerly at their places, not as graph nodes");
 	}
 }
