@@ -107,7 +107,6 @@ static void gs_cu_resolve(void)
 static void gs_cu_init_once(void)
 {
 	gs_cu_resolve();
-	gs_cu_cupti_init();
 	__atomic_store_n(&gs_cu_lane.state, GS_CU_RESOLVED, __ATOMIC_RELEASE);
 	int next = GS_CU_OFF;
 	if (gs_cu_lib && gs_cu_real.cuLaunchKernel && gs_cu_real.cuCtxGetCurrent) {
@@ -117,6 +116,8 @@ static void gs_cu_init_once(void)
 		if (!failed)
 			next = GS_CU_ON;
 	}
+	if (next == GS_CU_ON)
+		gs_cu_cupti_init(); /* after the configuration (its log level) is read */
 	if (next == GS_CU_ON && gs_config.adopt) {
 		/* Armed at the first wait of a stream on another's event (cu_adopt.c). */
 		pthread_atfork(NULL, NULL, gs_cu_adopt_forget);

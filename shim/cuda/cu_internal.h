@@ -241,6 +241,7 @@ bool gs_cu_dead(CUdeviceptr p);
 /* A CUPTI tool injected (cu_cupti.c): read when the backend starts. */
 void gs_cu_cupti_init(void);
 bool gs_cu_cupti_seen(void);
+
 /* n rounded up to the driver's allocation granule (256). */
 static inline size_t gs_cu_granule(size_t n)
 {
