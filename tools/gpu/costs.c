@@ -13,7 +13,9 @@
  * alternates, as a caching host allocator hands it out): eager, as a graph
  * of three nodes, and the same after patching its copy node
  * (cuGraphExecMemcpyNodeSetParams, what graphshim does when the
- * destination moved).  Driver API only, the kernel JIT-compiled from
+ * destination moved).  Last, eight iterations of 8 launches each followed
+ * by a host function, eager and with each iteration's launches one graph.
+ * Driver API only, the kernel JIT-compiled from
  * PTX; every call checked.  Run by tools/gpu/all.sh (stage costs); not a
  * test.
  *
@@ -184,6 +186,41 @@ static double eager_step(double *wall)
 	return (t1 - t0) / n;
 }
 
+/* The host function of the host-function steps: counts its calls. */
+static unsigned hf_calls;
+static void CUDA_CB hostfn_count(void *p)
+{
+	(*(volatile unsigned *)p)++;
+}
+
+/*
+ * Wall ns of HF_ITERS iterations of 8 launches then a host function
+ * (cuLaunchHostFunc), synchronized once at the end: each iteration's
+ * launches eager, or (x8 given) one launch of the 8-node graph x8.  A
+ * solver that logs every iteration from a host function ran slower
+ * replayed than eager, and so did its own graph (docs/limits.md): this
+ * says whether a graph launched behind a host function is what costs.
+ */
+#define HF_ITERS 8
+static double hostfn_step(CUgraphExec x8)
+{
+	double t0 = now_ns();
+	for (int it = 0; it < HF_ITERS; it++) {
+		if (x8) {
+			CK(cuGraphLaunch(x8, st));
+		} else {
+			for (int i = 0; i < 8; i++) {
+				unsigned v = val++;
+				void *kp[] = {&buf, &v};
+				CK(cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, st, kp, NULL));
+			}
+		}
+		CK(cuLaunchHostFunc(st, hostfn_count, &hf_calls));
+	}
+	CK(cuStreamSynchronize(st));
+	return now_ns() - t0;
+}
+
 /* A read-back step's copy: 16 bytes from rb_src to the pinned buffer `to`. */
 static CUDA_MEMCPY3D rb_copy(void *to)
 {
@@ -286,7 +323,7 @@ int main(int argc, char **argv)
 	rb_make(&rb, ctx);
 
 	enum { LAUNCH, GL8, GL32, GLN, P_ARG, P_GRID, P_SAME, GL_AFTER, W_EAGER, W_GRAPH, W_ALL, W_EIGHTH,
-	       RB_EAGER, RB_GRAPH, RB_PATCH, RB_AFTER, NF };
+	       RB_EAGER, RB_GRAPH, RB_PATCH, RB_AFTER, HF_EAGER, HF_GRAPH, NF };
 	static const char *const what[NF] = {
 		"eager launch (host, a launch)",
 		"graph launch, 8 nodes (host)",
@@ -304,6 +341,8 @@ int main(int argc, char **argv)
 		"read-back step, a graph of 3 nodes (host)",
 		"patch the read-back's copy node (host)",
 		"read-back graph launched after that patch (host)",
+		"8 x (8 launches, a host function), eager (wall)",
+		"8 x (8-node graph, a host function) (wall)",
 	};
 	static double v[NF][MAX_R];
 	double w;
@@ -331,6 +370,8 @@ int main(int argc, char **argv)
 		f[RB_GRAPH] = graph_launch(rb.x, &w);
 		f[RB_PATCH] = rb_patch(&rb);
 		f[RB_AFTER] = graph_launch(rb.x, &w);
+		f[HF_EAGER] = hostfn_step(NULL);
+		f[HF_GRAPH] = hostfn_step(g8.x);
 		if (r >= 0)
 			for (int k = 0; k < NF; k++)
 				v[k][r] = f[k];
@@ -347,6 +388,9 @@ int main(int argc, char **argv)
 	printf("costs: a graph launch in eager launches (GRAPHSHIM_GRAPH_COST, default 1): 8 nodes %.2f, "
 	       "32 nodes %.2f, %d nodes %.2f\n",
 	       m[GL8] / m[LAUNCH], m[GL32] / m[LAUNCH], n, m[GLN] / m[LAUNCH]);
+	printf("costs: behind host functions, an iteration's 8 launches as a graph take %.2f of eager's "
+	       "wall time (%u host functions ran)\n",
+	       m[HF_GRAPH] / m[HF_EAGER], hf_calls);
 	graph_t *gs[] = {&g8, &g32, &gn};
 	for (int i = 0; i < 3; i++) {
 		CK(cuGraphExecDestroy(gs[i]->x));
