@@ -115,9 +115,23 @@ __global__ void blend(float *u, const float *tmp, int m)
 		u[i] = 0.9f * u[i] + 0.1f * tmp[i];
 }
 
-__global__ void resid(const float *u, const float *f, int n, float *partial)
+/* The block's sum of each thread's e, in a fixed order (a tree in shared
+ * memory): every run gets the same bits.  Every thread gets the sum. */
+__device__ static float block_sum(float e)
 {
 	__shared__ float sh[SOLVER_BLOCK];
+	sh[threadIdx.x] = e;
+	__syncthreads();
+	for (int k = blockDim.x / 2; k > 0; k /= 2) {
+		if ((int)threadIdx.x < k)
+			sh[threadIdx.x] += sh[threadIdx.x + k];
+		__syncthreads();
+	}
+	return sh[0];
+}
+
+__global__ void resid(const float *u, const float *f, int n, float *partial)
+{
 	int i = blockIdx.x * blockDim.x + threadIdx.x;
 	float e = 0.0f;
 	if (i < n * n) {
@@ -133,32 +147,19 @@ __global__ void resid(const float *u, const float *f, int n, float *partial)
 			a -= u[i + 1];
 		e = (a - f[i]) * (a - f[i]);
 	}
-	sh[threadIdx.x] = e;
-	__syncthreads();
-	for (int k = blockDim.x / 2; k > 0; k /= 2) {
-		if ((int)threadIdx.x < k)
-			sh[threadIdx.x] += sh[threadIdx.x + k];
-		__syncthreads();
-	}
+	float sum = block_sum(e);
 	if (threadIdx.x == 0)
-		partial[blockIdx.x] = sh[0];
+		partial[blockIdx.x] = sum;
 }
 
 __global__ void reduce(const float *partial, int nb, float *res)
 {
-	__shared__ float sh[SOLVER_BLOCK];
 	float e = 0.0f;
 	for (int i = (int)threadIdx.x; i < nb; i += blockDim.x)
 		e += partial[i];
-	sh[threadIdx.x] = e;
-	__syncthreads();
-	for (int k = blockDim.x / 2; k > 0; k /= 2) {
-		if ((int)threadIdx.x < k)
-			sh[threadIdx.x] += sh[threadIdx.x + k];
-		__syncthreads();
-	}
+	float sum = block_sum(e);
 	if (threadIdx.x == 0)
-		*res = sqrtf(sh[0]);
+		*res = sqrtf(sum);
 }
 
 /* The host function: the residual the copy before it left in pinned memory

@@ -171,15 +171,21 @@ static double graph_launch(CUgraphExec x, double *wall)
 	return t1 - t0;
 }
 
-/* Host ns of one eager launch, over a step of n; *wall: the step with its synchronize. */
-static double eager_step(double *wall)
+/* k eager launches of the kernel on st, each with a new argument value. */
+static void launch_eager(int k)
 {
-	double t0 = now_ns();
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; i < k; i++) {
 		unsigned v = val++;
 		void *kp[] = {&buf, &v};
 		CK(cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, st, kp, NULL));
 	}
+}
+
+/* Host ns of one eager launch, over a step of n; *wall: the step with its synchronize. */
+static double eager_step(double *wall)
+{
+	double t0 = now_ns();
+	launch_eager(n);
 	double t1 = now_ns();
 	CK(cuStreamSynchronize(st));
 	*wall = now_ns() - t0;
@@ -206,15 +212,10 @@ static double hostfn_step(CUgraphExec x8)
 {
 	double t0 = now_ns();
 	for (int it = 0; it < HF_ITERS; it++) {
-		if (x8) {
+		if (x8)
 			CK(cuGraphLaunch(x8, st));
-		} else {
-			for (int i = 0; i < 8; i++) {
-				unsigned v = val++;
-				void *kp[] = {&buf, &v};
-				CK(cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, st, kp, NULL));
-			}
-		}
+		else
+			launch_eager(8);
 		CK(cuLaunchHostFunc(st, hostfn_count, &hf_calls));
 	}
 	CK(cuStreamSynchronize(st));
@@ -265,11 +266,7 @@ static void rb_make(rb_graph_t *r, CUcontext ctx)
 static double rb_eager(void)
 {
 	double t0 = now_ns();
-	for (int i = 0; i < 2; i++) {
-		unsigned v = val++;
-		void *kp[] = {&buf, &v};
-		CK(cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, st, kp, NULL));
-	}
+	launch_eager(2);
 	CK(cuMemcpyDtoHAsync(rb_host[rb_turn++ & 1], rb_src, 16, st));
 	double t1 = now_ns();
 	CK(cuStreamSynchronize(st));
