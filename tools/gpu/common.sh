@@ -101,3 +101,25 @@ PYEOF
 gs_ge() {
 	awk -v a="$1" -v b="$2" 'BEGIN { exit !(a != "-" && a + 0 >= b + 0) }'
 }
+
+# gs_find_cupti: "INCLUDE_DIR LIBRARY" of CUPTI: the pip package's (the one
+# PyTorch and JAX load) where it has both header and library, else the CUDA
+# toolkit's; status 1 where neither is found.
+gs_find_cupti() {
+	local d
+	for d in $("$GS_PY" -c 'import nvidia, sys; print(" ".join(nvidia.__path__))' 2>/dev/null); do
+		for sub in cu13 cuda_cupti cu12; do
+			if [ -f "$d/$sub/include/cupti.h" ] && ls "$d/$sub"/lib/libcupti.so* >/dev/null 2>&1; then
+				echo "$d/$sub/include $(ls "$d/$sub"/lib/libcupti.so* | sort | tail -n 1)"
+				return 0
+			fi
+		done
+	done
+	for d in /usr/local/cuda /usr/local/cuda/extras/CUPTI; do
+		if [ -f "$d/include/cupti.h" ] && ls "$d"/lib64/libcupti.so* >/dev/null 2>&1; then
+			echo "$d/include $(ls "$d"/lib64/libcupti.so* | sort | tail -n 1)"
+			return 0
+		fi
+	done
+	return 1
+}

@@ -9,20 +9,21 @@
 # rc=139 here.  Run on the GPU machine after tools/gpu/real.sh has built
 # kernels/real-bin (solver_hostfn, libgscupti.so) and the tree is built:
 #   bash tools/gpu/cupti-matrix.sh
-# Settings: GS_CUPTI_LIB (libcupti.so's path; default: PyTorch's pip copy),
-# GS_MATRIX_MODES (the solver_hostfn arguments of each row, ';'-separated).
+# Settings: common.sh's (GS_BUILD, GS_LIB, GS_PY), GS_CUPTI_LIB (libcupti.so's
+# path; default: the one real.sh finds, gs_find_cupti), GS_MATRIX_MODES (the
+# solver_hostfn arguments of each row, ';'-separated).
 set -u
-SRC=$(cd "$(dirname "$0")/../.." && pwd)
-B=${GS_BUILD:-$SRC}/kernels/real-bin
-L=${GS_BUILD:-$SRC}/.libs/libgraphshim.so
-CL=${GS_CUPTI_LIB:-$(ls /opt/torch/.venv/lib/python3.12/site-packages/nvidia/cu13/lib/libcupti.so.* 2>/dev/null | sort | tail -n 1)}
+. "$(dirname "$0")/common.sh"
+B=$GS_BUILD/kernels/real-bin
+L=$GS_LIB
+CL=${GS_CUPTI_LIB:-$(gs_find_cupti | cut -d' ' -f2)}
 for f in "$B/solver_hostfn" "$B/libgscupti.so" "$L" "$CL"; do
 	[ -n "$f" ] && [ -e "$f" ] || { echo "cupti-matrix: ${f:-libcupti.so} not found (build first; GS_CUPTI_LIB)"; exit 77; }
 done
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
+W=$GS_WORK/cupti-matrix
+mkdir -p "$W"
 counters() { # counters STATS.json -> "devpatched N replayed R / L"
-	python3 -c "import json,sys; c=json.load(open(sys.argv[1]))['counters']; print('devpatched', c['device_patched'], 'replayed', c['replayed'], '/', c['launches'])" "$1" 2>/dev/null
+	"$GS_PY" -c "import json,sys; c=json.load(open(sys.argv[1]))['counters']; print('devpatched', c['device_patched'], 'replayed', c['replayed'], '/', c['launches'])" "$1" 2>/dev/null
 }
 fails=0
 IFS=';' read -r -a modes <<<"${GS_MATRIX_MODES:---scratch async;--scratch malloc;--scratch fixed;--scratch pool-fixed;--scratch rotate;--scratch async --scratch-fill copy;--scratch async --hostfn --managed}"

@@ -420,29 +420,9 @@ else
 	note "C programs: no nvcc found: cublas*, launch-ex*, thrust-cg*, solver-* skipped"
 fi
 
-# CUPTI: the pip package's (the one PyTorch and JAX load) where it has both
-# header and library, else the CUDA toolkit's.
-find_cupti() {
-	local d
-	for d in $("$PY" -c 'import nvidia, sys; print(" ".join(nvidia.__path__))' 2>/dev/null); do
-		for sub in cu13 cuda_cupti cu12; do
-			if [ -f "$d/$sub/include/cupti.h" ] && ls "$d/$sub"/lib/libcupti.so* >/dev/null 2>&1; then
-				echo "$d/$sub/include $(ls "$d/$sub"/lib/libcupti.so* | sort | tail -n 1)"
-				return 0
-			fi
-		done
-	done
-	for d in /usr/local/cuda /usr/local/cuda/extras/CUPTI; do
-		if [ -f "$d/include/cupti.h" ] && ls "$d"/lib64/libcupti.so* >/dev/null 2>&1; then
-			echo "$d/include $(ls "$d"/lib64/libcupti.so* | sort | tail -n 1)"
-			return 0
-		fi
-	done
-	return 1
-}
 CUPTI_SO="" CLIB=""
 if [ "${GS_REAL_COUNT:-1}" != 0 ]; then
-	read -r CINC CLIB <<<"$(find_cupti)"
+	read -r CINC CLIB <<<"$(gs_find_cupti)"
 	CINC=${GS_CUPTI_INC:-${CINC:-}}
 	CLIB=${GS_CUPTI_LIB:-${CLIB:-}}
 	if [ -z "$CINC" ] || [ ! -f "$CINC/cupti.h" ]; then
