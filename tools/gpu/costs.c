@@ -14,14 +14,20 @@
  * of three nodes, and the same after patching its copy node
  * (cuGraphExecMemcpyNodeSetParams, what graphshim does when the
  * destination moved).  Last, eight iterations of 8 launches each followed
- * by a host function, eager and with each iteration's launches one graph.
- * Driver API only, the kernel JIT-compiled from
+ * by a host function, eager and with each iteration's launches one graph;
+ * and the same with the GPU the bottleneck (8 launches of a kernel that
+ * spins 8 us each), bare, with a 4-byte copy to pinned memory (a node of
+ * the graph, or eager after it), then a host function or a synchronize:
+ * whether the driver makes a graph behind a host function or a read-back
+ * cost more than eager launches (on an H200 it did not: docs/performance.md,
+ * fifty-sixth session).  Driver API only, the kernels JIT-compiled from
  * PTX; every call checked.  Run by tools/gpu/all.sh (stage costs); not a
  * test.
  *
  *   costs [--steps N] [--reps R]   N launches a step (256), R steps a figure (31)
  */
 #include <cuda.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +59,20 @@ static const char PTX[] = ".version 8.0\n"
 			  "  mul.wide.u32 %rd3, %r2, 4;\n"
 			  "  add.s64 %rd4, %rd2, %rd3;\n"
 			  "  st.global.u32 [%rd4], %r1;\n"
+			  "  ret;\n"
+			  "}\n"
+			  /* spin: waits ns nanoseconds on the GPU's global timer */
+			  ".visible .entry spin(.param .u64 ns)\n"
+			  "{\n"
+			  "  .reg .b64 %sd<4>;\n"
+			  "  .reg .pred %sp;\n"
+			  "  ld.param.u64 %sd1, [ns];\n"
+			  "  mov.u64 %sd2, %globaltimer;\n"
+			  "SPIN:\n"
+			  "  mov.u64 %sd3, %globaltimer;\n"
+			  "  sub.u64 %sd3, %sd3, %sd2;\n"
+			  "  setp.lt.u64 %sp, %sd3, %sd1;\n"
+			  "  @%sp bra SPIN;\n"
 			  "  ret;\n"
 			  "}\n";
 
@@ -122,6 +142,21 @@ static CUDA_KERNEL_NODE_PARAMS params(void **kp, unsigned grid)
 	p.blockDimY = p.blockDimZ = 1;
 	p.kernelParams = kp;
 	return p;
+}
+
+/* A copy node's parameters: bytes from device memory at `from` to host memory `to`. */
+static CUDA_MEMCPY3D d2h_copy(void *to, CUdeviceptr from, size_t bytes)
+{
+	CUDA_MEMCPY3D c;
+	memset(&c, 0, sizeof(c));
+	c.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+	c.srcDevice = from;
+	c.dstMemoryType = CU_MEMORYTYPE_HOST;
+	c.dstHost = to;
+	c.WidthInBytes = bytes;
+	c.Height = 1;
+	c.Depth = 1;
+	return c;
 }
 
 static void graph_make(graph_t *g, int nodes)
@@ -222,19 +257,82 @@ static double hostfn_step(CUgraphExec x8)
 	return now_ns() - t0;
 }
 
+/*
+ * The same with the GPU the bottleneck: each launch spins SPIN_NS on the
+ * GPU, so the host's launches are queued ahead and what the stream waits
+ * for between iterations shows in the wall time.  Per iteration: 8 spins,
+ * eager or one graph of them, then (copy) 4 bytes to pinned memory, eager
+ * or as the graph's last node, or eager after the graph of spins (split);
+ * then a host function, or (sync) a synchronize, as a read-back ends a
+ * step.  A solver's iteration replayed so (spins, a copy node, a host
+ * function) left the GPU idle about twice as long before the next
+ * iteration as eager did (docs/performance.md, fifty-sixth session).
+ */
+#define SPIN_NS 8000ull
+enum { SPIN_NOCOPY, SPIN_COPY, SPIN_SPLIT };
+static CUfunction spin_fn;
+static CUdeviceptr spin_src;
+static void *spin_host;
+
+static void spin_copy(void)
+{
+	CK(cuMemcpyDtoHAsync(spin_host, spin_src, 4, st));
+}
+
+static CUgraphExec spin_graph(int nodes, bool copy, CUcontext ctx)
+{
+	static unsigned long long ns = SPIN_NS;
+	CUgraph g;
+	CUgraphExec x;
+	CUgraphNode prev = NULL, node;
+	CK(cuGraphCreate(&g, 0));
+	for (int i = 0; i < nodes; i++) {
+		void *kp[] = {&ns};
+		CUDA_KERNEL_NODE_PARAMS p = params(kp, 1);
+		p.func = spin_fn;
+		CK(cuGraphAddKernelNode(&node, g, prev ? &prev : NULL, prev ? 1 : 0, &p));
+		prev = node;
+	}
+	if (copy) {
+		CUDA_MEMCPY3D c = d2h_copy(spin_host, spin_src, 4);
+		CK(cuGraphAddMemcpyNode(&node, g, &prev, 1, &c, ctx));
+	}
+	CK(cuGraphInstantiate(&x, g, 0));
+	CK(cuGraphDestroy(g));
+	CK(cuGraphUpload(x, st));
+	CK(cuStreamSynchronize(st));
+	return x;
+}
+
+/* Wall ns of HF_ITERS iterations: x (or 8 eager spins), the copy as `copy`
+ * says (x then has it as a node where SPIN_COPY), then a host function or
+ * (sync) a synchronize. */
+static double spin_step(CUgraphExec x, int copy, bool sync)
+{
+	unsigned long long ns = SPIN_NS;
+	void *kp[] = {&ns};
+	double t0 = now_ns();
+	for (int it = 0; it < HF_ITERS; it++) {
+		if (x)
+			CK(cuGraphLaunch(x, st));
+		else
+			for (int i = 0; i < 8; i++)
+				CK(cuLaunchKernel(spin_fn, 1, 1, 1, 32, 1, 1, 0, st, kp, NULL));
+		if (copy == SPIN_SPLIT || (!x && copy == SPIN_COPY))
+			spin_copy();
+		if (sync)
+			CK(cuStreamSynchronize(st));
+		else
+			CK(cuLaunchHostFunc(st, hostfn_count, &hf_calls));
+	}
+	CK(cuStreamSynchronize(st));
+	return now_ns() - t0;
+}
+
 /* A read-back step's copy: 16 bytes from rb_src to the pinned buffer `to`. */
 static CUDA_MEMCPY3D rb_copy(void *to)
 {
-	CUDA_MEMCPY3D c;
-	memset(&c, 0, sizeof(c));
-	c.srcMemoryType = CU_MEMORYTYPE_DEVICE;
-	c.srcDevice = rb_src;
-	c.dstMemoryType = CU_MEMORYTYPE_HOST;
-	c.dstHost = to;
-	c.WidthInBytes = 16;
-	c.Height = 1;
-	c.Depth = 1;
-	return c;
+	return d2h_copy(to, rb_src, 16);
 }
 
 typedef struct rb_graph {
@@ -318,9 +416,15 @@ int main(int argc, char **argv)
 	graph_make(&g32, 32);
 	graph_make(&gn, n);
 	rb_make(&rb, ctx);
+	CK(cuModuleGetFunction(&spin_fn, mod, "spin"));
+	CK(cuMemAlloc(&spin_src, 4));
+	CK(cuMemsetD8(spin_src, 3, 4));
+	CK(cuMemHostAlloc(&spin_host, 4, 0));
+	CUgraphExec spin8 = spin_graph(8, false, ctx), spin8c = spin_graph(8, true, ctx);
 
 	enum { LAUNCH, GL8, GL32, GLN, P_ARG, P_GRID, P_SAME, GL_AFTER, W_EAGER, W_GRAPH, W_ALL, W_EIGHTH,
-	       RB_EAGER, RB_GRAPH, RB_PATCH, RB_AFTER, HF_EAGER, HF_GRAPH, NF };
+	       RB_EAGER, RB_GRAPH, RB_PATCH, RB_AFTER, HF_EAGER, HF_GRAPH, HS_EAGER, HS_GRAPH, HC_EAGER,
+	       HC_GRAPH, HC_SPLIT, SC_EAGER, SC_GRAPH, SC_SPLIT, NF };
 	static const char *const what[NF] = {
 		"eager launch (host, a launch)",
 		"graph launch, 8 nodes (host)",
@@ -340,6 +444,14 @@ int main(int argc, char **argv)
 		"read-back graph launched after that patch (host)",
 		"8 x (8 launches, a host function), eager (wall)",
 		"8 x (8-node graph, a host function) (wall)",
+		"8 x (8 spins of 8 us, a host function), eager (wall)",
+		"8 x (8-spin graph, a host function) (wall)",
+		"8 x (8 spins, a D2H copy, a host function), eager",
+		"8 x (graph: 8 spins, a D2H copy; a host function)",
+		"8 x (8-spin graph, eager D2H copy, a host function)",
+		"8 x (8 spins, a D2H copy, synchronize), eager",
+		"8 x (graph: 8 spins, a D2H copy; synchronize)",
+		"8 x (8-spin graph, eager D2H copy, synchronize)",
 	};
 	static double v[NF][MAX_R];
 	double w;
@@ -369,6 +481,14 @@ int main(int argc, char **argv)
 		f[RB_AFTER] = graph_launch(rb.x, &w);
 		f[HF_EAGER] = hostfn_step(NULL);
 		f[HF_GRAPH] = hostfn_step(g8.x);
+		f[HS_EAGER] = spin_step(NULL, SPIN_NOCOPY, false);
+		f[HS_GRAPH] = spin_step(spin8, SPIN_NOCOPY, false);
+		f[HC_EAGER] = spin_step(NULL, SPIN_COPY, false);
+		f[HC_GRAPH] = spin_step(spin8c, SPIN_COPY, false);
+		f[HC_SPLIT] = spin_step(spin8, SPIN_SPLIT, false);
+		f[SC_EAGER] = spin_step(NULL, SPIN_COPY, true);
+		f[SC_GRAPH] = spin_step(spin8c, SPIN_COPY, true);
+		f[SC_SPLIT] = spin_step(spin8, SPIN_SPLIT, true);
 		if (r >= 0)
 			for (int k = 0; k < NF; k++)
 				v[k][r] = f[k];
@@ -388,6 +508,16 @@ int main(int argc, char **argv)
 	printf("costs: behind host functions, an iteration's 8 launches as a graph take %.2f of eager's "
 	       "wall time (%u host functions ran)\n",
 	       m[HF_GRAPH] / m[HF_EAGER], hf_calls);
+	printf("costs: GPU-bound (8 spins), an iteration replayed less eager (us): a host function %.1f; "
+	       "a copy, a host function: the copy a node %.1f, eager after the graph %.1f; a copy, a "
+	       "synchronize: a node %.1f, eager after %.1f\n",
+	       (m[HS_GRAPH] - m[HS_EAGER]) / HF_ITERS / 1e3, (m[HC_GRAPH] - m[HC_EAGER]) / HF_ITERS / 1e3,
+	       (m[HC_SPLIT] - m[HC_EAGER]) / HF_ITERS / 1e3, (m[SC_GRAPH] - m[SC_EAGER]) / HF_ITERS / 1e3,
+	       (m[SC_SPLIT] - m[SC_EAGER]) / HF_ITERS / 1e3);
+	CK(cuGraphExecDestroy(spin8));
+	CK(cuGraphExecDestroy(spin8c));
+	CK(cuMemFreeHost(spin_host));
+	CK(cuMemFree(spin_src));
 	graph_t *gs[] = {&g8, &g32, &gn};
 	for (int i = 0; i < 3; i++) {
 		CK(cuGraphExecDestroy(gs[i]->x));
