@@ -112,6 +112,10 @@
 	  "the gate's eager passes count less graphshim's own time in them (eager without graphshim)") \
 	X(gate_host, "GRAPHSHIM_GATE_HOST", BOOL, 1, 0, 1,                                    \
 	  "the host's time from a pass to the next decides; the GPU's span can veto eager")  \
+	X(gate_period, "GRAPHSHIM_GATE_PERIOD", BOOL, 0, 0, 1,                                \
+	  "the GPU's time from a timed pass's first launch to the next pass's on the stream decides alone (what the stream waited for after the pass included)") \
+	X(gate_block, "GRAPHSHIM_GATE_BLOCK", INT, 1, 1, 8,                                   \
+	  "a trial's passes in blocks of this many of one kind, the first of each block untimed (1: eager and replayed passes in turn)") \
 	X(gate_trust, "GRAPHSHIM_GATE_TRUST", INT, 32, 0, 1000000000,                          \
 	  "a sequence of at least this many launches whose last four untimed replays patched at most one launch in 16, in chunks of 8 or more, on a stream with no adopted side streams, replays without a first trial (0: every sequence is tried)") \
 	X(gate_recheck, "GRAPHSHIM_GATE_RECHECK", INT, 1000, 0, 1000000000,                   \
@@ -181,6 +185,8 @@ typedef struct gs_config {
 	double gate_margin;
 	bool gate_less_own;
 	bool gate_host;
+	bool gate_period;
+	long long gate_block;
 	long long gate_trust;
 	long long gate_recheck;
 	int log_level;

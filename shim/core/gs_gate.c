@@ -47,7 +47,18 @@
 #include "gs_stream.h"
 #include "gs_trace.h"
 
-enum { GS_T_FREE, GS_T_RUNNING, GS_T_EAGER, GS_T_REPLAY };
+/* A timer's state: free; started (the pass in progress); stopped at its
+ * pass's end, to be read (EAGER, REPLAY); or, with GRAPHSHIM_GATE_PERIOD,
+ * stopped there but to be stopped again at the next pass's first launch
+ * (OPEN_EAGER, OPEN_REPLAY: not read until then). */
+enum { GS_T_FREE, GS_T_RUNNING, GS_T_EAGER, GS_T_REPLAY, GS_T_OPEN_EAGER, GS_T_OPEN_REPLAY };
+
+/* Whether the host's samples decide (GRAPHSHIM_GATE_HOST), or the GPU's
+ * alone: its span, or with GRAPHSHIM_GATE_PERIOD its period. */
+static bool gs_gate_host_decides(void)
+{
+	return gs_config.gate_host && !gs_config.gate_period;
+}
 
 static uint64_t gs_gate_clock_real(void)
 {
@@ -73,6 +84,7 @@ static void gs_gate_trial(gs_gate_t *g, uint32_t warm)
 	g->state = GS_GATE_S_TRIAL;
 	g->warm = warm;
 	g->ne = g->nr = g->se = g->sr = g->started = 0;
+	g->bpass = 0;
 	g->neh = g->nrh = 0;
 	g->want = (uint8_t)gs_config.gate_samples;
 	g->moved = 0;
@@ -242,7 +254,8 @@ static void gs_gate_decide(gs_stream_t *s, gs_seq_t *q)
 	gs_gate_loss_t l; /* the deciding clock's */
 	g->eager_host_ns = g->replay_host_ns = 0; /* where the host has no samples of both kinds */
 	g->eager_less_ns = 0;
-	if (gs_config.gate_host && g->neh && g->nrh) {
+	bool host = gs_config.gate_host && g->neh && g->nrh;
+	if (host) {
 		/* Reported under GRAPHSHIM_SELFTIME; with GRAPHSHIM_GATE_LESS_OWN
 		 * what the eager passes count for (gs_gate_eager_host). */
 		bool less = gs_config.gate_less_own;
@@ -259,9 +272,11 @@ static void gs_gate_decide(gs_stream_t *s, gs_seq_t *q)
 				 g->replay_host_ns, g->rh_ns, g->nrh, m);
 		bool gpu_replay = (double)g->replay_ns * (1.0 + m) < (double)g->eager_ns;
 		l.slower = l.slower && !gpu_replay;
-	} else {
-		l = gs_gate_loss(g->eager_ns, g->e_ns, g->ne, g->replay_ns, g->r_ns, g->nr, m);
 	}
+	/* With GRAPHSHIM_GATE_PERIOD the GPU's periods decide alone (the host's
+	 * medians are still kept, for the statistics and the trace). */
+	if (!host || gs_config.gate_period)
+		l = gs_gate_loss(g->eager_ns, g->e_ns, g->ne, g->replay_ns, g->r_ns, g->nr, m);
 	if (l.slower && l.apart != l.far && g->want < more) {
 		g->want = (uint8_t)more;
 		return;
@@ -276,8 +291,10 @@ static void gs_gate_decide(gs_stream_t *s, gs_seq_t *q)
 	g->passes = 0;
 	g->trials++;
 	for (int i = 0; i < GS_GATE_TIMERS; i++) /* the trial's samples still out: not watched ones */
-		if (g->tstate[i] == GS_T_EAGER || g->tstate[i] == GS_T_REPLAY)
+		if (g->tstate[i] != GS_T_FREE && g->tstate[i] != GS_T_RUNNING)
 			g->tstate[i] = GS_T_FREE;
+	if (s->pass.period == q)
+		s->pass.period = NULL;
 	GS_STAT_INC(gate_decisions);
 	if (eager)
 		GS_STAT_INC(gate_eager);
@@ -347,7 +364,7 @@ static bool gs_gate_clear(const gs_gate_t *g)
 	unsigned half = g->want / 2u;
 	if (g->want < 4 || g->ne < half || g->nr < half)
 		return false;
-	if (!gs_config.gate_host)
+	if (!gs_gate_host_decides())
 		return gs_gate_all_below(g->r_ns, g->nr, g->e_ns, g->ne);
 	if (g->neh < half || g->nrh < half ||
 	    !gs_gate_all_below(g->rh_ns, g->nrh, gs_gate_eager_host(g), g->neh))
@@ -422,8 +439,8 @@ static bool gs_gate_still_saves(const gs_gate_t *g, uint64_t ns)
 	if (g->state != GS_GATE_S_REPLAY || g->eager_ns <= g->replay_ns ||
 	    (double)(g->eager_ns - g->replay_ns) <= m)
 		return false;
-	if (!g->eager_host_ns || !g->replay_host_ns)
-		return true; /* the GPU's span alone decided */
+	if (gs_config.gate_period || !g->eager_host_ns || !g->replay_host_ns)
+		return true; /* the GPU's span (or period) alone decided */
 	return g->eager_host_ns > g->replay_host_ns && (double)(g->eager_host_ns - g->replay_host_ns) > m;
 }
 
@@ -610,8 +627,50 @@ static void gs_gate_host_sample(gs_stream_t *s, uint64_t now)
 		gs_gate_sample(g->rh_ns, &g->nrh, GS_GATE_MAX_SAMPLES, now - s->pass.t0);
 }
 
+/* Stop timer i of q on s, a pass of that kind: false when the timer
+ * failed (q then replays untimed). */
+static bool gs_gate_stop(gs_stream_t *s, gs_seq_t *q, int i, bool eager)
+{
+	gs_gate_t *g = &q->gate;
+	gs_self_did(GS_SELF_DID_GATE);
+	int rc = gs_backend->timer_mark(g->timer[i], 1, s->key.handle);
+	if (rc) {
+		g->tstate[i] = GS_T_FREE;
+		gs_gate_give_up(q, rc);
+		return false;
+	}
+	g->tstate[i] = eager ? GS_T_EAGER : GS_T_REPLAY;
+	return true;
+}
+
+/*
+ * GRAPHSHIM_GATE_PERIOD: the last timed pass's timer, stopped at its end,
+ * stops again here, at the next pass's first launch on the stream (of any
+ * sequence): its sample is then the pass's period on the GPU, the pass and
+ * what the stream waited for before the next one began (a host function's
+ * round trip, the host's own work where it is the bottleneck).  A solver
+ * whose every iteration ends in a host function left the GPU idle 45 us
+ * after each replayed iteration against 23 us eagerly, while the
+ * replayed iterations' spans were 1.8x shorter (docs/performance.md,
+ * fifty-sixth session).
+ */
+static void gs_gate_period_end(gs_stream_t *s)
+{
+	gs_seq_t *q = s->pass.period;
+	s->pass.period = NULL;
+	if (!q)
+		return;
+	gs_gate_t *g = &q->gate;
+	int i = s->pass.period_i;
+	if (i < 0 || i >= GS_GATE_TIMERS ||
+	    (g->tstate[i] != GS_T_OPEN_EAGER && g->tstate[i] != GS_T_OPEN_REPLAY))
+		return;
+	gs_gate_stop(s, q, i, g->tstate[i] == GS_T_OPEN_EAGER);
+}
+
 void gs_gate_begin(gs_stream_t *s, gs_seq_t *const *cands, uint32_t n)
 {
+	gs_gate_period_end(s);
 	gs_gate_abandon(s);
 	s->pass.seq = NULL;
 	s->pass.eager = false;
@@ -767,9 +826,41 @@ static bool gs_gate_turn_eager(uint32_t n)
 static bool gs_gate_eager_out(const gs_gate_t *g)
 {
 	for (int i = 0; i < GS_GATE_TIMERS; i++)
-		if (g->tstate[i] == GS_T_EAGER)
+		if (g->tstate[i] == GS_T_EAGER || g->tstate[i] == GS_T_OPEN_EAGER)
 			return true;
 	return false;
+}
+
+/*
+ * GRAPHSHIM_GATE_BLOCK = B > 1: a trial's passes go in blocks of B of one
+ * kind, the blocks' kinds in the order above (E R R E ...), and the first
+ * pass of each block is not timed.  Passes in turn measure each kind in
+ * the other's wake: where the host runs ahead of the GPU replayed and
+ * behind it eagerly, an eager pass after replayed ones finds its launches
+ * queued ahead as a replayed pass does, and whatever the stream's regime
+ * costs between passes (a host function's round trip, 23 us eagerly and 45
+ * us replayed in solver-hostfn's timeline) falls on both kinds alike.  A
+ * block's first pass lets the stream settle into its kind's regime.  An
+ * eager block waits (replayed, untimed) while a timed eager pass is out,
+ * as a pass in turn does; a timed place without a timer of q's goes
+ * untimed in its block's kind.
+ */
+static bool gs_gate_block_kind(gs_stream_t *s, gs_seq_t *q, bool mine)
+{
+	gs_gate_t *g = &q->gate;
+	unsigned want = g->want, b = (unsigned)gs_config.gate_block;
+	if (g->se >= want && g->sr >= want)
+		return false;
+	unsigned at = g->bpass % b;
+	bool eager = g->sr >= want || (g->se < want && gs_gate_turn_eager(g->bpass / b));
+	if (!at && eager && gs_gate_eager_out(g))
+		return false;
+	g->bpass++;
+	if (!at || !mine)
+		return eager;
+	g->started++;
+	s->pass.timed = q;
+	return eager;
 }
 
 /*
@@ -826,13 +917,16 @@ static bool gs_gate_kind(gs_stream_t *s, gs_seq_t *q, bool mine)
 	if (gs_gate_defer(s, q))
 		return false;
 	unsigned want = g->want;
-	if (g->started >= GS_GATE_MAX_STARTS(want)) {
+	if (g->started >= GS_GATE_MAX_STARTS(want) ||
+	    g->bpass >= (unsigned)gs_config.gate_block * GS_GATE_MAX_STARTS(want)) {
 		g->state = GS_GATE_S_REPLAY;
 		g->passes = 0;
 		if (s->pass.trial == q)
 			s->pass.trial = NULL;
 		return false;
 	}
+	if (gs_config.gate_block > 1)
+		return gs_gate_block_kind(s, q, mine);
 	if (!mine || (g->se >= want && g->sr >= want))
 		return false;
 	bool eager = g->sr >= want || (g->se < want && gs_gate_turn_eager(g->started));
@@ -888,14 +982,19 @@ void gs_gate_complete(gs_stream_t *s, gs_seq_t *q, bool eager)
 	int i = g->running;
 	g->running = -1;
 	s->pass.timed = NULL;
-	gs_self_did(GS_SELF_DID_GATE);
-	int rc = gs_backend->timer_mark(g->timer[i], 1, s->key.handle);
-	if (rc) {
-		g->tstate[i] = GS_T_FREE;
-		gs_gate_give_up(q, rc);
+	if (!gs_gate_stop(s, q, i, eager))
 		return;
+	if (gs_config.gate_period) {
+		/* Read once stopped again at the next pass's first launch
+		 * (gs_gate_period_end); one before it still open keeps its span. */
+		gs_seq_t *o = s->pass.period;
+		int j = s->pass.period_i;
+		if (o && j >= 0 && j < GS_GATE_TIMERS && o->gate.tstate[j] >= GS_T_OPEN_EAGER)
+			o->gate.tstate[j] = o->gate.tstate[j] == GS_T_OPEN_EAGER ? GS_T_EAGER : GS_T_REPLAY;
+		g->tstate[i] = eager ? GS_T_OPEN_EAGER : GS_T_OPEN_REPLAY;
+		s->pass.period = q;
+		s->pass.period_i = (int8_t)i;
 	}
-	g->tstate[i] = eager ? GS_T_EAGER : GS_T_REPLAY;
 	if (eager)
 		g->se++;
 	else
@@ -930,6 +1029,8 @@ void gs_gate_forget(gs_stream_t *s, const gs_seq_t *q)
 		s->pass.seq = NULL;
 	if (s->pass.host == q)
 		s->pass.host = NULL;
+	if (s->pass.period == q)
+		s->pass.period = NULL; /* its open timer is freed with q's (gs_gate_release) */
 	if (s->pass.trial == q)
 		s->pass.trial = NULL;
 }

@@ -55,6 +55,7 @@ typedef struct gs_gate {
 	uint8_t ne, nr;    /* samples read in this trial */
 	uint8_t se, sr;    /* timed passes completed in this trial */
 	uint8_t started;   /* timed passes begun in this trial, completed or cut */
+	uint16_t bpass;    /* GRAPHSHIM_GATE_BLOCK: this trial's passes in blocks, untimed ones too */
 	int8_t running;    /* the timer of the pass in progress, or -1 */
 	bool off;          /* no timers: replay, never measured again */
 	uint8_t tstate[GS_GATE_TIMERS];
@@ -95,6 +96,9 @@ typedef struct gs_gate_pass {
 	const void *own_tl; /* ... and that thread (gs_self_tl) */
 	gs_seq_t *host;  /* that pass's sequence, while its host time runs to the next pass */
 	bool host_eager; /* ... and its kind */
+	gs_seq_t *period; /* GRAPHSHIM_GATE_PERIOD: the last timed pass's sequence, whose
+			   * timer stops again at the next pass's first launch */
+	int8_t period_i;  /* ... and that timer */
 	gs_seq_t *trial; /* the sequence in its first trial: like ones wait for its verdict */
 	uint32_t prior_n; /* the length of the last sequence decided replay (0: none, or a
 			   * verdict of eager on a like sequence since) */

@@ -5,6 +5,7 @@
 
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <string.h>
 
 static const uintptr_t F[] = {0xf1, 0xf2, 0xf3, 0xf4, 0xf5, 0xf6, 0xf7, 0xf8};
 #define S1 ((uintptr_t)0x5001)
@@ -1139,5 +1140,141 @@ Test(gate, a_sequence_patched_in_its_last_untimed_replays_is_tried)
 		step_drift();
 	cr_expect_eq(gs_stats.gate_trusted, 0);
 	cr_expect_eq(gs_stats.gate_decisions, 1);
+	tb_check();
+}
+
+/*
+ * GRAPHSHIM_GATE_PERIOD: a solver whose every iteration ends in a host
+ * function.  On the GPU a replayed pass is far shorter (6 us against 40),
+ * and so it is on the host (10 us against 30), but after each replayed
+ * pass the stream waits 70 us for the host function against 23 us after
+ * an eager one.  The span and the host say replay; the period (76 us
+ * against 63) says eager.  Without the setting the graph is kept.
+ */
+static uint64_t gap_eager_ns, gap_replay_ns;
+static void gap_step(void)
+{
+	host_step();
+	tb.clock += last_step_from_graph() ? gap_replay_ns : gap_eager_ns;
+}
+
+static void period_trial(const char *on, uint64_t gap_e, uint64_t gap_r)
+{
+	gate_start(5000, 500, 2000, "GRAPHSHIM_GATE_PERIOD", on); /* GPU: eager 40 us, replay 6 us */
+	host_clock_start(30000, 10000);
+	gap_eager_ns = gap_e;
+	gap_replay_ns = gap_r;
+	steps_to_decision_with(gap_step, 1, 40);
+	cr_assert_eq(gs_stats.gate_decisions, 1);
+}
+
+Test(gate, with_period_the_wait_after_a_pass_counts)
+{
+	period_trial("1", 23000, 70000);
+	gs_seq_info_t q = seq_info();
+	cr_expect_str_eq(q.gate, "eager");
+	cr_expect_eq(q.eager_ns, 63000, "eager period %llu", (unsigned long long)q.eager_ns);
+	cr_expect_eq(q.replay_ns, 76000, "replay period %llu", (unsigned long long)q.replay_ns);
+	cr_expect_eq(q.eager_host_ns, 30000, "the host's medians are still reported");
+	cr_expect_eq(q.replay_host_ns, 10000);
+	tb_check();
+	gs_engine_fini();
+
+	period_trial("0", 23000, 70000);
+	q = seq_info();
+	cr_expect_str_eq(q.gate, "replay");
+	cr_expect_eq(q.eager_ns, 40000, "the span: %llu", (unsigned long long)q.eager_ns);
+	cr_expect_eq(q.replay_ns, 6000);
+	tb_check();
+}
+
+/* The same waits after both kinds: the period says replay, as the span does. */
+Test(gate, with_period_an_even_wait_keeps_the_graph)
+{
+	period_trial("1", 23000, 23000);
+	gs_seq_info_t q = seq_info();
+	cr_expect_str_eq(q.gate, "replay");
+	cr_expect_eq(q.eager_ns, 63000);
+	cr_expect_eq(q.replay_ns, 29000);
+	/* Watched afterwards with periods too: no move, no timer left behind. */
+	for (int i = 0; i < 300; i++)
+		gap_step();
+	cr_expect_eq(gs_stats.gate_decisions, 1);
+	cr_expect_leq(tb.live_timers, 4);
+	tb_check();
+}
+
+/*
+ * A regime: the wait after a pass depends on the pass before it (the host
+ * ahead of the GPU after a replayed pass, a host function's round trip then
+ * 70 us; behind it after an eager one, 23 us), not on the pass's own kind.
+ * Passes in turn, timed by their periods, see each kind in the other's
+ * wake and keep the graph; in blocks of three (one settling pass, two
+ * timed) the eager passes follow eager ones and the replayed passes
+ * replayed ones: eager 63 us a period against 76, eager.
+ */
+static bool regime_after_replay;
+static void regime_step(void)
+{
+	host_step();
+	tb.clock += regime_after_replay ? 70000 : 23000;
+	regime_after_replay = last_step_from_graph();
+}
+
+static void regime_trial(const char *block)
+{
+	gate_start_with(5000, 500, 2000, "GRAPHSHIM_GATE_PERIOD", "1", "GRAPHSHIM_GATE_BLOCK", block);
+	host_clock_start(30000, 10000);
+	regime_after_replay = false;
+	steps_to_decision_with(regime_step, 1, 60);
+	cr_assert_eq(gs_stats.gate_decisions, 1);
+}
+
+Test(gate, in_blocks_each_kind_is_timed_in_its_own_regime)
+{
+	regime_trial("1");
+	cr_expect_str_eq(seq_info().gate, "replay", "passes in turn: each in the other's wake");
+	tb_check();
+	gs_engine_fini();
+
+	regime_trial("3");
+	gs_seq_info_t q = seq_info();
+	cr_expect_str_eq(q.gate, "eager");
+	cr_expect_eq(q.eager_ns, 63000, "eager period %llu", (unsigned long long)q.eager_ns);
+	cr_expect_eq(q.replay_ns, 76000, "replay period %llu", (unsigned long long)q.replay_ns);
+	tb_check();
+}
+
+/* The kinds of a trial's passes, one letter a step (E eager, R replayed),
+ * until the first decision (at most 40 steps). */
+static void trial_kinds(char *out)
+{
+	int n = 0;
+	while (!gs_stats.gate_decisions && n < 40) {
+		step(0);
+		out[n++] = last_step_from_graph() ? 'R' : 'E';
+	}
+	out[n] = 0;
+}
+
+/* In blocks of three: three eager passes in a row, then three replayed;
+ * passes in turn never run three of a kind. */
+Test(gate, blocks_run_each_kind_in_a_row)
+{
+	char k[41];
+	gate_start(5000, 500, 2000, "GRAPHSHIM_GATE_BLOCK", "3"); /* replay wins: 40 us against 6 */
+	trial_kinds(k);
+	cr_assert_eq(gs_stats.gate_decisions, 1);
+	cr_expect(strstr(k, "EEERRR") != NULL, "kinds %s", k);
+	gs_seq_info_t q = seq_info();
+	cr_expect_str_eq(q.gate, "replay");
+	cr_expect_eq(q.eager_ns, 40000);
+	cr_expect_eq(q.replay_ns, 6000);
+	tb_check();
+	gs_engine_fini();
+
+	gate_start(5000, 500, 2000, "GRAPHSHIM_GATE_BLOCK", "1");
+	trial_kinds(k);
+	cr_expect(strstr(k, "EEE") == NULL, "kinds %s", k);
 	tb_check();
 }
