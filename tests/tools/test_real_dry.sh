@@ -45,6 +45,7 @@ check "graphshim's own time" '^nn-dynamic: graphshim: host ns a call (GRAPHSHIM_
 check "mode before" '^nn-dynamic: before ( GRAPHSHIM_CHUNK_SHORT=1; both under GRAPHSHIM_SELFTIME=1) [0-9.]*us; eager/before [0-9.]*; before/graphshim [0-9.]*; cov 0\.[0-9]*'
 check "mode before2" '^nn-dynamic: before2 (GRAPHSHIM_GATE_MARGIN=0.03; both under GRAPHSHIM_SELFTIME=1) [0-9.]*us; eager/before2 [0-9.]*; before2/graphshim [0-9.]*; cov 0\.[0-9]*'
 check "before2's own time" '^nn-dynamic: before2: host ns a call (GRAPHSHIM_SELFTIME)'
+check "each mode's rounds" '^nn-dynamic: rounds (us, in the order run): eager [0-9.]* [0-9.]*; graphshim [0-9.]* [0-9.]*; before [0-9.]* [0-9.]*; before2 [0-9.]* [0-9.]*$'
 if grep -q 'differs' "$tmp/out"; then
 	echo "FAIL: an output differs"
 	grep differs "$tmp/out"

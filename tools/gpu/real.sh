@@ -7,7 +7,9 @@
 # Every run's --out must be byte-identical to the first eager run's.  Then
 # one extra run per mode, untimed, with libgscupti.so injected
 # (CUDA_INJECTION64_PATH): CUPTI's count of the kernels really run, which
-# must be the same with and without graphshim.  The table comes LAST.
+# must be the same with and without graphshim.  The table comes LAST; the
+# notes under it give, per program, CUPTI's counts, graphshim's statistics,
+# the before/before2 modes and each mode's rounds in the order they ran.
 #
 # Builds the C/CUDA programs and libgscupti.so (into GS_BUILD/kernels/real-bin,
 # kept while their sources are older); expects libgraphshim.so built
@@ -951,6 +953,18 @@ real_one() {
 		fi
 		note "$name: $b ($how${GS_REAL_SHIM_ENV:+; both under $GS_REAL_SHIM_ENV}) ${bm}us; eager/$b $bci; $b/graphshim $bgi; cov $bc, steady $bs"
 	done
+	# Each mode's rounds in the order they ran: a process's spread here is
+	# often wider than the difference of the medians (nanogpt-async's eager
+	# rounds 1,238-1,961 us in one call, fifty-sixth session).
+	if [ "${rounds_done:-0}" -ge 2 ]; then
+		local rs="" f
+		for m in eager graphshim graph before before2; do
+			f="$w.$m.times"
+			[ -s "$f" ] || continue
+			rs="$rs${rs:+; }$m $(awk '{ printf "%s%.1f", (NR > 1 ? " " : ""), $1 }' "$f")"
+		done
+		[ -z "$rs" ] || note "$name: rounds (us, in the order run): $rs"
+	fi
 	local gl
 	gl=$(grep -c "^$name " "$W/graphshim-lines.log" 2>/dev/null)
 	[ "${gl:-0}" = 0 ] || note "$name: $gl graphshim: line(s) on stderr, first: $(grep "^$name " "$W/graphshim-lines.log" | head -n 1 | cut -c1-160)"
