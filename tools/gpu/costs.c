@@ -235,26 +235,17 @@ static void CUDA_CB hostfn_count(void *p)
 }
 
 /*
- * Wall ns of HF_ITERS iterations of 8 launches then a host function
- * (cuLaunchHostFunc), synchronized once at the end: each iteration's
- * launches eager, or (x8 given) one launch of the 8-node graph x8.  A
- * solver that logs every iteration from a host function ran slower
- * replayed than eager, and so did its own graph (docs/limits.md): this
- * says whether a graph launched behind a host function is what costs.
+ * Iterations of 8 launches then a host function (cuLaunchHostFunc),
+ * synchronized once at the end (hf_step, below): each iteration's launches
+ * eager, or one launch of an 8-node graph.  A solver that logs every
+ * iteration from a host function ran slower replayed than eager, and so
+ * did its own graph (docs/limits.md): this says whether a graph launched
+ * behind a host function is what costs.
  */
 #define HF_ITERS 8
-static double hostfn_step(CUgraphExec x8)
+static void tiny8(void)
 {
-	double t0 = now_ns();
-	for (int it = 0; it < HF_ITERS; it++) {
-		if (x8)
-			CK(cuGraphLaunch(x8, st));
-		else
-			launch_eager(8);
-		CK(cuLaunchHostFunc(st, hostfn_count, &hf_calls));
-	}
-	CK(cuStreamSynchronize(st));
-	return now_ns() - t0;
+	launch_eager(8);
 }
 
 /*
@@ -304,20 +295,25 @@ static CUgraphExec spin_graph(int nodes, bool copy, CUcontext ctx)
 	return x;
 }
 
-/* Wall ns of HF_ITERS iterations: x (or 8 eager spins), the copy as `copy`
- * says (x then has it as a node where SPIN_COPY), then a host function or
- * (sync) a synchronize. */
-static double spin_step(CUgraphExec x, int copy, bool sync)
+static void spin8(void)
 {
 	unsigned long long ns = SPIN_NS;
 	void *kp[] = {&ns};
+	for (int i = 0; i < 8; i++)
+		CK(cuLaunchKernel(spin_fn, 1, 1, 1, 32, 1, 1, 0, st, kp, NULL));
+}
+
+/* Wall ns of HF_ITERS iterations: x (or eager8's 8 eager launches), the
+ * copy as `copy` says (x then has it as a node where SPIN_COPY), then a
+ * host function or (sync) a synchronize; one synchronize at the end. */
+static double hf_step(CUgraphExec x, void (*eager8)(void), int copy, bool sync)
+{
 	double t0 = now_ns();
 	for (int it = 0; it < HF_ITERS; it++) {
 		if (x)
 			CK(cuGraphLaunch(x, st));
 		else
-			for (int i = 0; i < 8; i++)
-				CK(cuLaunchKernel(spin_fn, 1, 1, 1, 32, 1, 1, 0, st, kp, NULL));
+			eager8();
 		if (copy == SPIN_SPLIT || (!x && copy == SPIN_COPY))
 			spin_copy();
 		if (sync)
@@ -420,7 +416,7 @@ int main(int argc, char **argv)
 	CK(cuMemAlloc(&spin_src, 4));
 	CK(cuMemsetD8(spin_src, 3, 4));
 	CK(cuMemHostAlloc(&spin_host, 4, 0));
-	CUgraphExec spin8 = spin_graph(8, false, ctx), spin8c = spin_graph(8, true, ctx);
+	CUgraphExec spin8x = spin_graph(8, false, ctx), spin8c = spin_graph(8, true, ctx);
 
 	enum { LAUNCH, GL8, GL32, GLN, P_ARG, P_GRID, P_SAME, GL_AFTER, W_EAGER, W_GRAPH, W_ALL, W_EIGHTH,
 	       RB_EAGER, RB_GRAPH, RB_PATCH, RB_AFTER, HF_EAGER, HF_GRAPH, HS_EAGER, HS_GRAPH, HC_EAGER,
@@ -479,16 +475,16 @@ int main(int argc, char **argv)
 		f[RB_GRAPH] = graph_launch(rb.x, &w);
 		f[RB_PATCH] = rb_patch(&rb);
 		f[RB_AFTER] = graph_launch(rb.x, &w);
-		f[HF_EAGER] = hostfn_step(NULL);
-		f[HF_GRAPH] = hostfn_step(g8.x);
-		f[HS_EAGER] = spin_step(NULL, SPIN_NOCOPY, false);
-		f[HS_GRAPH] = spin_step(spin8, SPIN_NOCOPY, false);
-		f[HC_EAGER] = spin_step(NULL, SPIN_COPY, false);
-		f[HC_GRAPH] = spin_step(spin8c, SPIN_COPY, false);
-		f[HC_SPLIT] = spin_step(spin8, SPIN_SPLIT, false);
-		f[SC_EAGER] = spin_step(NULL, SPIN_COPY, true);
-		f[SC_GRAPH] = spin_step(spin8c, SPIN_COPY, true);
-		f[SC_SPLIT] = spin_step(spin8, SPIN_SPLIT, true);
+		f[HF_EAGER] = hf_step(NULL, tiny8, SPIN_NOCOPY, false);
+		f[HF_GRAPH] = hf_step(g8.x, tiny8, SPIN_NOCOPY, false);
+		f[HS_EAGER] = hf_step(NULL, spin8, SPIN_NOCOPY, false);
+		f[HS_GRAPH] = hf_step(spin8x, spin8, SPIN_NOCOPY, false);
+		f[HC_EAGER] = hf_step(NULL, spin8, SPIN_COPY, false);
+		f[HC_GRAPH] = hf_step(spin8c, spin8, SPIN_COPY, false);
+		f[HC_SPLIT] = hf_step(spin8x, spin8, SPIN_SPLIT, false);
+		f[SC_EAGER] = hf_step(NULL, spin8, SPIN_COPY, true);
+		f[SC_GRAPH] = hf_step(spin8c, spin8, SPIN_COPY, true);
+		f[SC_SPLIT] = hf_step(spin8x, spin8, SPIN_SPLIT, true);
 		if (r >= 0)
 			for (int k = 0; k < NF; k++)
 				v[k][r] = f[k];
@@ -514,7 +510,7 @@ int main(int argc, char **argv)
 	       (m[HS_GRAPH] - m[HS_EAGER]) / HF_ITERS / 1e3, (m[HC_GRAPH] - m[HC_EAGER]) / HF_ITERS / 1e3,
 	       (m[HC_SPLIT] - m[HC_EAGER]) / HF_ITERS / 1e3, (m[SC_GRAPH] - m[SC_EAGER]) / HF_ITERS / 1e3,
 	       (m[SC_SPLIT] - m[SC_EAGER]) / HF_ITERS / 1e3);
-	CK(cuGraphExecDestroy(spin8));
+	CK(cuGraphExecDestroy(spin8x));
 	CK(cuGraphExecDestroy(spin8c));
 	CK(cuMemFreeHost(spin_host));
 	CK(cuMemFree(spin_src));
