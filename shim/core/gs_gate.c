@@ -652,9 +652,10 @@ static bool gs_gate_stop(gs_stream_t *s, gs_seq_t *q, int i, bool eager)
  * whose every iteration ends in a host function left the GPU idle 45 us
  * after each replayed iteration against 23 us eagerly, while the
  * replayed iterations' spans were 1.8x shorter (docs/performance.md,
- * fifty-sixth session).
+ * fifty-sixth session).  With stop false (another timed pass of the stream
+ * completed first) it is read as stopped at its pass's end: its span.
  */
-static void gs_gate_period_end(gs_stream_t *s)
+static void gs_gate_period_end(gs_stream_t *s, bool stop)
 {
 	gs_seq_t *q = s->pass.period;
 	s->pass.period = NULL;
@@ -665,12 +666,16 @@ static void gs_gate_period_end(gs_stream_t *s)
 	if (i < 0 || i >= GS_GATE_TIMERS ||
 	    (g->tstate[i] != GS_T_OPEN_EAGER && g->tstate[i] != GS_T_OPEN_REPLAY))
 		return;
-	gs_gate_stop(s, q, i, g->tstate[i] == GS_T_OPEN_EAGER);
+	bool eager = g->tstate[i] == GS_T_OPEN_EAGER;
+	if (stop)
+		gs_gate_stop(s, q, i, eager);
+	else /* read as stopped at its pass's end: its span */
+		g->tstate[i] = eager ? GS_T_EAGER : GS_T_REPLAY;
 }
 
 void gs_gate_begin(gs_stream_t *s, gs_seq_t *const *cands, uint32_t n)
 {
-	gs_gate_period_end(s);
+	gs_gate_period_end(s, true);
 	gs_gate_abandon(s);
 	s->pass.seq = NULL;
 	s->pass.eager = false;
@@ -832,7 +837,17 @@ static bool gs_gate_eager_out(const gs_gate_t *g)
 }
 
 /*
- * GRAPHSHIM_GATE_BLOCK = B > 1: a trial's passes go in blocks of B of one
+ * The kind of a pass over q, and whether it is timed (s->pass.timed; only
+ * a pass whose timer q started at its first launch, `mine`, can be).
+ * Eager and replayed passes in turn (gs_gate_turn_eager), eager first, by
+ * passes begun: a timed pass cut short (another thread's sync, say)
+ * counts, or a sequence whose passes are often cut would run eagerly pass
+ * after pass.  One that cannot complete enough timed passes
+ * of each kind in GS_GATE_MAX_STARTS keeps its graph until the next
+ * re-check.  An untimed pass (no timer started at its first launch, or
+ * enough of both kinds) replays.
+ *
+ * With GRAPHSHIM_GATE_BLOCK = B > 1 a trial's passes go in blocks of B of one
  * kind, the blocks' kinds in the order above (E R R E ...), and the first
  * pass of each block is not timed.  Passes in turn measure each kind in
  * the other's wake: where the host runs ahead of the GPU replayed and
@@ -844,35 +859,6 @@ static bool gs_gate_eager_out(const gs_gate_t *g)
  * eager block waits (replayed, untimed) while a timed eager pass is out,
  * as a pass in turn does; a timed place without a timer of q's goes
  * untimed in its block's kind.
- */
-static bool gs_gate_block_kind(gs_stream_t *s, gs_seq_t *q, bool mine)
-{
-	gs_gate_t *g = &q->gate;
-	unsigned want = g->want, b = (unsigned)gs_config.gate_block;
-	if (g->se >= want && g->sr >= want)
-		return false;
-	unsigned at = g->bpass % b;
-	bool eager = g->sr >= want || (g->se < want && gs_gate_turn_eager(g->bpass / b));
-	if (!at && eager && gs_gate_eager_out(g))
-		return false;
-	g->bpass++;
-	if (!at || !mine)
-		return eager;
-	g->started++;
-	s->pass.timed = q;
-	return eager;
-}
-
-/*
- * The kind of a pass over q, and whether it is timed (s->pass.timed; only
- * a pass whose timer q started at its first launch, `mine`, can be).
- * Eager and replayed passes in turn (gs_gate_turn_eager), eager first, by
- * passes begun: a timed pass cut short (another thread's sync, say)
- * counts, or a sequence whose passes are often cut would run eagerly pass
- * after pass.  One that cannot complete enough timed passes
- * of each kind in GS_GATE_MAX_STARTS keeps its graph until the next
- * re-check.  An untimed pass (no timer started at its first launch, or
- * enough of both kinds) replays.
  */
 static bool gs_gate_kind(gs_stream_t *s, gs_seq_t *q, bool mine)
 {
@@ -925,13 +911,19 @@ static bool gs_gate_kind(gs_stream_t *s, gs_seq_t *q, bool mine)
 			s->pass.trial = NULL;
 		return false;
 	}
-	if (gs_config.gate_block > 1)
-		return gs_gate_block_kind(s, q, mine);
-	if (!mine || (g->se >= want && g->sr >= want))
+	/* Turns by pass, or (GRAPHSHIM_GATE_BLOCK) by block, whose first
+	 * pass goes untimed. */
+	unsigned b = (unsigned)gs_config.gate_block;
+	bool settle = b > 1 && g->bpass % b == 0;
+	if ((b == 1 && !mine) || (g->se >= want && g->sr >= want))
 		return false;
-	bool eager = g->sr >= want || (g->se < want && gs_gate_turn_eager(g->started));
-	if (eager && gs_gate_eager_out(g))
+	bool eager = g->sr >= want || (g->se < want && gs_gate_turn_eager(b > 1 ? g->bpass / b : g->started));
+	if ((b == 1 || settle) && eager && gs_gate_eager_out(g))
 		return false; /* its turn waits, replayed meanwhile (untimed) */
+	if (b > 1)
+		g->bpass++;
+	if (settle || !mine)
+		return eager;
 	g->started++;
 	s->pass.timed = q;
 	return eager;
@@ -987,10 +979,7 @@ void gs_gate_complete(gs_stream_t *s, gs_seq_t *q, bool eager)
 	if (gs_config.gate_period) {
 		/* Read once stopped again at the next pass's first launch
 		 * (gs_gate_period_end); one before it still open keeps its span. */
-		gs_seq_t *o = s->pass.period;
-		int j = s->pass.period_i;
-		if (o && j >= 0 && j < GS_GATE_TIMERS && o->gate.tstate[j] >= GS_T_OPEN_EAGER)
-			o->gate.tstate[j] = o->gate.tstate[j] == GS_T_OPEN_EAGER ? GS_T_EAGER : GS_T_REPLAY;
+		gs_gate_period_end(s, false);
 		g->tstate[i] = eager ? GS_T_OPEN_EAGER : GS_T_OPEN_REPLAY;
 		s->pass.period = q;
 		s->pass.period_i = (int8_t)i;
