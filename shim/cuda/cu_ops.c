@@ -428,7 +428,7 @@ static const char *gs_cu_func_name(const gs_rec_t *r)
 static void gs_cu_refusal_note(const gs_rec_t *r, CUresult st, const char *what)
 {
 	static unsigned told;
-	if (r->kind == GS_REC_SET && st == CUDA_ERROR_NOT_SUPPORTED)
+	if (r->kind == GS_REC_SET && st == CUDA_ERROR_NOT_SUPPORTED && gs_cu_cupti_seen())
 		return; /* not offered (cu_cupti.c) */
 	if (!gs_log_first(&told, 4))
 		return;

@@ -106,18 +106,19 @@ gs_ge() {
 # PyTorch and JAX load) where it has both header and library, else the CUDA
 # toolkit's; status 1 where neither is found.
 gs_find_cupti() {
-	local d
+	local d sub inc lib
+	local dirs=() # "INCLUDE_DIR LIBRARY_DIR", in the order searched
 	for d in $("$GS_PY" -c 'import nvidia, sys; print(" ".join(nvidia.__path__))' 2>/dev/null); do
 		for sub in cu13 cuda_cupti cu12; do
-			if [ -f "$d/$sub/include/cupti.h" ] && ls "$d/$sub"/lib/libcupti.so* >/dev/null 2>&1; then
-				echo "$d/$sub/include $(ls "$d/$sub"/lib/libcupti.so* | sort | tail -n 1)"
-				return 0
-			fi
+			dirs+=("$d/$sub/include $d/$sub/lib")
 		done
 	done
-	for d in /usr/local/cuda /usr/local/cuda/extras/CUPTI; do
-		if [ -f "$d/include/cupti.h" ] && ls "$d"/lib64/libcupti.so* >/dev/null 2>&1; then
-			echo "$d/include $(ls "$d"/lib64/libcupti.so* | sort | tail -n 1)"
+	dirs+=("/usr/local/cuda/include /usr/local/cuda/lib64"
+		"/usr/local/cuda/extras/CUPTI/include /usr/local/cuda/extras/CUPTI/lib64")
+	for d in "${dirs[@]}"; do
+		read -r inc lib <<<"$d"
+		if [ -f "$inc/cupti.h" ] && ls "$lib"/libcupti.so* >/dev/null 2>&1; then
+			echo "$inc $(ls "$lib"/libcupti.so* | sort | tail -n 1)"
 			return 0
 		fi
 	done
