@@ -16,6 +16,7 @@
 #include "gs_trace.h"
 #include "gs_variant.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <sys/resource.h>
 
@@ -222,11 +223,69 @@ static bool gs_arm_plan(gs_seq_t *q)
  * caller steals only records nothing else will read: a segment that is
  * ending, or one it marks unlearnable.
  */
+/*
+ * Kernels the vendor would not take as graph nodes, by function and shape,
+ * process-wide.  A refusal at a build (gs_arm_replan) refuses, in that
+ * sequence, every record of the same kernel with it: a step that launches
+ * it at many places (a framework's batch norm in every layer) pays one
+ * build again, not one a place, and does not reach GS_ARM_MAX_REFUSED and
+ * fail whole for one kernel.  Sequences baked later have its records
+ * refused before their first build.  Refusing a record the vendor would
+ * have taken costs only that launch's replay (it runs eagerly at its
+ * place), so a function handle reused after its module's unload, or a
+ * full table, changes no result.  Copies and memsets are refused for their
+ * operands (the kind of memory), and only at their place.
+ */
+#define GS_ARM_REFUSED_KERNELS 64
+static struct {
+	pthread_mutex_t mu; /* a leaf: taken under a stream's lock, takes none */
+	uint32_t n;
+	struct {
+		const void *func;
+		uint64_t shape;
+	} k[GS_ARM_REFUSED_KERNELS];
+} gs_arm_refused_kernels = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+static bool gs_arm_alike(const gs_rec_t *a, const gs_rec_t *b)
+{
+	return a->kind == GS_REC_KERNEL && b->kind == GS_REC_KERNEL && a->func == b->func &&
+	       a->shape == b->shape;
+}
+
+/* Whether r is a kernel of one the vendor refused before (in any sequence). */
+static bool gs_arm_refused_before(const gs_rec_t *r)
+{
+	if (r->kind != GS_REC_KERNEL)
+		return false;
+	bool found = false;
+	pthread_mutex_lock(&gs_arm_refused_kernels.mu);
+	for (uint32_t i = 0; i < gs_arm_refused_kernels.n && !found; i++)
+		found = gs_arm_refused_kernels.k[i].func == r->func &&
+			gs_arm_refused_kernels.k[i].shape == r->shape;
+	pthread_mutex_unlock(&gs_arm_refused_kernels.mu);
+	return found;
+}
+
+static void gs_arm_remember_refused(const gs_rec_t *r)
+{
+	if (r->kind != GS_REC_KERNEL || gs_arm_refused_before(r))
+		return;
+	pthread_mutex_lock(&gs_arm_refused_kernels.mu);
+	uint32_t n = gs_arm_refused_kernels.n;
+	if (n < GS_ARM_REFUSED_KERNELS) {
+		gs_arm_refused_kernels.k[n].func = r->func;
+		gs_arm_refused_kernels.k[n].shape = r->shape;
+		gs_arm_refused_kernels.n = n + 1;
+	}
+	pthread_mutex_unlock(&gs_arm_refused_kernels.mu);
+}
+
 static bool gs_arm_bake(gs_stream_t *s, gs_seq_t *q, uint64_t from, bool steal)
 {
 	q->recs = calloc(q->n, sizeof(*q->recs));
 	if (!q->recs)
 		return true;
+	q->nrefused = 0;
 	for (uint32_t i = 0; i < q->n; i++) {
 		gs_rec_t **slot = &s->ring[(from + i) % s->cap];
 		if (!*slot)
@@ -239,7 +298,8 @@ static bool gs_arm_bake(gs_stream_t *s, gs_seq_t *q, uint64_t from, bool steal)
 		}
 		q->recs[i]->orig = NULL;
 		q->recs[i]->held_ev = 0;
-		q->recs[i]->refused = 0;
+		q->recs[i]->refused = gs_arm_refused_before(q->recs[i]);
+		q->nrefused += q->recs[i]->refused;
 		q->recs[i]->waits = 0;
 		q->recs[i]->idled = 0;
 		q->recs[i]->stale = 0;
@@ -278,8 +338,8 @@ int gs_arm_build(gs_seq_t *q)
 	return rc;
 }
 
-/* Records a sequence may have refused before it fails whole: past a few, its
- * steps are mostly what the vendor will not graph. */
+/* Refusals a sequence may be planned and built again for before it fails
+ * whole: past a few, its steps are mostly what the vendor will not graph. */
 #define GS_ARM_MAX_REFUSED 8
 
 static void gs_arm_built(gs_stream_t *s, gs_seq_t *q, int rc, uint64_t ns);
@@ -302,7 +362,8 @@ static void gs_arm_fail(gs_stream_t *s, gs_seq_t *q)
  * chunks change.  Only where the stream's lock is held and the sequence is
  * in no match (its publisher, or the end of the match that failed to
  * patch, sees to that) may its chunks change under the stream.  Past
- * GS_ARM_MAX_REFUSED records, or where the vendor named none, the
+ * GS_ARM_MAX_REFUSED refusals (a refused kernel's other records go with
+ * it: gs_arm_refused_kernels), or where the vendor named none, the
  * sequence fails (a build) or retires (a patch) as before.
  */
 
@@ -310,7 +371,7 @@ static void gs_arm_fail(gs_stream_t *s, gs_seq_t *q)
 static bool gs_arm_may_refuse(const gs_seq_t *q)
 {
 	uint32_t at = q->refuse_at;
-	return at < q->n && !q->recs[at]->refused && q->nrefused < GS_ARM_MAX_REFUSED;
+	return at < q->n && !q->recs[at]->refused && q->replans < GS_ARM_MAX_REFUSED;
 }
 
 /* Plan q's chunks again and build them; its graphs so far go. */
@@ -325,17 +386,28 @@ static void gs_arm_again(gs_stream_t *s, gs_seq_t *q)
 	gs_arm_start_build(s, q); /* in place, gs_arm_built has published or failed it */
 }
 
-/* Refuse record q->refuse_at and build q again around it (see above). */
-static void gs_arm_replan(gs_stream_t *s, gs_seq_t *q)
+/*
+ * Refuse record q->refuse_at, and the records of the same kernel with it,
+ * and build q again around them (see above and gs_arm_refused_kernels).
+ * `built`: the vendor refused the node at a build (not a patch of it,
+ * which may be about the operands before): remembered for later sequences.
+ */
+static void gs_arm_replan(gs_stream_t *s, gs_seq_t *q, bool built)
 {
 	const gs_rec_t *r = q->recs[q->refuse_at];
 	const char *name = gs_backend->func_name ? gs_backend->func_name(r) : NULL;
 	gs_log_once(GS_LOG_WARN, "the driver refused a %s%s%s as a graph node, or its update; it "
 		    "runs eagerly at its place and the rest of its step replays (counter refused)",
 		    gs_rec_kind_name(r->kind), name ? " " : "", name ? name : "");
-	GS_STAT_INC(refused);
-	q->recs[q->refuse_at]->refused = 1;
-	q->nrefused++;
+	if (built)
+		gs_arm_remember_refused(r);
+	for (uint32_t i = 0; i < q->n; i++)
+		if (i == q->refuse_at || (!q->recs[i]->refused && gs_arm_alike(q->recs[i], r))) {
+			GS_STAT_INC(refused);
+			q->recs[i]->refused = 1;
+			q->nrefused++;
+		}
+	q->replans++;
 	gs_arm_again(s, q);
 }
 
@@ -343,7 +415,7 @@ bool gs_arm_refuse_armed(gs_stream_t *s, gs_seq_t *q)
 {
 	if (q->state != GS_SEQ_ARMED || !gs_arm_may_refuse(q))
 		return false;
-	gs_arm_replan(s, q);
+	gs_arm_replan(s, q, false);
 	return true;
 }
 
@@ -461,7 +533,7 @@ static void gs_arm_built(gs_stream_t *s, gs_seq_t *q, int rc, uint64_t ns)
 	if (rc) {
 		GS_STAT_INC(fallbacks);
 		if (gs_arm_may_refuse(q)) {
-			gs_arm_replan(s, q);
+			gs_arm_replan(s, q, true);
 			return;
 		}
 		gs_log_once(GS_LOG_WARN, "building a graph of %u nodes failed (status %d); that sequence stays eager",

@@ -72,6 +72,7 @@ struct gs_seq {
 	uint64_t build_dt;
 	uint32_t refuse_at;     /* the record whose node the vendor refused (a build) or would not update (a patch), or n */
 	uint32_t nrefused;      /* its records refused so far: each runs eagerly at its place */
+	uint32_t replans;       /* refusals it was planned and built again for (gs_arm_replan) */
 	uint32_t ncut;          /* chunks cut where the program waited (gs_arm_waited) */
 	uint32_t rebuilds;      /* builds again for what its nodes drift in (gs_arm_rebuild) */
 	uint32_t idle_run;      /* replayed passes in a row that waited for the idle watchdog */

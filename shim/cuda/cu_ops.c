@@ -445,10 +445,12 @@ static void gs_cu_refusal_note(const gs_rec_t *r, CUresult st, const char *what)
 		}
 		gs_log(GS_LOG_WARN,
 		       "cuda: kernel %s refused (status %d): %s, grid %u,%u,%u block %u,%u,%u, "
-		       "%u bytes of shared memory, %u of parameters%s; attributes:%s",
+		       "%u bytes of shared memory, %u of parameters%s%s; attributes:%s",
 		       what, (int)st, name ? name : "(unnamed)", r->grid[0], r->grid[1], r->grid[2],
 		       r->block[0], r->block[1], r->block[2], r->shmem, r->nbytes,
-		       (r->flags & GS_CU_RF_EXTRA) ? " (an extra buffer)" : "", f.len ? attrs : " none");
+		       (r->flags & GS_CU_RF_EXTRA) ? " (an extra buffer)" : "",
+		       (r->flags & GS_CU_RF_KERNEL) ? ", launched through its CUkernel handle" : "",
+		       f.len ? attrs : " none");
 		return;
 	}
 	if (!gs_cu_real.cuPointerGetAttribute)

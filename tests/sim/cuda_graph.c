@@ -203,6 +203,9 @@ CUresult cuGraphKernelNodeSetAttribute(CUgraphNode hNode, CUkernelNodeAttrID att
 	gs_sim_node_t *n = kernel_node(hNode);
 	if (!n || !value)
 		return CUDA_ERROR_INVALID_VALUE;
+	if (attr == CU_LAUNCH_ATTRIBUTE_COOPERATIVE && value->cooperative &&
+	    gs_sim_refuses_node(GS_SIM_W_COOP))
+		return CUDA_ERROR_INVALID_VALUE;
 	GS_SIM_PT(pthread_mutex_lock(&n->graph->mu));
 	CUresult r = gs_cu_kernel_attr(&n->work.u.kern.dim, attr, value, false);
 	if (!r && attr == CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE) {

@@ -64,6 +64,7 @@ struct gs_sim_capture;
 enum {
 	GS_SIM_W_EMPTY = 0, GS_SIM_W_KERNEL, GS_SIM_W_COPY, GS_SIM_W_SET,
 	GS_SIM_W_HOST, GS_SIM_W_GRAPH, GS_SIM_W_RECORD,
+	GS_SIM_W_COOP = 31, /* no work: a cooperative kernel node, for GS_SIM_REFUSE_NODES */
 };
 
 typedef struct gs_sim_copy {
@@ -430,7 +431,10 @@ bool gs_sim_fault(int kind);
 /*
  * True when explicit node adds of work kind (GS_SIM_W_*) are refused:
  * GS_SIM_REFUSE_NODES names kinds (kernel, copy, memset, comma-separated),
- * as a driver refuses operations its graphs cannot hold.
+ * as a driver refuses operations its graphs cannot hold.  `coop`
+ * (GS_SIM_W_COOP) refuses the cooperative attribute on a kernel node
+ * instead (as an H200 refused cuDNN's cooperative batch-norm kernels):
+ * where it is set (cuGraphKernelNodeSetAttribute), or at instantiation.
  */
 bool gs_sim_refuses_node(int kind);
 /*

@@ -132,6 +132,7 @@ static void env_init(void)
 	const char *rn = getenv("GS_SIM_REFUSE_NODES");
 	static const struct { const char *name; int kind; } kinds[] = {
 		{ "kernel", GS_SIM_W_KERNEL }, { "copy", GS_SIM_W_COPY }, { "memset", GS_SIM_W_SET },
+		{ "coop", GS_SIM_W_COOP },
 	};
 	while (rn && *rn) {
 		size_t len = strcspn(rn, ",");
@@ -142,7 +143,7 @@ static void env_init(void)
 		if (k < sizeof(kinds) / sizeof(kinds[0]))
 			env_refuse |= 1u << kinds[k].kind;
 		else
-			fprintf(stderr, "gs_sim: ignoring %.*s in GS_SIM_REFUSE_NODES (kernel, copy, memset)\n",
+			fprintf(stderr, "gs_sim: ignoring %.*s in GS_SIM_REFUSE_NODES (kernel, copy, memset, coop)\n",
 				(int)len, rn);
 		rn += len + (rn[len] == ',');
 	}
@@ -194,7 +195,9 @@ gs_sim_node_t *gs_sim_refused_at_instantiate(gs_sim_graph_t *g)
 		return NULL;
 	GS_SIM_PT(pthread_mutex_lock(&g->mu));
 	for (size_t i = 0; i < g->n && !bad; i++)
-		if (refused_kind(g->nodes[i]->work.kind))
+		if (refused_kind(g->nodes[i]->work.kind) ||
+		    (g->nodes[i]->work.kind == GS_SIM_W_KERNEL && g->nodes[i]->work.u.kern.dim.cooperative &&
+		     refused_kind(GS_SIM_W_COOP)))
 			bad = g->nodes[i];
 	GS_SIM_PT(pthread_mutex_unlock(&g->mu));
 	return bad;

@@ -6,6 +6,7 @@
 
 static const uintptr_t F[] = {0xf1, 0xf2, 0xf3, 0xf4, 0xf5, 0xf6, 0xf7, 0xf8};
 #define S1 ((uintptr_t)0x5001)
+#define S2 ((uintptr_t)0x5002)
 
 static void steps(int n, int drift_every)
 {
@@ -97,6 +98,67 @@ Test(faults, two_refused_nodes_run_eagerly_among_replayed_ones)
 	size_t last = tb.nexec - 8;
 	for (size_t i = last; i < tb.nexec; i++)
 		cr_expect_eq(tb.exec[i].from_graph, !(tb.exec[i].func & TB_REFUSED), "launch %zu", i - last);
+	tb_check();
+}
+
+/*
+ * A kernel the vendor refuses at many places of a step (a framework's batch
+ * norm in every layer) is refused at all of them at once: one build again,
+ * not one a place, so the sequence does not reach the bound on refusals
+ * and fail whole; the launches between them still replay.
+ */
+Test(faults, a_kernel_refused_at_many_places_is_refused_at_all_of_them_at_once)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", NULL);
+	const uintptr_t refused = 0x200 | TB_REFUSED;
+	for (int s = 0; s < 10; s++) {
+		for (int i = 0; i < 27; i++)
+			tb_launch(S1, i % 3 ? 0x100 + (uintptr_t)i : refused, 7, 0);
+		gs_engine_flush_stream(S1, NULL, 0, GS_FLUSH_SYNC, "sync");
+	}
+	cr_expect_eq(gs_stats.refused, 9, "the nine places of the refused kernel");
+	cr_expect_eq(gs_stats.fallbacks, 1, "one failed build");
+	gs_seq_info_t info[2];
+	cr_assert_eq(gs_engine_seq_info(info, 2), 1);
+	cr_expect_eq(info[0].state, GS_SEQ_ARMED);
+	cr_expect_eq(info[0].refused, 9);
+	size_t last = tb.nexec - 27;
+	for (size_t i = last; i < tb.nexec; i++)
+		cr_expect_eq(tb.exec[i].from_graph, tb.exec[i].func != refused, "launch %zu", i - last);
+	tb_check();
+}
+
+/*
+ * A kernel refused once is refused before the first build of any sequence
+ * learned later (another stream's, another step's): no failed build finds
+ * it again.
+ */
+Test(faults, a_kernel_refused_once_is_refused_in_later_sequences_before_their_build)
+{
+	tb_start("GRAPHSHIM_PERIOD", "0", NULL);
+	const uintptr_t refused = 0x200 | TB_REFUSED;
+	for (int s = 0; s < 8; s++) {
+		for (int i = 0; i < 6; i++)
+			tb_launch(S1, i == 2 ? refused : 0x100 + (uintptr_t)i, 7, 0);
+		gs_engine_flush_stream(S1, NULL, 0, GS_FLUSH_SYNC, "sync");
+	}
+	cr_expect_eq(gs_stats.fallbacks, 1);
+	cr_expect_eq(gs_stats.refused, 1);
+	for (int s = 0; s < 8; s++) {
+		for (int i = 0; i < 5; i++)
+			tb_launch(S2, i == 3 ? refused : 0x300 + (uintptr_t)i, 9, 0);
+		gs_engine_flush_stream(S2, NULL, 0, GS_FLUSH_SYNC, "sync");
+	}
+	cr_expect_eq(gs_stats.fallbacks, 1, "the second sequence's build did not fail");
+	gs_seq_info_t info[3];
+	cr_assert_eq(gs_engine_seq_info(info, 3), 2);
+	for (int k = 0; k < 2; k++) {
+		cr_expect_eq(info[k].state, GS_SEQ_ARMED);
+		cr_expect_eq(info[k].refused, 1);
+	}
+	size_t last = tb.nexec - 5;
+	for (size_t i = last; i < tb.nexec; i++)
+		cr_expect_eq(tb.exec[i].from_graph, tb.exec[i].func != refused, "launch %zu", i - last);
 	tb_check();
 }
 
