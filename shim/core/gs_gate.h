@@ -52,6 +52,9 @@ typedef struct gs_gate {
 	uint8_t want;      /* samples of each kind this trial needs */
 	uint8_t moved;     /* watched passes in a row far from the watch's reference */
 	bool faster;       /* ... and all of them under half of it */
+	bool by_watch;     /* this trial was started by the watch (not the first, not the re-check) */
+	uint8_t was;       /* ... and the verdict it tries again (gs_gate_state_t) */
+	uint8_t confirmed; /* the watch's trials in a row that gave back the verdict they tried */
 	uint8_t ne, nr;    /* samples read in this trial */
 	uint8_t se, sr;    /* timed passes completed in this trial */
 	uint8_t started;   /* timed passes begun in this trial, completed or cut */

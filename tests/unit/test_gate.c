@@ -1278,3 +1278,42 @@ Test(gate, blocks_run_each_kind_in_a_row)
 	cr_expect(strstr(k, "EEE") == NULL, "kinds %s", k);
 	tb_check();
 }
+
+/*
+ * A step whose GPU span differs with a period of its own: every fourth
+ * pass waits 100 us more inside (a read-back, a host function), at each
+ * of the four phases.  Where the watched passes (every 4th, then every
+ * 16th) fall on the long phase, every one of them is "moved" and each
+ * watch started a trial that gave back replay: 27 trials and 664 eager
+ * launches in 440 passes.  After two trials of the watch in a row that
+ * confirm their verdict it rests until the re-check.
+ */
+static int period_phase, period_k;
+static void periodic_step(void)
+{
+	for (int i = 0; i < N; i++) {
+		tb_launch(S1, F[i], 1000 + i, 0);
+		if (i == 3 && period_k % 4 == period_phase)
+			tb.clock += 100000;
+	}
+	period_k++;
+	gs_engine_flush_stream(S1, NULL, 0, GS_FLUSH_SYNC, "sync");
+}
+
+Test(gate, a_watch_whose_trials_confirm_the_verdict_rests)
+{
+	for (int ph = 0; ph < 4; ph++) {
+		gate_start(5000, 500, 2000, NULL, NULL); /* eager 40 us, replay 6 us, +100 every 4th */
+		period_phase = ph;
+		period_k = 0;
+		for (int i = 0; i < 440; i++)
+			periodic_step();
+		cr_expect_leq(gs_stats.gate_decisions, 3, "phase %d: the first trial, two of the watch's", ph);
+		cr_expect_eq(gs_stats.gate_eager, 0);
+		cr_expect_leq(gs_stats.gated, 3 * 3 * N, "phase %d: %llu launches sent eagerly", ph,
+			      (unsigned long long)gs_stats.gated);
+		cr_expect_str_eq(seq_info().gate, "replay");
+		tb_check();
+		gs_engine_fini();
+	}
+}
