@@ -255,8 +255,8 @@ static bool gs_arm_alike(const gs_rec_t *a, const gs_rec_t *b)
 /* Whether r is a kernel of one the vendor refused before (in any sequence). */
 static bool gs_arm_refused_before(const gs_rec_t *r)
 {
-	if (r->kind != GS_REC_KERNEL)
-		return false;
+	if (r->kind != GS_REC_KERNEL || !__atomic_load_n(&gs_arm_refused_kernels.n, __ATOMIC_ACQUIRE))
+		return false; /* nothing refused yet: the lock is not taken */
 	bool found = false;
 	pthread_mutex_lock(&gs_arm_refused_kernels.mu);
 	for (uint32_t i = 0; i < gs_arm_refused_kernels.n && !found; i++)
@@ -275,7 +275,7 @@ static void gs_arm_remember_refused(const gs_rec_t *r)
 	if (n < GS_ARM_REFUSED_KERNELS) {
 		gs_arm_refused_kernels.k[n].func = r->func;
 		gs_arm_refused_kernels.k[n].shape = r->shape;
-		gs_arm_refused_kernels.n = n + 1;
+		__atomic_store_n(&gs_arm_refused_kernels.n, n + 1, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&gs_arm_refused_kernels.mu);
 }
