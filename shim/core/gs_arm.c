@@ -216,14 +216,6 @@ static bool gs_arm_plan(gs_seq_t *q)
 }
 
 /*
- * Give q its own records of ring[from .. from+n).  With `steal` the ring's
- * record allocations themselves move to q and the ring slots are left empty
- * (refilled by the next launches), so arming costs a pointer per record
- * instead of a copy: a 1000-launch sequence was 130-380 us to copy.  The
- * caller steals only records nothing else will read: a segment that is
- * ending, or one it marks unlearnable.
- */
-/*
  * Kernels the vendor would not take as graph nodes, by function and shape,
  * process-wide.  A refusal at a build (gs_arm_replan) refuses, in that
  * sequence, every record of the same kernel with it: a step that launches
@@ -252,27 +244,33 @@ static bool gs_arm_alike(const gs_rec_t *a, const gs_rec_t *b)
 	       a->shape == b->shape;
 }
 
+/* Whether kernel r is in the table; its lock held. */
+static bool gs_arm_refused_known(const gs_rec_t *r)
+{
+	for (uint32_t i = 0; i < gs_arm_refused_kernels.n; i++)
+		if (gs_arm_refused_kernels.k[i].func == r->func && gs_arm_refused_kernels.k[i].shape == r->shape)
+			return true;
+	return false;
+}
+
 /* Whether r is a kernel of one the vendor refused before (in any sequence). */
 static bool gs_arm_refused_before(const gs_rec_t *r)
 {
 	if (r->kind != GS_REC_KERNEL || !__atomic_load_n(&gs_arm_refused_kernels.n, __ATOMIC_ACQUIRE))
 		return false; /* nothing refused yet: the lock is not taken */
-	bool found = false;
 	pthread_mutex_lock(&gs_arm_refused_kernels.mu);
-	for (uint32_t i = 0; i < gs_arm_refused_kernels.n && !found; i++)
-		found = gs_arm_refused_kernels.k[i].func == r->func &&
-			gs_arm_refused_kernels.k[i].shape == r->shape;
+	bool found = gs_arm_refused_known(r);
 	pthread_mutex_unlock(&gs_arm_refused_kernels.mu);
 	return found;
 }
 
 static void gs_arm_remember_refused(const gs_rec_t *r)
 {
-	if (r->kind != GS_REC_KERNEL || gs_arm_refused_before(r))
+	if (r->kind != GS_REC_KERNEL)
 		return;
 	pthread_mutex_lock(&gs_arm_refused_kernels.mu);
 	uint32_t n = gs_arm_refused_kernels.n;
-	if (n < GS_ARM_REFUSED_KERNELS) {
+	if (n < GS_ARM_REFUSED_KERNELS && !gs_arm_refused_known(r)) {
 		gs_arm_refused_kernels.k[n].func = r->func;
 		gs_arm_refused_kernels.k[n].shape = r->shape;
 		__atomic_store_n(&gs_arm_refused_kernels.n, n + 1, __ATOMIC_RELEASE);
@@ -280,6 +278,14 @@ static void gs_arm_remember_refused(const gs_rec_t *r)
 	pthread_mutex_unlock(&gs_arm_refused_kernels.mu);
 }
 
+/*
+ * Give q its own records of ring[from .. from+n).  With `steal` the ring's
+ * record allocations themselves move to q and the ring slots are left empty
+ * (refilled by the next launches), so arming costs a pointer per record
+ * instead of a copy: a 1000-launch sequence was 130-380 us to copy.  The
+ * caller steals only records nothing else will read: a segment that is
+ * ending, or one it marks unlearnable.
+ */
 static bool gs_arm_bake(gs_stream_t *s, gs_seq_t *q, uint64_t from, bool steal)
 {
 	q->recs = calloc(q->n, sizeof(*q->recs));

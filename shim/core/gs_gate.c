@@ -97,7 +97,7 @@ static void gs_gate_trial(gs_gate_t *g, uint32_t warm)
 	g->want = (uint8_t)gs_config.gate_samples;
 	g->moved = 0;
 	g->faster = false;
-	g->by_watch = false;
+	g->watch_tried = GS_GATE_S_TRIAL;
 	g->passes = 0;
 }
 
@@ -293,8 +293,7 @@ static void gs_gate_decide(gs_stream_t *s, gs_seq_t *q)
 	bool eager = l.slower && l.apart && (l.far || g->want >= more);
 	g->state = eager ? GS_GATE_S_EAGER : GS_GATE_S_REPLAY;
 	g->ref_ns = eager ? g->eager_ns : g->replay_ns;
-	g->confirmed = g->by_watch && g->was == g->state ? (uint8_t)(g->confirmed + 1) : 0;
-	g->by_watch = false;
+	g->confirmed = g->watch_tried == g->state ? (uint8_t)(g->confirmed + 1) : 0;
 	if (!g->trials)
 		g->first = (gs_gate_first_t){g->eager_ns, g->replay_ns, g->eager_host_ns,
 					     g->replay_host_ns, eager};
@@ -427,11 +426,17 @@ static bool gs_gate_watched(uint64_t n)
 	return n % (n <= GS_GATE_WATCH_EARLY ? GS_GATE_WATCH_EARLY_EVERY : GS_GATE_WATCH) == 0;
 }
 
+/* Whether the watch rests: the decision confirmed by its own trials (see the top). */
+static bool gs_gate_rests(const gs_gate_t *g)
+{
+	return g->confirmed >= GS_GATE_CONFIRMS;
+}
+
 /* Whether q's decision is being watched: made by timing (not forced, not
- * off), and not confirmed by the watch's own trials (see the top). */
+ * off), the watch not resting. */
 static bool gs_gate_watching(const gs_gate_t *g)
 {
-	return gs_config.gate == GS_GATE_AUTO && !g->off && g->confirmed < GS_GATE_CONFIRMS &&
+	return gs_config.gate == GS_GATE_AUTO && !g->off && !gs_gate_rests(g) &&
 	       (g->trials > 0 || g->inherited || g->trusted);
 }
 
@@ -892,16 +897,16 @@ static bool gs_gate_kind(gs_stream_t *s, gs_seq_t *q, bool mine)
 		if (!recheck && gs_gate_watching(g))
 			recheck = watched = gs_gate_watch(s, q);
 		if (!recheck) {
-			if (mine && gs_gate_watched(g->passes) && g->confirmed < GS_GATE_CONFIRMS)
+			if (mine && gs_gate_watched(g->passes) && !gs_gate_rests(g))
 				s->pass.timed = q; /* a watched pass (none while the watch rests) */
 			return g->state == GS_GATE_S_EAGER;
 		}
 		uint8_t was = g->state;
 		/* A graph not launched for a while is cold again. */
 		gs_gate_trial(g, g->state == GS_GATE_S_EAGER);
-		g->by_watch = watched;
-		g->was = was;
-		if (!watched)
+		if (watched)
+			g->watch_tried = was;
+		else
 			g->confirmed = 0; /* the re-check: the watch is on again after it */
 	}
 	gs_gate_poll(s, q);

@@ -52,8 +52,8 @@ typedef struct gs_gate {
 	uint8_t want;      /* samples of each kind this trial needs */
 	uint8_t moved;     /* watched passes in a row far from the watch's reference */
 	bool faster;       /* ... and all of them under half of it */
-	bool by_watch;     /* this trial was started by the watch (not the first, not the re-check) */
-	uint8_t was;       /* ... and the verdict it tries again (gs_gate_state_t) */
+	uint8_t watch_tried; /* a trial the watch started: the verdict it tries again (REPLAY,
+			      * EAGER); any other trial (the first, the re-check): TRIAL */
 	uint8_t confirmed; /* the watch's trials in a row that gave back the verdict they tried */
 	uint8_t ne, nr;    /* samples read in this trial */
 	uint8_t se, sr;    /* timed passes completed in this trial */
