@@ -20,7 +20,11 @@
  * the graph, or eager after it), then a host function or a synchronize:
  * whether the driver makes a graph behind a host function or a read-back
  * cost more than eager launches (on an H200 it did not: docs/performance.md,
- * fifty-sixth session).  Driver API only, the kernels JIT-compiled from
+ * fifty-sixth session).  Then the GPU-bound host-function step, graph
+ * and eager, where the host waits for each host function to have run
+ * before it issues the next iteration (as if it were behind): whether
+ * what costs is work queued behind a host function that has not run yet
+ * (fifty-eighth session).  Driver API only, the kernels JIT-compiled from
  * PTX; every call checked.  Run by tools/gpu/all.sh (stage costs); not a
  * test.
  *
@@ -231,7 +235,7 @@ static double eager_step(double *wall)
 static unsigned hf_calls;
 static void CUDA_CB hostfn_count(void *p)
 {
-	(*(volatile unsigned *)p)++;
+	__atomic_add_fetch((unsigned *)p, 1, __ATOMIC_RELEASE);
 }
 
 /*
@@ -305,11 +309,17 @@ static void spin8(void)
 
 /* Wall ns of HF_ITERS iterations: x (or eager8's 8 eager launches), the
  * copy as `copy` says (x then has it as a node where SPIN_COPY), then a
- * host function or (sync) a synchronize; one synchronize at the end. */
-static double hf_step(CUgraphExec x, void (*eager8)(void), int copy, bool sync)
+ * host function or (sync) a synchronize; one synchronize at the end.
+ * With `wait`, each iteration after the first begins once the host
+ * function before it has run (the host spins on its count). */
+static double hf_step_wait(CUgraphExec x, void (*eager8)(void), int copy, bool sync, bool wait)
 {
 	double t0 = now_ns();
+	unsigned want = __atomic_load_n(&hf_calls, __ATOMIC_ACQUIRE);
 	for (int it = 0; it < HF_ITERS; it++) {
+		while (wait && __atomic_load_n(&hf_calls, __ATOMIC_ACQUIRE) != want)
+			;
+		want++;
 		if (x)
 			CK(cuGraphLaunch(x, st));
 		else
@@ -323,6 +333,11 @@ static double hf_step(CUgraphExec x, void (*eager8)(void), int copy, bool sync)
 	}
 	CK(cuStreamSynchronize(st));
 	return now_ns() - t0;
+}
+
+static double hf_step(CUgraphExec x, void (*eager8)(void), int copy, bool sync)
+{
+	return hf_step_wait(x, eager8, copy, sync, false);
 }
 
 /* A read-back step's copy: 16 bytes from rb_src to the pinned buffer `to`. */
@@ -420,7 +435,8 @@ int main(int argc, char **argv)
 
 	enum { LAUNCH, GL8, GL32, GLN, P_ARG, P_GRID, P_SAME, GL_AFTER, W_EAGER, W_GRAPH, W_ALL, W_EIGHTH,
 	       RB_EAGER, RB_GRAPH, RB_PATCH, RB_AFTER, HF_EAGER, HF_GRAPH, HS_EAGER, HS_GRAPH, HC_EAGER,
-	       HC_GRAPH, HC_SPLIT, SC_EAGER, SC_GRAPH, SC_SPLIT, NF };
+	       HC_GRAPH, HC_SPLIT, SC_EAGER, SC_GRAPH, SC_SPLIT, HW_EAGER, HW_GRAPH, HWC_EAGER, HWC_GRAPH,
+	       HFW_EAGER, HFW_GRAPH, NF };
 	static const char *const what[NF] = {
 		"eager launch (host, a launch)",
 		"graph launch, 8 nodes (host)",
@@ -448,6 +464,12 @@ int main(int argc, char **argv)
 		"8 x (8 spins, a D2H copy, synchronize), eager",
 		"8 x (graph: 8 spins, a D2H copy; synchronize)",
 		"8 x (8-spin graph, eager D2H copy, synchronize)",
+		"8 x (8 spins, a host function), host waits, eager",
+		"8 x (8-spin graph, a host function), host waits",
+		"8 x (8 spins, D2H copy, host fn), host waits, eager",
+		"8 x (graph: 8 spins, D2H copy; host fn), host waits",
+		"8 x (8 launches, a host function), host waits, eager",
+		"8 x (8-node graph, a host function), host waits",
 	};
 	static double v[NF][MAX_R];
 	double w;
@@ -485,6 +507,12 @@ int main(int argc, char **argv)
 		f[SC_EAGER] = hf_step(NULL, spin8, SPIN_COPY, true);
 		f[SC_GRAPH] = hf_step(spin8c, spin8, SPIN_COPY, true);
 		f[SC_SPLIT] = hf_step(spin8x, spin8, SPIN_SPLIT, true);
+		f[HW_EAGER] = hf_step_wait(NULL, spin8, SPIN_NOCOPY, false, true);
+		f[HW_GRAPH] = hf_step_wait(spin8x, spin8, SPIN_NOCOPY, false, true);
+		f[HWC_EAGER] = hf_step_wait(NULL, spin8, SPIN_COPY, false, true);
+		f[HWC_GRAPH] = hf_step_wait(spin8c, spin8, SPIN_COPY, false, true);
+		f[HFW_EAGER] = hf_step_wait(NULL, tiny8, SPIN_NOCOPY, false, true);
+		f[HFW_GRAPH] = hf_step_wait(g8.x, tiny8, SPIN_NOCOPY, false, true);
 		if (r >= 0)
 			for (int k = 0; k < NF; k++)
 				v[k][r] = f[k];
@@ -510,6 +538,12 @@ int main(int argc, char **argv)
 	       (m[HS_GRAPH] - m[HS_EAGER]) / HF_ITERS / 1e3, (m[HC_GRAPH] - m[HC_EAGER]) / HF_ITERS / 1e3,
 	       (m[HC_SPLIT] - m[HC_EAGER]) / HF_ITERS / 1e3, (m[SC_GRAPH] - m[SC_EAGER]) / HF_ITERS / 1e3,
 	       (m[SC_SPLIT] - m[SC_EAGER]) / HF_ITERS / 1e3);
+	printf("costs: behind host functions, the host waiting for each to have run before the next "
+	       "iteration, an iteration less without waiting (us): GPU-bound eager %.1f, graph %.1f; "
+	       "with a copy eager %.1f, graph %.1f; 8 launches eager %.1f, graph %.1f\n",
+	       (m[HW_EAGER] - m[HS_EAGER]) / HF_ITERS / 1e3, (m[HW_GRAPH] - m[HS_GRAPH]) / HF_ITERS / 1e3,
+	       (m[HWC_EAGER] - m[HC_EAGER]) / HF_ITERS / 1e3, (m[HWC_GRAPH] - m[HC_GRAPH]) / HF_ITERS / 1e3,
+	       (m[HFW_EAGER] - m[HF_EAGER]) / HF_ITERS / 1e3, (m[HFW_GRAPH] - m[HF_GRAPH]) / HF_ITERS / 1e3);
 	CK(cuGraphExecDestroy(spin8x));
 	CK(cuGraphExecDestroy(spin8c));
 	CK(cuMemFreeHost(spin_host));
