@@ -27,6 +27,8 @@
 #   override: e.g. GRAPHSHIM_IDLE_US=2, the idle watchdog looking every
 #   microsecond in every batch, as it does relative to a program slowed
 #   down tenfold by ThreadSanitizer),
+#   FUZZ_SETTING (0-5: every batch in that one of the six settings below,
+#   to look for a divergence seen in it with more of its programs),
 #   FUZZ_TIMEOUT (seconds per batch and mode, default 600).  FUZZ_RUNNER: the
 #   runner in tests/fuzz (default fuzz_run; fuzz_run_hip: the HIP flavour).
 # Exit: 0 all digests equal and enough replay, 1 otherwise, 77 not built.
@@ -71,6 +73,10 @@ kdelay_every=${FUZZ_KDELAY_BATCHES:-3}
 FUZZ_MWAIT=${FUZZ_MWAIT-1}
 export FUZZ_MWAIT
 min_replay=${FUZZ_MIN_REPLAY:-20}
+case ${FUZZ_SETTING-} in
+''|[0-5]) ;;
+*) echo "fuzz: FUZZ_SETTING is a setting's number, 0 to 5, not '$FUZZ_SETTING'" >&2; exit 2 ;;
+esac
 # A lost flush can also hang a program (a stream query that never sees its
 # work complete): a batch gets FUZZ_TIMEOUT seconds.
 to=
@@ -214,7 +220,7 @@ while [ "$s" -lt "$end" ]; do
 	fi
 	n=$(( end - s < batch ? end - s : batch ))
 	# The batch's settings, then FUZZ_EXTRA's over them.
-	base_i=$(settings "$i")
+	base_i=$(settings "${FUZZ_SETTING:-$i}")
 	set_i="$base_i${FUZZ_EXTRA:+ $FUZZ_EXTRA}"
 	kd=0
 	[ "$kdelay_every" -gt 0 ] && [ $(( i % kdelay_every )) -eq $(( kdelay_every - 1 )) ] && kd=20
