@@ -28,7 +28,10 @@
 #   microsecond in every batch, as it does relative to a program slowed
 #   down tenfold by ThreadSanitizer),
 #   FUZZ_SETTING (0-5: every batch in that one of the six settings below,
-#   to look for a divergence seen in it with more of its programs),
+#   to look for a divergence seen in it with more of its programs; the
+#   replay floor is then that setting's alone: setting 5, whose history
+#   and sequences are short, replayed 13% of its launches in 100,000
+#   programs, so give FUZZ_MIN_REPLAY=10 there),
 #   FUZZ_TIMEOUT (seconds per batch and mode, default 600).  FUZZ_RUNNER: the
 #   runner in tests/fuzz (default fuzz_run; fuzz_run_hip: the HIP flavour).
 # Exit: 0 all digests equal and enough replay, 1 otherwise, 77 not built.
