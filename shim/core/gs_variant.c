@@ -33,38 +33,35 @@ static bool gs_variant_patch(gs_rec_t *const *baked, const gs_stream_t *s, uint6
 }
 
 /*
- * Records of `baked` that differ from the held ones at `at`, counted up to
- * `stop`; `exact`: confirmed byte by byte (a patch's list), otherwise by
- * operand hashes alone (an estimate, to compare graphs).  Inlined, so each
- * caller's loop is its own (gs_variant_pick runs on every replayed chunk).
+ * Records of `baked` whose operand hashes differ from the held ones' at
+ * `at` (or that hold a stand-in), counted up to `stop`: an estimate, to
+ * compare graphs (unequal hashes prove a difference, equal ones are
+ * confirmed byte by byte only for the graph launched: gs_variant_pick).
  */
-static inline __attribute__((always_inline)) uint32_t
-gs_variant_differs(gs_rec_t *const *baked, const gs_stream_t *s, uint64_t at, uint32_t n, uint32_t stop,
-		   bool exact)
+static uint32_t gs_variant_differs(gs_rec_t *const *baked, const gs_stream_t *s, uint64_t at, uint32_t n,
+				   uint32_t stop)
 {
 	uint32_t d = 0;
 	for (uint32_t k = 0; k < n && d < stop; k++)
-		d += exact ? gs_variant_patch(baked, s, at, k)
-			   : !gs_rec_is_mark(baked[k]) &&
-				     (baked[k]->stale || baked[k]->hash != gs_stream_at(s, at + k)->hash);
+		d += !gs_rec_is_mark(baked[k]) &&
+		     (baked[k]->stale || baked[k]->hash != gs_stream_at(s, at + k)->hash);
 	return d;
 }
 
 /*
  * Of chunk j of q (records [b, b + n), against the held ones) and its
- * variants, the fewest records that differ, counted up to `stop`; *link
- * (when given): the link that holds the variant with that many, or NULL for
- * q's own graph.
+ * variants, the fewest records that differ by their hashes, counted up to
+ * `stop`; *link (when given): the link that holds the variant with that
+ * many, or NULL for q's own graph.
  */
-static inline __attribute__((always_inline)) uint32_t
-gs_variant_best(const gs_stream_t *s, gs_seq_t *q, uint32_t j, uint32_t b, uint32_t n, uint32_t stop,
-		bool exact, gs_seq_t ***link)
+static uint32_t gs_variant_best(const gs_stream_t *s, gs_seq_t *q, uint32_t j, uint32_t b, uint32_t n,
+				uint32_t stop, gs_seq_t ***link)
 {
 	uint64_t at = s->match.held_start + b;
-	uint32_t bd = gs_variant_differs(q->recs + b, s, at, n, stop, exact);
+	uint32_t bd = gs_variant_differs(q->recs + b, s, at, n, stop);
 	gs_seq_t **bl = NULL;
 	for (gs_seq_t **pv = q->var ? &q->var[j] : NULL; bd && pv && *pv; pv = &(*pv)->vnext) {
-		uint32_t d = gs_variant_differs((*pv)->recs, s, at, n, bd, exact);
+		uint32_t d = gs_variant_differs((*pv)->recs, s, at, n, bd);
 		if (d < bd) {
 			bd = d;
 			bl = pv;
@@ -78,7 +75,7 @@ gs_variant_best(const gs_stream_t *s, gs_seq_t *q, uint32_t j, uint32_t b, uint3
 uint32_t gs_variant_fit(const gs_stream_t *s, gs_seq_t *q, uint32_t j, uint32_t b, uint32_t e,
 			uint32_t stop)
 {
-	return gs_variant_best(s, q, j, b, e - b, stop, false, NULL);
+	return gs_variant_best(s, q, j, b, e - b, stop, NULL);
 }
 
 void gs_variant_pick(gs_stream_t *s, gs_seq_t *q, uint32_t j, uint32_t b, uint32_t e,
@@ -87,7 +84,12 @@ void gs_variant_pick(gs_stream_t *s, gs_seq_t *q, uint32_t j, uint32_t b, uint32
 	uint32_t n = e - b;
 	uint64_t at = s->match.held_start + b;
 	gs_seq_t **bl;
-	uint32_t bd = gs_variant_best(s, q, j, b, n, n + 1, true, &bl);
+	/* Chosen by operand hashes (unequal ones prove a difference; equal ones
+	 * are bytes to compare): only the graph chosen has its records compared
+	 * byte by byte, once, below.  Comparing every candidate so, then the
+	 * chosen one again, read each candidate's kilobytes of parameters
+	 * (PyTorch's) on every replayed chunk, cold after the interpreter. */
+	gs_variant_best(s, q, j, b, n, n + 1, &bl);
 	gs_seq_t *bv = bl ? *bl : NULL;
 	gs_rec_t **best = q->recs + b;
 	if (bv && bl != &q->var[j]) { /* most recently used first */
@@ -101,7 +103,7 @@ void gs_variant_pick(gs_stream_t *s, gs_seq_t *q, uint32_t j, uint32_t b, uint32
 	out->recs = best;
 	out->var = bv;
 	out->ndiff = 0;
-	for (uint32_t k = 0; k < n && bd; k++)
+	for (uint32_t k = 0; k < n; k++) /* every byte, whatever the hashes said */
 		if (gs_variant_patch(best, s, at, k))
 			s->match.diffs[out->ndiff++] = b + k;
 }

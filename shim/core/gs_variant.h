@@ -32,7 +32,8 @@ typedef struct gs_variant_pick {
 /*
  * Choose the graph for chunk j of q (records [b, e)) against the held
  * records, which start at s's held_start: the one with the fewest records
- * that differ, listed in s->match.diffs as sequence positions.
+ * whose operand hashes differ.  Its records that differ, compared byte by
+ * byte, are listed in s->match.diffs as sequence positions.
  */
 void gs_variant_pick(gs_stream_t *s, gs_seq_t *q, uint32_t j, uint32_t b, uint32_t e,
 		     gs_variant_pick_t *out);
@@ -40,8 +41,8 @@ void gs_variant_pick(gs_stream_t *s, gs_seq_t *q, uint32_t j, uint32_t b, uint32
  * The fewest records of chunk j of q (records [b, e)) whose operand hashes
  * differ from the held ones', over its graph and its variants, counted up
  * to `stop`: an estimate of the patches (equal hashes are not confirmed
- * byte by byte, as gs_variant_pick does), to choose among graphs.  Picks
- * nothing (gs_variant_pick's order is left as it is).
+ * byte by byte, as gs_variant_pick does for the graph it picks), to choose
+ * among graphs.  Picks nothing (gs_variant_pick's order is left as it is).
  */
 uint32_t gs_variant_fit(const gs_stream_t *s, gs_seq_t *q, uint32_t j, uint32_t b, uint32_t e,
 			uint32_t stop);
