@@ -41,6 +41,7 @@
 	X(drift_deferred, "such drift not marked because another sequence's build again was pending in the match, or the sequence had been built again as often as it may") \
 	X(drift_unarmed, "builds again asked for and dropped: the sequence was not armed when its match ended") \
 	X(device_patched, "graph node words and grids written on the GPU by graphshim's updater node (GRAPHSHIM_DEVICE_PATCH)") \
+	X(device_calls, "device calls the updater made to write them: one a grid, one a word or a run of words close together") \
 	X(device_updates, "graph launches whose updater node ran") \
 	X(device_host_patches, "patches of device-updatable graphs made from the host (a function, block or shared-memory change, a second patch before a launch, the updater full)") \
 	X(device_host_shape, "of those, patches that changed what a device update cannot: the function, the block or the shared memory") \

@@ -7,7 +7,8 @@
  * nodes are device-updatable (CUDA 12.4) and the graph begins with an
  * updater node of graphshim's (cu_devupd.cu, loaded from PTX once per
  * context): a patch only notes the 8-byte words of the node's parameters
- * (and its grid) that changed, and at the graph's launch one host update of
+ * (and its grid) that changed, words close together as one run of bytes,
+ * and at the graph's launch one host update of
  * the updater node carries them all; the updater writes them into the
  * nodes after it before they run.  With nothing to write it is disabled.
  *
@@ -40,11 +41,21 @@
 typedef struct gs_du_entry {
 	uint64_t node;
 	uint32_t off, size;
-	uint64_t value;
+	uint64_t value; /* size 1-8: the bytes; more: the run's offset among the runs */
 } gs_du_entry_t;
 #define GS_DU_CAP 1360 /* 32,648 bytes of parameters (the driver's limit: 32,764) */
 #define GS_DU_THREADS 1024 /* a block's at most: the updater strides past it */
 #define GS_DU_BLOCK 64 /* bytes compared at once (a multiple of 8) */
+/*
+ * Words of a node that changed, GS_DU_GAP bytes apart or less, go as one
+ * run of bytes (unchanged words between them written as they are) of at
+ * most GS_DU_SPAN: one device call a run, where a call a word cost an H200
+ * about 2 us each, one after another, and the bytes next to nothing
+ * (tools/gpu/devupd/updcost.c).  A run's bytes follow the entries in the
+ * updater's parameters, each 8-byte aligned (cu_devupd.cu).
+ */
+#define GS_DU_GAP 32
+#define GS_DU_SPAN 256
 
 /* The updater's sizes, smallest first: the entries each takes (776 bytes,
  * 12 KB and 32 KB of parameters) and its entry point. */
@@ -86,6 +97,9 @@ struct gs_cu_du {
 	uint32_t epoch;    /* launches so far, plus one */
 	size_t used;       /* of the arena */
 	gs_du_args_t args; /* the entries pending */
+	unsigned char *runs; /* their runs' bytes (GS_DU_CAP entries' worth), once one is noted */
+	uint32_t nrun;     /* bytes of runs pending */
+	uint32_t words;    /* words and grids the entries pending write */
 	unsigned char *arena;
 	gs_du_node_t node[];
 };
@@ -284,8 +298,10 @@ bool gs_cu_du_ready(gs_cu_du_t *du, CUgraphExec x)
 
 void gs_cu_du_free(gs_cu_du_t *du)
 {
-	if (du)
+	if (du) {
 		free(du->arena);
+		free(du->runs);
+	}
 	free(du);
 }
 
@@ -298,10 +314,14 @@ static void gs_du_drop(gs_cu_du_t *du, gs_du_node_t *d)
 		return;
 	d->unsure = true;
 	uint32_t w = 0;
-	for (uint32_t k = 0; k < du->args.n; k++)
-		if (du->args.e[k].node != d->dev)
-			du->args.e[w++] = du->args.e[k];
-	du->args.n = w;
+	for (uint32_t k = 0; k < du->args.n; k++) {
+		const gs_du_entry_t *e = &du->args.e[k];
+		if (e->node != d->dev)
+			du->args.e[w++] = *e;
+		else
+			du->words -= e->size ? (e->size + 7) / 8 : 1;
+	}
+	du->args.n = w; /* (a dropped run's bytes stay, unread, until the launch) */
 }
 
 /* The sz (1-8) bytes at p as a word. */
@@ -324,6 +344,40 @@ static void gs_du_check_old(const gs_du_node_t *d, const gs_rec_t *old)
 	gs_log_once(GS_LOG_ERROR, "cuda: a device-updatable node's parameters are not what the engine "
 				  "says it holds: a bug, please report it");
 	abort();
+}
+
+/* Entries, runs' bytes and words noted so far by a patch, not yet counted in. */
+typedef struct gs_du_fill {
+	uint32_t n, nrun, words;
+} gs_du_fill_t;
+
+/* Whether one more entry, with `run` bytes of a run, fits the largest updater. */
+static bool gs_du_room(const gs_du_fill_t *f, uint32_t run)
+{
+	return (f->n + 1) * sizeof(gs_du_entry_t) + f->nrun + run <= GS_DU_CAP * sizeof(gs_du_entry_t);
+}
+
+/* Node d's bytes [lo, hi) as r has them, one entry: the bytes themselves
+ * (8 or fewer) or a run.  False where it does not fit. */
+static bool gs_du_emit(gs_cu_du_t *du, const gs_du_node_t *d, const gs_rec_t *r, uint32_t lo, uint32_t hi,
+		       gs_du_fill_t *f)
+{
+	uint32_t size = hi - lo, run = size > 8 ? (size + 7) & ~7u : 0;
+	if (!gs_du_room(f, run))
+		return false;
+	uint64_t value;
+	if (run) {
+		if (!du->runs && !(du->runs = malloc(GS_DU_CAP * sizeof(gs_du_entry_t))))
+			return false;
+		memset(du->runs + f->nrun + run - 8, 0, 8);
+		memcpy(du->runs + f->nrun, r->args + lo, size);
+		value = f->nrun;
+		f->nrun += run;
+	} else
+		value = gs_du_word(r->args + lo, size);
+	du->args.e[f->n++] = (gs_du_entry_t){ d->dev, lo, size, value };
+	f->words += (size + 7) / 8;
+	return true;
 }
 
 bool gs_cu_du_defer(gs_cu_du_t *du, size_t i, const gs_rec_t *r, const gs_rec_t *old)
@@ -357,38 +411,48 @@ bool gs_cu_du_defer(gs_cu_du_t *du, size_t i, const gs_rec_t *r, const gs_rec_t 
 		gs_du_check_old(d, old);
 	const unsigned char *was = old ? old->args : d->cur;
 	const uint32_t *grid = old ? old->grid : d->grid;
-	uint32_t n = du->args.n;
+	gs_du_fill_t f = { du->args.n, du->nrun, du->words };
 	if (memcmp(r->grid, grid, sizeof(d->grid))) {
-		if (n == GS_DU_CAP)
+		if (!gs_du_room(&f, 0))
 			goto full;
-		du->args.e[n++] = (gs_du_entry_t){ d->dev, r->grid[0], 0,
-						   r->grid[1] | (uint64_t)r->grid[2] << 32 };
+		du->args.e[f.n++] = (gs_du_entry_t){ d->dev, r->grid[0], 0,
+						     r->grid[1] | (uint64_t)r->grid[2] << 32 };
+		f.words++;
 	}
+	uint32_t lo = 0, hi = 0; /* the run open, [lo, hi) */
 	for (uint32_t blk = 0; blk < d->nbytes; blk += GS_DU_BLOCK) {
 		uint32_t end = d->nbytes - blk < GS_DU_BLOCK ? d->nbytes : blk + GS_DU_BLOCK;
 		if (!memcmp(r->args + blk, was + blk, end - blk))
 			continue;
 		for (uint32_t off = blk; off < end; off += 8) {
 			uint32_t sz = end - off < 8 ? end - off : 8;
-			uint64_t w = gs_du_word(r->args + off, sz);
-			if (w == gs_du_word(was + off, sz))
+			if (gs_du_word(r->args + off, sz) == gs_du_word(was + off, sz))
 				continue;
-			if (n == GS_DU_CAP)
+			if (hi && off - hi <= GS_DU_GAP && off + sz - lo <= GS_DU_SPAN) {
+				hi = off + sz;
+				continue;
+			}
+			if (hi && !gs_du_emit(du, d, r, lo, hi, &f))
 				goto full; /* past the updater's capacity: the host's */
-			du->args.e[n++] = (gs_du_entry_t){ d->dev, off, sz, w };
+			lo = off;
+			hi = off + sz;
 		}
 	}
-	if (n == du->args.n)
+	if (hi && !gs_du_emit(du, d, r, lo, hi, &f))
+		goto full;
+	if (f.n == du->args.n)
 		return true;
-	/* The node's bytes as the launch leaves them: the words just noted. */
-	for (uint32_t k = du->args.n; keep && k < n; k++) {
+	/* The node's bytes as the launch leaves them: the bytes just noted. */
+	for (uint32_t k = du->args.n; keep && k < f.n; k++) {
 		const gs_du_entry_t *e = &du->args.e[k];
 		if (e->size)
-			memcpy(d->cur + e->off, &e->value, e->size);
+			memcpy(d->cur + e->off, r->args + e->off, e->size);
 	}
 	d->behind = d->behind || old;
 	memcpy(d->grid, r->grid, sizeof(d->grid));
-	du->args.n = n;
+	du->args.n = f.n;
+	du->nrun = f.nrun;
+	du->words = f.words;
 	d->epoch = du->epoch;
 	return true;
 full:
@@ -422,9 +486,12 @@ CUresult gs_cu_du_prepare(gs_cu_du_t *du, CUgraphExec x, CUstream s)
 		/* The smallest updater that holds them: the fewer bytes of
 		 * parameters the host update copies. */
 		uint32_t n = du->args.n;
+		size_t slots = n + (du->nrun + sizeof(gs_du_entry_t) - 1) / sizeof(gs_du_entry_t);
 		int k = 0;
-		while (k + 1 < GS_DU_SIZES && n > gs_du_size[k].cap)
+		while (k + 1 < GS_DU_SIZES && slots > gs_du_size[k].cap)
 			k++;
+		if (du->nrun)
+			memcpy(&du->args.e[n], du->runs, du->nrun);
 		void *kp[1];
 		CUDA_KERNEL_NODE_PARAMS p = gs_du_params(du, du->fn[k], n, kp);
 		st = R->cuGraphExecKernelNodeSetParams_v2(x, du->unode, &p);
@@ -446,8 +513,9 @@ void gs_cu_du_launched(gs_cu_du_t *du)
 {
 	if (!du->args.n)
 		return;
-	GS_STAT_ADD(device_patched, du->args.n);
+	GS_STAT_ADD(device_patched, du->words);
+	GS_STAT_ADD(device_calls, du->args.n);
 	GS_STAT_INC(device_updates);
-	du->args.n = 0;
+	du->args.n = du->nrun = du->words = 0;
 	du->epoch++;
 }

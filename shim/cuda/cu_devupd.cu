@@ -13,10 +13,15 @@
 
 struct gs_du_entry {
 	unsigned long long node; /* cudaGraphDeviceNode_t */
-	unsigned off, size;      /* bytes of its parameters (size 1-8); size 0: the grid, x in off */
-	unsigned long long value;
+	unsigned off, size;      /* bytes of its parameters; size 0: the grid, x in off */
+	unsigned long long value; /* size 1-8: the bytes; more (a run of words, up to
+				   * GS_DU_SPAN): where they are, past the entries */
 };
 
+/* The longest run of bytes one entry writes (a multiple of 8). */
+#define GS_DU_SPAN 256
+
+/* Entries, then the runs' bytes: e[n] on, each run 8-byte aligned. */
 template <unsigned CAP> struct gs_du_args {
 	unsigned n, pad;
 	gs_du_entry e[CAP];
@@ -24,18 +29,29 @@ template <unsigned CAP> struct gs_du_args {
 
 template <unsigned CAP> __device__ void gs_du_node(const gs_du_args<CAP> &a, unsigned i)
 {
+	const unsigned long long *runs = (const unsigned long long *)&a.e[a.n];
 	for (unsigned k = i; k < a.n && a.e[k].node == a.e[i].node; k++) {
 		/* The value through a copy of its own: taking the address of
 		 * the parameter itself would copy all of it (3 KB) to the
 		 * thread's stack, past the context's stack limit (1 KB) where
 		 * no eager launch of this kernel raised it (a stack overflow
-		 * on an H200, which the driver reports as an illegal address). */
+		 * on an H200, which the driver reports as an illegal address).
+		 * A run is copied likewise, a word at a time: one call writes
+		 * it, where a call a word cost the GPU about 2 us each, one
+		 * after another (tools/gpu/devupd/updcost.c). */
 		cudaGraphDeviceNode_t nd = (cudaGraphDeviceNode_t)a.e[k].node;
-		unsigned long long v = a.e[k].value;
-		if (a.e[k].size)
-			cudaGraphKernelNodeSetParam(nd, a.e[k].off, &v, a.e[k].size);
+		unsigned size = a.e[k].size;
+		unsigned long long v[GS_DU_SPAN / 8];
+		if (size > 8) {
+			const unsigned long long *src = runs + a.e[k].value / 8;
+			for (unsigned w = 0; w < (size + 7) / 8; w++)
+				v[w] = src[w];
+		} else
+			v[0] = a.e[k].value;
+		if (size)
+			cudaGraphKernelNodeSetParam(nd, a.e[k].off, v, size);
 		else
-			cudaGraphKernelNodeSetGridDim(nd, dim3(a.e[k].off, (unsigned)v, (unsigned)(v >> 32)));
+			cudaGraphKernelNodeSetGridDim(nd, dim3(a.e[k].off, (unsigned)v[0], (unsigned)(v[0] >> 32)));
 	}
 }
 

@@ -142,8 +142,11 @@ void gs_sim_dev_run(const gs_sim_exec_ver_t *v, size_t i)
 typedef struct gs_sim_du_entry {
 	uint64_t node;      /* the node's device handle */
 	uint32_t off, size; /* bytes of its parameters; size 0: the grid, x in off */
-	uint64_t value;     /* the bytes (size 1-8), or the grid's y and z */
+	uint64_t value;     /* the bytes (size 1-8), or the grid's y and z; size 9 to
+			     * GS_SIM_DU_SPAN: a run's offset among the runs, which
+			     * follow the n entries, each 8-byte aligned */
 } gs_sim_du_entry_t;
+#define GS_SIM_DU_SPAN 256
 
 static void devupd_fail(const char *why, uint64_t node)
 {
@@ -159,6 +162,8 @@ static void devupd_apply(void *arg, unsigned cap)
 	if (n > cap)
 		devupd_fail("more entries than its parameters hold", 0);
 	const unsigned char *e = (const unsigned char *)arg + 8;
+	const unsigned char *runs = e + (size_t)n * sizeof(gs_sim_du_entry_t);
+	size_t room = (size_t)(cap - n) * sizeof(gs_sim_du_entry_t); /* the runs' bytes at most */
 	for (uint32_t k = 0; k < n; k++) {
 		gs_sim_du_entry_t en;
 		memcpy(&en, e + k * sizeof(en), sizeof(en));
@@ -179,9 +184,14 @@ static void devupd_apply(void *arg, unsigned cap)
 			sl->grid[1] = (uint32_t)en.value;
 			sl->grid[2] = (uint32_t)(en.value >> 32);
 		} else {
-			if (en.size > 8 || en.off > sl->size || sl->size - en.off < en.size)
+			if (en.size > GS_SIM_DU_SPAN || en.off > sl->size || sl->size - en.off < en.size)
 				devupd_fail("bytes outside the node's parameters", en.node);
-			memcpy(sl->args + en.off, &en.value, en.size);
+			if (en.size <= 8)
+				memcpy(sl->args + en.off, &en.value, en.size);
+			else if (en.value % 8 || en.value > room || room - en.value < ((en.size + 7u) & ~7u))
+				devupd_fail("a run outside the updater's parameters", en.node);
+			else
+				memcpy(sl->args + en.off, runs + en.value, en.size);
 		}
 		GS_SIM_PT(pthread_mutex_unlock(&st->mu));
 	}
