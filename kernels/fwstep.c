@@ -34,14 +34,21 @@ typedef struct fw_cfg {
 	bool fresh; /* --fresh-events */
 	bool copy_stream, poll; /* --copy-stream, --poll */
 	bool pool;              /* --pool */
+	bool wide;              /* --wide-args */
 	long tail, pause_us; /* --tail-records, --pause-us */
 	long augment;        /* --augment */
 	const char *out;
 } fw_cfg_t;
 
 typedef struct fw_fns {
-	CUfunction norm, matvec, append, attn, residual, flag, token;
+	CUfunction norm, matvec, append, attn, residual, flag, token, wide;
 } fw_fns_t;
+
+/* --wide-args: k_wide's 768 bytes of parameters (fwstep.cu). */
+#define FW_WIDE 96
+typedef struct fw_wide {
+	unsigned long long w[FW_WIDE];
+} fw_wide_t;
 
 typedef struct fw {
 	fw_cfg_t c;
@@ -71,7 +78,7 @@ static void fw_usage(void)
 		"              [--grow|--no-grow] [--two-streams] [--side-streams N]\n"
 		"              [--kv-copy] [--set-attr]\n"
 		"              [--readback sync|async] [--seed S] [--out FILE] [--time]\n"
-		"              [--augment N] [--explicit-graph]\n"
+		"              [--augment N] [--wide-args] [--explicit-graph]\n"
 		"  --tokens N          steps, one token each (also --steps; default 200)\n"
 		"  --ctx C             cache slots; the position wraps to 0 at C (default 512)\n"
 		"  --chunk K           positions an attention block takes (default 16)\n"
@@ -110,6 +117,10 @@ static void fw_usage(void)
 		"                      on the host (a copy of x, then 3-8 of normalize,\n"
 		"                      project, add in a random order), each read back, as a\n"
 		"                      per-image GPU augmentation is; then folded into x\n"
+		"  --wide-args         after each layer's residual, a kernel with 768 bytes of\n"
+		"                      parameters (PyTorch's offset calculators carry kilobytes):\n"
+		"                      the scratch pointer and counters of the position at\n"
+		"                      scattered places, in runs of 3, 24 and 36 words\n"
 		"  --kv-copy           the KV append as cuMemcpyDtoDAsync, not a kernel\n"
 		"  --set-attr          the attention's dynamic shared memory limit set before\n"
 		"                      each of its launches, as flash attention does (CUDA)\n"
@@ -173,6 +184,8 @@ static void fw_parse(fw_cfg_t *c, int argc, char **argv)
 			c->kv_copy = true;
 		else if (strcmp(argv[i], "--pool") == 0)
 			c->pool = true;
+		else if (strcmp(argv[i], "--wide-args") == 0)
+			c->wide = true;
 		else if (strcmp(argv[i], "--set-attr") == 0)
 			c->set_attr = true;
 		else if (strcmp(argv[i], "--time") == 0)
@@ -321,6 +334,32 @@ static void fw_stage(fw_t *w, long k, int pos)
 	fw_drop(w, e);
 }
 
+/*
+ * --wide-args: x += a digest of 768 bytes of parameters and the scratch
+ * buffer t.  Words that change from token to token or layer to layer lie
+ * as a patch of a framework's would: t's pointer with the position and
+ * the layer (a run of 3), the position tripled 18 words on (alone), 24
+ * words of it at 24-47 (192 bytes) and 36 at 60-95 (288 bytes: past what
+ * one run of graphshim's updater writes); constants between.
+ */
+static void fw_wide(fw_t *w, CUdeviceptr t, int pos, long l)
+{
+	int D = (int)w->c.dim;
+	fw_wide_t m;
+	for (int k = 0; k < FW_WIDE; k++)
+		m.w[k] = 7ull * (unsigned long long)k + 1;
+	m.w[0] = (unsigned long long)(uintptr_t)t;
+	m.w[1] = (unsigned long long)pos;
+	m.w[2] = (unsigned long long)l;
+	m.w[20] = 3ull * (unsigned long long)pos;
+	for (int k = 24; k < 48; k++)
+		m.w[k] = (unsigned long long)pos + (unsigned long long)k;
+	for (int k = 60; k < FW_WIDE; k++)
+		m.w[k] = (unsigned long long)pos ^ (0x9e37ull * (unsigned long long)k << 20);
+	void *p[] = { &w->x, &m, &D };
+	fw_launch(w->f.wide, fw_blocks(D), w->s, p);
+}
+
 /* One layer at position pos; l picks the layer's weights and cache. */
 static void fw_layer(fw_t *w, long l, int pos)
 {
@@ -368,6 +407,8 @@ static void fw_layer(fw_t *w, long l, int pos)
 	fw_launch(w->f.attn, grid, w->s, pa);
 	void *pr[] = { &w->x, &w->y, &D };
 	fw_launch(w->f.residual, fw_blocks(D), w->s, pr);
+	if (c->wide)
+		fw_wide(w, *t, pos, l);
 	if (c->pool) /* after its last use, on the stream every use is joined to */
 		GS_CHECK(cuMemFreeAsync(pooled, w->s));
 
@@ -566,6 +607,7 @@ int main(int argc, char **argv)
 	w.f.residual = gs_wl_function(mod, "k_residual");
 	w.f.flag = gs_wl_function(mod, "k_flag");
 	w.f.token = gs_wl_function(mod, "k_token");
+	w.f.wide = gs_wl_function(mod, "k_wide");
 	fw_setup(&w);
 
 	/* --explicit-graph: the static step captured once per position. */

@@ -103,6 +103,23 @@ extern "C" __global__ void k_residual(unsigned *x, const unsigned *y, int D)
 		x[i] += y[i];
 }
 
+/* --wide-args (fwstep.c's fw_wide): x += a digest of the 95 words after the
+ * first, which points to the scratch buffer t, and t.  The pointer's bits
+ * stay out of the digest: they differ from run to run. */
+#define FW_WIDE 96
+struct fw_wide {
+	unsigned long long w[FW_WIDE];
+};
+extern "C" __global__ void k_wide(unsigned *x, const fw_wide m, int D)
+{
+	const unsigned *t = (const unsigned *)m.w[0];
+	unsigned s = 0;
+	for (int k = 1; k < FW_WIDE; k++)
+		s += (unsigned)(m.w[k] ^ (m.w[k] >> 32)) * (2u * (unsigned)k + 1u);
+	for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < D; i += gridDim.x * blockDim.x)
+		x[i] += (s ^ (unsigned)i) + t[i];
+}
+
 /* The value a host check reads back (.item()): a digest of x, one block. */
 extern "C" __global__ void k_flag(unsigned *flag, const unsigned *x, int D)
 {

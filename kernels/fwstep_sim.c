@@ -5,6 +5,8 @@
  * order gives the same bits.
  */
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "gs_sim_args.h"
 
@@ -91,6 +93,22 @@ static void k_residual(const gs_sim_dim_t *dim, void **params)
 		x[i] += y[i];
 }
 
+/* --wide-args: as fwstep.cu's k_wide. */
+#define FW_WIDE 96
+static void k_wide(const gs_sim_dim_t *dim, void **params)
+{
+	unsigned *x = GS_SIM_PTR(unsigned, 0);
+	unsigned long long m[FW_WIDE];
+	memcpy(m, params[1], sizeof(m));
+	const unsigned *t = (const unsigned *)(uintptr_t)m[0];
+	int D = GS_SIM_INT(2);
+	unsigned s = 0;
+	for (int k = 1; k < FW_WIDE; k++)
+		s += (unsigned)(m[k] ^ (m[k] >> 32)) * (2u * (unsigned)k + 1u);
+	for (int i = 0; i < D; i++)
+		x[i] += (s ^ (unsigned)i) + t[i];
+}
+
 static void k_flag(const gs_sim_dim_t *dim, void **params)
 {
 	unsigned *flag = GS_SIM_PTR(unsigned, 0);
@@ -121,5 +139,6 @@ const gs_sim_kernel_t gs_sim_kernels[] = {
 	{ "k_residual", k_residual, 3, { 8, 8, 4 } },
 	{ "k_flag", k_flag, 3, { 8, 8, 4 } },
 	{ "k_token", k_token, 5, { 8, 8, 8, 4, 4 } },
+	{ "k_wide", k_wide, 3, { 8, 8 * FW_WIDE, 4 } },
 	{ 0 }
 };

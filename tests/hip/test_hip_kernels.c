@@ -73,6 +73,8 @@ static const struct {
 	{"double", 8, 8},
 	{"float2", 8, 8}, {"int2", 8, 8}, {"uint2", 8, 8},
 	{"float4", 16, 16}, {"int4", 16, 16}, {"uint4", 16, 16}, {"double2", 16, 16},
+	/* The workloads' own structs passed by value. */
+	{"fw_wide", 768, 8}, /* fwstep.cu: 96 unsigned long long */
 };
 
 /* Words of a parameter that do not change its layout. */

@@ -115,6 +115,16 @@ run() {
 			fails=$((fails + 1)); return
 		fi ;;
 	esac
+	# Words close together written as runs (GS_T_RUNS): fewer device calls
+	# than words, and none of the words from the host.
+	case "$envs" in *GS_T_RUNS=1*)
+		dc=$(stat "$tmp/s.json" device_calls) dp=$(stat "$tmp/s.json" device_patched)
+		if [ "$(stat "$tmp/s.json" device_host_patches)" != 0 ] || [ "${dc:-0}" -lt 1 ] ||
+		   [ "$(( ${dc:-0} * 2 ))" -gt "${dp:-0}" ]; then
+			echo "FAIL $name: $dp words in $dc device calls, host patches $(stat "$tmp/s.json" device_host_patches)"
+			fails=$((fails + 1)); return
+		fi ;;
+	esac
 	case "$envs" in *GS_SIM_FAIL_PARAM_INFO* | *GS_SIM_FAIL_DEVUPD*) ;; *GS_SIM_FAIL*)
 		if [ "${fallbacks:-0}" -lt 1 ]; then
 			echo "FAIL $name: the injected fault was not counted as a fallback"; fails=$((fails + 1)); return
@@ -250,6 +260,11 @@ run decode-copies-cupti 80 CUDA_INJECTION64_PATH=$b/tests/sim/testkern.sim.so --
 # 120 layers in one chunk: 600 words a launch, past the middle updater's 512.
 run decode-device-patch-wide 75 GS_T_WIDE=1 GRAPHSHIM_DEVICE_PATCH=1 GRAPHSHIM_CHUNK_FIRST=4096 GRAPHSHIM_CHUNK_MAX=4096 \
 	GRAPHSHIM_HOST_BOUND_US=1000000 -- $k/decode --layers 120 --dim 64 --ctx 64 --vocab 256 --steps 30 --pos-arg
+# 768 bytes of parameters a launch, words drifting in runs (fwstep
+# --wide-args): a run written by one device call, the unchanged words
+# inside it as they are, one past 256 bytes cut in two; the updater's copy
+# of each node checked against the engine's (GRAPHSHIM_CHECK_ORDER).
+run fwstep-wide-device-patch 85 GS_T_RUNS=1 GRAPHSHIM_DEVICE_PATCH=1 GRAPHSHIM_CHECK_ORDER=1 -- $F --wide-args --rotate 5
 # A driver whose JIT will not take the updater's PTX: patches from the host.
 run fwstep-device-patch-no-updater 80 GRAPHSHIM_DEVICE_PATCH=1 GS_SIM_FAIL_DEVUPD=1+ -- $F --pool --side-streams 4
 # Each layer's scratch buffer from the stream's pool (cuMemAllocAsync) and

@@ -82,6 +82,8 @@ hostwork-replay|-|env GRAPHSHIM_GATE=replay $K/hostwork --steps $STEPS
 hostwork-graph|-|$K/hostwork --steps $STEPS --explicit-graph
 hostwork-short|-|env GRAPHSHIM_GATE=replay $K/hostwork --steps $STEPS --kernels 32 --host-us 10
 fwstep|-|$F
+fwstep-wide|-|$F --wide-args --rotate 5
+fwstep-wide-checkorder|-|env GRAPHSHIM_CHECK_ORDER=1 $F --wide-args --rotate 5
 fwstep-noevents|-|$F --no-events
 fwstep-norotate|-|$F --rotate 1
 fwstep-nogrow|-|$F --no-grow
