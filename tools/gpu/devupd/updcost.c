@@ -20,6 +20,8 @@
  *   toggle  72 entries, then nothing (the node disabled), in turn: the enabled ones
  *   spread  72 entries over all 24 nodes (3 words each)
  *   few     12 entries (12 nodes, 1 word each), gs_du_apply32
+ *   run6    12 entries, each a run of 6 words (48 bytes) written by one call (gs_du_apply512)
+ *   run32   12 entries, each a run of 32 words (256 bytes, the longest)
  *   host12  12 host patches of work nodes (no updater), then the upload they need
  *   plain12 12 host patches on a graph of plain nodes (not device-updatable): no upload
  * Every entry and patch writes a node's words as they are, so the work
@@ -50,8 +52,9 @@ struct pad {
 	unsigned long long w[PADW];
 };
 
-enum { S_OFF, S_WARM, S_THRASH, S_ALT, S_TOGGLE, S_SPREAD, S_FEW, S_HOST, S_PLAIN, NS };
-static const char *sname[NS] = { "off", "warm", "thrash", "alt", "toggle", "spread", "few", "host12", "plain12" };
+enum { S_OFF, S_WARM, S_THRASH, S_ALT, S_TOGGLE, S_SPREAD, S_FEW, S_RUN6, S_RUN32, S_HOST, S_PLAIN, NS };
+static const char *sname[NS] = { "off",  "warm", "thrash", "alt",  "toggle", "spread",
+				 "few",  "run6", "run32",  "host12", "plain12" };
 
 static CUfunction fadd, fsmall, fbig;
 static CUdeviceptr A, B;
@@ -73,6 +76,15 @@ static void fill(unsigned nodes, unsigned words)
 	for (unsigned j = 0; j < nodes; j++)
 		for (unsigned w = 0; w < words; w++)
 			du.e[du.n++] = (struct entry){ handle[j * N / nodes], 8 + 8 * w, 8, 0 };
+}
+
+/* Entries: `nodes` nodes, one run of `bytes` of pad words each, its bytes after the entries. */
+static void fill_runs(unsigned nodes, unsigned bytes)
+{
+	du.n = nodes;
+	for (unsigned j = 0; j < nodes; j++)
+		du.e[j] = (struct entry){ handle[j * N / nodes], 8, bytes, (unsigned long long)j * bytes };
+	memset(&du.e[nodes], 0, (size_t)nodes * bytes);
 }
 
 static CUgraphExec build(CUdeviceptr base, bool updatable, CUgraphNode *nodes)
@@ -199,6 +211,14 @@ int main(int argc, char **argv)
 				case S_FEW:
 					fill(12, 1);
 					set_updater(x, fsmall);
+					break;
+				case S_RUN6:
+					fill_runs(12, 48);
+					set_updater(x, fbig);
+					break;
+				case S_RUN32:
+					fill_runs(12, 256);
+					set_updater(x, fbig);
 					break;
 				case S_HOST:
 					enabled = false;
