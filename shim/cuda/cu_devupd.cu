@@ -36,22 +36,20 @@ template <unsigned CAP> __device__ void gs_du_node(const gs_du_args<CAP> &a, uns
 		 * thread's stack, past the context's stack limit (1 KB) where
 		 * no eager launch of this kernel raised it (a stack overflow
 		 * on an H200, which the driver reports as an illegal address).
-		 * A run is copied likewise, a word at a time: one call writes
-		 * it, where a call a word cost the GPU about 2 us each, one
-		 * after another (tools/gpu/devupd/updcost.c). */
+		 * A run is read where it lies, in the parameters (grid
+		 * constant: its address is taken without a copy; ptxas -v
+		 * shows an 8-byte frame), and one call writes it, where a call
+		 * a word cost the GPU about 2 us each, one after another
+		 * (tools/gpu/devupd/updcost.c). */
 		cudaGraphDeviceNode_t nd = (cudaGraphDeviceNode_t)a.e[k].node;
 		unsigned size = a.e[k].size;
-		unsigned long long v[GS_DU_SPAN / 8];
-		if (size > 8) {
-			const unsigned long long *src = runs + a.e[k].value / 8;
-			for (unsigned w = 0; w < (size + 7) / 8; w++)
-				v[w] = src[w];
-		} else
-			v[0] = a.e[k].value;
-		if (size)
-			cudaGraphKernelNodeSetParam(nd, a.e[k].off, v, size);
+		unsigned long long v = a.e[k].value;
+		if (size > 8)
+			cudaGraphKernelNodeSetParam(nd, a.e[k].off, runs + v / 8, size);
+		else if (size)
+			cudaGraphKernelNodeSetParam(nd, a.e[k].off, &v, size);
 		else
-			cudaGraphKernelNodeSetGridDim(nd, dim3(a.e[k].off, (unsigned)v[0], (unsigned)(v[0] >> 32)));
+			cudaGraphKernelNodeSetGridDim(nd, dim3(a.e[k].off, (unsigned)v, (unsigned)(v >> 32)));
 	}
 }
 
