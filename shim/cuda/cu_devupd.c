@@ -49,12 +49,14 @@ typedef struct gs_du_entry {
 /*
  * Words of a node that changed, GS_DU_GAP bytes apart or less, go as one
  * run of bytes (unchanged words between them written as they are) of at
- * most GS_DU_SPAN: one device call a run, where a call a word cost an H200
- * about 2 us each, one after another, and the bytes next to nothing
- * (tools/gpu/devupd/updcost.c).  A run's bytes follow the entries in the
- * updater's parameters, each 8-byte aligned (cu_devupd.cu).
+ * most GS_DU_SPAN: one device call a run.  On an H200 a call cost about
+ * 2 us, a node's calls one after another, and a run's bytes about 11 ns
+ * each (tools/gpu/devupd/updcost.c: a 256-byte run 2.9 us more than one
+ * word), so a gap of 64 bytes costs a third of the call it saves.  A
+ * run's bytes follow the entries in the updater's parameters, each 8-byte
+ * aligned (cu_devupd.cu).
  */
-#define GS_DU_GAP 32
+#define GS_DU_GAP 64
 #define GS_DU_SPAN 256
 
 /* The updater's sizes, smallest first: the entries each takes (776 bytes,
