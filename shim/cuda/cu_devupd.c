@@ -95,6 +95,9 @@ struct gs_cu_du {
 	CUgraphNode unode;
 	CUfunction fn[GS_DU_SIZES]; /* by gs_du_size */
 	bool on;           /* the updater node is enabled */
+	bool was_on;       /* it has been, since instantiation */
+	CUfunction set_fn; /* its function and block as last set (NULL: never) */
+	unsigned set_bx;
 	bool uploaded;     /* since instantiation or the last host update of a node */
 	uint32_t epoch;    /* launches so far, plus one */
 	size_t used;       /* of the arena */
@@ -496,9 +499,21 @@ CUresult gs_cu_du_prepare(gs_cu_du_t *du, CUgraphExec x, CUstream s)
 			memcpy(&du->args.e[n], du->runs, du->nrun);
 		void *kp[1];
 		CUDA_KERNEL_NODE_PARAMS p = gs_du_params(du, du->fn[k], n, kp);
+		/* Counted for what they cost the launch after them (an H200:
+		 * about 3 us a change of function, 4 us a node enabled again;
+		 * tools/gpu/devupd/updcost.c). */
+		if (du->set_fn && (du->set_fn != p.func || du->set_bx != p.blockDimX))
+			GS_STAT_INC(device_resizes);
 		st = R->cuGraphExecKernelNodeSetParams_v2(x, du->unode, &p);
-		if (st == CUDA_SUCCESS && !du->on && (st = R->cuGraphNodeSetEnabled(x, du->unode, 1)) == CUDA_SUCCESS)
-			du->on = true;
+		if (st == CUDA_SUCCESS) {
+			du->set_fn = p.func;
+			du->set_bx = p.blockDimX;
+		}
+		if (st == CUDA_SUCCESS && !du->on && (st = R->cuGraphNodeSetEnabled(x, du->unode, 1)) == CUDA_SUCCESS) {
+			if (du->was_on)
+				GS_STAT_INC(device_reenables);
+			du->on = du->was_on = true;
+		}
 	} else if (du->on) {
 		if ((st = R->cuGraphNodeSetEnabled(x, du->unode, 0)) == CUDA_SUCCESS)
 			du->on = false;

@@ -626,10 +626,11 @@ if c.get("host_slow_calls"):
            c.get("host_slow_lock", 0), c.get("host_slow_mismatch", 0), c.get("host_slow_variant", 0),
            c.get("host_slow_publish", 0), c.get("host_slow_plain", 0)))
 if c.get("device_updates") or c.get("device_host_patches"):
-    print("device patches: %d words/grids in %d device calls (%s a launch) of %d updater runs; host patches %d "
+    print("device patches: %d words/grids in %d device calls (%s a launch) of %d updater runs (%d resized, %d enabled "
+          "again); host patches %d "
           "(%d of function, block or shared memory), uploads %d%s" % (
           c.get("device_patched", 0), c.get("device_calls", 0), per("device_calls", "device_updates"),
-          c.get("device_updates", 0),
+          c.get("device_updates", 0), c.get("device_resizes", 0), c.get("device_reenables", 0),
           c.get("device_host_patches", 0), c.get("device_host_shape", 0), c.get("device_uploads", 0),
           "; updater set-up %s ns (%d)" % (per("host_updater_ns", "host_updaters"), c.get("host_updaters", 0))
           if c.get("host_updaters") else ""))
