@@ -528,8 +528,11 @@ CUresult gs_cu_du_prepare(gs_cu_du_t *du, CUgraphExec x, CUstream s)
 
 void gs_cu_du_launched(gs_cu_du_t *du)
 {
-	if (!du->args.n)
+	if (!du->args.n) {
+		/* (Runs whose entries were all dropped: their bytes go too.) */
+		du->nrun = du->words = 0;
 		return;
+	}
 	GS_STAT_ADD(device_patched, du->words);
 	GS_STAT_ADD(device_calls, du->args.n);
 	GS_STAT_INC(device_updates);
