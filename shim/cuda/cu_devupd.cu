@@ -31,15 +31,16 @@ template <unsigned CAP> __device__ void gs_du_node(const gs_du_args<CAP> &a, uns
 {
 	const unsigned long long *runs = (const unsigned long long *)&a.e[a.n];
 	for (unsigned k = i; k < a.n && a.e[k].node == a.e[i].node; k++) {
-		/* The value through a copy of its own: taking the address of
-		 * the parameter itself would copy all of it (3 KB) to the
-		 * thread's stack, past the context's stack limit (1 KB) where
-		 * no eager launch of this kernel raised it (a stack overflow
-		 * on an H200, which the driver reports as an illegal address).
-		 * A run is read where it lies, in the parameters (grid
-		 * constant: its address is taken without a copy; ptxas -v
-		 * shows an 8-byte frame), and one call writes it, where a call
-		 * a word cost the GPU about 2 us each, one after another
+		/* Before the parameters were a grid constant, taking an
+		 * entry's address copied all of them (3 KB) to the thread's
+		 * stack, past the context's stack limit (1 KB) where no eager
+		 * launch of this kernel raised it (a stack overflow on an
+		 * H200, which the driver reports as an illegal address); a
+		 * value of 8 bytes or fewer still goes through a copy of its
+		 * own.  A run is read where it lies (ptxas -v: an 8-byte frame,
+		 * the small value's; identical on an H200, check-gpu's
+		 * fwstep-wide), and one call writes it, where a call a word
+		 * cost the GPU about 2 us each, one after another
 		 * (tools/gpu/devupd/updcost.c). */
 		cudaGraphDeviceNode_t nd = (cudaGraphDeviceNode_t)a.e[k].node;
 		unsigned size = a.e[k].size;
