@@ -65,21 +65,8 @@ static CUgraphExec build(CUgraphNode *nodes, int devupd, unsigned long long *han
 		CUDA_KERNEL_NODE_PARAMS k = knp(fadd, W, kp);
 		CUgraphNode dep = j ? nodes[j - 1] : head;
 		CK(cuGraphAddKernelNode(&nodes[j], g, dep ? &dep : NULL, dep ? 1 : 0, &k));
-		if (devupd) {
-			CUlaunchAttributeValue v;
-			memset(&v, 0, sizeof(v));
-			v.deviceUpdatableKernelNode.deviceUpdatable = 1;
-			CK(cuGraphKernelNodeSetAttribute(nodes[j],
-				CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE, &v));
-			memset(&v, 0, sizeof(v));
-			CK(cuGraphKernelNodeGetAttribute(nodes[j],
-				CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE, &v));
-			handles[j] = (unsigned long long)(uintptr_t)v.deviceUpdatableKernelNode.devNode;
-			if (!handles[j]) {
-				fprintf(stderr, "probe: no device node handle\n");
-				exit(1);
-			}
-		}
+		if (devupd)
+			handles[j] = probe_devnode(nodes[j]);
 	}
 	CUgraphExec x;
 	CK(cuGraphInstantiate(&x, g, 0));

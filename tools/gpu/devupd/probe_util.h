@@ -2,13 +2,15 @@
  * What the device-update probes (probe.c, setcost.c) share: a driver call
  * checked (CK: the failing call and the driver's name for its error, then
  * exit), a monotonic clock in ns, a comparison of doubles for qsort, a
- * kernel node's parameters on one block, and the start: device 0's primary
+ * kernel node's parameters on one block, a node made device-updatable
+ * (its device handle), and the start: device 0's primary
  * context current and a non-blocking stream on it.  PROBE_NAME prefixes the message.
  */
 #ifndef GS_PROBE_UTIL_H
 #define GS_PROBE_UTIL_H
 
 #include <cuda.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +52,23 @@ static inline CUDA_KERNEL_NODE_PARAMS knp(CUfunction f, unsigned bx, void **kp)
 	k.blockDimY = k.blockDimZ = 1;
 	k.kernelParams = kp;
 	return k;
+}
+
+/* Node n made device-updatable: its device handle (none: the probe cannot go on). */
+static inline unsigned long long probe_devnode(CUgraphNode n)
+{
+	CUlaunchAttributeValue v;
+	memset(&v, 0, sizeof(v));
+	v.deviceUpdatableKernelNode.deviceUpdatable = 1;
+	CK(cuGraphKernelNodeSetAttribute(n, CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE, &v));
+	memset(&v, 0, sizeof(v));
+	CK(cuGraphKernelNodeGetAttribute(n, CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE, &v));
+	unsigned long long h = (unsigned long long)(uintptr_t)v.deviceUpdatableKernelNode.devNode;
+	if (!h) {
+		fprintf(stderr, "%s: no device node handle\n", PROBE_NAME);
+		exit(1);
+	}
+	return h;
 }
 
 static inline CUstream probe_start(void)

@@ -69,13 +69,7 @@ int main(int argc, char **argv)
 		CUDA_KERNEL_NODE_PARAMS k = knp(fadd, W, kp);
 		CUgraphNode dep = j ? nodes[j - 1] : unode;
 		CK(cuGraphAddKernelNode(&nodes[j], g, &dep, 1, &k));
-		CUlaunchAttributeValue v;
-		memset(&v, 0, sizeof(v));
-		v.deviceUpdatableKernelNode.deviceUpdatable = 1;
-		CK(cuGraphKernelNodeSetAttribute(nodes[j], CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE, &v));
-		memset(&v, 0, sizeof(v));
-		CK(cuGraphKernelNodeGetAttribute(nodes[j], CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE, &v));
-		handle[j] = (unsigned long long)(uintptr_t)v.deviceUpdatableKernelNode.devNode;
+		handle[j] = probe_devnode(nodes[j]);
 	}
 	CUgraphExec x;
 	CK(cuGraphInstantiate(&x, g, 0));

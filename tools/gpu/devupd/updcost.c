@@ -105,15 +105,8 @@ static CUgraphExec build(CUdeviceptr base, bool updatable, CUgraphNode *nodes)
 		CUDA_KERNEL_NODE_PARAMS k = work(&p, kp);
 		CK(cuGraphAddKernelNode(&nodes[j], g, prev ? &prev : NULL, prev ? 1 : 0, &k));
 		prev = nodes[j];
-		if (!updatable)
-			continue;
-		CUlaunchAttributeValue v;
-		memset(&v, 0, sizeof(v));
-		v.deviceUpdatableKernelNode.deviceUpdatable = 1;
-		CK(cuGraphKernelNodeSetAttribute(nodes[j], CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE, &v));
-		memset(&v, 0, sizeof(v));
-		CK(cuGraphKernelNodeGetAttribute(nodes[j], CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE, &v));
-		handle[j] = (unsigned long long)(uintptr_t)v.deviceUpdatableKernelNode.devNode;
+		if (updatable)
+			handle[j] = probe_devnode(nodes[j]);
 	}
 	CUgraphExec x;
 	CK(cuGraphInstantiate(&x, g, 0));
