@@ -95,8 +95,7 @@ struct gs_cu_du {
 	CUgraphNode unode;
 	CUfunction fn[GS_DU_SIZES]; /* by gs_du_size */
 	bool on;           /* the updater node is enabled */
-	bool was_on;       /* it has been, since instantiation */
-	CUfunction set_fn; /* its function and block as last set (NULL: never) */
+	CUfunction set_fn; /* its function and block as last set (NULL: never, nor enabled) */
 	unsigned set_bx;
 	bool uploaded;     /* since instantiation or the last host update of a node */
 	uint32_t epoch;    /* launches so far, plus one */
@@ -502,7 +501,8 @@ CUresult gs_cu_du_prepare(gs_cu_du_t *du, CUgraphExec x, CUstream s)
 		/* Counted for what they cost the launch after them (an H200:
 		 * about 3 us a change of function, 4 us a node enabled again;
 		 * tools/gpu/devupd/updcost.c). */
-		if (du->set_fn && (du->set_fn != p.func || du->set_bx != p.blockDimX))
+		bool before = du->set_fn != NULL; /* set (and enabled) at an earlier launch */
+		if (before && (du->set_fn != p.func || du->set_bx != p.blockDimX))
 			GS_STAT_INC(device_resizes);
 		st = R->cuGraphExecKernelNodeSetParams_v2(x, du->unode, &p);
 		if (st == CUDA_SUCCESS) {
@@ -510,9 +510,9 @@ CUresult gs_cu_du_prepare(gs_cu_du_t *du, CUgraphExec x, CUstream s)
 			du->set_bx = p.blockDimX;
 		}
 		if (st == CUDA_SUCCESS && !du->on && (st = R->cuGraphNodeSetEnabled(x, du->unode, 1)) == CUDA_SUCCESS) {
-			if (du->was_on)
+			if (before)
 				GS_STAT_INC(device_reenables);
-			du->on = du->was_on = true;
+			du->on = true;
 		}
 	} else if (du->on) {
 		if ((st = R->cuGraphNodeSetEnabled(x, du->unode, 0)) == CUDA_SUCCESS)
