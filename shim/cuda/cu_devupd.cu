@@ -15,11 +15,8 @@ struct gs_du_entry {
 	unsigned long long node; /* cudaGraphDeviceNode_t */
 	unsigned off, size;      /* bytes of its parameters; size 0: the grid, x in off */
 	unsigned long long value; /* size 1-8: the bytes; more (a run of words, up to
-				   * GS_DU_SPAN): where they are, past the entries */
+				   * cu_devupd.c's GS_DU_SPAN): where they are, past the entries */
 };
-
-/* The longest run of bytes one entry writes (a multiple of 8). */
-#define GS_DU_SPAN 256
 
 /* Entries, then the runs' bytes: e[n] on, each run 8-byte aligned. */
 template <unsigned CAP> struct gs_du_args {
