@@ -236,13 +236,17 @@ static CUresult gs_cu_hold(gs_rec_t *r, const gs_cu_orig_t *o,
 	return (CUresult)st;
 }
 
-/* A cold stream's structural key of a launch: nothing but the call's own words. */
-static inline uint64_t gs_cu_cold_key(CUfunction f, const unsigned grid[3],
-				      const unsigned block[3], unsigned shmem)
+/*
+ * A cold stream's structural key of a launch: its function.  The grid, the
+ * block and the dynamic shared memory are operands, which a graph node
+ * takes new on every replay (gs_rec.h), and sequences are learned by shape:
+ * with them in the key, a step whose attention grid grows with the
+ * position (a dynamic KV cache) was a new cold segment at every token, so
+ * a stream cold before it learned that step could not wake by its repeats.
+ */
+static inline uint64_t gs_cu_cold_key(CUfunction f)
 {
-	uint64_t g = ((uint64_t)grid[0] << 42) ^ ((uint64_t)grid[1] << 21) ^ grid[2];
-	uint64_t b = ((uint64_t)block[0] << 42) ^ ((uint64_t)block[1] << 21) ^ block[2];
-	return ((uintptr_t)f ^ shmem) * 0x9fb21c651e98df25ULL + g * 0xc2b2ae3d27d4eb4fULL + b;
+	return (uintptr_t)f * 0x9fb21c651e98df25ULL;
 }
 
 /*
@@ -314,7 +318,7 @@ static CUresult gs_cu_kernel(const gs_cu_orig_t *o, CUfunction f, const unsigned
 	CUcontext ctx = gs_cu_ctx_current();
 	if (!f || !ctx)
 		return gs_cu_boundary(o, &sr, ctx, GS_FLUSH_ATTR, api);
-	uint64_t key = gs_cu_cold_key(f, grid, block, shmem) ^ gs_mix64((uintptr_t)at);
+	uint64_t key = gs_cu_cold_key(f) ^ gs_mix64((uintptr_t)at);
 	gs_cu_depth++;
 	bool cold = gs_engine_cold(sr.handle, ctx, sr.sflags, key);
 	CUresult rc = cold ? gs_cu_orig_call(o) : CUDA_SUCCESS;
@@ -536,9 +540,7 @@ static inline __attribute__((always_inline)) bool gs_cu_lane_take(int pt, CUstre
 				       void **kp, void **extra)                            \
 	{                                                                                 \
 		gs_cu_pfn_cuLaunchKernel fn = gs_cu_lane.launch[pt];                       \
-		const unsigned grid[3] = { gx, gy, gz }, block[3] = { bx, by, bz };         \
-		if (GS_LIKELY(fn) &&                                                       \
-		    gs_cu_lane_take(pt, s, f, gs_cu_cold_key(f, grid, block, shmem)))       \
+		if (GS_LIKELY(fn) && gs_cu_lane_take(pt, s, f, gs_cu_cold_key(f)))          \
 			return fn(f, gx, gy, gz, bx, by, bz, shmem, s, kp, extra);          \
 		return gs_cu_full_##name(f, gx, gy, gz, bx, by, bz, shmem, s, kp, extra);   \
 	}                                                                                 \
@@ -562,15 +564,9 @@ GS_CU_LANE_KERNEL(cuLaunchKernel_ptsz, 1)
 				       void **extra)                                       \
 	{                                                                                  \
 		gs_cu_pfn_cuLaunchKernelEx fn = gs_cu_lane.launch_ex[pt];                   \
-		if (cfg && !cfg->numAttrs && GS_LIKELY(fn)) {                               \
-			const unsigned grid[3] = { cfg->gridDimX, cfg->gridDimY,             \
-						   cfg->gridDimZ };                          \
-			const unsigned block[3] = { cfg->blockDimX, cfg->blockDimY,          \
-						    cfg->blockDimZ };                        \
-			if (gs_cu_lane_take(pt, cfg->hStream, f,                             \
-					    gs_cu_cold_key(f, grid, block, cfg->sharedMemBytes))) \
-				return fn(cfg, f, kp, extra);                               \
-		}                                                                          \
+		if (cfg && !cfg->numAttrs && GS_LIKELY(fn) &&                               \
+		    gs_cu_lane_take(pt, cfg->hStream, f, gs_cu_cold_key(f)))                 \
+			return fn(cfg, f, kp, extra);                                       \
 		return gs_cu_full_##name(cfg, f, kp, extra);                                \
 	}                                                                                  \
 	GS_EXPORT GS_HOT CUresult name(const CUlaunchConfig *cfg, CUfunction f, void **kp,   \

@@ -841,11 +841,11 @@ Test(cuda, cold_streams_pass_the_callers_call_with_no_record)
 	cr_expect_eq(L.grid[0], 4);
 	cr_expect_eq(L.s, S_NB);
 	cr_expect_eq(gs_stub.handle, (uintptr_t)S_NB);
-	cr_expect_neq(gs_stub.cold_key, k3, "the key tells grids apart");
-	cuLaunchKernel(FN_A, 3, 1, 1, 32, 1, 1, 0, S_NB, kp, NULL);
-	cr_expect_eq(gs_stub.cold_key, k3, "and is the same for the same structure");
-	cuLaunchKernel(FN_A, 3, 1, 1, 64, 1, 1, 0, S_NB, kp, NULL);
-	cr_expect_neq(gs_stub.cold_key, k3, "blocks too");
+	cr_expect_eq(gs_stub.cold_key, k3, "the key is the function's: a grid is an operand");
+	cuLaunchKernel(FN_A, 3, 1, 1, 64, 1, 1, 16, S_NB, kp, NULL);
+	cr_expect_eq(gs_stub.cold_key, k3, "so are the block and the shared memory");
+	cuLaunchKernel(FN_B, 3, 1, 1, 32, 1, 1, 0, S_NB, kp, NULL);
+	cr_expect_neq(gs_stub.cold_key, k3, "another function is another key");
 }
 
 Test(cuda, the_cold_lane_forwards_the_callers_call_on_ordinary_streams)
