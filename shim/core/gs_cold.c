@@ -39,6 +39,7 @@ static void gs_cold_segment_begin(gs_stream_t *s)
 	s->lane.len = 0;
 	s->lane.fast = 0;
 	s->cold.kept = false;
+	s->cold.first_full = false;
 }
 
 /* Stream lock held; false when there is no memory for it (the stream stays warm). */
@@ -139,6 +140,11 @@ static void gs_cold_end_locked(gs_stream_t *s, bool anchored)
 		bool again = (*slot & ~1ULL) == id;
 		if (again && ((*slot & 1) || !gs_cold_twice(s))) {
 			*slot = 0;
+			if (s->cold.first_full) {
+				/* Where it comes again after other work (gs_cold.h). */
+				s->cold.want = s->cold.first_shape;
+				s->cold.want_left = GS_COLD_WANT;
+			}
 			gs_cold_wake(s, anchored);
 		} else {
 			*slot = again ? id | 1 : id;
@@ -173,6 +179,8 @@ void gs_cold_reset(gs_stream_t *s)
 	s->cold.quiet = 0;
 	s->cold.quiet_used = 0;
 	s->cold.rewarm = false;
+	s->cold.want = 0;
+	s->cold.want_left = 0;
 }
 
 void gs_cold_end(gs_stream_t *s)
@@ -210,13 +218,25 @@ bool gs_cold_launch(gs_stream_t *s, const gs_rec_t *rec)
 	gs_cold_unlock(s);
 	bool kept = false;
 	bool wake = first && gs_cold_wakes(s, rec, anchored, &kept);
+	/* Or it begins as a cold segment that repeated did (gs_cold.h). */
+	bool want = first && !wake && anchored && !s->cold.quiet && s->cold.want_left &&
+		    rec->shape == s->cold.want;
 	gs_cold_lock(s);
-	if (first)
+	if (first) {
 		s->cold.kept = kept; /* a kept step's pass, presumably */
-	if (wake) {
+		s->cold.first_full = true;
+		s->cold.first_shape = rec->shape;
+	}
+	if (wake || want) {
 		bool quiet = s->cold.quiet;
 		gs_cold_wake(s, anchored);
-		if (gs_config.cold_replay && !quiet && gs_config.cold_after) {
+		if (want) {
+			/* For this segment: as cold as it was after it, unless it
+			 * repeats a step to learn (gs_cold_ended). */
+			GS_STAT_INC(cold_wanted);
+			s->cold.want_left--;
+			s->cold.fresh = (uint32_t)gs_config.cold_after;
+		} else if (gs_config.cold_replay && !quiet && gs_config.cold_after) {
 			/* Woken to replay: as cold as it was, once that step ends. */
 			s->cold.rewarm = true;
 			s->cold.fresh = (uint32_t)gs_config.cold_after;
@@ -224,7 +244,7 @@ bool gs_cold_launch(gs_stream_t *s, const gs_rec_t *rec)
 	} else
 		gs_cold_step(s, rec->shape);
 	gs_cold_unlock(s);
-	return !wake;
+	return !wake && !want;
 }
 
 void gs_cold_passed(gs_stream_t *s, const gs_seq_t *q, bool eager)

@@ -24,6 +24,15 @@
  * goes cold again when that segment ends, unless it repeated a step still
  * to learn; a thrifty stream (gs_thrift.h) wakes at a cold segment's
  * second repeat.  See docs/how-it-works.md, "Cold between replayed steps".
+ *
+ * A repeat wakes the stream for the segments after it, which is where a
+ * step that repeats back to back comes again.  A step that comes back
+ * only after other work (a rollout's advantage pass every 64 environment
+ * steps, between replayed steps cut by copies) finds the stream cold again
+ * by then: the stream also remembers how the repeated segment began
+ * (gs_cold_t.want), and wakes at the first launch of a later cold segment
+ * that begins so, up to GS_COLD_WANT times, for that segment alone unless
+ * it repeats a step to learn.  See docs/how-it-works.md, "Cold streams".
  */
 #ifndef GS_COLD_H
 #define GS_COLD_H
@@ -46,7 +55,15 @@ typedef struct gs_cold {
 	uint64_t quiet;      /* launches a quiet stream passes before it wakes (0: not quiet) */
 	uint64_t quiet_used; /* ... passed so far */
 	bool rewarm;         /* woke to replay an armed step (GRAPHSHIM_COLD_REPLAY): cold again after it */
+	bool first_full;     /* the cold segment in progress began on the full path (first_shape) */
+	uint8_t want_left;   /* wakes left for want */
+	uint64_t first_shape; /* ... its first launch's shape */
+	uint64_t want;       /* the first shape of a cold segment that repeated (0: none) */
 } gs_cold_t;
+
+/* Segments a stream wakes for at their first launch after a cold segment
+ * that began so repeated (gs_cold_t.want). */
+#define GS_COLD_WANT 4u
 
 /* gs_cold_t.passes: a pass the gate keeps eager went, and another went. */
 #define GS_COLD_PASS_KEPT 1u

@@ -626,3 +626,79 @@ Test(cold, a_step_to_learn_after_a_replay_wakes_the_stream_for_good)
 	cr_expect_geq(gs_stats.replays - before, 6 + 2, "the step and, learned, the new one: %llu",
 		      (unsigned long long)(gs_stats.replays - before));
 }
+
+/*
+ * A step that comes back only after other work: rl's rollouts (an H200),
+ * 64 environment steps of replayed passes, each cut once by a copy (a
+ * one-launch segment that counts as new), then the advantage pass, 586
+ * launches.  The pass repeated while cold and woke the stream for the
+ * segments after it, which were cold again well before it came back: it
+ * never replayed (10,548 launches a run passed cold, 0.83 covered).  The
+ * stream now also wakes where a segment begins as that one did.
+ */
+static void rollouts(unsigned every, unsigned rollouts, int *replayed)
+{
+	tb_start("GRAPHSHIM_PERIOD_AFTER", "1024", NULL);
+	static const uintptr_t A[] = {0xa1, 0xa2, 0xa3, 0xa4, 0xa5, 0xa6, 0xa7};
+	static const uintptr_t B[] = {0xb1, 0xb2, 0xb3, 0xb4};
+	static const uintptr_t G[] = {0xd1, 0xd2, 0xd3, 0xd4, 0xd5};
+	for (unsigned r = 0; r < rollouts; r++) {
+		for (unsigned t = 0; t < every; t++) {
+			uint64_t a = r * every + t;
+			for (unsigned k = 0; k < 12; k++)
+				cr_assert_eq(tb_launch(S1, A[k % 7], k, a), 0);
+			tb_sync(S1, 0);
+			for (unsigned k = 0; k < 4; k++)
+				cr_assert_eq(tb_launch(S1, B[k], k, a), 0);
+			tb_sync(S1, 0);
+			cr_assert_eq(tb_launch(S1, A[0], 0, a), 0); /* begins like the first step: cut */
+			tb_sync(S1, 0);
+		}
+		for (unsigned k = 0; k < 40; k++)
+			cr_assert_eq(tb_launch(S1, G[k % 5], k, r), 0);
+		tb_sync(S1, 0);
+		replayed[r] = tb_from_graph_in_last(40);
+	}
+	tb_check();
+}
+
+Test(cold, a_step_that_comes_back_after_other_work_wakes_the_stream_where_it_begins)
+{
+	int replayed[8];
+	rollouts(24, 8, replayed);
+	cr_expect_eq(replayed[0] + replayed[1], 0, "seen cold twice: a repeat");
+	for (unsigned r = 4; r < 8; r++)
+		cr_expect_eq(replayed[r], 40, "replayed from its 5th sighting (rollout %u: %d)", r, replayed[r]);
+	cr_expect_geq(gs_stats.cold_wanted, 2, "woken where it began: %llu",
+		      (unsigned long long)gs_stats.cold_wanted);
+	cr_expect_geq(gs_stats.cold_streams, 8, "cold between times");
+}
+
+/* Each repeat wakes it at most GS_COLD_WANT times where a segment begins so. */
+Test(cold, a_wanted_beginning_wakes_the_stream_a_few_times_at_most)
+{
+	tb_start("GRAPHSHIM_COLD_AFTER", "2", NULL);
+	static const uintptr_t G[] = {0xd1, 0xd2, 0xd3, 0xd4, 0xd5};
+	unsigned u = 0;
+	unique_step(S1, 0, u++, 8);
+	unique_step(S1, 0, u++, 8);
+	cr_assert_eq(gs_stats.cold_streams, 1);
+	/* A step that never repeats again after its one repeat while cold,
+	 * then new steps beginning as it does, forever. */
+	for (unsigned k = 0; k < 2; k++) {
+		for (unsigned j = 0; j < 5; j++)
+			cr_assert_eq(tb_launch(S1, G[j], j, k), 0);
+		tb_sync(S1, 0);
+	}
+	for (unsigned i = 0; i < 40; i++) {
+		cr_assert_eq(tb_launch(S1, G[0], 0, i), 0);
+		for (unsigned j = 1; j < 6; j++)
+			cr_assert_eq(tb_launch(S1, 0x20000 + i * 8 + j, j, i), 0);
+		tb_sync(S1, 0);
+		unique_step(S1, 0, u++, 8);
+		unique_step(S1, 0, u++, 8);
+	}
+	tb_check();
+	cr_expect_leq(gs_stats.cold_wanted, GS_COLD_WANT, "bounded: %llu",
+		      (unsigned long long)gs_stats.cold_wanted);
+}

@@ -558,14 +558,14 @@ seqs = d.get("sequences", [])
 print("boundary_launches %s, layouts_unreadable %s, sequences %d (replayed %d, retired %d), "
       "replays %s, patches %s, variants %s (replays %s), gate eager %s; released %s, interrupted %s, "
       "idle cuts %s, shared chunks %s, refused %s, stand-ins %s; cold %s (quiet %s: %s launches; passed %s, "
-      "rewarmed %s); graphs %s, builder %.1f ms, guesses %s (missed %s), thrifty %s; flushes: %s; mismatches: %s" % (
+      "rewarmed %s, wanted %s); graphs %s, builder %.1f ms, guesses %s (missed %s), thrifty %s; flushes: %s; mismatches: %s" % (
       c.get("boundary_launches", "-"), c.get("layouts_unreadable", "-"), len(seqs),
       sum(1 for q in seqs if q.get("replays")), sum(1 for q in seqs if q.get("state") == "retired"),
       c.get("replays", "-"), c.get("patches", "-"), c.get("variants", "-"),
       c.get("variant_replays", "-"), c.get("gate_eager", "-"), c.get("released", "-"),
       c.get("interrupted", "-"), c.get("idle_cuts", "-"), c.get("shared_chunks", "-"),
       c.get("refused", "-"), c.get("stand_ins", "-"), c.get("cold_streams", "-"), c.get("cold_quiet", "-"),
-      c.get("cold_quiet_passed", "-"), c.get("cold_passed", "-"), c.get("cold_rewarmed", "-"),
+      c.get("cold_quiet_passed", "-"), c.get("cold_passed", "-"), c.get("cold_rewarmed", "-"), c.get("cold_wanted", "-"),
       c.get("graphs", "-"), c.get("build_ns", 0) / 1e6, c.get("speculated", "-"), c.get("guesses_missed", "-"),
       c.get("thrift_on", "-"), top(d.get("flushes_by_reason", {})), top(d.get("mismatches_by_reason", {}))))
 # The gate's own comparison, inside one process (immune to the machine's
