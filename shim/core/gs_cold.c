@@ -140,10 +140,10 @@ static void gs_cold_end_locked(gs_stream_t *s, bool anchored)
 		bool again = (*slot & ~1ULL) == id;
 		if (again && ((*slot & 1) || !gs_cold_twice(s))) {
 			*slot = 0;
-			if (s->cold.first_full) {
+			if (s->cold.first_full && gs_config.cold_want) {
 				/* Where it comes again after other work (gs_cold.h). */
 				s->cold.want = s->cold.first_shape;
-				s->cold.want_left = GS_COLD_WANT;
+				s->cold.want_left = (uint8_t)gs_config.cold_want;
 			}
 			gs_cold_wake(s, anchored);
 		} else {

@@ -31,7 +31,7 @@
  * steps, between replayed steps cut by copies) finds the stream cold again
  * by then: the stream also remembers how the repeated segment began
  * (gs_cold_t.want), and wakes at the first launch of a later cold segment
- * that begins so, up to GS_COLD_WANT times, for that segment alone unless
+ * that begins so, up to GRAPHSHIM_COLD_WANT times, for that segment alone unless
  * it repeats a step to learn.  See docs/how-it-works.md, "Cold streams".
  */
 #ifndef GS_COLD_H
@@ -61,9 +61,6 @@ typedef struct gs_cold {
 	uint64_t want;       /* the first shape of a cold segment that repeated (0: none) */
 } gs_cold_t;
 
-/* Segments a stream wakes for at their first launch after a cold segment
- * that began so repeated (gs_cold_t.want). */
-#define GS_COLD_WANT 4u
 
 /* gs_cold_t.passes: a pass the gate keeps eager went, and another went. */
 #define GS_COLD_PASS_KEPT 1u

@@ -40,6 +40,8 @@
 	  "segments in a row that did not repeat before a stream keeps no records (0: never)") \
 	X(cold_replay, "GRAPHSHIM_COLD_REPLAY", BOOL, 1, 0, 1,                                \
 	  "a stream whose armed steps replay between segments that never repeat goes cold, waking at each armed step's start and cold again after it") \
+	X(cold_want, "GRAPHSHIM_COLD_WANT", INT, 4, 0, 255,                                   \
+	  "wakes of a cold stream, a repeat, at the first launch of a segment that begins as the repeated one (0: none)") \
 	X(cold_eager, "GRAPHSHIM_COLD_EAGER", BOOL, 1, 0, 1,                                  \
 	  "a stream whose armed steps the gate all keeps eager passes its launches through the cold lane until their next re-check") \
 	X(mismatch_limit, "GRAPHSHIM_MISMATCH_LIMIT", INT, 3, 1, 1000000,                     \
@@ -150,6 +152,7 @@ typedef struct gs_config {
 	long long cold_after;
 	bool cold_eager;
 	bool cold_replay;
+	long long cold_want;
 	long long mismatch_limit;
 	long long cooldown;
 	bool forgive;

@@ -636,9 +636,9 @@ Test(cold, a_step_to_learn_after_a_replay_wakes_the_stream_for_good)
  * never replayed (10,548 launches a run passed cold, 0.83 covered).  The
  * stream now also wakes where a segment begins as that one did.
  */
-static void rollouts(unsigned every, unsigned rollouts, int *replayed)
+static void rollouts(unsigned every, unsigned rollouts, const char *want, int *replayed)
 {
-	tb_start("GRAPHSHIM_PERIOD_AFTER", "1024", NULL);
+	tb_start("GRAPHSHIM_PERIOD_AFTER", "1024", "GRAPHSHIM_COLD_WANT", want, NULL);
 	static const uintptr_t A[] = {0xa1, 0xa2, 0xa3, 0xa4, 0xa5, 0xa6, 0xa7};
 	static const uintptr_t B[] = {0xb1, 0xb2, 0xb3, 0xb4};
 	static const uintptr_t G[] = {0xd1, 0xd2, 0xd3, 0xd4, 0xd5};
@@ -665,7 +665,7 @@ static void rollouts(unsigned every, unsigned rollouts, int *replayed)
 Test(cold, a_step_that_comes_back_after_other_work_wakes_the_stream_where_it_begins)
 {
 	int replayed[8];
-	rollouts(24, 8, replayed);
+	rollouts(24, 8, "4", replayed);
 	cr_expect_eq(replayed[0] + replayed[1], 0, "seen cold twice: a repeat");
 	for (unsigned r = 4; r < 8; r++)
 		cr_expect_eq(replayed[r], 40, "replayed from its 5th sighting (rollout %u: %d)", r, replayed[r]);
@@ -674,7 +674,7 @@ Test(cold, a_step_that_comes_back_after_other_work_wakes_the_stream_where_it_beg
 	cr_expect_geq(gs_stats.cold_streams, 8, "cold between times");
 }
 
-/* Each repeat wakes it at most GS_COLD_WANT times where a segment begins so. */
+/* Each repeat wakes it at most GRAPHSHIM_COLD_WANT times where a segment begins so. */
 Test(cold, a_wanted_beginning_wakes_the_stream_a_few_times_at_most)
 {
 	tb_start("GRAPHSHIM_COLD_AFTER", "2", NULL);
@@ -699,6 +699,15 @@ Test(cold, a_wanted_beginning_wakes_the_stream_a_few_times_at_most)
 		unique_step(S1, 0, u++, 8);
 	}
 	tb_check();
-	cr_expect_leq(gs_stats.cold_wanted, GS_COLD_WANT, "bounded: %llu",
+	cr_expect_leq(gs_stats.cold_wanted, (uint64_t)gs_config.cold_want, "bounded: %llu",
 		      (unsigned long long)gs_stats.cold_wanted);
+}
+
+Test(cold, cold_want_zero_leaves_such_a_step_cold)
+{
+	int replayed[8];
+	rollouts(24, 8, "0", replayed);
+	for (unsigned r = 0; r < 8; r++)
+		cr_expect_eq(replayed[r], 0, "never seen warm (rollout %u: %d)", r, replayed[r]);
+	cr_expect_eq(gs_stats.cold_wanted, 0);
 }
