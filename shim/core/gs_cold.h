@@ -31,8 +31,9 @@
  * steps, between replayed steps cut by copies) finds the stream cold again
  * by then: the stream also remembers how the repeated segment began
  * (gs_cold_t.want), and wakes at the first launch of a later cold segment
- * that begins so, up to GRAPHSHIM_COLD_WANT times, for that segment alone unless
- * it repeats a step to learn.  See docs/how-it-works.md, "Cold streams".
+ * that begins so, up to GRAPHSHIM_COLD_WANT times, for that segment alone
+ * unless it repeats a step to learn.  See docs/how-it-works.md, "Cold
+ * streams".
  */
 #ifndef GS_COLD_H
 #define GS_COLD_H
@@ -56,11 +57,10 @@ typedef struct gs_cold {
 	uint64_t quiet_used; /* ... passed so far */
 	bool rewarm;         /* woke to replay an armed step (GRAPHSHIM_COLD_REPLAY): cold again after it */
 	bool first_full;     /* the cold segment in progress began on the full path (first_shape) */
-	uint8_t want_left;   /* wakes left for want */
+	uint8_t want_left;   /* wakes left at a segment that begins as want */
 	uint64_t first_shape; /* ... its first launch's shape */
 	uint64_t want;       /* the first shape of a cold segment that repeated (0: none) */
 } gs_cold_t;
-
 
 /* gs_cold_t.passes: a pass the gate keeps eager went, and another went. */
 #define GS_COLD_PASS_KEPT 1u
