@@ -1,5 +1,5 @@
 /*
- * What the device-update probes (probe.c, setcost.c) share: a driver call
+ * What the device-update probes (probe.c, setcost.c, updcost.c) share: a driver call
  * checked (CK: the failing call and the driver's name for its error, then
  * exit), a monotonic clock in ns, a comparison of doubles for qsort, a
  * kernel node's parameters on one block, a node made device-updatable
