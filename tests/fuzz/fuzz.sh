@@ -213,7 +213,7 @@ plain_odd() {
 }
 
 start=$(date +%s.%N)
-t_launch=0 t_rlaunch=0 t_replay=0 t_patch=0 t_var=0 t_vrep=0 t_mis=0 t_flush=0 t_gated=0 t_gdec=0 t_cold=0 t_coldn=0 t_quiet=0 t_quietp=0 t_want=0 t_int=0 t_qnr=0 t_cut=0 t_ie=0 t_sh=0 t_si=0 t_ad=0 t_fh=0 t_tr=0 t_dp=0 t_rg=0 t_odd=0 may_adopt=0 done_n=0 bad=0 shrunk=0 i=0
+t_launch=0 t_rlaunch=0 t_replay=0 t_patch=0 t_var=0 t_vrep=0 t_mis=0 t_flush=0 t_gated=0 t_gdec=0 t_cold=0 t_coldn=0 t_quiet=0 t_quietp=0 t_want=0 t_spec=0 t_miss=0 t_int=0 t_qnr=0 t_cut=0 t_ie=0 t_sh=0 t_si=0 t_ad=0 t_fh=0 t_tr=0 t_dp=0 t_rg=0 t_odd=0 may_adopt=0 done_n=0 bad=0 shrunk=0 i=0
 s=$first
 end=$(( first + count ))
 while [ "$s" -lt "$end" ]; do
@@ -249,6 +249,8 @@ while [ "$s" -lt "$end" ]; do
 	qu=$(counter cold_quiet "$st"); t_quiet=$(( t_quiet + ${qu:-0} ))
 	it=$(counter cold_quiet_passed "$st"); t_quietp=$(( t_quietp + ${it:-0} ))
 	cw=$(counter cold_wanted "$st"); t_want=$(( t_want + ${cw:-0} ))
+	it=$(counter speculated "$st"); t_spec=$(( t_spec + ${it:-0} ))
+	it=$(counter guesses_missed "$st"); t_miss=$(( t_miss + ${it:-0} ))
 	it=$(counter interrupted "$st"); t_int=$(( t_int + ${it:-0} ))
 	qn=$(counter query_not_ready "$st"); t_qnr=$(( t_qnr + ${qn:-0} ))
 	it=$(counter idle_cuts "$st"); t_cut=$(( t_cut + ${it:-0} ))
@@ -311,7 +313,7 @@ pct=0
 # The floor's share: of the launches in batches that may replay.
 rpct=0
 [ "$t_rlaunch" -gt 0 ] && rpct=$(( 100 * t_replay / t_rlaunch ))
-echo "fuzz: $done_n programs in $secs s; graphshim launches $t_launch, replayed $t_replay ($pct%; $rpct% of the batches that may replay), patches $t_patch, variants $t_var (replays $t_vrep), mismatches $t_mis, flushes $t_flush, gate decisions $t_gdec, launches sent eagerly by the gate $t_gated, streams gone cold $t_coldn (quietly, their steps kept eager: $t_quiet), launches passed cold $t_cold (quietly: $t_quietp), cold streams woken where a repeated segment began $t_want, matches that outlived another thread's flush $t_int, another thread's stream queries answered not ready $t_qnr, chunks cut where a program waited $t_cut, sequences sent eager by idle waits $t_ie, chunks shared by alike steps $t_sh, nodes made on stand-ins $t_si, side streams adopted $t_ad, frees held $t_fh, sequences trusted by the gate $t_tr, words patched on the GPU $t_dp, sequences built again for their drift $t_rg; batches whose plain run was the odd one $t_odd; diverging batches $bad"
+echo "fuzz: $done_n programs in $secs s; graphshim launches $t_launch, replayed $t_replay ($pct%; $rpct% of the batches that may replay), patches $t_patch, variants $t_var (replays $t_vrep), mismatches $t_mis, flushes $t_flush, gate decisions $t_gdec, launches sent eagerly by the gate $t_gated, streams gone cold $t_coldn (quietly, their steps kept eager: $t_quiet), launches passed cold $t_cold (quietly: $t_quietp), cold streams woken where a repeated segment began $t_want, speculative builds $t_spec (guesses missed $t_miss), matches that outlived another thread's flush $t_int, another thread's stream queries answered not ready $t_qnr, chunks cut where a program waited $t_cut, sequences sent eager by idle waits $t_ie, chunks shared by alike steps $t_sh, nodes made on stand-ins $t_si, side streams adopted $t_ad, frees held $t_fh, sequences trusted by the gate $t_tr, words patched on the GPU $t_dp, sequences built again for their drift $t_rg; batches whose plain run was the odd one $t_odd; diverging batches $bad"
 if [ $bad -gt 0 ]; then
 	echo "fuzz: FAIL: graphshim changed results"
 	exit 1

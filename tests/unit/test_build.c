@@ -418,6 +418,70 @@ Test(build, ready_chunks_replay_while_the_rest_is_built)
 	tb_check();
 }
 
+/* A segment of n launches of functions base, base + 1, ... (first: `first`), then a sync. */
+static void segment(uintptr_t first, uintptr_t base, int n)
+{
+	tb_launch(S1, first, 0, 0);
+	for (int i = 1; i < n; i++)
+		tb_launch(S1, base + (uintptr_t)i, i, 0);
+	tb_sync(S1, 0);
+}
+
+/*
+ * A step cut into segments by its host reads (a transformers token: 17
+ * launches, a copy, 20, a copy, 343 and a read-back) comes back segment by
+ * segment: no segment is followed by itself, yet each one's build starts
+ * where it begins again, so the third sighting of every segment replays
+ * though each build outlasts its segment.  The first launches of the
+ * three segments are given, so that two of them may begin alike.
+ */
+static void segmented_step_replays(uintptr_t fa, uintptr_t fb, uintptr_t fc, uint64_t missed)
+{
+	tb_start("GRAPHSHIM_ASYNC_BUILD", "1", "GRAPHSHIM_PERIOD", "0", NULL);
+	tb.build_sleep_ms = 50;
+	segment(fa, 0x100, 8);
+	segment(fb, 0x200, 10);
+	segment(fc, 0x300, 16);
+	/* The second sighting: each segment's build starts as it begins. */
+	const uintptr_t first[3] = { fa, fb, fc }, base[3] = { 0x100, 0x200, 0x300 };
+	const int n[3] = { 8, 10, 16 };
+	for (int k = 0; k < 3; k++) {
+		tb_launch(S1, first[k], 0, 0);
+		wait_builds_done(k + 1); /* (a segment that outlasts its build) */
+		for (int i = 1; i < n[k]; i++)
+			tb_launch(S1, base[k] + (uintptr_t)i, i, 0);
+		tb_sync(S1, 0);
+	}
+	cr_expect_eq(gs_stats.speculated, 3);
+	cr_expect_eq(gs_stats.guesses_missed, missed, "missed %llu",
+		     (unsigned long long)gs_stats.guesses_missed);
+	segment(fa, 0x100, 8);
+	cr_expect_eq(tb_from_graph_in_last(8), 8, "the first segment's third sighting replays");
+	segment(fb, 0x200, 10);
+	cr_expect_eq(tb_from_graph_in_last(10), 10, "the second's");
+	segment(fc, 0x300, 16);
+	cr_expect_eq(tb_from_graph_in_last(16), 16, "the third's");
+	tb_check();
+}
+
+Test(build, each_segment_of_a_step_is_built_where_it_begins_again)
+{
+	segmented_step_replays(0x100, 0x200, 0x300, 0);
+}
+
+Test(build, segments_that_begin_alike_each_replay_from_their_third_sighting)
+{
+	/* The first two begin with the same kernel.  The second's first sighting
+	 * begins like the first segment, which just ended: guessed, missed (as
+	 * before slots were kept).  At the step's second sighting the first
+	 * segment's graphs are built already (by that miss), so nothing tells
+	 * the two apart when it begins: the second is guessed there, missed
+	 * too, and its graphs are then ready when it repeats; the third is
+	 * guessed right, after the second.  Every segment replays from its
+	 * third sighting. */
+	segmented_step_replays(0x100, 0x100, 0x300, 2);
+}
+
 Test(build, a_guess_that_does_not_repeat_is_never_matched)
 {
 	tb_start("GRAPHSHIM_ASYNC_BUILD", "1", "GRAPHSHIM_PERIOD", "0", NULL);
