@@ -21,7 +21,7 @@ typedef struct gs_stream gs_stream_t;
  * one it followed before: each is kept until the step comes again, not
  * only the segment that ended last (gs_learn_speculate).
  */
-#define GS_SPEC_SLOTS 8u
+#define GS_SPEC_SLOTS 16u
 typedef struct gs_spec_slot {
 	uint64_t id, start, host_ns;
 	uint64_t after; /* the structure of the segment before it (gs_segment_t.prev) */

@@ -431,20 +431,24 @@ static void segment(uintptr_t first, uintptr_t base, int n)
  * A step cut into segments by its host reads (a transformers token: 17
  * launches, a copy, 20, a copy, 343 and a read-back) comes back segment by
  * segment: no segment is followed by itself, yet each one's build starts
- * where it begins again, so the third sighting of every segment replays
- * though each build outlasts its segment.  The first launches of the
- * three segments are given, so that two of them may begin alike.
+ * where it begins again after the segment it came after, so the third
+ * sighting of every segment replays though each build outlasts its
+ * segment.  A leading segment of two launches (too short to learn: no
+ * build) begins the step, so that the first of the three came after the
+ * same segment both times.  The first launches of the three are given, so
+ * that two of them may begin alike.
  */
 static void segmented_step_replays(uintptr_t fa, uintptr_t fb, uintptr_t fc, uint64_t missed)
 {
 	tb_start("GRAPHSHIM_ASYNC_BUILD", "1", "GRAPHSHIM_PERIOD", "0", NULL);
 	tb.build_sleep_ms = 50;
-	segment(fa, 0x100, 8);
-	segment(fb, 0x200, 10);
-	segment(fc, 0x300, 16);
-	/* The second sighting: each segment's build starts as it begins. */
 	const uintptr_t first[3] = { fa, fb, fc }, base[3] = { 0x100, 0x200, 0x300 };
 	const int n[3] = { 8, 10, 16 };
+	segment(0x900, 0x900, 2);
+	for (int k = 0; k < 3; k++)
+		segment(first[k], base[k], n[k]);
+	/* The second sighting: each segment's build starts as it begins. */
+	segment(0x900, 0x900, 2);
 	for (int k = 0; k < 3; k++) {
 		tb_launch(S1, first[k], 0, 0);
 		wait_builds_done(k + 1); /* (a segment that outlasts its build) */
@@ -455,12 +459,12 @@ static void segmented_step_replays(uintptr_t fa, uintptr_t fb, uintptr_t fc, uin
 	cr_expect_eq(gs_stats.speculated, 3);
 	cr_expect_eq(gs_stats.guesses_missed, missed, "missed %llu",
 		     (unsigned long long)gs_stats.guesses_missed);
-	segment(fa, 0x100, 8);
-	cr_expect_eq(tb_from_graph_in_last(8), 8, "the first segment's third sighting replays");
-	segment(fb, 0x200, 10);
-	cr_expect_eq(tb_from_graph_in_last(10), 10, "the second's");
-	segment(fc, 0x300, 16);
-	cr_expect_eq(tb_from_graph_in_last(16), 16, "the third's");
+	segment(0x900, 0x900, 2);
+	for (int k = 0; k < 3; k++) {
+		segment(first[k], base[k], n[k]);
+		cr_expect_eq(tb_from_graph_in_last((size_t)n[k]), n[k],
+			     "segment %d's third sighting replays", k);
+	}
 	tb_check();
 }
 
@@ -471,15 +475,15 @@ Test(build, each_segment_of_a_step_is_built_where_it_begins_again)
 
 Test(build, segments_that_begin_alike_each_replay_from_their_third_sighting)
 {
-	/* The first two begin with the same kernel.  The second's first sighting
-	 * begins like the first segment, which just ended: guessed, missed (as
-	 * before slots were kept).  At the step's second sighting the first
-	 * segment's graphs are built already (by that miss), so nothing tells
-	 * the two apart when it begins: the second is guessed there, missed
-	 * too, and its graphs are then ready when it repeats; the third is
-	 * guessed right, after the second.  Every segment replays from its
-	 * third sighting. */
-	segmented_step_replays(0x100, 0x100, 0x300, 2);
+	/* The first two begin with the same kernel.  The second's first
+	 * sighting begins like the first segment, which just ended: guessed
+	 * back to back, and missed (as before slots were kept).  That miss
+	 * built the first segment's graphs, which replay from its third
+	 * sighting all the same; at the step's second sighting the second
+	 * segment is guessed right, after the first, and so is the third.
+	 * (A guess by the first launch alone would take the second segment
+	 * where the first begins again, and miss.) */
+	segmented_step_replays(0x100, 0x100, 0x300, 1);
 }
 
 Test(build, a_guess_that_does_not_repeat_is_never_matched)
