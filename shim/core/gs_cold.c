@@ -54,7 +54,7 @@ static bool gs_cold_enter(gs_stream_t *s, uint64_t quiet)
 	s->cold.quiet = quiet;
 	s->cold.quiet_used = 0;
 	gs_cold_unlock(s);
-	s->seg.nspec = 0; /* nothing recorded to speculate from */
+	s->seg.last_id = 0; /* nothing recorded to speculate from */
 	GS_STAT_INC(cold_streams);
 	if (quiet) {
 		GS_STAT_INC(cold_quiet);

@@ -647,7 +647,7 @@ int gs_engine_launch(uintptr_t handle, void *ctx, unsigned sflags, gs_rec_t *rec
 	gs_rec_t *r = *slot;
 	if (at == s->seg.start) {
 		s->seg.t0 = gs_clock_ns(); /* one clock read a segment, for the chunk plan */
-		if (s->seg.nspec)
+		if (s->seg.last_id)
 			gs_learn_speculate(s, r);
 	}
 	if (__atomic_load_n(&s->cache.built, __ATOMIC_ACQUIRE))

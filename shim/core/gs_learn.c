@@ -137,27 +137,6 @@ void gs_learn_record(gs_stream_t *s, const gs_rec_t *r, uint64_t at)
 	gs_learn_period(s, r, at);
 }
 
-/*
- * A segment ended one sighting short of learning (gs_learn_finish): kept,
- * oldest first, in place of an earlier slot of the same sequence; the
- * oldest slot goes when all are taken.  g->prev is still the segment
- * before it.
- */
-static void gs_learn_spec_note(gs_segment_t *g, uint64_t id, uint64_t start, uint64_t host_ns)
-{
-	uint32_t k = 0;
-	while (k < g->nspec && g->spec[k].id != id)
-		k++;
-	if (k == GS_SPEC_SLOTS)
-		k = 0; /* full: the oldest goes */
-	if (k < g->nspec) {
-		memmove(&g->spec[k], &g->spec[k + 1], (g->nspec - k - 1) * sizeof(g->spec[0]));
-		g->nspec--;
-	}
-	g->spec[g->nspec++] =
-		(gs_spec_slot_t){ .id = id, .start = start, .host_ns = host_ns, .after = g->prev };
-}
-
 static void gs_learn_finish(gs_stream_t *s, bool keep_period)
 {
 	if (__atomic_load_n(&s->lane.cold, __ATOMIC_RELAXED)) {
@@ -236,9 +215,11 @@ static void gs_learn_finish(gs_stream_t *s, bool keep_period)
 			uint64_t reps = gs_thrift_reps(s);
 			gs_seq_sighted(s, q);
 			if (gs_thrift_speculates(s) && gs_config.async_build && reps > 1 &&
-			    q->state == GS_SEQ_LEARNING && q->seen + 1 == reps)
-				gs_learn_spec_note(&s->seg, q->id, s->seg.start,
-						   (gs_clock_ns() - s->seg.t0) / len);
+			    q->state == GS_SEQ_LEARNING && q->seen + 1 == reps) {
+				s->seg.last_id = q->id;
+				s->seg.last_start = s->seg.start;
+				s->seg.last_host_ns = (gs_clock_ns() - s->seg.t0) / len;
+			}
 			if (q->state == GS_SEQ_LEARNING && q->seen >= reps)
 				gs_arm_seq(s, q, s->seg.start, (gs_clock_ns() - s->seg.t0) / len, GS_ARM_STEAL);
 			else
@@ -247,8 +228,6 @@ static void gs_learn_finish(gs_stream_t *s, bool keep_period)
 	}
 	if (s->seg.owed)
 		gs_seq_settle(s, spare, seg_id);
-	if (len)
-		s->seg.prev = gs_hash_step(s->seg.hash, len); /* (empty: the same place) */
 	bool from_other = len ? cut_by_other : s->seg.from_other; /* empty: the same place */
 	bool period_on = s->seg.period_on;
 	gs_learn_begin(&s->seg, keep_period ? NULL : &s->period, s->pos);
@@ -301,62 +280,24 @@ void gs_learn_long(gs_stream_t *s)
  * end of its GRAPHSHIM_LEARN_REPS-th sighting, but its graphs take longer to
  * build than a step of small kernels takes to issue (1.2-2.7 ms against
  * 0.9 ms for 256 launches on an H100), so the next sighting ran eagerly
- * while they were built.  When a segment begins with the record shape a
- * segment one sighting short of learning began with, that one's records
- * (still in the ring, taken as they are) go to the builder now; the
+ * while they were built.  When a segment that was one sighting short of
+ * learning is followed by one that begins with the same record shape, its
+ * records (still in the ring, taken as they are) go to the builder now; the
  * sequence is not matched (`spec`) until the segment ending confirms the
  * repeat, and then replays the chunks built so far.  A guess that does not
  * repeat costs one build on the builder thread.
- *
- * Not only the segment that ended last: a step cut into segments by its
- * host reads and copies (a transformers token: 17 launches, a copy, 20, a
- * copy, 343 and a read-back) comes back segment by segment, so each is kept
- * (gs_segment_t.spec) until a segment begins as it did right after the
- * segment it came after last time; else, as before slots were kept, a
- * segment that just ended may come again back to back.  Only those two:
- * a step's segments often begin alike (a validation kernel, an embedding),
- * and a guess by the first launch alone missed 10 times in 10 in a
- * transformers model and 11 in 12 in torch.distributions' checks on an
- * H200, and the misses made the stream thrifty.  So the first segment of
- * a cycle, which came after something else the first time, is guessed
- * from its third sighting on.  Slots whose records the history no longer
- * holds, or whose sequence learned or went meanwhile, are dropped.
  */
 void gs_learn_speculate(gs_stream_t *s, const gs_rec_t *r)
 {
-	gs_segment_t *g = &s->seg;
-	uint32_t kept = 0, after = GS_SPEC_SLOTS, again = GS_SPEC_SLOTS;
-	for (uint32_t k = 0; k < g->nspec; k++) {
-		const gs_spec_slot_t *e = &g->spec[k];
-		/* (The record at s->pos, r, is in the history already: a slot that
-		 * far back lost its first record to it.) */
-		if (s->pos - e->start >= s->cap)
-			continue; /* its records are overwritten */
-		bool a = e->after == g->prev, b = e->id == g->prev;
-		if ((a && after == GS_SPEC_SLOTS) || (b && again == GS_SPEC_SLOTS)) {
-			const gs_seq_t *c = gs_seq_find(s, e->id);
-			if (!c || c->state != GS_SEQ_LEARNING)
-				continue; /* learned, or gone, meanwhile */
-			if (c->first_shape == r->shape) {
-				if (a && after == GS_SPEC_SLOTS)
-					after = kept;
-				else
-					again = kept;
-			}
-		}
-		g->spec[kept++] = *e;
-	}
-	g->nspec = kept;
-	uint32_t pick = after != GS_SPEC_SLOTS ? after : again;
-	if (pick == GS_SPEC_SLOTS)
+	uint64_t id = s->seg.last_id;
+	s->seg.last_id = 0;
+	gs_seq_t *q = gs_seq_find(s, id);
+	if (!q || q->state != GS_SEQ_LEARNING || q->first_shape != r->shape ||
+	    s->pos - s->seg.last_start > s->cap)
+		return; /* another sequence, or its records are overwritten */
+	if (gs_arm_seq(s, q, s->seg.last_start, s->seg.last_host_ns, GS_ARM_STEAL | GS_ARM_SPEC))
 		return;
-	gs_spec_slot_t slot = g->spec[pick];
-	memmove(&g->spec[pick], &g->spec[pick + 1], (g->nspec - pick - 1) * sizeof(g->spec[0]));
-	g->nspec--;
-	gs_seq_t *q = gs_seq_find(s, slot.id);
-	if (gs_arm_seq(s, q, slot.start, slot.host_ns, GS_ARM_STEAL | GS_ARM_SPEC))
-		return;
-	g->guess = q->id;
+	s->seg.guess = q->id;
 	GS_STAT_INC(speculated);
 	gs_trace_learned(s->key.handle, q->id, q->n, "speculative");
 }

@@ -13,20 +13,6 @@
 typedef struct gs_stream gs_stream_t;
 
 /* The learning segment of a stream (gs_stream_t.seg). */
-/*
- * A segment that ended one sighting short of learning: its sequence, where
- * its records begin in the stream's history, the host's time a record, and
- * the segment that came before it.  A step cut into several segments by
- * its host reads and copies comes back segment by segment, each after the
- * one it followed before: each is kept until the step comes again, not
- * only the segment that ended last (gs_learn_speculate).
- */
-#define GS_SPEC_SLOTS 16u
-typedef struct gs_spec_slot {
-	uint64_t id, start, host_ns;
-	uint64_t after; /* the structure of the segment before it (gs_segment_t.prev) */
-} gs_spec_slot_t;
-
 typedef struct gs_segment {
 	uint64_t start;   /* the position of its first record */
 	uint64_t hash;    /* its records' shapes, chained */
@@ -36,14 +22,10 @@ typedef struct gs_segment {
 	uint64_t t0;      /* when its first record arrived */
 	const void *thread; /* the thread that issued its last launch */
 	bool from_other;  /* it began where another thread's call cut the last one */
-	/* Segments that ended one sighting short of learning, oldest first
-	 * (gs_learn_speculate): a later segment that begins as one of them
-	 * did has that one's graphs built now. */
-	gs_spec_slot_t spec[GS_SPEC_SLOTS];
-	uint32_t nspec;
-	/* The structure (shapes and length) of the last segment that ended
-	 * with a record in it, learnable or not (0: none yet). */
-	uint64_t prev;
+	/* The segment that just ended, when its sequence was one sighting short
+	 * of learning: if the next segment begins the same way, its graphs are
+	 * built now (gs_learn_speculate). */
+	uint64_t last_id, last_start, last_host_ns;
 	/* The sequence built so when this segment began (0: none): whether the
 	 * guess was right is known when it ends (gs_thrift_guessed). */
 	uint64_t guess;
@@ -90,9 +72,7 @@ void gs_learn_record(gs_stream_t *s, const gs_rec_t *r, uint64_t at);
 void gs_learn_long(gs_stream_t *s);
 /* The end of a segment (a boundary): learn it, then start the next one. */
 void gs_learn_end(gs_stream_t *s);
-/* A segment begins with r: build the sequence of a segment one sighting
- * short of learning that began as r does and came after the segment that
- * just ended (or was it), if any. */
+/* A segment begins with r: build the last one's sequence if r may repeat it. */
 void gs_learn_speculate(gs_stream_t *s, const gs_rec_t *r);
 
 #endif /* GS_LEARN_H */

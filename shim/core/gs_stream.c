@@ -54,7 +54,7 @@ static gs_stream_t *gs_stream_new(gs_skey_t key, unsigned flags)
 		s->match.ncands = 0;
 		s->match.done = NULL;
 		s->match.nheld = 0;
-		s->seg.nspec = 0;
+		s->seg.last_id = 0;
 		gs_cold_reset(s);
 		__atomic_store_n(&s->lane.bare, gs_bloom_empty(&s->cache.first_bloom), __ATOMIC_RELAXED);
 		gs_thrift_reset(s);
