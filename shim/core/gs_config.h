@@ -78,6 +78,8 @@
 	  "replayed passes in a row that wait at one place before a chunk ends there")         \
 	X(speculate, "GRAPHSHIM_SPECULATE", BOOL, 1, 0, 1,                                    \
 	  "start building a step's graphs when its last sighting before learning begins")    \
+	X(siblings, "GRAPHSHIM_SIBLINGS", BOOL, 0, 0, 1,                                      \
+	  "a step first seen as long as an armed one and unlike it at few places (a kernel variant chosen by size or alignment) is learned at once") \
 	X(thrift, "GRAPHSHIM_THRIFT", INT, 8, 0, 1000000,                                     \
 	  "graph builds a stream wasted (never replayed) more than paid before it speculates no more and needs twice GRAPHSHIM_LEARN_REPS sightings to learn (0: never)") \
 	X(share, "GRAPHSHIM_SHARE", BOOL, 1, 0, 1,                                            \
@@ -170,6 +172,7 @@ typedef struct gs_config {
 	long long idle_eager;
 	long long idle_cut;
 	bool speculate;
+	bool siblings;
 	long long thrift;
 	bool share;
 	bool absorb;

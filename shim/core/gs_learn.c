@@ -137,6 +137,43 @@ void gs_learn_record(gs_stream_t *s, const gs_rec_t *r, uint64_t at)
 	gs_learn_period(s, r, at);
 }
 
+/*
+ * Whether the segment ending now, of len records from s->seg.start, first
+ * seen, is a variant of a step the stream has learned (GRAPHSHIM_SIBLINGS):
+ * as long as an armed sequence and unlike it at no more than one place in
+ * GS_SIBLING_SPAN (at least one).  Frameworks choose a kernel by size and
+ * alignment: transformers' decode step of 343 launches came as six such
+ * structures as its KV cache grew, each unlike the last at one place (a
+ * vectorized or an unrolled elementwise kernel as a pointer's alignment
+ * went, a GEMM kernel for a longer K), and each ran eagerly twice before it
+ * was learned; a variant is a step that will come again.  Not on a thrifty
+ * stream, whose builds are wasted more than they pay.
+ */
+#define GS_SIBLING_MIN 8u
+#define GS_SIBLING_SPAN 32u
+static bool gs_learn_sibling(gs_stream_t *s, uint64_t len)
+{
+	if (!gs_config.siblings || s->thrift.on || s->seg.bad || len < GS_SIBLING_MIN ||
+	    len >= s->cap)
+		return false;
+	uint64_t most = len / GS_SIBLING_SPAN ? len / GS_SIBLING_SPAN : 1;
+	for (const gs_seq_t *p = s->cache.lru; p; p = p->next) {
+		if (p->n != len || p->spec || p->periodic || !p->recs ||
+		    (p->state != GS_SEQ_ARMED && p->state != GS_SEQ_BUILDING))
+			continue;
+		uint64_t unlike = 0;
+		for (uint64_t i = 0; i < len && unlike <= most; i++) {
+			const gs_rec_t *r = gs_stream_at(s, s->seg.start + i);
+			if (!r)
+				return false; /* taken: not learnable here */
+			unlike += r->shape != p->recs[i]->shape;
+		}
+		if (unlike <= most)
+			return true;
+	}
+	return false;
+}
+
 static void gs_learn_finish(gs_stream_t *s, bool keep_period)
 {
 	if (__atomic_load_n(&s->lane.cold, __ATOMIC_RELAXED)) {
@@ -188,6 +225,7 @@ static void gs_learn_finish(gs_stream_t *s, bool keep_period)
 		gs_thrift_guessed(s, g, whole == g->id);
 	if (whole) {
 		uint64_t id = whole;
+		bool fresh = false; /* first seen now */
 		gs_seq_t *q = gs_seq_find(s, id);
 		/* A step first seen now is a sibling too (gs_seq_settle weighs it). */
 		spare = natural && (tiny || id != s->seg.owed);
@@ -210,6 +248,7 @@ static void gs_learn_finish(gs_stream_t *s, bool keep_period)
 			q = gs_seq_add(s, id, (uint32_t)len, gs_stream_at(s, s->seg.start)->shape);
 			if (q)
 				gs_trace_learned(s->key.handle, id, (uint32_t)len, "boundary");
+			fresh = q != NULL;
 		}
 		if (q) {
 			uint64_t reps = gs_thrift_reps(s);
@@ -220,10 +259,18 @@ static void gs_learn_finish(gs_stream_t *s, bool keep_period)
 				s->seg.last_start = s->seg.start;
 				s->seg.last_host_ns = (gs_clock_ns() - s->seg.t0) / len;
 			}
-			if (q->state == GS_SEQ_LEARNING && q->seen >= reps)
+			if (q->state == GS_SEQ_LEARNING &&
+			    (q->seen >= reps || (fresh && natural && gs_learn_sibling(s, len)))) {
+				if (q->seen < reps) {
+					GS_STAT_INC(siblings);
+					gs_trace_learned(s->key.handle, q->id, q->n, "sibling");
+					if (s->seg.last_id == q->id)
+						s->seg.last_id = 0; /* nothing left to guess */
+				}
 				gs_arm_seq(s, q, s->seg.start, (gs_clock_ns() - s->seg.t0) / len, GS_ARM_STEAL);
-			else
+			} else {
 				gs_seq_cooled(q, s->seg.start); /* sightings after the one that retired it count */
+			}
 		}
 	}
 	if (s->seg.owed)

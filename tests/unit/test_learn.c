@@ -324,3 +324,57 @@ Test(learn, a_stream_that_never_synchronizes_is_not_cut)
 	cr_expect_eq(tb.builds, 0);
 	tb_check();
 }
+
+/*
+ * GRAPHSHIM_SIBLINGS: a step first seen as long as an armed one and unlike
+ * it at one place (a framework's kernel variant: another elementwise kernel
+ * where a pointer's alignment changed) is learned at its first sighting, so
+ * its second replays.  Unlike at two places in 16, it is another step.
+ */
+static void variant_step(int at, int at2)
+{
+	uintptr_t f[16];
+	for (int i = 0; i < 16; i++)
+		f[i] = i == at || i == at2 ? 0x900 + (uintptr_t)i : 0x100 + (uintptr_t)i;
+	tb_step(S1, f, 16, 0);
+	sync_stream(S1);
+}
+
+static int variant_second_sighting(const char *siblings, int at2)
+{
+	tb_start("GRAPHSHIM_SIBLINGS", siblings, "GRAPHSHIM_ASYNC_BUILD", "0", NULL);
+	variant_step(-1, -1);
+	variant_step(-1, -1); /* learned */
+	variant_step(-1, -1);
+	cr_expect_eq(tb_from_graph_in_last(16), 16);
+	variant_step(9, at2); /* first seen: the armed step mismatches at 9 */
+	variant_step(9, at2);
+	return tb_from_graph_in_last(16);
+}
+
+Test(learn, a_variant_of_an_armed_step_is_learned_at_its_first_sighting)
+{
+	cr_expect_eq(variant_second_sighting("1", -1), 16, "the variant's second sighting replays");
+	cr_expect_eq(gs_stats.siblings, 1);
+	variant_step(-1, -1);
+	cr_expect_eq(tb_from_graph_in_last(16), 16, "the step it varies replays as before");
+	variant_step(9, -1);
+	cr_expect_eq(tb_from_graph_in_last(16), 16);
+	tb_check();
+}
+
+Test(learn, without_siblings_a_variant_is_learned_at_its_second_sighting)
+{
+	cr_expect_eq(variant_second_sighting("0", -1), 0);
+	cr_expect_eq(gs_stats.siblings, 0);
+	variant_step(9, -1);
+	cr_expect_eq(tb_from_graph_in_last(16), 16, "and replays from its third");
+	tb_check();
+}
+
+Test(learn, a_step_unlike_an_armed_one_at_two_places_in_sixteen_is_no_variant)
+{
+	cr_expect_eq(variant_second_sighting("1", 3), 0);
+	cr_expect_eq(gs_stats.siblings, 0);
+	tb_check();
+}
