@@ -37,11 +37,12 @@ typedef struct fw_cfg {
 	bool wide;              /* --wide-args */
 	long tail, pause_us; /* --tail-records, --pause-us */
 	long augment;        /* --augment */
+	long variant;        /* --variant-every */
 	const char *out;
 } fw_cfg_t;
 
 typedef struct fw_fns {
-	CUfunction norm, matvec, append, attn, residual, flag, token, wide;
+	CUfunction norm, matvec, append, attn, residual, flag, token, wide, residual_v;
 } fw_fns_t;
 
 /* --wide-args: k_wide's 768 bytes of parameters (fwstep.cu). */
@@ -117,6 +118,11 @@ static void fw_usage(void)
 		"                      on the host (a copy of x, then 3-8 of normalize,\n"
 		"                      project, add in a random order), each read back, as a\n"
 		"                      per-image GPU augmentation is; then folded into x\n"
+		"  --variant-every K   the last layer's residual by another kernel (the same sum,\n"
+		"                      another parameter layout) in tokens K to 2K-1, 3K to\n"
+		"                      4K-1, ...: a step that comes as two structures, unlike\n"
+		"                      at one launch, as a framework's kernel chosen by size or\n"
+		"                      alignment makes it\n"
 		"  --wide-args         after each layer's residual, a kernel with 768 bytes of\n"
 		"                      parameters (PyTorch's offset calculators carry kilobytes):\n"
 		"                      the scratch pointer and counters of the position at\n"
@@ -186,6 +192,8 @@ static void fw_parse(fw_cfg_t *c, int argc, char **argv)
 			c->pool = true;
 		else if (strcmp(argv[i], "--wide-args") == 0)
 			c->wide = true;
+		else if (gs_wl_opt(argc, argv, &i, "--variant-every", &v))
+			c->variant = gs_wl_arg_long("--variant-every", v, 1, 1000000);
 		else if (strcmp(argv[i], "--set-attr") == 0)
 			c->set_attr = true;
 		else if (strcmp(argv[i], "--time") == 0)
@@ -405,8 +413,11 @@ static void fw_layer(fw_t *w, long l, int pos)
 					    FW_ATTN_SHMEM_LIMIT));
 #endif
 	fw_launch(w->f.attn, grid, w->s, pa);
-	void *pr[] = { &w->x, &w->y, &D };
-	fw_launch(w->f.residual, fw_blocks(D), w->s, pr);
+	void *pr[] = { &w->x, &w->y, &D, &D };
+	if (c->variant && l == c->layers - 1 && (pos / c->variant) % 2 == 1)
+		fw_launch(w->f.residual_v, fw_blocks(D), w->s, pr); /* --variant-every */
+	else
+		fw_launch(w->f.residual, fw_blocks(D), w->s, pr);
 	if (c->wide)
 		fw_wide(w, *t, pos, l);
 	if (c->pool) /* after its last use, on the stream every use is joined to */
@@ -608,6 +619,7 @@ int main(int argc, char **argv)
 	w.f.flag = gs_wl_function(mod, "k_flag");
 	w.f.token = gs_wl_function(mod, "k_token");
 	w.f.wide = gs_wl_function(mod, "k_wide");
+	w.f.residual_v = gs_wl_function(mod, "k_residual_v");
 	fw_setup(&w);
 
 	/* --explicit-graph: the static step captured once per position. */

@@ -103,6 +103,15 @@ extern "C" __global__ void k_residual(unsigned *x, const unsigned *y, int D)
 		x[i] += y[i];
 }
 
+/* --variant-every (fwstep.c): the same sum as k_residual; the last argument,
+ * unused, makes another parameter layout, as a framework's kernel variant has. */
+extern "C" __global__ void k_residual_v(unsigned *x, const unsigned *y, int D, int unused)
+{
+	(void)unused;
+	for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < D; i += gridDim.x * blockDim.x)
+		x[i] += y[i];
+}
+
 /* --wide-args (fwstep.c's fw_wide): x += a digest of the 95 words after the
  * first, which points to the scratch buffer t, and t.  The pointer's bits
  * stay out of the digest: they differ from run to run. */

@@ -93,6 +93,12 @@ static void k_residual(const gs_sim_dim_t *dim, void **params)
 		x[i] += y[i];
 }
 
+/* --variant-every: the same sum as k_residual, another parameter layout. */
+static void k_residual_v(const gs_sim_dim_t *dim, void **params)
+{
+	k_residual(dim, params);
+}
+
 /* --wide-args: as fwstep.cu's k_wide. */
 #define FW_WIDE 96
 static void k_wide(const gs_sim_dim_t *dim, void **params)
@@ -137,6 +143,7 @@ const gs_sim_kernel_t gs_sim_kernels[] = {
 	{ "k_append", k_append, 4, { 8, 8, 4, 4 } },
 	{ "k_attn", k_attn, 6, { 8, 8, 8, 4, 4, 4 } },
 	{ "k_residual", k_residual, 3, { 8, 8, 4 } },
+	{ "k_residual_v", k_residual_v, 4, { 8, 8, 4, 4 } },
 	{ "k_flag", k_flag, 3, { 8, 8, 4 } },
 	{ "k_token", k_token, 5, { 8, 8, 8, 4, 4 } },
 	{ "k_wide", k_wide, 3, { 8, 8 * FW_WIDE, 4 } },

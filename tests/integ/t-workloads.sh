@@ -227,6 +227,23 @@ if [ -z "${GS_INTEG_ONLY:-}" ]; then
 		echo "FAIL fwstep-augment-warm-replay: rewarmed without GRAPHSHIM_COLD_REPLAY"; fails=$((fails + 1))
 	fi
 fi
+# A step that comes as two structures, unlike at one launch (--variant-every
+# 4: the last layer's residual by another kernel, the same sum, in every
+# other four tokens, as a framework's kernel chosen by size or alignment):
+# with GRAPHSHIM_SIBLINGS the variant is learned at its first sighting, so
+# its second replays (one variant a run; 2,172 launches replayed of 2,300
+# against 2,166 without).
+if [ -z "${GS_INTEG_ONLY:-}" ]; then
+	f0=$fails
+	run fwstep-variant 85 -- $F --variant-every 4
+	r0=$(stat "$tmp/s.json" replayed)
+	run fwstep-variant-siblings 85 GRAPHSHIM_SIBLINGS=1 -- $F --variant-every 4
+	r1=$(stat "$tmp/s.json" replayed) n1=$(stat "$tmp/s.json" siblings)
+	if [ "$fails" -eq "$f0" ] && { [ "${n1:-0}" -lt 1 ] || [ "${r1:-0}" -le "${r0:-0}" ]; }; then
+		echo "FAIL fwstep-variant: ${n1:-0} variant(s) learned at once, $r1 launches replayed with them, $r0 without"
+		fails=$((fails + 1))
+	fi
+fi
 # A slow host's 32-launch step (10 us of host work before each launch),
 # replayed: with GRAPHSHIM_CHUNK_SHORT (the default) 24 and 8 launches, two
 # graph launches a pass, the first before the step's last launch arrives;
