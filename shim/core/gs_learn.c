@@ -140,8 +140,8 @@ void gs_learn_record(gs_stream_t *s, const gs_rec_t *r, uint64_t at)
 /*
  * Whether the segment ending now, of len records from s->seg.start, first
  * seen, is a variant of a step the stream has learned (GRAPHSHIM_SIBLINGS):
- * as long as an armed sequence and unlike it at no more than one place in
- * GS_SIBLING_SPAN (at least one).  Frameworks choose a kernel by size and
+ * at least GS_LEARN_TINY records, as long as an armed sequence and unlike it
+ * at no more than one place in GS_SIBLING_SPAN (at least one).  Frameworks choose a kernel by size and
  * alignment: transformers' decode step of 343 launches came as six such
  * structures as its KV cache grew, each unlike the last at one place (a
  * vectorized or an unrolled elementwise kernel as a pointer's alignment
@@ -149,7 +149,7 @@ void gs_learn_record(gs_stream_t *s, const gs_rec_t *r, uint64_t at)
  * was learned; a variant is a step that will come again.  Not on a thrifty
  * stream, whose builds are wasted more than they pay.
  */
-#define GS_SIBLING_MIN 8u
+#define GS_SIBLING_MIN GS_LEARN_TINY
 #define GS_SIBLING_SPAN 32u
 static bool gs_learn_sibling(gs_stream_t *s, uint64_t len)
 {

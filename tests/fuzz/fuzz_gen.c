@@ -338,9 +338,14 @@ static fz_op_t gen_single(gen_t *g)
  * node's operand), a pointer that alternates from then on (an allocator's
  * rotation), an inserted or skipped operation, a buffer reallocated, an
  * argument that takes a new value every iteration from then on (a position,
- * a sampler's coefficient: what period detection tolerates in a step).
+ * a sampler's coefficient: what period detection tolerates in a step), or a
+ * launch replaced by another, drawn anew (a kernel of another layout, as a
+ * framework's kernel chosen by size or alignment), two iterations in four
+ * from then on: a step that comes as two structures, unlike at one place
+ * (GRAPHSHIM_SIBLINGS learns the second at its first sighting).
  */
-enum { DR_ARG, DR_PTR, DR_GRID, DR_FORM, DR_FUNC, DR_ROT, DR_INSERT, DR_SKIP, DR_REALLOC, DR_EVERY, DR_N };
+enum { DR_ARG, DR_PTR, DR_GRID, DR_FORM, DR_FUNC, DR_ROT, DR_INSERT, DR_SKIP, DR_REALLOC, DR_EVERY, DR_VARIANT,
+       DR_N };
 
 /* Whether op's first buffer is a device buffer. */
 static bool on_dev(const fz_op_t *op)
@@ -489,6 +494,7 @@ static void gen_loop(gen_t *g)
 	for (int j = 0; j < k; j++)
 		rot[j] = dt == DR_ROT ? drift_op(g, body[j], DR_ROT) : body[j];
 	extra = gen_launch(g, body[dj].st);
+	fz_op_t variant = dt == DR_VARIANT ? gen_launch(g, body[dj].st) : body[dj];
 	g->pinned_pct = 10;
 	for (int it = 0; it < reps; it++) {
 		if (drift && dt == DR_REALLOC && it == d && !persist)
@@ -505,6 +511,10 @@ static void gen_loop(gen_t *g)
 			}
 			if (drift && dt == DR_ROT) {
 				emit(g, it >= d && (it - d) % 2 == 0 ? rot[j] : body[j], it);
+				continue;
+			}
+			if (drift && dt == DR_VARIANT && j == dj && it >= d) {
+				emit(g, (it - d) % 4 < 2 ? variant : body[j], it);
 				continue;
 			}
 			if (j == pool_at && on_dev(&body[j])) {
