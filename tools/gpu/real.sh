@@ -274,7 +274,9 @@ jax-train-log-cb|flax|self|eager graphshim|$PY $R/jax_train.py --callback debug|
 func-dpsgd|torch|-|eager graphshim|$PY $R/torch_func.py --mode dpsgd|-|--device cpu --steps 4 --warmup 1 --width 16
 func-ensemble|torch|-|eager graphshim|$PY $R/torch_func.py --mode ensemble|-|--device cpu --steps 4 --warmup 1 --width 16
 seq2seq|torch|-|eager graphshim|$PY $R/torch_seq2seq.py|-|--device cpu --steps 2 --warmup 1 --len 6
-seq2seq-b4|torch|-|eager graphshim|$PY $R/torch_seq2seq.py --batch 4 --dec 3 --len 32|-|--device cpu --steps 2 --warmup 1 --len 6 --batch 4'
+seq2seq-b4|torch|-|eager graphshim|$PY $R/torch_seq2seq.py --batch 4 --dec 3 --len 32|-|--device cpu --steps 2 --warmup 1 --len 6 --batch 4
+hf-short|transformers|-|eager graphshim|$PY $R/hf_generate.py --arch llama --cache dynamic --warmup 0 --rounds 1 --tokens 48|-|--device cpu --tokens 6 --layers 1 --dim 128
+hf-short-gemma2|transformers|-|eager graphshim|$PY $R/hf_generate.py --arch gemma2 --cache dynamic --attn eager --layers 4 --dim 256 --heads 4 --warmup 0 --rounds 1 --tokens 96|-|--device cpu --tokens 6 --layers 2 --dim 128'
 
 
 if [ "${1:-}" = --list ]; then
