@@ -140,14 +140,16 @@ void gs_learn_record(gs_stream_t *s, const gs_rec_t *r, uint64_t at)
 /*
  * Whether the segment ending now, of len records from s->seg.start, first
  * seen, is a variant of a step the stream has learned (GRAPHSHIM_SIBLINGS):
- * at least GS_LEARN_TINY records, as long as an armed sequence and unlike it
- * at no more than one place in GS_SIBLING_SPAN (at least one).  Frameworks choose a kernel by size and
- * alignment: transformers' decode step of 343 launches came as six such
- * structures as its KV cache grew, each unlike the last at one place (a
- * vectorized or an unrolled elementwise kernel as a pointer's alignment
- * went, a GEMM kernel for a longer K), and each ran eagerly twice before it
- * was learned; a variant is a step that will come again.  Not on a thrifty
- * stream, whose builds are wasted more than they pay.
+ * at least GS_LEARN_TINY records, as long as an armed sequence and unlike
+ * it at no more than one place in GS_SIBLING_SPAN (at least one).
+ * Frameworks choose a kernel by size and alignment: transformers' decode
+ * step of 343 launches came as six structures as its KV cache grew, each
+ * first unlike an armed one at a single place (a vectorized or an unrolled
+ * elementwise kernel as a pointer's alignment went, a GEMM kernel for a
+ * longer K), and each ran eagerly twice before it was learned; a variant
+ * is a step that will come again.  Not on a thrifty stream, whose builds
+ * are wasted more than they pay.  Stream lock held: the armed sequences'
+ * records are read for their shapes only, which nothing changes.
  */
 #define GS_SIBLING_MIN GS_LEARN_TINY
 #define GS_SIBLING_SPAN 32u
