@@ -155,8 +155,8 @@ void gs_learn_record(gs_stream_t *s, const gs_rec_t *r, uint64_t at)
 #define GS_SIBLING_SPAN 32u
 static bool gs_learn_sibling(gs_stream_t *s, uint64_t len)
 {
-	if (!gs_config.siblings || s->thrift.on || s->seg.bad || len < GS_SIBLING_MIN ||
-	    len >= s->cap)
+	/* (The caller's segment is learnable: not bad, shorter than the history.) */
+	if (!gs_config.siblings || s->thrift.on || len < GS_SIBLING_MIN)
 		return false;
 	uint64_t most = len / GS_SIBLING_SPAN ? len / GS_SIBLING_SPAN : 1;
 	for (const gs_seq_t *p = s->cache.lru; p; p = p->next) {
@@ -255,20 +255,19 @@ static void gs_learn_finish(gs_stream_t *s, bool keep_period)
 		if (q) {
 			uint64_t reps = gs_thrift_reps(s);
 			gs_seq_sighted(s, q);
-			if (gs_thrift_speculates(s) && gs_config.async_build && reps > 1 &&
-			    q->state == GS_SEQ_LEARNING && q->seen + 1 == reps) {
+			bool learning = q->state == GS_SEQ_LEARNING;
+			/* A variant learned now leaves nothing to guess at the next segment. */
+			bool sibling = learning && fresh && natural && q->seen < reps && gs_learn_sibling(s, len);
+			if (sibling) {
+				GS_STAT_INC(siblings);
+				gs_trace_learned(s->key.handle, q->id, q->n, "sibling");
+			} else if (gs_thrift_speculates(s) && gs_config.async_build && reps > 1 && learning &&
+				   q->seen + 1 == reps) {
 				s->seg.last_id = q->id;
 				s->seg.last_start = s->seg.start;
 				s->seg.last_host_ns = (gs_clock_ns() - s->seg.t0) / len;
 			}
-			if (q->state == GS_SEQ_LEARNING &&
-			    (q->seen >= reps || (fresh && natural && gs_learn_sibling(s, len)))) {
-				if (q->seen < reps) {
-					GS_STAT_INC(siblings);
-					gs_trace_learned(s->key.handle, q->id, q->n, "sibling");
-					if (s->seg.last_id == q->id)
-						s->seg.last_id = 0; /* nothing left to guess */
-				}
+			if (learning && (q->seen >= reps || sibling)) {
 				gs_arm_seq(s, q, s->seg.start, (gs_clock_ns() - s->seg.t0) / len, GS_ARM_STEAL);
 			} else {
 				gs_seq_cooled(q, s->seg.start); /* sightings after the one that retired it count */
