@@ -193,20 +193,26 @@ void gs_cold_end(gs_stream_t *s)
 
 /*
  * Whether a cold segment that begins with rec wakes s: it begins like an
- * armed sequence (on a quiet stream, one the gate does not keep eager).
+ * armed sequence seen more than once (on a quiet stream, one the gate does
+ * not keep eager).  A step learned at its first sighting (its length,
+ * GRAPHSHIM_LEARN_LONG, or a variant's) has not shown that it comes back:
+ * on a stream whose steps never repeat (nrepeat), each one learned before
+ * the stream went cold woke it at every segment that began like it.
  * Stream lock held.
  */
 static bool gs_cold_wakes(gs_stream_t *s, const gs_rec_t *rec, bool anchored, bool *kept)
 {
 	gs_seq_t *cands[GS_MAX_CANDS];
-	uint32_t n = gs_match_starts(s, rec, anchored, cands);
+	uint32_t n = gs_match_starts(s, rec, anchored, cands), seen = 0;
 	*kept = false;
-	if (!s->cold.quiet)
-		return n;
-	for (uint32_t i = 0; i < n; i++)
-		if (!gs_gate_kept_eager(cands[i]))
+	for (uint32_t i = 0; i < n; i++) {
+		if (cands[i]->seen < 2)
+			continue;
+		if (!s->cold.quiet || !gs_gate_kept_eager(cands[i]))
 			return true;
-	*kept = n;
+		seen++;
+	}
+	*kept = seen;
 	return false;
 }
 

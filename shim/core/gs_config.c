@@ -15,7 +15,7 @@
 #include <sys/auxv.h>
 
 gs_config_t gs_config = {
-	.enable = true, .learn_reps = 2, .min_seq = 3, .max_seq = 4096, .max_seqs = 64,
+	.enable = true, .learn_reps = 2, .learn_long = 32, .min_seq = 3, .max_seq = 4096, .max_seqs = 64,
 	.max_nodes = 65536, .period = true, .period_after = 1024, .mismatch_limit = 3, .cooldown = 16,
 	.forgive = true,
 	.patch_cost = 0.25, .graph_cost = 1.0, .chunk_first = 32, .chunk_growth = 1.5, .chunk_max = 512,

@@ -22,6 +22,8 @@
 	  "0 turns graphshim into a pure pass-through")                                      \
 	X(learn_reps, "GRAPHSHIM_LEARN_REPS", INT, 2, 1, 1000,                                \
 	  "identical repetitions of a sequence before it is built into a graph")             \
+	X(learn_long, "GRAPHSHIM_LEARN_LONG", INT, 32, 0, 1000000,                            \
+	  "a step of at least this many operations is learned at its first sighting (0: every step at GRAPHSHIM_LEARN_REPS)") \
 	X(min_seq, "GRAPHSHIM_MIN_SEQ", INT, 3, 1, 1000000,                                   \
 	  "shortest sequence worth a graph (launches)")                                       \
 	X(max_seq, "GRAPHSHIM_MAX_SEQ", INT, 4096, 2, 1000000,                                \
@@ -144,6 +146,7 @@
 typedef struct gs_config {
 	bool enable;
 	long long learn_reps;
+	long long learn_long;
 	long long min_seq;
 	long long max_seq;
 	long long max_seqs;

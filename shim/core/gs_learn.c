@@ -176,6 +176,24 @@ static bool gs_learn_sibling(gs_stream_t *s, uint64_t len)
 	return false;
 }
 
+/*
+ * Whether a step first seen now, of ops launches, copies and memsets, is
+ * learned at once (GRAPHSHIM_LEARN_LONG).  Waiting for a step to repeat
+ * before its graphs are built sends each sighting but the last eagerly,
+ * which in a short program is most of its work: one generate() of 48
+ * tokens ran its 164- and 196-launch tokens as four structures, each
+ * eagerly twice (H200, sixty-second session: 0.815 of its launches
+ * replayed, 0.884 when every step was learned at its first sighting).  A
+ * long step seen once is seldom seen only once; a short one costs little
+ * to wait for, and short segments learned at once (JAX's five- and
+ * six-launch ones) mostly began matches that failed.  Not on a thrifty
+ * stream, whose builds are wasted more than they pay.
+ */
+static bool gs_learn_at_once(const gs_stream_t *s, uint64_t ops)
+{
+	return gs_config.learn_long && ops >= (uint64_t)gs_config.learn_long && !s->thrift.on;
+}
+
 static void gs_learn_finish(gs_stream_t *s, bool keep_period)
 {
 	if (__atomic_load_n(&s->lane.cold, __ATOMIC_RELAXED)) {
@@ -256,9 +274,14 @@ static void gs_learn_finish(gs_stream_t *s, bool keep_period)
 			uint64_t reps = gs_thrift_reps(s);
 			gs_seq_sighted(s, q);
 			bool learning = q->state == GS_SEQ_LEARNING;
-			/* A variant learned now leaves nothing to guess at the next segment. */
-			bool sibling = learning && fresh && natural && q->seen < reps && gs_learn_sibling(s, len);
-			if (sibling) {
+			/* A step learned now leaves nothing to guess at the next segment. */
+			bool first = learning && fresh && natural && q->seen < reps;
+			bool at_once = first && gs_learn_at_once(s, ops);
+			bool sibling = first && !at_once && gs_learn_sibling(s, len);
+			if (at_once) {
+				GS_STAT_INC(learned_long);
+				gs_trace_learned(s->key.handle, q->id, q->n, "long");
+			} else if (sibling) {
 				GS_STAT_INC(siblings);
 				gs_trace_learned(s->key.handle, q->id, q->n, "sibling");
 			} else if (gs_thrift_speculates(s) && gs_config.async_build && reps > 1 && learning &&
@@ -267,7 +290,7 @@ static void gs_learn_finish(gs_stream_t *s, bool keep_period)
 				s->seg.last_start = s->seg.start;
 				s->seg.last_host_ns = (gs_clock_ns() - s->seg.t0) / len;
 			}
-			if (learning && (q->seen >= reps || sibling)) {
+			if (learning && (q->seen >= reps || at_once || sibling)) {
 				gs_arm_seq(s, q, s->seg.start, (gs_clock_ns() - s->seg.t0) / len, GS_ARM_STEAL);
 			} else {
 				gs_seq_cooled(q, s->seg.start); /* sightings after the one that retired it count */

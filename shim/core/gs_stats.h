@@ -68,6 +68,7 @@
 	X(cold_wanted, "times a cold stream woke at the first launch of a segment that began as a cold segment that repeated") \
 	X(speculated, "sequences built when a step began like the one before, a sighting early") \
 	X(siblings, "sequences learned at their first sighting as variants of an armed one (GRAPHSHIM_SIBLINGS)") \
+	X(learned_long, "sequences learned at their first sighting, at least GRAPHSHIM_LEARN_LONG operations long") \
 	X(guesses_missed, "speculative builds whose step did not repeat: the next segment was another") \
 	X(thrift_on, "times a stream turned thrifty: its graph builds were wasted more than they paid (GRAPHSHIM_THRIFT)") \
 	X(gated, "matched, submitted eagerly because the gate chose eager for the pass") \

@@ -154,9 +154,14 @@ shrink_max=${FUZZ_SHRINK_MAX:-2}
 # (GRAPHSHIM_GATE_LESS_OWN=1: their launch calls timed for the gate alone),
 # and in a third its trials go in blocks timed by periods (GRAPHSHIM_GATE_BLOCK=3,
 # GRAPHSHIM_GATE_PERIOD=1: timers stopped again at the next pass's first launch).
-# Two batches, one building on the application's thread and one on the
-# builder's, learn a step first seen as a variant of an armed one at once
-# (GRAPHSHIM_SIBLINGS=1, off by default until measured on a GPU).
+# Four batches learn steps of a few operations at their first sighting
+# (GRAPHSHIM_LEARN_LONG 3-8: the programs' steps are short; 32 by default),
+# one of them building on the builder's thread; two learn every step at its
+# GRAPHSHIM_LEARN_REPS-th sighting (0), so that speculation keeps its cover.
+# Two, one building on the application's thread and one on the builder's,
+# learn a step first seen as a variant of an armed one at once
+# (GRAPHSHIM_SIBLINGS=1, off by default: mostly what GRAPHSHIM_LEARN_LONG
+# learns first).
 common="GRAPHSHIM_LEARN_REPS=2 GRAPHSHIM_MIN_SEQ=2 GRAPHSHIM_LOG=error GRAPHSHIM_CHECK_ORDER=1 GRAPHSHIM_ADOPT_GRACE_US=0"
 # Period detection from a segment's 3rd launch (programs are short), except
 # in the batches that set a later start, fed from the history when it comes.
@@ -165,12 +170,12 @@ adopt=" GRAPHSHIM_ADOPT=1" noadopt=" GRAPHSHIM_ADOPT=0" dflt=""
 [ "${FUZZ_ADOPT:-1}" = 1 ] || adopt=$noadopt dflt=$noadopt
 settings() {
 	case $(( $1 % 6 )) in
-	0) echo "GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_CHUNK_FIRST=1 GRAPHSHIM_SUBMIT_THREAD=1 GRAPHSHIM_GATE_AFTER=1 GRAPHSHIM_GATE_SAMPLES=1 GRAPHSHIM_GATE_RECHECK=4 GRAPHSHIM_COLD_AFTER=1 GRAPHSHIM_IDLE_US=20 GRAPHSHIM_IDLE_CUT=1 GRAPHSHIM_ABSORB=1 GRAPHSHIM_HOST_BOUND_US=0 GRAPHSHIM_DEVICE_PATCH=0 GRAPHSHIM_GATE_LESS_OWN=1$adopt" ;;
-	1) echo "GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_CHUNK_FIRST=2 GRAPHSHIM_SUBMIT_THREAD=1 GRAPHSHIM_SUBMIT_SPIN_US=0 GRAPHSHIM_MISMATCH_LIMIT=1 GRAPHSHIM_COOLDOWN=1 GRAPHSHIM_GATE=replay GS_SIM_REFUSE_NODES=copy,memset,coop GRAPHSHIM_HOST_BOUND_US=0 GRAPHSHIM_DEVICE_PATCH=1 GRAPHSHIM_COOPERATIVE=1$dflt" ;;
-	2) echo "GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_CHUNK_FIRST=4 GRAPHSHIM_PATCH_COST=0 GRAPHSHIM_GRAPH_COST=0 GRAPHSHIM_GATE=eager GRAPHSHIM_GATE_RECHECK=3 GRAPHSHIM_MAX_SEQ=24$noadopt" ;;
-	3) echo "GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_CHUNK_FIRST=8 GRAPHSHIM_PATCH_COST=5 GRAPHSHIM_MISMATCH_LIMIT=8 GRAPHSHIM_CHUNK_MAX=8 GRAPHSHIM_GATE_AFTER=2 GRAPHSHIM_GATE_TRUST=8 GRAPHSHIM_GATE_RECHECK=6 GRAPHSHIM_PERIOD_AFTER=40 GRAPHSHIM_COLD_AFTER=2 GRAPHSHIM_IDLE_US=20 GRAPHSHIM_IDLE_EAGER=2 GRAPHSHIM_DEVICE_PATCH=1 GRAPHSHIM_SELFTIME=1 GRAPHSHIM_GATE_PERIOD=1 GRAPHSHIM_GATE_BLOCK=3 GRAPHSHIM_SIBLINGS=1$adopt" ;;
-	4) echo "GRAPHSHIM_ASYNC_BUILD=1 GRAPHSHIM_CHUNK_FIRST=4 GRAPHSHIM_CHUNK_LAST=2 GRAPHSHIM_CHUNK_SHORT=1 GRAPHSHIM_COOLDOWN=1 GRAPHSHIM_FORGIVE=0 GRAPHSHIM_COLD_AFTER=2 GRAPHSHIM_SHARE=0 GS_SIM_INSTANTIATE_US=100 GS_SIM_REFUSE_NODES=memset,coop GS_SIM_REFUSE_AT=instantiate GRAPHSHIM_HOST_BOUND_US=0 GRAPHSHIM_CHUNK_GROWTH=1 GRAPHSHIM_DEVICE_PATCH=1 GRAPHSHIM_COOPERATIVE=1 GRAPHSHIM_THRIFT=1 GRAPHSHIM_SIBLINGS=1$dflt" ;;
-	5) echo "GRAPHSHIM_ASYNC_BUILD=1 GRAPHSHIM_CHUNK_FIRST=6 GRAPHSHIM_SUBMIT_THREAD=1 GRAPHSHIM_PERIOD=0 GRAPHSHIM_MAX_SEQ=12 GRAPHSHIM_MAX_SEQS=4 GRAPHSHIM_MISMATCH_LIMIT=2 GRAPHSHIM_COLD_AFTER=1 GS_SIM_FAIL_NODE_PATCH=61* GRAPHSHIM_IDLE_US=20 GS_SIM_GRAPH_CREATE_US=20 GRAPHSHIM_ABSORB=1 GRAPHSHIM_DEVICE_PATCH=1 GRAPHSHIM_THRIFT=1 GRAPHSHIM_COLD_REPLAY=0$noadopt" ;;
+	0) echo "GRAPHSHIM_LEARN_LONG=3 GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_CHUNK_FIRST=1 GRAPHSHIM_SUBMIT_THREAD=1 GRAPHSHIM_GATE_AFTER=1 GRAPHSHIM_GATE_SAMPLES=1 GRAPHSHIM_GATE_RECHECK=4 GRAPHSHIM_COLD_AFTER=1 GRAPHSHIM_IDLE_US=20 GRAPHSHIM_IDLE_CUT=1 GRAPHSHIM_ABSORB=1 GRAPHSHIM_HOST_BOUND_US=0 GRAPHSHIM_DEVICE_PATCH=0 GRAPHSHIM_GATE_LESS_OWN=1$adopt" ;;
+	1) echo "GRAPHSHIM_LEARN_LONG=6 GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_CHUNK_FIRST=2 GRAPHSHIM_SUBMIT_THREAD=1 GRAPHSHIM_SUBMIT_SPIN_US=0 GRAPHSHIM_MISMATCH_LIMIT=1 GRAPHSHIM_COOLDOWN=1 GRAPHSHIM_GATE=replay GS_SIM_REFUSE_NODES=copy,memset,coop GRAPHSHIM_HOST_BOUND_US=0 GRAPHSHIM_DEVICE_PATCH=1 GRAPHSHIM_COOPERATIVE=1$dflt" ;;
+	2) echo "GRAPHSHIM_LEARN_LONG=4 GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_CHUNK_FIRST=4 GRAPHSHIM_PATCH_COST=0 GRAPHSHIM_GRAPH_COST=0 GRAPHSHIM_GATE=eager GRAPHSHIM_GATE_RECHECK=3 GRAPHSHIM_MAX_SEQ=24$noadopt" ;;
+	3) echo "GRAPHSHIM_LEARN_LONG=0 GRAPHSHIM_ASYNC_BUILD=0 GRAPHSHIM_CHUNK_FIRST=8 GRAPHSHIM_PATCH_COST=5 GRAPHSHIM_MISMATCH_LIMIT=8 GRAPHSHIM_CHUNK_MAX=8 GRAPHSHIM_GATE_AFTER=2 GRAPHSHIM_GATE_TRUST=8 GRAPHSHIM_GATE_RECHECK=6 GRAPHSHIM_PERIOD_AFTER=40 GRAPHSHIM_COLD_AFTER=2 GRAPHSHIM_IDLE_US=20 GRAPHSHIM_IDLE_EAGER=2 GRAPHSHIM_DEVICE_PATCH=1 GRAPHSHIM_SELFTIME=1 GRAPHSHIM_GATE_PERIOD=1 GRAPHSHIM_GATE_BLOCK=3 GRAPHSHIM_SIBLINGS=1$adopt" ;;
+	4) echo "GRAPHSHIM_LEARN_LONG=8 GRAPHSHIM_ASYNC_BUILD=1 GRAPHSHIM_CHUNK_FIRST=4 GRAPHSHIM_CHUNK_LAST=2 GRAPHSHIM_CHUNK_SHORT=1 GRAPHSHIM_COOLDOWN=1 GRAPHSHIM_FORGIVE=0 GRAPHSHIM_COLD_AFTER=2 GRAPHSHIM_SHARE=0 GS_SIM_INSTANTIATE_US=100 GS_SIM_REFUSE_NODES=memset,coop GS_SIM_REFUSE_AT=instantiate GRAPHSHIM_HOST_BOUND_US=0 GRAPHSHIM_CHUNK_GROWTH=1 GRAPHSHIM_DEVICE_PATCH=1 GRAPHSHIM_COOPERATIVE=1 GRAPHSHIM_THRIFT=1 GRAPHSHIM_SIBLINGS=1$dflt" ;;
+	5) echo "GRAPHSHIM_LEARN_LONG=0 GRAPHSHIM_ASYNC_BUILD=1 GRAPHSHIM_CHUNK_FIRST=6 GRAPHSHIM_SUBMIT_THREAD=1 GRAPHSHIM_PERIOD=0 GRAPHSHIM_MAX_SEQ=12 GRAPHSHIM_MAX_SEQS=4 GRAPHSHIM_MISMATCH_LIMIT=2 GRAPHSHIM_COLD_AFTER=1 GS_SIM_FAIL_NODE_PATCH=61* GRAPHSHIM_IDLE_US=20 GS_SIM_GRAPH_CREATE_US=20 GRAPHSHIM_ABSORB=1 GRAPHSHIM_DEVICE_PATCH=1 GRAPHSHIM_THRIFT=1 GRAPHSHIM_COLD_REPLAY=0$noadopt" ;;
 	esac
 }
 
@@ -216,7 +221,7 @@ plain_odd() {
 }
 
 start=$(date +%s.%N)
-t_launch=0 t_rlaunch=0 t_replay=0 t_patch=0 t_var=0 t_vrep=0 t_mis=0 t_flush=0 t_gated=0 t_gdec=0 t_cold=0 t_coldn=0 t_quiet=0 t_quietp=0 t_want=0 t_spec=0 t_miss=0 t_sib=0 t_int=0 t_qnr=0 t_cut=0 t_ie=0 t_sh=0 t_si=0 t_ad=0 t_fh=0 t_tr=0 t_dp=0 t_rg=0 t_odd=0 may_adopt=0 done_n=0 bad=0 shrunk=0 i=0
+t_launch=0 t_rlaunch=0 t_replay=0 t_patch=0 t_var=0 t_vrep=0 t_mis=0 t_flush=0 t_gated=0 t_gdec=0 t_cold=0 t_coldn=0 t_quiet=0 t_quietp=0 t_want=0 t_spec=0 t_miss=0 t_sib=0 t_long=0 t_int=0 t_qnr=0 t_cut=0 t_ie=0 t_sh=0 t_si=0 t_ad=0 t_fh=0 t_tr=0 t_dp=0 t_rg=0 t_odd=0 may_adopt=0 done_n=0 bad=0 shrunk=0 i=0
 s=$first
 end=$(( first + count ))
 while [ "$s" -lt "$end" ]; do
@@ -255,6 +260,7 @@ while [ "$s" -lt "$end" ]; do
 	it=$(counter speculated "$st"); t_spec=$(( t_spec + ${it:-0} ))
 	it=$(counter guesses_missed "$st"); t_miss=$(( t_miss + ${it:-0} ))
 	it=$(counter siblings "$st"); t_sib=$(( t_sib + ${it:-0} ))
+	it=$(counter learned_long "$st"); t_long=$(( t_long + ${it:-0} ))
 	it=$(counter interrupted "$st"); t_int=$(( t_int + ${it:-0} ))
 	qn=$(counter query_not_ready "$st"); t_qnr=$(( t_qnr + ${qn:-0} ))
 	it=$(counter idle_cuts "$st"); t_cut=$(( t_cut + ${it:-0} ))
@@ -317,7 +323,7 @@ pct=0
 # The floor's share: of the launches in batches that may replay.
 rpct=0
 [ "$t_rlaunch" -gt 0 ] && rpct=$(( 100 * t_replay / t_rlaunch ))
-echo "fuzz: $done_n programs in $secs s; graphshim launches $t_launch, replayed $t_replay ($pct%; $rpct% of the batches that may replay), patches $t_patch, variants $t_var (replays $t_vrep), mismatches $t_mis, flushes $t_flush, gate decisions $t_gdec, launches sent eagerly by the gate $t_gated, streams gone cold $t_coldn (quietly, their steps kept eager: $t_quiet), launches passed cold $t_cold (quietly: $t_quietp), cold streams woken where a repeated segment began $t_want, speculative builds $t_spec (guesses missed $t_miss), steps learned at their first sighting as variants of an armed one $t_sib, matches that outlived another thread's flush $t_int, another thread's stream queries answered not ready $t_qnr, chunks cut where a program waited $t_cut, sequences sent eager by idle waits $t_ie, chunks shared by alike steps $t_sh, nodes made on stand-ins $t_si, side streams adopted $t_ad, frees held $t_fh, sequences trusted by the gate $t_tr, words patched on the GPU $t_dp, sequences built again for their drift $t_rg; batches whose plain run was the odd one $t_odd; diverging batches $bad"
+echo "fuzz: $done_n programs in $secs s; graphshim launches $t_launch, replayed $t_replay ($pct%; $rpct% of the batches that may replay), patches $t_patch, variants $t_var (replays $t_vrep), mismatches $t_mis, flushes $t_flush, gate decisions $t_gdec, launches sent eagerly by the gate $t_gated, streams gone cold $t_coldn (quietly, their steps kept eager: $t_quiet), launches passed cold $t_cold (quietly: $t_quietp), cold streams woken where a repeated segment began $t_want, speculative builds $t_spec (guesses missed $t_miss), steps learned at their first sighting as variants of an armed one $t_sib, for their length $t_long, matches that outlived another thread's flush $t_int, another thread's stream queries answered not ready $t_qnr, chunks cut where a program waited $t_cut, sequences sent eager by idle waits $t_ie, chunks shared by alike steps $t_sh, nodes made on stand-ins $t_si, side streams adopted $t_ad, frees held $t_fh, sequences trusted by the gate $t_tr, words patched on the GPU $t_dp, sequences built again for their drift $t_rg; batches whose plain run was the odd one $t_odd; diverging batches $bad"
 if [ $bad -gt 0 ]; then
 	echo "fuzz: FAIL: graphshim changed results"
 	exit 1

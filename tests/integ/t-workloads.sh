@@ -244,6 +244,22 @@ if [ -z "${GS_INTEG_ONLY:-}" ]; then
 		fails=$((fails + 1))
 	fi
 fi
+# A short run of long steps (six decode tokens of 38 launches): a step is
+# learned at its first sighting (GRAPHSHIM_LEARN_LONG, 32 by default), so
+# five of the six replay (190 launches); learned at its second sighting,
+# four (152).
+if [ -z "${GS_INTEG_ONLY:-}" ]; then
+	f0=$fails
+	DS="$k/decode --layers 2 --dim 64 --ctx 64 --vocab 256 --steps 6"
+	run decode-short 80 -- $DS
+	r1=$(stat "$tmp/s.json" replayed) n1=$(stat "$tmp/s.json" learned_long)
+	run decode-short-repeat 60 GRAPHSHIM_LEARN_LONG=0 -- $DS
+	r0=$(stat "$tmp/s.json" replayed)
+	if [ "$fails" -eq "$f0" ] && { [ "${n1:-0}" -ne 1 ] || [ "${r1:-0}" -ne 190 ] || [ "${r0:-0}" -ne 152 ]; }; then
+		echo "FAIL decode-short: ${n1:-0} step(s) learned at first sight, $r1 launches replayed (want 190), $r0 learning at the repeat (want 152)"
+		fails=$((fails + 1))
+	fi
+fi
 # A slow host's 32-launch step (10 us of host work before each launch),
 # replayed: with GRAPHSHIM_CHUNK_SHORT (the default) 24 and 8 launches, two
 # graph launches a pass, the first before the step's last launch arrives;

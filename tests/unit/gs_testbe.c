@@ -283,6 +283,10 @@ void tb_start(const char *first, ...)
 	setenv("GRAPHSHIM_IDLE_US", "0", 1);
 	/* The gate times passes: its own tests turn it on. */
 	setenv("GRAPHSHIM_GATE", "replay", 1);
+	/* Every step learned at its GRAPHSHIM_LEARN_REPS-th sighting, whatever
+	 * its length: the tests count sightings so (those of learning a long
+	 * step at its first sighting set it). */
+	setenv("GRAPHSHIM_LEARN_LONG", "0", 1);
 	/* Chunks patched and launched on the caller's thread, as they come:
 	 * tests of the submission thread turn it on. */
 	setenv("GRAPHSHIM_SUBMIT_THREAD", "0", 1);

@@ -378,3 +378,65 @@ Test(learn, a_step_unlike_an_armed_one_at_two_places_in_sixteen_is_no_variant)
 	cr_expect_eq(gs_stats.siblings, 0);
 	tb_check();
 }
+
+/*
+ * GRAPHSHIM_LEARN_LONG: a step of at least that many operations is learned
+ * at its first sighting, so its second replays; a shorter one waits for
+ * GRAPHSHIM_LEARN_REPS sightings.  A long step that never comes back cost
+ * one build: a step beginning like it mismatches, and what it held goes in
+ * order.
+ */
+static void long_step(int n, uintptr_t diverge_at)
+{
+	uintptr_t f[32];
+	for (int i = 0; i < n; i++)
+		f[i] = (uintptr_t)i == diverge_at ? 0x900 + (uintptr_t)i : 0x100 + (uintptr_t)i;
+	tb_step(S1, f, (size_t)n, 0);
+	sync_stream(S1);
+}
+
+/* Launches of an n-launch step that replayed at its second sighting. */
+static int second_sighting(const char *learn_long, int n)
+{
+	tb_start("GRAPHSHIM_LEARN_LONG", learn_long, "GRAPHSHIM_PERIOD", "0", NULL);
+	long_step(n, UINTPTR_MAX);
+	long_step(n, UINTPTR_MAX);
+	return tb_from_graph_in_last((size_t)n);
+}
+
+Test(learn, a_long_step_is_learned_at_its_first_sighting)
+{
+	cr_expect_eq(second_sighting("16", 16), 16, "the second sighting replays");
+	cr_expect_eq(tb.builds, 1, "built once, at the end of the first");
+	cr_expect_eq(gs_stats.learned_long, 1);
+	tb_check();
+}
+
+Test(learn, a_step_shorter_than_learn_long_waits_for_its_repeat)
+{
+	cr_expect_eq(second_sighting("17", 16), 0);
+	cr_expect_eq(tb.builds, 1, "learned at its second sighting");
+	long_step(16, UINTPTR_MAX);
+	cr_expect_eq(tb_from_graph_in_last(16), 16);
+	cr_expect_eq(gs_stats.learned_long, 0);
+	tb_check();
+}
+
+Test(learn, zero_learns_every_step_at_its_repeats)
+{
+	cr_expect_eq(second_sighting("0", 32), 0);
+	cr_expect_eq(gs_stats.learned_long, 0);
+	tb_check();
+}
+
+Test(learn, a_long_step_seen_once_costs_a_build_and_changes_nothing)
+{
+	tb_start("GRAPHSHIM_LEARN_LONG", "16", "GRAPHSHIM_PERIOD", "0", NULL);
+	long_step(24, UINTPTR_MAX); /* learned, never seen again */
+	for (int k = 0; k < 4; k++)
+		long_step(24, 12); /* begins like it: held to its 12th launch, then mismatches */
+	cr_expect_eq(gs_stats.learned_long, 2, "the second step too, at its first sighting");
+	cr_expect_eq(tb_from_graph_in_last(24), 24, "which replays from its second");
+	cr_expect_eq(gs_stats.retirements, 0);
+	tb_check(); /* every launch ran once, in order */
+}

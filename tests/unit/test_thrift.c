@@ -137,3 +137,21 @@ Test(thrift, without_cold_replay_a_first_repeat_wakes_it)
 {
 	cold_repeats("0");
 }
+
+/* A thrifty stream learns no step at its first sighting, however long. */
+Test(thrift, a_thrifty_stream_waits_for_long_steps_to_repeat)
+{
+	tb_start("GRAPHSHIM_ASYNC_BUILD", "0", "GRAPHSHIM_PERIOD", "0", "GRAPHSHIM_COLD_AFTER", "0",
+		 "GRAPHSHIM_MAX_SEQS", "2", "GRAPHSHIM_THRIFT", "4", "GRAPHSHIM_LEARN_LONG", "8", NULL);
+	/* Each step once: learned at once for its length, evicted unreplayed. */
+	int k = 0;
+	for (; k < 12 && !gs_stats.thrift_on; k++)
+		step_k(k, 8);
+	cr_assert_eq(gs_stats.thrift_on, 1, "wasted builds made it thrifty");
+	uint64_t learned = gs_stats.learned_long;
+	int builds = tb.builds;
+	step_k(k, 8);
+	cr_expect_eq(tb.builds, builds, "a new long step is not built at its first sighting");
+	cr_expect_eq(gs_stats.learned_long, learned);
+	tb_check();
+}

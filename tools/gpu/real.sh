@@ -560,7 +560,7 @@ seqs = d.get("sequences", [])
 print("boundary_launches %s, layouts_unreadable %s, sequences %d (replayed %d, retired %d), "
       "replays %s, patches %s, variants %s (replays %s), gate eager %s; released %s, interrupted %s, "
       "idle cuts %s, shared chunks %s, refused %s, stand-ins %s; cold %s (quiet %s: %s launches; passed %s, "
-      "rewarmed %s, wanted %s); graphs %s, builder %.1f ms, guesses %s (missed %s), siblings %s, thrifty %s; flushes: %s; mismatches: %s" % (
+      "rewarmed %s, wanted %s); graphs %s, builder %.1f ms, guesses %s (missed %s), siblings %s, learned long %s, thrifty %s; flushes: %s; mismatches: %s" % (
       c.get("boundary_launches", "-"), c.get("layouts_unreadable", "-"), len(seqs),
       sum(1 for q in seqs if q.get("replays")), sum(1 for q in seqs if q.get("state") == "retired"),
       c.get("replays", "-"), c.get("patches", "-"), c.get("variants", "-"),
@@ -569,7 +569,7 @@ print("boundary_launches %s, layouts_unreadable %s, sequences %d (replayed %d, r
       c.get("refused", "-"), c.get("stand_ins", "-"), c.get("cold_streams", "-"), c.get("cold_quiet", "-"),
       c.get("cold_quiet_passed", "-"), c.get("cold_passed", "-"), c.get("cold_rewarmed", "-"), c.get("cold_wanted", "-"),
       c.get("graphs", "-"), c.get("build_ns", 0) / 1e6, c.get("speculated", "-"), c.get("guesses_missed", "-"),
-      c.get("siblings", "-"), c.get("thrift_on", "-"), top(d.get("flushes_by_reason", {})), top(d.get("mismatches_by_reason", {}))))
+      c.get("siblings", "-"), c.get("learned_long", "-"), c.get("thrift_on", "-"), top(d.get("flushes_by_reason", {})), top(d.get("mismatches_by_reason", {}))))
 # The gate's own comparison, inside one process (immune to the machine's
 # process-to-process spread): each sequence timed both ways, weighted by
 # the passes seen -- what its passes cost the host all eager against all
