@@ -155,8 +155,9 @@ void gs_learn_record(gs_stream_t *s, const gs_rec_t *r, uint64_t at)
 #define GS_SIBLING_SPAN 32u
 static bool gs_learn_sibling(gs_stream_t *s, uint64_t len)
 {
-	/* (The caller's segment is learnable: not bad, shorter than the history.) */
-	if (!gs_config.siblings || s->thrift.on || len < GS_SIBLING_MIN)
+	/* (The caller's segment is learnable: not bad, shorter than the history;
+	 * the stream is not thrifty.) */
+	if (!gs_config.siblings || len < GS_SIBLING_MIN)
 		return false;
 	uint64_t most = len / GS_SIBLING_SPAN ? len / GS_SIBLING_SPAN : 1;
 	for (const gs_seq_t *p = s->cache.lru; p; p = p->next) {
@@ -186,12 +187,12 @@ static bool gs_learn_sibling(gs_stream_t *s, uint64_t len)
  * replayed, 0.884 when every step was learned at its first sighting).  A
  * long step seen once is seldom seen only once; a short one costs little
  * to wait for, and short segments learned at once (JAX's five- and
- * six-launch ones) mostly began matches that failed.  Not on a thrifty
- * stream, whose builds are wasted more than they pay.
+ * six-launch ones) mostly began matches that failed.  (The caller's
+ * stream is not thrifty.)
  */
-static bool gs_learn_at_once(const gs_stream_t *s, uint64_t ops)
+static bool gs_learn_at_once(uint64_t ops)
 {
-	return gs_config.learn_long && ops >= (uint64_t)gs_config.learn_long && !s->thrift.on;
+	return gs_config.learn_long && ops >= (uint64_t)gs_config.learn_long;
 }
 
 static void gs_learn_finish(gs_stream_t *s, bool keep_period)
@@ -274,9 +275,12 @@ static void gs_learn_finish(gs_stream_t *s, bool keep_period)
 			uint64_t reps = gs_thrift_reps(s);
 			gs_seq_sighted(s, q);
 			bool learning = q->state == GS_SEQ_LEARNING;
-			/* A step learned now leaves nothing to guess at the next segment. */
-			bool first = learning && fresh && natural && q->seen < reps;
-			bool at_once = first && gs_learn_at_once(s, ops);
+			/* Learned at its first sighting, for its length or as a variant:
+			 * not on a thrifty stream, whose builds are wasted more than
+			 * they pay.  A step learned now leaves nothing to guess at the
+			 * next segment. */
+			bool first = learning && fresh && natural && !s->thrift.on && q->seen < reps;
+			bool at_once = first && gs_learn_at_once(ops);
 			bool sibling = first && !at_once && gs_learn_sibling(s, len);
 			if (at_once) {
 				GS_STAT_INC(learned_long);
